@@ -1,0 +1,335 @@
+#include "state/event.h"
+
+#include <array>
+#include <cmath>
+
+namespace limbic::state {
+namespace {
+
+enum class Kind {
+  kId,        // a well-formed id (see IsValidId)
+  kText,      // any string
+  kNonEmpty,  // a non-empty string
+  kName,      // 1..256 characters, no control characters (sources, types)
+  kUnit,      // a number in [0, 1]
+  kNumber,    // any finite number
+  kCount,     // an unsigned integer
+  kBool,
+  kObject,
+  kAny,       // any JSON value
+  kTime,      // an RFC 3339 string
+  kIdList,    // an array of ids
+  kSeqList,   // an array of unsigned integers
+  kThreadStatus,  // active | paused | frozen | complete
+  kFactorValue,   // bool, number, string or null
+};
+
+struct FieldSpec {
+  std::string_view name;
+  Kind kind;
+  bool required;
+};
+
+struct EventSpec {
+  EventType type;
+  std::string_view name;
+  std::vector<FieldSpec> fields;
+};
+
+// The schema of every event type. docs/events.md mirrors this table.
+const std::array<EventSpec, kEventTypeCount>& Specs() {
+  static const std::array<EventSpec, kEventTypeCount> specs = {{
+      {EventType::kPerceptArrived, "percept_arrived",
+       {{"percept_id", Kind::kId, true},
+        {"source", Kind::kName, true},
+        {"percept_type", Kind::kName, true},
+        {"intensity", Kind::kUnit, true},
+        {"text", Kind::kText, false},
+        {"data", Kind::kObject, false}}},
+      {EventType::kPerceptAssigned, "percept_assigned",
+       {{"percept_id", Kind::kId, true}, {"thread_id", Kind::kId, true}}},
+      {EventType::kPerceptProcessed, "percept_processed", {{"percept_id", Kind::kId, true}}},
+      {EventType::kPerceptDropped, "percept_dropped",
+       {{"percept_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
+      {EventType::kPerceptRemoved, "percept_removed",
+       {{"percept_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
+      {EventType::kThreadCreated, "thread_created",
+       {{"thread_id", Kind::kId, true},
+        {"goal", Kind::kNonEmpty, true},
+        {"salience", Kind::kUnit, true},
+        {"status", Kind::kThreadStatus, false},
+        {"state", Kind::kObject, false},
+        {"from_percept", Kind::kId, false}}},
+      {EventType::kThreadUpdated, "thread_updated",
+       {{"thread_id", Kind::kId, true},
+        {"status", Kind::kThreadStatus, false},
+        {"salience", Kind::kUnit, false},
+        {"state", Kind::kObject, false}}},
+      {EventType::kThreadPaused, "thread_paused",
+       {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
+      {EventType::kThreadCompleted, "thread_completed",
+       {{"thread_id", Kind::kId, true}, {"outcome", Kind::kText, false}}},
+      {EventType::kThreadDeleted, "thread_deleted",
+       {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
+      {EventType::kArousalSet, "arousal_set",
+       {{"level", Kind::kUnit, true}, {"reason", Kind::kText, false}}},
+      {EventType::kArousalFactorSet, "arousal_factor_set",
+       {{"factor", Kind::kId, true}, {"value", Kind::kFactorValue, true}}},
+      {EventType::kActionEnqueued, "action_enqueued",
+       {{"action_id", Kind::kId, true},
+        {"effector", Kind::kId, true},
+        {"action_type", Kind::kName, true},
+        {"payload", Kind::kAny, true},
+        {"idempotency_key", Kind::kNonEmpty, true},
+        {"thread_id", Kind::kId, false},
+        {"percept_id", Kind::kId, false}}},
+      {EventType::kActionSent, "action_sent",
+       {{"action_id", Kind::kId, true}, {"attempt", Kind::kCount, true}}},
+      {EventType::kActionComplete, "action_complete",
+       {{"action_id", Kind::kId, true}, {"attempt", Kind::kCount, false}, {"result", Kind::kAny, false}}},
+      {EventType::kActionFailed, "action_failed",
+       {{"action_id", Kind::kId, true},
+        {"attempt", Kind::kCount, true},
+        {"error", Kind::kText, true},
+        {"retry_at", Kind::kTime, false}}},
+      {EventType::kActionDead, "action_dead",
+       {{"action_id", Kind::kId, true}, {"error", Kind::kText, true}, {"attempt", Kind::kCount, false}}},
+      {EventType::kActionsPruned, "actions_pruned", {{"action_ids", Kind::kIdList, true}}},
+      {EventType::kReflexFired, "reflex_fired",
+       {{"reflex_id", Kind::kId, true},
+        {"percept_id", Kind::kId, false},
+        {"caused", Kind::kSeqList, true}}},
+      {EventType::kReflexPut, "reflex_put",
+       {{"reflex_id", Kind::kId, true}, {"rule", Kind::kObject, true}}},
+      {EventType::kReflexDeleted, "reflex_deleted", {{"reflex_id", Kind::kId, true}}},
+      {EventType::kReflexEnabled, "reflex_enabled",
+       {{"reflex_id", Kind::kId, true}, {"enabled", Kind::kBool, true}}},
+  }};
+  return specs;
+}
+
+const EventSpec& SpecOf(EventType type) { return Specs()[static_cast<size_t>(type)]; }
+
+std::string Describe(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
+  auto bad = [&](std::string_view want) {
+    return Status::InvalidArgument(std::string(spec.name) + "." + std::string(f.name) + ": must be " +
+                                   std::string(want) + ", got " + Describe(v));
+  };
+  switch (f.kind) {
+    case Kind::kId:
+      if (!v.is_string() || !IsValidId(v.get_ref<const std::string&>()))
+        return bad("an id (1-128 characters of [A-Za-z0-9._:-])");
+      return Status::OK();
+    case Kind::kText:
+      return v.is_string() ? Status::OK() : bad("a string");
+    case Kind::kNonEmpty:
+      return v.is_string() && !v.get_ref<const std::string&>().empty() ? Status::OK()
+                                                                       : bad("a non-empty string");
+    case Kind::kName: {
+      if (!v.is_string()) return bad("a name (1-256 characters, no control characters)");
+      const auto& str = v.get_ref<const std::string&>();
+      bool ok = !str.empty() && str.size() <= 256;
+      for (unsigned char c : str) ok = ok && c >= 0x20 && c != 0x7f;
+      return ok ? Status::OK() : bad("a name (1-256 characters, no control characters)");
+    }
+    case Kind::kUnit: {
+      if (!v.is_number()) return bad("a number in [0, 1]");
+      double d = v.get<double>();
+      return d >= 0 && d <= 1 ? Status::OK() : bad("a number in [0, 1]");
+    }
+    case Kind::kNumber:
+      return v.is_number() && std::isfinite(v.get<double>()) ? Status::OK() : bad("a number");
+    case Kind::kCount:
+      return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)
+                 ? Status::OK()
+                 : bad("a non-negative integer");
+    case Kind::kBool:
+      return v.is_boolean() ? Status::OK() : bad("true or false");
+    case Kind::kObject:
+      return v.is_object() ? Status::OK() : bad("an object");
+    case Kind::kAny:
+      return Status::OK();
+    case Kind::kTime:
+      return v.is_string() && ParseTime(v.get_ref<const std::string&>()).ok()
+                 ? Status::OK()
+                 : bad("an RFC 3339 time");
+    case Kind::kIdList:
+      if (!v.is_array()) return bad("an array of ids");
+      for (const auto& e : v)
+        if (!e.is_string() || !IsValidId(e.get_ref<const std::string&>()))
+          return bad("an array of ids");
+      return Status::OK();
+    case Kind::kSeqList:
+      if (!v.is_array()) return bad("an array of seqs");
+      for (const auto& e : v)
+        if (!e.is_number_unsigned() && !(e.is_number_integer() && e.get<int64_t>() > 0))
+          return bad("an array of seqs");
+      return Status::OK();
+    case Kind::kThreadStatus:
+      if (v.is_string()) {
+        const auto& s = v.get_ref<const std::string&>();
+        if (s == "active" || s == "paused" || s == "frozen" || s == "complete") return Status::OK();
+      }
+      return bad("one of active, paused, frozen, complete");
+    case Kind::kFactorValue:
+      return v.is_boolean() || v.is_number() || v.is_string() || v.is_null()
+                 ? Status::OK()
+                 : bad("a boolean, number, string or null");
+  }
+  return Status::Internal("unhandled field kind");
+}
+
+}  // namespace
+
+std::string_view EventTypeName(EventType type) { return SpecOf(type).name; }
+
+std::optional<EventType> ParseEventType(std::string_view name) {
+  for (const auto& spec : Specs())
+    if (spec.name == name) return spec.type;
+  return std::nullopt;
+}
+
+const std::vector<EventType>& AllEventTypes() {
+  static const std::vector<EventType> all = [] {
+    std::vector<EventType> v;
+    for (const auto& spec : Specs()) v.push_back(spec.type);
+    return v;
+  }();
+  return all;
+}
+
+std::string Event::Str(std::string_view key) const {
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+double Event::Num(std::string_view key, double dflt) const {
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_number()) return dflt;
+  return it->get<double>();
+}
+
+Status ValidateEventFields(EventType type, const json& fields) {
+  const EventSpec& spec = SpecOf(type);
+  if (!fields.is_object())
+    return Status::InvalidArgument(std::string(spec.name) + ": fields must be an object");
+  for (const FieldSpec& f : spec.fields) {
+    auto it = fields.find(f.name);
+    if (it == fields.end()) {
+      if (f.required)
+        return Status::InvalidArgument(std::string(spec.name) + ": missing required field \"" +
+                                       std::string(f.name) + "\"");
+      continue;
+    }
+    LIMBIC_RETURN_IF_ERROR(CheckField(spec, f, *it));
+  }
+  if (type == EventType::kThreadUpdated && !fields.contains("status") &&
+      !fields.contains("salience") && !fields.contains("state"))
+    return Status::InvalidArgument("thread_updated: needs at least one of status, salience, state");
+  return Status::OK();
+}
+
+void AppendEncodedEvent(const Event& event, std::string* out) {
+  out->append("{\"v\":1,\"seq\":");
+  out->append(std::to_string(event.seq));
+  out->append(",\"ts\":\"");
+  out->append(FormatTime(event.ts));
+  out->append("\",\"type\":\"");
+  out->append(EventTypeName(event.type));
+  out->push_back('"');
+  for (auto it = event.fields.begin(); it != event.fields.end(); ++it) {
+    out->push_back(',');
+    out->append(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace));
+    out->push_back(':');
+    // Replace invalid UTF-8 rather than throw: a percept's text is untrusted.
+    out->append(it.value().dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  out->append("}\n");
+}
+
+std::string EncodeEvent(const Event& event) {
+  std::string line;
+  AppendEncodedEvent(event, &line);
+  line.pop_back();
+  return line;
+}
+
+json EventToJson(const Event& event) {
+  json j = event.fields;
+  j["v"] = kEventVersion;
+  j["seq"] = event.seq;
+  j["ts"] = FormatTime(event.ts);
+  j["type"] = EventTypeName(event.type);
+  return j;
+}
+
+Result<Event> EventFromJson(const json& obj) {
+  if (!obj.is_object()) return Status::Corruption("event is not a JSON object");
+  Event e;
+  auto v = obj.find("v");
+  if (v != obj.end()) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 1)
+      return Status::InvalidArgument("field \"v\": must be a positive integer");
+    if (v->get<int64_t>() > kEventVersion)
+      return Status::InvalidArgument("event version " + std::to_string(v->get<int64_t>()) +
+                                     " is newer than this limbic reads (" +
+                                     std::to_string(kEventVersion) + ")");
+  }
+  auto seq = obj.find("seq");
+  if (seq == obj.end() || !(seq->is_number_unsigned() || seq->is_number_integer()) ||
+      seq->get<int64_t>() < 1)
+    return Status::InvalidArgument("field \"seq\": must be an integer >= 1");
+  e.seq = seq->get<uint64_t>();
+  auto ts = obj.find("ts");
+  if (ts == obj.end() || !ts->is_string())
+    return Status::InvalidArgument("field \"ts\": missing or not a string");
+  auto t = ParseTime(ts->get_ref<const std::string&>());
+  if (!t.ok()) return t.status().WithContext("field \"ts\"");
+  e.ts = *t;
+  auto type = obj.find("type");
+  if (type == obj.end() || !type->is_string())
+    return Status::InvalidArgument("field \"type\": missing or not a string");
+  auto parsed = ParseEventType(type->get_ref<const std::string&>());
+  if (!parsed)
+    return Status::InvalidArgument("unknown event type \"" + type->get<std::string>() + "\"");
+  e.type = *parsed;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "v" || k == "seq" || k == "ts" || k == "type") continue;
+    e.fields[k] = it.value();
+  }
+  LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
+  return e;
+}
+
+Result<Event> DecodeEvent(std::string_view line) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  json obj = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (obj.is_discarded()) return Status::Corruption("malformed JSON");
+  return EventFromJson(obj);
+}
+
+bool IsValidId(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status CheckId(std::string_view what, std::string_view id) {
+  if (IsValidId(id)) return Status::OK();
+  return Status::InvalidArgument(std::string(what) + " \"" + std::string(id) +
+                                 "\" is not a valid id (1-128 characters of [A-Za-z0-9._:-])");
+}
+
+}  // namespace limbic::state

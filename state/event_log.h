@@ -1,0 +1,168 @@
+// The durable events log: segment files of JSON lines with group commit.
+//
+// On-disk layout, under the log directory (normally <state>/events/):
+//
+//   <first-seq, 20 digits>.jsonl   e.g. 00000000000000000001.jsonl
+//
+// Each segment holds the events whose seqs start at the number in its name,
+// one encoded event per line (grammar in event.h), contiguous, with the next
+// segment starting at the following seq. A segment is closed and a new one
+// started when it reaches LogOptions::segment_bytes (checked at event
+// boundaries, so a segment may overshoot by one event).
+//
+// Group commit: Submit() queues a batch and returns at once. One writer
+// thread takes everything queued, encodes it, writes it with one write and,
+// in Durability::kFsync mode, one fdatasync per group, then hands the whole
+// group back through LogOptions::on_group (on the writer thread, in seq
+// order). The caller (state::Engine) applies each group to the projections
+// in one WriteBatch and only then acknowledges.
+//
+// Recovery (Open): every segment is scanned; each line must be complete and
+// its seq contiguous with the previous one. The one exception is a torn tail:
+// if the bytes after the last good line of the *last* segment are not a
+// complete valid line (a crash during a write), they are truncated and a
+// warning is logged. Anything else (bad JSON, a seq gap, a torn line that is
+// followed by good lines, a non-contiguous segment name) refuses to open
+// with Corruption naming the file and byte offset.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <spdlog/logger.h>
+#include <string>
+#include <vector>
+
+#include "state/env.h"
+#include "state/event.h"
+#include "state/status.h"
+
+namespace limbic::state {
+
+enum class Durability {
+  kFsync,     // a group is acknowledged only after fdatasync
+  kInterval,  // acknowledged after write(2); fdatasync every interval_ms
+  kNone,      // acknowledged after write(2); synced only on Close/Flush
+};
+// "fsync" | "interval" | "none"
+std::string_view DurabilityName(Durability d);
+Result<Durability> ParseDurability(std::string_view name);
+
+// A unit of group commit: events submitted together. `tag` is the caller's
+// and comes back untouched with the group.
+struct LogBatch {
+  std::vector<Event> events;
+  uint64_t tag = 0;
+};
+
+// Called on the writer thread once per group, in order. On error the log is
+// broken for good: this and every later group fail with the same status.
+using GroupCallback = std::function<void(const Status& status, std::vector<LogBatch>&& group)>;
+
+struct LogOptions {
+  Env* env = nullptr;            // nullptr = Env::Default()
+  std::string dir;               // created if missing (unless read_only)
+  uint64_t segment_bytes = 64ull << 20;
+  Durability durability = Durability::kFsync;
+  int interval_ms = 100;         // for Durability::kInterval
+  bool read_only = false;        // scan and report, never truncate or write
+  std::shared_ptr<spdlog::logger> logger;  // nullptr = a logger that drops everything
+  GroupCallback on_group;        // required unless read_only
+};
+
+// What Open found.
+struct LogRecovery {
+  uint64_t first_seq = 0;  // 0 when the log is empty
+  uint64_t last_seq = 0;
+  size_t segments = 0;
+  uint64_t bytes = 0;
+  uint64_t truncated_bytes = 0;  // torn tail removed (0 = none)
+  std::string truncated_file;    // which segment, when truncated_bytes > 0
+  uint64_t truncated_offset = 0;
+};
+
+// Where an event was read from.
+struct EventLocation {
+  std::string file;
+  uint64_t offset = 0;  // byte offset of the start of the line
+};
+
+class EventLog {
+ public:
+  // Recovers the log in options.dir and starts the writer thread (unless
+  // read_only). Errors: Corruption (file + offset), IOError.
+  static Result<std::unique_ptr<EventLog>> Open(LogOptions options, LogRecovery* recovery);
+
+  // Drains the queue, syncs and joins the writer.
+  ~EventLog();
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  // Thread-safe. The batch's events must carry contiguous seqs continuing
+  // the last submitted one (the caller assigns them). If the log is broken
+  // or closed the batch comes back through on_group with the error.
+  void Submit(LogBatch batch);
+
+  // Blocks until everything submitted so far has been written and synced
+  // (whatever the durability mode) and its group callback has run.
+  Status Flush();
+
+  // Flush, then stop the writer. Later Submits fail with Unavailable.
+  Status Close();
+
+  // Last seq handed to the writer (or recovered, if nothing was submitted).
+  uint64_t last_submitted_seq() const;
+  // Last seq whose group callback has run with OK.
+  uint64_t last_written_seq() const;
+  // The sticky error, if the log is broken.
+  Status error() const;
+
+  const std::string& dir() const;
+
+  class Impl;
+
+ private:
+  explicit EventLog(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads events in order from a log directory (segment files) or a single
+// .jsonl file (what `limbic events export` writes). Used for recovery
+// re-apply, replay, tail and export. Not thread-safe.
+class LogReader {
+ public:
+  struct Options {
+    Env* env = nullptr;      // nullptr = Env::Default()
+    uint64_t from_seq = 1;   // skip events before this seq (segments before it are not read)
+    // A final line without '\n' is "not written yet": Next() reports end of
+    // log before it and will return it once it is complete (for tail -f and
+    // for reading a log another process is writing). When false, such a
+    // line is an error like any other.
+    bool tolerate_partial_tail = true;
+    // Check that seqs are contiguous (from the first event read on).
+    bool check_contiguous = true;
+  };
+
+  // `path` is a directory of segments or a .jsonl file.
+  static Result<std::unique_ptr<LogReader>> Open(const std::string& path, Options options);
+  ~LogReader();
+
+  // Reads the next event into *event. Returns true when one was read, false
+  // at the (current) end of the log; errors name the file and byte offset.
+  // At the end, a later call sees events appended in the meantime,
+  // including new segments.
+  Result<bool> Next(Event* event, EventLocation* where = nullptr);
+  // The raw line (without '\n') of the event last returned by Next.
+  std::string_view raw_line() const;
+
+  class Impl;
+
+ private:
+  explicit LogReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "<dir>/00000000000000000042.jsonl"
+std::string SegmentFileName(const std::string& dir, uint64_t first_seq);
+
+}  // namespace limbic::state

@@ -1,0 +1,112 @@
+// The pools, projected from the events log into RocksDB.
+//
+// Column families:
+//   default   meta: "applied_seq" (decimal) -- last event applied; "schema" ("1")
+//   percepts  id -> percept record (JSON)
+//   threads   id -> thread record
+//   arousal   "arousal" -> arousal record
+//   actions   id -> action record
+//   reflexes  id -> reflex record
+//   index     secondary indexes, derived from the records (key grammar in
+//             projection.cc); never part of the digest, checked by fsck
+//
+// Apply() turns a group of events into one WriteBatch that updates the
+// records, their index entries and applied_seq together. RocksDB's own WAL is
+// written but not synced: the events log is the durability point, and after
+// a crash Engine re-applies the events after applied_seq.
+//
+// Thread-safety: one writer thread (the owner) calls Apply; const methods
+// may be called from the owner only too (they read RocksDB directly and see
+// every applied group).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "state/event.h"
+#include "state/reducer.h"
+#include "state/status.h"
+#include "state/time.h"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace limbic::state {
+
+struct ProjectionOptions {
+  std::string path;             // the RocksDB directory (normally <state>/db)
+  bool read_only = false;       // open a DB another process may be writing
+  bool create_if_missing = true;
+};
+
+// Filters for QueryPercepts; all given filters must match.
+struct PerceptQuery {
+  std::optional<std::string> thread_id;
+  std::optional<std::string> source;
+  std::optional<std::string> type;
+  std::optional<std::string> status;  // new | assigned | processed | dropped
+  std::optional<TimeMs> min_age;      // age = now - ts >= min_age
+  std::optional<TimeMs> max_age;      // age <= max_age
+  size_t limit = 100;                 // 0 = no limit
+};
+
+class Projection final : public RecordReader {
+ public:
+  static Result<std::unique_ptr<Projection>> Open(const ProjectionOptions& options);
+  ~Projection() override;
+
+  // Last event applied (0 for a new DB).
+  uint64_t applied_seq() const { return applied_seq_; }
+
+  // Reduces `events` (seqs must continue applied_seq contiguously) onto the
+  // current records and writes the result, index entries and the new
+  // applied_seq in one WriteBatch. On error nothing is written and the error
+  // names the event's seq and type.
+  Status Apply(std::span<const Event> events);
+
+  // RecordReader: the applied record, or nullopt.
+  Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
+  // The arousal record (DefaultArousal() before any arousal event).
+  Result<json> GetArousal() const;
+
+  // Newest first (by ts, then id descending), at most q.limit.
+  Result<std::vector<json>> QueryPercepts(const PerceptQuery& q, TimeMs now) const;
+  // Threads, optionally only those with `status`, ordered by id.
+  Result<std::vector<json>> ListThreads(std::optional<std::string> status, size_t limit = 0) const;
+  // Percepts assigned to `thread_id` and not yet processed or dropped.
+  Result<size_t> CountUnprocessed(std::string_view thread_id) const;
+  // Actions, optionally only those with `status`, oldest first.
+  Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
+  // Every record of `pool` in key order; stop early by returning false.
+  Status ForEach(Pool pool, const std::function<bool(std::string_view id, const json&)>& fn) const;
+  // Number of records in `pool`.
+  Result<size_t> Count(Pool pool) const;
+
+  // SHA-256 (hex) over a canonical serialisation of every pool in key
+  // order, and applied_seq:
+  //   "applied_seq " N "\n" then for each pool in kAllPools order:
+  //   "pool " NAME "\n" then per record: ID "\t" compact-sorted-JSON "\n"
+  Result<std::string> Digest() const;
+
+  // Checks that the index CF holds exactly the entries the records imply.
+  // Returns the first difference as Corruption.
+  Status CheckIndexes() const;
+
+  // Flushes memtables to SST files (used on clean shutdown).
+  Status Flush();
+
+ private:
+  Projection() = default;
+  struct Handles;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<Handles> cf_;
+  uint64_t applied_seq_ = 0;
+  bool read_only_ = false;
+};
+
+}  // namespace limbic::state

@@ -1,0 +1,96 @@
+// The reducer: how one event changes the pools.
+//
+// Reduce() is the only place that knows what an event does to a record. The
+// same function
+//   - validates a command before it is logged (state::Engine reduces the
+//     command's events onto an Overlay over the live state; an error rejects
+//     the command and nothing is written),
+//   - applies logged events to RocksDB (Projection::Apply), and
+//   - rebuilds state during replay,
+// so the three can never disagree. It is strict: an event that does not fit
+// the current state (unknown thread, completing a deleted thread, assigning a
+// processed percept, ...) is an error naming the event and the record.
+//
+// Records are JSON objects (their shape is in docs/events.md, "Pools"):
+//   percept  {id, source, type, intensity, ts, thread_id|null, status, text?, data}
+//   thread   {id, goal, status, salience, percepts[], state{phase, context, next_step},
+//             created_at, last_active, from_percept?}
+//   arousal  {level, factors{user_waiting, recent_errors, budget_pressure, ...}, updated_at}
+//            (one record, id "arousal"; absent until first set = DefaultArousal())
+//   action   {id, effector, type, payload, status, attempts, idempotency_key,
+//             thread_id|null, percept_id|null, ts, updated_at, last_error|null,
+//             next_attempt_at|null, result?}
+//   reflex   {id, rule, enabled, updated_at, fired_count, last_fired_at|null}
+//
+// Thread-safety: none; an Overlay belongs to one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "state/event.h"
+#include "state/status.h"
+
+namespace limbic::state {
+
+enum class Pool : uint8_t { kPercepts, kThreads, kArousal, kActions, kReflexes };
+inline constexpr Pool kAllPools[] = {Pool::kPercepts, Pool::kThreads, Pool::kArousal,
+                                     Pool::kActions, Pool::kReflexes};
+// "percepts", "threads", "arousal", "actions", "reflexes"
+std::string_view PoolName(Pool pool);
+std::optional<Pool> ParsePool(std::string_view name);
+
+inline constexpr std::string_view kArousalId = "arousal";
+// The arousal record before any arousal event: level 0.5, factors
+// {user_waiting:false, recent_errors:0, budget_pressure:false}, updated_at null.
+json DefaultArousal();
+
+// Read access to records. Get returns nullopt for a record that does not exist.
+class RecordReader {
+ public:
+  virtual ~RecordReader() = default;
+  virtual Result<std::optional<json>> Get(Pool pool, std::string_view id) const = 0;
+};
+
+// Changes on top of a base reader: reads see the changes first, then the
+// base. Each change remembers the seq of the event that made it, so changes
+// already applied to the base can be dropped.
+class Overlay final : public RecordReader {
+ public:
+  struct Change {
+    std::optional<json> record;  // nullopt = deleted
+    uint64_t seq = 0;
+  };
+  using Key = std::pair<Pool, std::string>;
+
+  // `base` may be nullptr (an empty base); it must outlive the Overlay.
+  explicit Overlay(const RecordReader* base) : base_(base) {}
+
+  Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
+  void Put(Pool pool, std::string id, json record, uint64_t seq);
+  void Delete(Pool pool, std::string id, uint64_t seq);
+
+  // Moves every change of `child` (an Overlay over this one) into this one.
+  void Absorb(Overlay&& child);
+  // Forgets changes made by events with seq <= `seq` (now in the base).
+  void DropUpTo(uint64_t seq);
+
+  const std::map<Key, Change>& changes() const { return changes_; }
+  bool empty() const { return changes_.empty(); }
+  void Clear() { changes_.clear(); }
+
+ private:
+  const RecordReader* base_;
+  std::map<Key, Change> changes_;
+};
+
+// Applies `event` (schema-valid: see ValidateEventFields) to the records it
+// touches in *overlay. On error *overlay may hold partial changes of this
+// event: callers reduce into a scratch child Overlay and Absorb on success.
+Status Reduce(const Event& event, Overlay* overlay);
+
+}  // namespace limbic::state

@@ -1,0 +1,101 @@
+#include "state/event.h"
+
+#include <catch2/catch.hpp>
+
+using namespace limbic;
+using namespace limbic::state;
+
+namespace {
+Event Percept(uint64_t seq) {
+  Event e;
+  e.seq = seq;
+  e.ts = 1795356309123;
+  e.type = EventType::kPerceptArrived;
+  e.fields = {{"percept_id", "p-" + std::to_string(seq)},
+              {"source", "github"},
+              {"percept_type", "issues.opened"},
+              {"intensity", 0.7},
+              {"text", "line one\nline \"two\""},
+              {"data", {{"user", "ana"}, {"n", 3}}}};
+  return e;
+}
+}  // namespace
+
+TEST_CASE("every event type name round-trips") {
+  REQUIRE(AllEventTypes().size() == kEventTypeCount);
+  for (EventType t : AllEventTypes()) {
+    auto parsed = ParseEventType(EventTypeName(t));
+    REQUIRE(parsed);
+    CHECK(*parsed == t);
+  }
+  CHECK_FALSE(ParseEventType("percept_exploded"));
+}
+
+TEST_CASE("an event encodes to one line and decodes to the same event") {
+  Event e = Percept(42);
+  std::string line = EncodeEvent(e);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.rfind("{\"v\":1,\"seq\":42,\"ts\":\"2026-11-22T14:05:09.123Z\",\"type\":\"percept_arrived\"", 0) == 0);
+  auto d = DecodeEvent(line);
+  REQUIRE(d.ok());
+  CHECK(d->seq == 42);
+  CHECK(d->ts == e.ts);
+  CHECK(d->type == e.type);
+  CHECK(d->fields == e.fields);
+  CHECK(EncodeEvent(*d) == line);
+  std::string appended;
+  AppendEncodedEvent(e, &appended);
+  CHECK(appended == line + "\n");
+}
+
+TEST_CASE("unknown fields survive a round trip; missing v reads as version 1") {
+  auto d = DecodeEvent(R"({"seq":3,"ts":"2026-01-01T00:00:00.000Z","type":"percept_processed","percept_id":"p-1","future":{"x":1}})");
+  REQUIRE(d.ok());
+  CHECK(d->fields["future"]["x"] == 1);
+  CHECK(EncodeEvent(*d).find("\"future\":{\"x\":1}") != std::string::npos);
+}
+
+TEST_CASE("decoding rejects bad lines with a message naming the problem") {
+  struct Case {
+    const char* line;
+    const char* needle;
+  } cases[] = {
+      {"not json", "malformed JSON"},
+      {"[1,2]", "not a JSON object"},
+      {R"({"ts":"2026-01-01T00:00:00Z","type":"percept_processed","percept_id":"p-1"})", "seq"},
+      {R"({"seq":0,"ts":"2026-01-01T00:00:00Z","type":"percept_processed","percept_id":"p-1"})", "seq"},
+      {R"({"seq":1,"ts":"yesterday","type":"percept_processed","percept_id":"p-1"})", "ts"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_exploded"})", "unknown event type \"percept_exploded\""},
+      {R"({"v":2,"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_processed","percept_id":"p-1"})", "newer"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_processed"})", "missing required field \"percept_id\""},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_arrived","percept_id":"p-1","source":"s","percept_type":"t","intensity":1.5})", "percept_arrived.intensity"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_arrived","percept_id":"p 1","source":"s","percept_type":"t","intensity":0.5})", "percept_arrived.percept_id"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"percept_arrived","percept_id":"p-1","source":"","percept_type":"t","intensity":0.5})", "percept_arrived.source"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"thread_updated","thread_id":"t-1"})", "at least one"},
+      {R"({"seq":1,"ts":"2026-01-01T00:00:00Z","type":"thread_updated","thread_id":"t-1","status":"sleeping"})", "thread_updated.status"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.line);
+    auto d = DecodeEvent(c.line);
+    REQUIRE_FALSE(d.ok());
+    CHECK_THAT(d.status().message(), Catch::Contains(c.needle));
+  }
+}
+
+TEST_CASE("invalid UTF-8 in untrusted text is replaced, not thrown") {
+  Event e = Percept(1);
+  e.fields["text"] = std::string("bad \xff byte");
+  std::string line = EncodeEvent(e);
+  auto d = DecodeEvent(line);
+  REQUIRE(d.ok());
+  CHECK(d->Str("text").find("bad ") == 0);
+}
+
+TEST_CASE("ids are checked") {
+  CHECK(IsValidId("p-42"));
+  CHECK(IsValidId("gh:delivery.1_x"));
+  CHECK_FALSE(IsValidId(""));
+  CHECK_FALSE(IsValidId("has space"));
+  CHECK_FALSE(IsValidId(std::string(129, 'a')));
+  CHECK(CheckId("thread id", "a/b").message().find("thread id \"a/b\"") != std::string::npos);
+}
