@@ -270,7 +270,7 @@ json EventToJson(const Event& event) {
   return j;
 }
 
-Result<Event> EventFromJson(const json& obj) {
+Result<Event> EventFromJson(json obj) {
   if (!obj.is_object()) return Status::Corruption("event is not a JSON object");
   Event e;
   auto v = obj.find("v");
@@ -281,18 +281,21 @@ Result<Event> EventFromJson(const json& obj) {
       return Status::InvalidArgument("event version " + std::to_string(v->get<int64_t>()) +
                                      " is newer than this limbic reads (" +
                                      std::to_string(kEventVersion) + ")");
+    obj.erase(v);
   }
   auto seq = obj.find("seq");
   if (seq == obj.end() || !(seq->is_number_unsigned() || seq->is_number_integer()) ||
       seq->get<int64_t>() < 1)
     return Status::InvalidArgument("field \"seq\": must be an integer >= 1");
   e.seq = seq->get<uint64_t>();
+  obj.erase(seq);
   auto ts = obj.find("ts");
   if (ts == obj.end() || !ts->is_string())
     return Status::InvalidArgument("field \"ts\": missing or not a string");
   auto t = ParseTime(ts->get_ref<const std::string&>());
   if (!t.ok()) return t.status().WithContext("field \"ts\"");
   e.ts = *t;
+  obj.erase(ts);
   auto type = obj.find("type");
   if (type == obj.end() || !type->is_string())
     return Status::InvalidArgument("field \"type\": missing or not a string");
@@ -300,11 +303,8 @@ Result<Event> EventFromJson(const json& obj) {
   if (!parsed)
     return Status::InvalidArgument("unknown event type \"" + type->get<std::string>() + "\"");
   e.type = *parsed;
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "v" || k == "seq" || k == "ts" || k == "type") continue;
-    e.fields[k] = it.value();
-  }
+  obj.erase(type);
+  e.fields = std::move(obj);  // what remains are the type's fields
   LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
   return e;
 }
@@ -313,7 +313,7 @@ Result<Event> DecodeEvent(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   json obj = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) return Status::Corruption("malformed JSON");
-  return EventFromJson(obj);
+  return EventFromJson(std::move(obj));
 }
 
 bool IsValidId(std::string_view id) {

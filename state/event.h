@@ -100,8 +100,8 @@ json EventToJson(const Event& event);
 // Errors are Corruption for malformed JSON and InvalidArgument for a
 // well-formed line that breaks the schema; the caller adds file/offset.
 Result<Event> DecodeEvent(std::string_view line);
-// Same, from an already-parsed object.
-Result<Event> EventFromJson(const json& obj);
+// Same, from an already-parsed object (moved from when given an rvalue).
+Result<Event> EventFromJson(json obj);
 
 // Ids of percepts, threads, actions and reflexes: 1..128 characters from
 // [A-Za-z0-9._:-]. Generated ids look like "p-42" (the seq of the creating

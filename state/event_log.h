@@ -68,6 +68,9 @@ struct LogOptions {
   bool read_only = false;        // scan and report, never truncate or write
   std::shared_ptr<spdlog::logger> logger;  // nullptr = a logger that drops everything
   GroupCallback on_group;        // required unless read_only
+  // Called on the writer thread after each fdatasync with its duration in
+  // seconds (for the runtime's latency histogram). Optional.
+  std::function<void(double seconds)> on_sync;
 };
 
 // What Open found.

@@ -1,0 +1,315 @@
+#include "runtime/api.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/runtime.h"
+#include "state/recency.h"
+
+namespace limbic::runtime {
+
+using nlohmann::json;
+using state::Event;
+
+int HttpStatusFor(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kOk: return 200;
+    case Status::Code::kInvalidArgument: return 400;
+    case Status::Code::kNotFound: return 404;
+    case Status::Code::kAlreadyExists:
+    case Status::Code::kFailedPrecondition: return 409;
+    case Status::Code::kBusy:
+    case Status::Code::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+HttpResponse ErrorResponse(const Status& s) {
+  return HttpResponse::Error(HttpStatusFor(s), std::string(Status::CodeName(s.code())), s.message());
+}
+
+namespace {
+
+// The request body as JSON; an empty body is an empty object.
+Result<json> Body(HttpRequest& req) {
+  if (req.body.empty()) return json::object();
+  return req.JsonBody();
+}
+
+std::optional<std::string> Query(const HttpRequest& req, const std::string& key) {
+  auto it = req.query.find(key);
+  if (it == req.query.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t dflt, size_t max) {
+  auto v = Query(req, key);
+  if (!v) return dflt;
+  size_t n = 0;
+  for (char c : *v) {
+    if (c < '0' || c > '9' || n > (size_t{1} << 40))
+      return Status::InvalidArgument("query " + key + ": must be a non-negative integer");
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  return std::min(n, max);
+}
+
+Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::string& key) {
+  auto v = Query(req, key);
+  if (!v) return std::optional<TimeMs>();
+  auto d = ParseDuration(*v);
+  if (!d.ok()) return d.status().WithContext("query " + key);
+  return std::optional<TimeMs>(*d);
+}
+
+const std::string& Param(const HttpRequest& req, const std::string& key) {
+  static const std::string kEmpty;
+  auto it = req.params.find(key);
+  return it == req.params.end() ? kEmpty : it->second;
+}
+
+}  // namespace
+
+Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log) : rt_(runtime), log_(std::move(log)) {}
+
+void Api::Commit(Result<state::Events> events, const char* id_field, bool created,
+                 Responder respond) {
+  if (!events.ok()) return respond(ErrorResponse(events.status()));
+  if (events->empty()) return respond(HttpResponse::Json(200, {{"events", json::array()}}));
+  Status s = rt_.engine().Submit(
+      std::move(events).value(),
+      [respond, id_field, created](const Status& st, std::span<const Event> done) {
+        if (!st.ok()) return respond(ErrorResponse(st));
+        json out = {{"seq", done.front().seq}, {"events", json::array()}};
+        if (id_field) out["id"] = done.front().Str(id_field);
+        for (const Event& e : done) out["events"].push_back(state::EventToJson(e));
+        respond(HttpResponse::Json(created ? 201 : 200, out));
+      });
+  if (!s.ok()) respond(ErrorResponse(s));
+}
+
+Router Api::MakeRouter() {
+  Router r;
+  r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
+    respond(HttpResponse::Json(200, {{"status", "ok"},
+                                     {"applied_seq", rt_.engine().applied_seq()},
+                                     {"version", LIMBIC_VERSION}}));
+  });
+  r.Add("GET", "/metrics", [this](HttpRequest&, Responder respond) {
+    HttpResponse res;
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = rt_.metrics().Render();
+    respond(std::move(res));
+  });
+  AddPerceptRoutes(r);
+  AddThreadRoutes(r);
+  AddOutboxRoutes(r);
+  AddEventRoutes(r);
+  AddReflexRoutes(r);
+  AddSensorRoutes(r);
+  return r;
+}
+
+void Api::AddPerceptRoutes(Router& r) {
+  r.Add("POST", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
+    auto body = req.JsonBody();
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildPerceptAdd(*body, rt_.engine().next_seq()), "percept_id", true, respond);
+  });
+  r.Add("GET", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
+    state::PerceptQuery q;
+    q.thread_id = Query(req, "thread_id");
+    q.source = Query(req, "source");
+    q.type = Query(req, "type");
+    q.status = Query(req, "status");
+    auto min_age = QueryDuration(req, "min_age");
+    auto max_age = QueryDuration(req, "max_age");
+    auto limit = QueryCount(req, "limit", 50, 10000);
+    for (const Status& s : {min_age.status(), max_age.status(), limit.status()})
+      if (!s.ok()) return respond(ErrorResponse(s));
+    q.min_age = *min_age;
+    q.max_age = *max_age;
+    q.limit = *limit;
+    TimeMs now = rt_.engine().clock().Now();
+    auto percepts = rt_.engine().projection().QueryPercepts(q, now);
+    if (!percepts.ok()) return respond(ErrorResponse(percepts.status()));
+    json out = json::array();
+    for (const json& p : *percepts)
+      out.push_back(state::PerceptWithRecency(p, now, rt_.config().recency));
+    respond(HttpResponse::Json(200, {{"percepts", std::move(out)}}));
+  });
+  r.Add("GET", "/v1/percepts/{id}", [this](HttpRequest& req, Responder respond) {
+    auto p = rt_.engine().projection().Get(state::Pool::kPercepts, Param(req, "id"));
+    if (!p.ok()) return respond(ErrorResponse(p.status()));
+    if (!p->has_value())
+      return respond(ErrorResponse(Status::NotFound("percept " + Param(req, "id") + " not found")));
+    respond(HttpResponse::Json(
+        200, state::PerceptWithRecency(**p, rt_.engine().clock().Now(), rt_.config().recency)));
+  });
+  r.Add("POST", "/v1/percepts/{id}/assign", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
+  });
+  r.Add("POST", "/v1/percepts/{id}/process", [this](HttpRequest& req, Responder respond) {
+    Commit(state::BuildPerceptProcess(Param(req, "id")), "percept_id", false, respond);
+  });
+  r.Add("POST", "/v1/percepts/{id}/drop", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildPerceptDrop(Param(req, "id"), *body), "percept_id", false, respond);
+  });
+  r.Add("DELETE", "/v1/percepts/{id}", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildPerceptRemove(Param(req, "id"), *body), "percept_id", false, respond);
+  });
+}
+
+void Api::AddThreadRoutes(Router& r) {
+  r.Add("POST", "/v1/threads", [this](HttpRequest& req, Responder respond) {
+    auto body = req.JsonBody();
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildThreadCreate(*body, rt_.engine().next_seq()), "thread_id", true, respond);
+  });
+  r.Add("GET", "/v1/threads", [this](HttpRequest& req, Responder respond) {
+    std::optional<std::string> status = Query(req, "status");
+    if (!status) status = "active";
+    if (*status == "all") status.reset();
+    auto threads = rt_.engine().projection().ListThreads(status);
+    if (!threads.ok()) return respond(ErrorResponse(threads.status()));
+    TimeMs now = rt_.engine().clock().Now();
+    json out = json::array();
+    for (const json& t : *threads) {
+      auto n = rt_.engine().projection().CountUnprocessed(t["id"].get<std::string>());
+      if (!n.ok()) return respond(ErrorResponse(n.status()));
+      out.push_back(state::ThreadWithRecency(t, *n, now, rt_.config().recency));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
+      return a["effective_salience"].get<double>() > b["effective_salience"].get<double>();
+    });
+    respond(HttpResponse::Json(200, {{"threads", std::move(out)}}));
+  });
+  r.Add("GET", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
+    const std::string& id = Param(req, "id");
+    auto t = rt_.engine().projection().Get(state::Pool::kThreads, id);
+    if (!t.ok()) return respond(ErrorResponse(t.status()));
+    if (!t->has_value()) return respond(ErrorResponse(Status::NotFound("thread " + id + " not found")));
+    auto n = rt_.engine().projection().CountUnprocessed(id);
+    if (!n.ok()) return respond(ErrorResponse(n.status()));
+    respond(HttpResponse::Json(200, state::ThreadWithRecency(**t, *n, rt_.engine().clock().Now(),
+                                                             rt_.config().recency)));
+  });
+  r.Add("PATCH", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
+    auto body = req.JsonBody();
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildThreadUpdate(Param(req, "id"), *body), "thread_id", false, respond);
+  });
+  r.Add("DELETE", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(state::BuildThreadDelete(Param(req, "id"), *body), "thread_id", false, respond);
+  });
+}
+
+void Api::AddOutboxRoutes(Router& r) {
+  r.Add("GET", "/v1/arousal", [this](HttpRequest&, Responder respond) {
+    auto a = rt_.engine().projection().GetArousal();
+    if (!a.ok()) return respond(ErrorResponse(a.status()));
+    json out = *a;
+    out["effective"] = rt_.EffectiveArousal();
+    respond(HttpResponse::Json(200, out));
+  });
+  for (const char* method : {"PATCH", "PUT"}) {
+    r.Add(method, "/v1/arousal", [this](HttpRequest& req, Responder respond) {
+      auto body = req.JsonBody();
+      if (!body.ok()) return respond(ErrorResponse(body.status()));
+      Commit(state::BuildArousalSet(*body), nullptr, false, respond);
+    });
+  }
+  r.Add("POST", "/v1/actions", [this](HttpRequest& req, Responder respond) {
+    auto body = req.JsonBody();
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    if (body->is_object() && (*body)["effector"].is_string() &&
+        !rt_.has_effector((*body)["effector"].get<std::string>())) {
+      std::string known;
+      for (const auto& n : rt_.effector_names()) known += (known.empty() ? "" : ", ") + n;
+      return respond(ErrorResponse(Status::InvalidArgument(
+          "field \"effector\": unknown effector \"" + (*body)["effector"].get<std::string>() +
+          "\" (configured: " + known + ")")));
+    }
+    Commit(state::BuildActionEnqueue(*body, rt_.engine().next_seq()), "action_id", true, respond);
+  });
+  r.Add("GET", "/v1/actions", [this](HttpRequest& req, Responder respond) {
+    auto actions = rt_.engine().projection().ListActions(Query(req, "status"));
+    if (!actions.ok()) return respond(ErrorResponse(actions.status()));
+    respond(HttpResponse::Json(200, {{"actions", *actions}}));
+  });
+  r.Add("GET", "/v1/actions/{id}", [this](HttpRequest& req, Responder respond) {
+    const std::string& id = Param(req, "id");
+    auto a = rt_.engine().projection().Get(state::Pool::kActions, id);
+    if (!a.ok()) return respond(ErrorResponse(a.status()));
+    if (!a->has_value()) return respond(ErrorResponse(Status::NotFound("action " + id + " not found")));
+    respond(HttpResponse::Json(200, **a));
+  });
+  r.Add("GET", "/v1/attention", [this](HttpRequest&, Responder respond) {
+    const auto& p = rt_.engine().projection();
+    const auto& recency = rt_.config().recency;
+    TimeMs now = rt_.engine().clock().Now();
+    auto threads = p.ListThreads(std::string("active"));
+    auto arousal = p.GetArousal();
+    if (!threads.ok() || !arousal.ok())
+      return respond(ErrorResponse(threads.ok() ? arousal.status() : threads.status()));
+    json best = nullptr;
+    for (const json& t : *threads) {
+      auto n = p.CountUnprocessed(t["id"].get<std::string>());
+      if (!n.ok()) return respond(ErrorResponse(n.status()));
+      json scored = state::ThreadWithRecency(t, *n, now, recency);
+      if (best.is_null() || scored["effective_salience"].get<double>() >
+                                best["effective_salience"].get<double>())
+        best = std::move(scored);
+    }
+    json thread_percepts = json::array();
+    if (!best.is_null()) {
+      state::PerceptQuery q;
+      q.thread_id = best["id"].get<std::string>();
+      q.status = "assigned";
+      q.limit = rt_.config().attention_limit;
+      auto ps = p.QueryPercepts(q, now);
+      if (!ps.ok()) return respond(ErrorResponse(ps.status()));
+      for (const json& x : *ps) thread_percepts.push_back(state::PerceptWithRecency(x, now, recency));
+    }
+    // Intensity is at most 1, so nothing older than the age at which
+    // decay alone falls below the threshold can qualify: stop the scan there.
+    state::PerceptQuery q;
+    q.status = "new";
+    q.limit = 0;
+    double threshold = rt_.config().attention_threshold;
+    if (threshold > 0)
+      q.max_age = static_cast<TimeMs>(static_cast<double>(recency.percept_half_life) *
+                                      std::log2(1.0 / threshold)) + 1;
+    auto fresh = p.QueryPercepts(q, now);
+    if (!fresh.ok()) return respond(ErrorResponse(fresh.status()));
+    std::vector<json> unassigned;
+    for (const json& x : *fresh) {
+      json scored = state::PerceptWithRecency(x, now, recency);
+      if (scored["effective_intensity"].get<double>() >= rt_.config().attention_threshold)
+        unassigned.push_back(std::move(scored));
+    }
+    std::stable_sort(unassigned.begin(), unassigned.end(), [](const json& a, const json& b) {
+      return a["effective_intensity"].get<double>() > b["effective_intensity"].get<double>();
+    });
+    if (unassigned.size() > rt_.config().attention_limit)
+      unassigned.resize(rt_.config().attention_limit);
+    json arousal_out = {{"level", (*arousal)["level"]},
+                        {"factors", (*arousal)["factors"]},
+                        {"effective", rt_.EffectiveArousal()}};
+    respond(HttpResponse::Json(200, {{"now", FormatTime(now)},
+                                     {"arousal", arousal_out},
+                                     {"thread", best},
+                                     {"thread_percepts", thread_percepts},
+                                     {"unassigned", unassigned}}));
+  });
+}
+
+}  // namespace limbic::runtime

@@ -1,0 +1,140 @@
+#include "runtime/cli.h"
+
+#include "runtime/config.h"
+#if LIMBIC_HAVE_LOOP
+#include "runtime/runtime.h"
+#endif
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+namespace limbic::runtime {
+
+using state::Engine;
+using state::EngineOptions;
+
+Result<TimeMs> CliContext::Now() const {
+  if (!now_text) return SystemClock::Default()->Now();
+  auto t = ParseTime(*now_text);
+  if (!t.ok()) return t.status().WithContext("--now");
+  return *t;
+}
+
+Result<std::unique_ptr<Engine>> CliContext::OpenForWrite() const {
+  EngineOptions options;
+  options.state_dir = state_dir;
+  options.logger = logger;
+  auto engine = Engine::Open(options);
+  if (!engine.ok() && engine.status().IsBusy())
+    return Status::Busy(engine.status().message() +
+                        "; write through its HTTP API, or stop it first");
+  return engine;
+}
+
+Result<std::unique_ptr<Engine>> CliContext::OpenForRead() const {
+  std::error_code ec;
+  if (!std::filesystem::exists(state_dir, ec))
+    return Status::NotFound("no limbic state in " + state_dir +
+                            " (use --state DIR or LIMBIC_STATE)");
+  auto engine = OpenForWrite();
+  if (engine.ok() || !engine.status().IsBusy()) return engine;
+  EngineOptions options;
+  options.state_dir = state_dir;
+  options.logger = logger;
+  options.read_only = true;
+  return Engine::Open(options);
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "limbic: error: %s\n", status.message().c_str());
+  return 1;
+}
+
+void PrintJson(const nlohmann::json& value) {
+  std::cout << value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<state::Event>> events,
+                    std::string_view id_field) {
+  if (!events.ok()) return Fail(events.status());
+  if (events->empty()) {
+    if (ctx.json) PrintJson({{"events", nlohmann::json::array()}});
+    else std::cout << "nothing to do\n";
+    return 0;
+  }
+  std::vector<state::Event> committed;
+  Status s = engine.Commit(std::move(events).value(), &committed);
+  if (!s.ok()) return Fail(s);
+  std::string id = id_field.empty() ? "" : committed.front().Str(id_field);
+  if (ctx.json) {
+    nlohmann::json out = {{"seq", committed.front().seq}, {"events", nlohmann::json::array()}};
+    if (!id.empty()) out["id"] = id;
+    for (const auto& e : committed) out["events"].push_back(state::EventToJson(e));
+    PrintJson(out);
+  } else {
+    if (!id.empty()) std::cout << id << "  ";
+    for (size_t i = 0; i < committed.size(); ++i)
+      std::cout << (i ? ", " : "") << "seq " << committed[i].seq << " "
+                << state::EventTypeName(committed[i].type);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+// `limbic run`: the config file (or the embedded default), with --state or
+// $LIMBIC_STATE overriding its state_dir.
+int RunRuntime(CliContext& ctx, const std::string& config_path, bool state_given) {
+  auto config = config_path.empty() ? DefaultConfig() : LoadConfigFile(config_path);
+  if (!config.ok()) return Fail(config.status());
+  if (state_given) config->state_dir = ctx.state_dir;
+#if LIMBIC_HAVE_LOOP
+  ctx.logger->set_level(spdlog::level::info);
+  Runtime runtime(std::move(config).value(), ctx.logger);
+  return runtime.Run();
+#else
+  return Fail(Status::Unavailable("this build has no runtime loop yet"));
+#endif
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"limbic: an event-sourced cognitive state runtime for AI agents"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
+  app.set_version_flag("--version", std::string("limbic ") + LIMBIC_VERSION);
+
+  CliContext ctx;
+  const char* env_state = std::getenv("LIMBIC_STATE");
+  ctx.state_dir = env_state && *env_state ? env_state : "./limbic-data";
+  app.add_option("--state", ctx.state_dir, "state dir (default $LIMBIC_STATE or ./limbic-data)")
+      ->capture_default_str();
+  app.add_flag("--json", ctx.json, "print JSON instead of text");
+  app.add_option("--now", ctx.now_text, "evaluate recency at this RFC 3339 time instead of now");
+
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  ctx.logger = std::make_shared<spdlog::logger>("limbic", sink);
+  ctx.logger->set_level(spdlog::level::warn);
+
+  int rc = 0;
+  std::string config_path;
+  auto* run = app.add_subcommand("run", "run the agent's core loop: sensors, reflexes, outbox, HTTP API");
+  run->add_option("--config", config_path, "config file (default: the config built into limbic)");
+  run->callback([&] {
+    bool state_given = app.get_option("--state")->count() > 0 || (env_state && *env_state);
+    rc = RunRuntime(ctx, config_path, state_given);
+  });
+  AddPoolCommands(app, ctx, rc);
+  AddLogCommands(app, ctx, rc);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return rc;
+}
+
+}  // namespace limbic::runtime

@@ -1,0 +1,59 @@
+// The `limbic` command line.
+//
+// Every command operates on a state dir: --state DIR, else $LIMBIC_STATE,
+// else ./limbic-data. Write commands take the state dir's lock and fail with
+// a clear message while another process (e.g. `limbic run`) holds it; read
+// commands then open it read-only. Every read command takes --json.
+//
+// Exit codes: 0 success; 1 the command failed (the message says why, e.g. a
+// validation error, an unknown id, a verify mismatch, fsck problems); 2 the
+// command line itself is wrong.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <spdlog/logger.h>
+#include <string>
+
+#include "state/engine.h"
+#include "state/recency.h"
+#include "state/status.h"
+#include "state/time.h"
+
+namespace limbic::runtime {
+
+int RunCli(int argc, char** argv);
+
+// What every command gets: the global options, parsed.
+struct CliContext {
+  std::string state_dir;
+  bool json = false;
+  std::optional<std::string> now_text;  // --now TIME: evaluate recency at TIME
+  state::RecencyParams recency;
+  std::shared_ptr<spdlog::logger> logger;  // to stderr
+
+  // --now or the wall clock.
+  Result<TimeMs> Now() const;
+  // Takes the lock; Busy (naming the holder's pid) while another process runs.
+  Result<std::unique_ptr<state::Engine>> OpenForWrite() const;
+  // Takes the lock if it can (recovering as a start would), else opens
+  // read-only. NotFound when there is no state yet.
+  Result<std::unique_ptr<state::Engine>> OpenForRead() const;
+};
+
+// Prints "limbic: error: <message>" to stderr and returns 1.
+int Fail(const Status& status);
+// Prints the JSON value (one line) to stdout.
+void PrintJson(const nlohmann::json& value);
+// Commits `events` and prints what happened: the created id and seqs, or
+// JSON {"id", "seq", "events"} with --json. `id_field` names the record id
+// in the first event (e.g. "percept_id"); empty prints only seqs.
+int CommitAndReport(const CliContext& ctx, state::Engine& engine,
+                    Result<std::vector<state::Event>> events, std::string_view id_field);
+
+// Subcommand groups, one file each.
+void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
+void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
+
+}  // namespace limbic::runtime

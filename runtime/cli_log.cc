@@ -1,0 +1,344 @@
+// events / replay / state / fsck: reading the log and rebuilding from it.
+// None of these needs the state dir's lock, so all of them work while
+// `limbic run` owns the state dir.
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "runtime/cli.h"
+#include "state/event_log.h"
+#include "state/replay.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+using state::LogReader;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// --since: an RFC 3339 time, or a duration meaning "that long ago".
+Result<TimeMs> ParseSince(const std::string& text, TimeMs now) {
+  auto t = ParseTime(text);
+  if (t.ok()) return *t;
+  auto d = ParseDuration(text);
+  if (d.ok()) return now - *d;
+  return Status::InvalidArgument("--since \"" + text +
+                                 "\": want an RFC 3339 time or a duration such as 10m");
+}
+
+void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("events", "read the events log");
+  cmd->require_subcommand(1);
+
+  struct Tail {
+    bool follow = false;
+    std::vector<std::string> types;
+    std::string since;
+    size_t lines = 20;
+  };
+  auto t = std::make_shared<Tail>();
+  auto* tail = cmd->add_subcommand("tail", "print the last events as JSON lines");
+  tail->add_flag("-f,--follow", t->follow, "keep printing events as they are appended");
+  tail->add_option("--type", t->types, "only events of this type (repeatable)");
+  tail->add_option("--since", t->since, "only events at or after this time (or e.g. 10m ago)");
+  tail->add_option("-n,--lines", t->lines, "how many to print first (0 = all)")
+      ->capture_default_str();
+  tail->callback([&ctx, &rc, t] {
+    for (const std::string& type : t->types)
+      if (!state::ParseEventType(type)) {
+        rc = Fail(Status::InvalidArgument("--type: unknown event type \"" + type + "\""));
+        return;
+      }
+    std::optional<TimeMs> since;
+    if (!t->since.empty()) {
+      auto now = ctx.Now();
+      auto s = now.ok() ? ParseSince(t->since, *now) : Result<TimeMs>(now.status());
+      if (!s.ok()) {
+        rc = Fail(s.status());
+        return;
+      }
+      since = *s;
+    }
+    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
+    if (!reader.ok()) {
+      rc = Fail(reader.status());
+      return;
+    }
+    auto wanted = [&](const state::Event& e) {
+      if (since && e.ts < *since) return false;
+      if (t->types.empty()) return true;
+      for (const std::string& type : t->types)
+        if (state::EventTypeName(e.type) == type) return true;
+      return false;
+    };
+    // Keep the last N matching lines, print them, then follow.
+    std::deque<std::string> last;
+    state::Event e;
+    for (;;) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) {
+        rc = Fail(more.status());
+        return;
+      }
+      if (!*more) break;
+      if (!wanted(e)) continue;
+      if (t->lines == 0) {
+        std::cout << (*reader)->raw_line() << "\n";
+        continue;
+      }
+      last.emplace_back((*reader)->raw_line());
+      if (last.size() > t->lines) last.pop_front();
+    }
+    for (const std::string& line : last) std::cout << line << "\n";
+    std::cout.flush();
+    if (!t->follow) return;
+    std::signal(SIGINT, OnInterrupt);
+    std::signal(SIGTERM, OnInterrupt);
+    while (!g_interrupted) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) {
+        rc = Fail(more.status());
+        return;
+      }
+      if (!*more) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      if (wanted(e)) std::cout << (*reader)->raw_line() << std::endl;
+    }
+  });
+
+  auto out = std::make_shared<std::string>();
+  auto* exp = cmd->add_subcommand("export", "write the whole log as one events.jsonl");
+  exp->add_option("-o,--output", *out, "file to write (default: standard output)");
+  exp->callback([&ctx, &rc, out] {
+    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
+    if (!reader.ok()) {
+      rc = Fail(reader.status());
+      return;
+    }
+    std::string tmp = *out + ".tmp";
+    std::ofstream file;
+    if (!out->empty()) {
+      file.open(tmp, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        rc = Fail(Status::IOError("cannot write " + tmp));
+        return;
+      }
+    }
+    std::ostream& os = out->empty() ? std::cout : file;
+    state::Event e;
+    uint64_t n = 0;
+    for (;;) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) {
+        rc = Fail(more.status());
+        return;
+      }
+      if (!*more) break;
+      os << (*reader)->raw_line() << '\n';
+      ++n;
+    }
+    if (!out->empty()) {
+      file.close();
+      std::error_code ec;
+      std::filesystem::rename(tmp, *out, ec);
+      if (!file || ec) {
+        rc = Fail(Status::IOError("writing " + *out + ": " + ec.message()));
+        return;
+      }
+      std::fprintf(stderr, "exported %llu events to %s\n", static_cast<unsigned long long>(n),
+                   out->c_str());
+    }
+  });
+}
+
+void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
+  struct Args {
+    std::string from, into, verify, until_time;
+    std::optional<uint64_t> until_seq;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("replay", "rebuild state from an events log, or verify a state dir");
+  auto* from = cmd->add_option("--from", a->from, "events dir or .jsonl file");
+  auto* into = cmd->add_option("--into", a->into, "new state dir to build");
+  auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq");
+  auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time");
+  auto* verify = cmd->add_option("--verify", a->verify,
+                                 "state dir: rebuild from its log and compare digests");
+  from->needs(into);
+  into->needs(from);
+  seq->excludes(time);
+  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time);
+  cmd->callback([&ctx, &rc, a] {
+    if (!a->verify.empty()) {
+      auto v = state::Verify(a->verify);
+      if (!v.ok()) {
+        rc = Fail(v.status());
+        return;
+      }
+      if (ctx.json) {
+        PrintJson({{"match", v->match}, {"applied_seq", v->applied_seq},
+                   {"live_digest", v->live_digest}, {"replay_digest", v->replay_digest},
+                   {"first_difference", v->first_difference}});
+      } else if (v->match) {
+        std::printf("ok: state at seq %llu matches its log (digest %s)\n",
+                    static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str());
+      } else {
+        std::printf("MISMATCH at seq %llu\n  live     %s\n  replayed %s\n  first difference: %s\n",
+                    static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
+                    v->replay_digest.c_str(), v->first_difference.c_str());
+      }
+      rc = v->match ? 0 : 1;
+      return;
+    }
+    if (a->from.empty()) {
+      rc = Fail(Status::InvalidArgument("give --from LOG --into DIR, or --verify DIR"));
+      return;
+    }
+    state::ReplayOptions options;
+    options.from = a->from;
+    options.into = a->into;
+    options.until_seq = a->until_seq;
+    if (!a->until_time.empty()) {
+      auto t = ParseTime(a->until_time);
+      if (!t.ok()) {
+        rc = Fail(t.status().WithContext("--until-time"));
+        return;
+      }
+      options.until_time = *t;
+    }
+    auto r = state::Replay(options);
+    if (!r.ok()) {
+      rc = Fail(r.status());
+      return;
+    }
+    if (ctx.json) {
+      PrintJson({{"events", r->events}, {"last_seq", r->last_seq}, {"digest", r->digest},
+                 {"seconds", r->seconds}, {"into", a->into}});
+    } else {
+      std::printf("replayed %llu events (last seq %llu) into %s in %.3f s\ndigest %s\n",
+                  static_cast<unsigned long long>(r->events),
+                  static_cast<unsigned long long>(r->last_seq), a->into.c_str(), r->seconds,
+                  r->digest.c_str());
+    }
+  });
+}
+
+void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("state", "inspect the pools");
+  cmd->require_subcommand(1);
+  auto* digest = cmd->add_subcommand("digest", "SHA-256 of every pool, and the seq it is at");
+  digest->callback([&ctx, &rc] {
+    auto engine = ctx.OpenForRead();
+    if (!engine.ok()) {
+      rc = Fail(engine.status());
+      return;
+    }
+    auto d = (*engine)->projection().Digest();
+    if (!d.ok()) {
+      rc = Fail(d.status());
+      return;
+    }
+    uint64_t seq = (*engine)->applied_seq();
+    if (ctx.json) PrintJson({{"applied_seq", seq}, {"digest", *d}});
+    else std::printf("%s  seq %llu\n", d->c_str(), static_cast<unsigned long long>(seq));
+  });
+
+  struct Show {
+    std::string pool;
+    std::optional<uint64_t> at_seq;
+  };
+  auto s = std::make_shared<Show>();
+  auto* show = cmd->add_subcommand("show", "print every record of a pool, one JSON per line");
+  show->add_option("pool", s->pool, "percepts, threads, arousal, actions or reflexes")->required();
+  show->add_option("--at-seq", s->at_seq, "as it was right after this seq (time travel)");
+  show->callback([&ctx, &rc, s] {
+    auto pool = state::ParsePool(s->pool);
+    if (!pool) {
+      rc = Fail(Status::InvalidArgument("unknown pool \"" + s->pool +
+                                        "\" (percepts, threads, arousal, actions, reflexes)"));
+      return;
+    }
+    std::unique_ptr<state::Engine> engine;
+    std::unique_ptr<state::TimeTravel> past;
+    const state::Projection* projection = nullptr;
+    if (s->at_seq) {
+      auto tt = state::TimeTravel::Open(ctx.state_dir, *s->at_seq);
+      if (!tt.ok()) {
+        rc = Fail(tt.status());
+        return;
+      }
+      past = std::move(tt).value();
+      projection = &past->projection();
+    } else {
+      auto e = ctx.OpenForRead();
+      if (!e.ok()) {
+        rc = Fail(e.status());
+        return;
+      }
+      engine = std::move(e).value();
+      projection = &engine->projection();
+    }
+    json all = json::array();
+    Status st;
+    if (*pool == state::Pool::kArousal) {
+      auto a = projection->GetArousal();
+      if (!a.ok()) st = a.status();
+      else all.push_back(*a);
+    } else {
+      st = projection->ForEach(*pool, [&](std::string_view, const json& rec) {
+        all.push_back(rec);
+        return true;
+      });
+    }
+    if (!st.ok()) {
+      rc = Fail(st);
+      return;
+    }
+    if (ctx.json) PrintJson(all);
+    else
+      for (const json& rec : all) PrintJson(rec);
+  });
+}
+
+void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("fsck", "check the log and the pools without changing them");
+  cmd->callback([&ctx, &rc] {
+    auto r = state::Fsck(ctx.state_dir);
+    if (!r.ok()) {
+      rc = Fail(r.status());
+      return;
+    }
+    if (ctx.json) {
+      PrintJson({{"ok", r->ok}, {"events", r->events}, {"last_seq", r->last_seq},
+                 {"applied_seq", r->applied_seq}, {"segments", r->segments},
+                 {"problems", r->problems}, {"warnings", r->warnings}});
+    } else {
+      std::printf("%s: %llu events in %zu segments, last seq %llu, applied seq %llu\n",
+                  r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events),
+                  r->segments, static_cast<unsigned long long>(r->last_seq),
+                  static_cast<unsigned long long>(r->applied_seq));
+      for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
+      for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
+    }
+    rc = r->ok ? 0 : 1;
+  });
+}
+
+}  // namespace
+
+void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc) {
+  AddEvents(app, ctx, rc);
+  AddReplay(app, ctx, rc);
+  AddStateCommands(app, ctx, rc);
+  AddFsck(app, ctx, rc);
+}
+
+}  // namespace limbic::runtime

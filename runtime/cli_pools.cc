@@ -1,0 +1,525 @@
+// percept / thread / arousal / action: the offline admin path. Each write
+// builds the same request object the HTTP API takes and goes through
+// state::Build* and Engine::Commit, so both front ends validate alike.
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "runtime/cli.h"
+#include "state/commands.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+using state::Engine;
+
+std::string Short(std::string s, size_t n) {
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  return s.size() <= n ? s : s.substr(0, n - 1) + "~";
+}
+
+std::string Age(TimeMs ms) {
+  char buf[32];
+  if (ms < 60000) std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
+  else if (ms < 3600000) std::snprintf(buf, sizeof buf, "%lldm", static_cast<long long>(ms / 60000));
+  else if (ms < 86400000) std::snprintf(buf, sizeof buf, "%lldh", static_cast<long long>(ms / 3600000));
+  else std::snprintf(buf, sizeof buf, "%lldd", static_cast<long long>(ms / 86400000));
+  return buf;
+}
+
+std::string Str(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// Runs `body` with an engine opened for writing; returns the exit code.
+template <typename F>
+int WithWriter(const CliContext& ctx, F body) {
+  auto engine = ctx.OpenForWrite();
+  if (!engine.ok()) return Fail(engine.status());
+  return body(**engine);
+}
+
+template <typename F>
+int WithReader(const CliContext& ctx, F body) {
+  auto engine = ctx.OpenForRead();
+  if (!engine.ok()) return Fail(engine.status());
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  return body(**engine, *now);
+}
+
+// A JSON object from a flag, or an empty object.
+Result<json> ObjectFlag(const std::string& text, const char* flag) {
+  if (text.empty()) return json::object();
+  return state::ParseJsonObject(text, flag);
+}
+
+// --intensity/--salience/--level: kept as numbers so the request
+// validation (not the flag parser) reports a range error.
+void PutIf(json& req, const char* key, const std::optional<double>& v) {
+  if (v) req[key] = *v;
+}
+void PutIf(json& req, const char* key, const std::string& v) {
+  if (!v.empty()) req[key] = v;
+}
+
+// `percept import`: one request object per line in, one ack line out per
+// percept once it is durable. Up to kWindow requests are in flight, so the
+// log commits them in groups; when input pauses, pending acks are flushed
+// rather than held until the next line. A bad line is reported and skipped.
+int ImportPercepts(Engine& engine, const std::string& path) {
+  constexpr size_t kWindow = 4096;
+  int fd = 0;
+  if (path != "-") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Fail(Status::IOError("cannot read " + path + ": " + std::strerror(errno)));
+  }
+  size_t line_no = 0, acked = 0, rejected = 0;
+  Status broken;
+  auto handle = [&](std::string_view line) {
+    ++line_no;
+    if (line.empty()) return;
+    json req = json::parse(line.begin(), line.end(), nullptr, false);
+    Result<state::Events> events =
+        req.is_discarded() ? Result<state::Events>(Status::InvalidArgument("malformed JSON"))
+                           : state::BuildPerceptAdd(req, engine.next_seq());
+    auto ack = [&, n = line_no](const Status& st, std::span<const state::Event> ev) {
+      if (!st.ok()) {
+        broken = st;
+        return;
+      }
+      ++acked;
+      std::printf("{\"line\":%zu,\"id\":\"%s\",\"seq\":%llu}\n", n,
+                  ev.front().Str("percept_id").c_str(),
+                  static_cast<unsigned long long>(ev.front().seq));
+    };
+    Status s = events.ok() ? engine.Submit(std::move(events).value(), ack) : events.status();
+    if (!s.ok()) {
+      ++rejected;
+      std::fprintf(stderr, "limbic: %s line %zu: %s\n", path.c_str(), line_no, s.message().c_str());
+    }
+  };
+
+  std::string buf;
+  bool eof = false;
+  while (broken.ok() && !eof) {
+    if (engine.pending_batches() > 0) {
+      pollfd in{fd, POLLIN, 0};
+      bool idle = ::poll(&in, 1, 1) == 0;
+      // Flush acks when input pauses or too much is in flight.
+      (void)engine.Poll(idle || engine.pending_batches() >= kWindow);
+      std::fflush(stdout);
+      if (idle) continue;
+    }
+    char chunk[65536];
+    ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      eof = true;
+      if (!buf.empty()) handle(buf);
+      break;
+    }
+    buf.append(chunk, static_cast<size_t>(got));
+    size_t start = 0;
+    for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
+      handle(std::string_view(buf).substr(start, nl - start));
+    buf.erase(0, start);
+  }
+  if (fd != 0) ::close(fd);
+  Status s = engine.WaitIdle();
+  std::fflush(stdout);
+  if (!s.ok()) return Fail(s);
+  if (!broken.ok()) return Fail(broken);
+  std::fprintf(stderr, "imported %zu percepts, rejected %zu lines\n", acked, rejected);
+  return rejected ? 1 : 0;
+}
+
+void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("percept", "add, assign, process, drop, remove and list percepts");
+  cmd->require_subcommand(1);
+
+  struct Add {
+    std::string id, source, type, text, data, thread;
+    std::optional<double> intensity;
+    bool has_text = false;
+  };
+  auto add = std::make_shared<Add>();
+  auto* a = cmd->add_subcommand("add", "record a new percept");
+  a->add_option("--source", add->source, "where it came from (e.g. github)")->required();
+  a->add_option("--type", add->type, "what kind of thing it is (e.g. issues.opened)")->required();
+  a->add_option("--intensity", add->intensity, "0..1 (default 0.5)");
+  a->add_option("--text", add->text, "its text");
+  a->add_option("--data", add->data, "a JSON object of structured data");
+  a->add_option("--thread", add->thread, "assign it to this thread at once");
+  a->add_option("--id", add->id, "use this id instead of a generated one");
+  a->callback([&ctx, &rc, add, a] {
+    auto data = ObjectFlag(add->data, "--data");
+    if (!data.ok()) {
+      rc = Fail(data.status());
+      return;
+    }
+    json req = {{"source", add->source}, {"type", add->type}, {"data", *data}};
+    PutIf(req, "intensity", add->intensity);
+    if (a->count("--text")) req["text"] = add->text;
+    PutIf(req, "thread_id", add->thread);
+    PutIf(req, "id", add->id);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptAdd(req, e.next_seq()), "percept_id");
+    });
+  });
+
+  auto import_path = std::make_shared<std::string>("-");
+  auto* imp = cmd->add_subcommand(
+      "import", "add percepts from JSON lines of request objects; prints an ack line per durable percept");
+  imp->add_option("file", *import_path, "file to read, - for standard input")->capture_default_str();
+  imp->callback([&ctx, &rc, import_path] {
+    rc = WithWriter(ctx, [&](Engine& e) { return ImportPercepts(e, *import_path); });
+  });
+
+  struct Target {
+    std::string id, thread, reason;
+  };
+  auto t = std::make_shared<Target>();
+  auto* assign = cmd->add_subcommand("assign", "assign a percept to a thread");
+  assign->add_option("id", t->id, "percept id")->required();
+  assign->add_option("--thread", t->thread, "thread id")->required();
+  assign->callback([&ctx, &rc, t] {
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptAssign(t->id, {{"thread_id", t->thread}}),
+                             "percept_id");
+    });
+  });
+  auto* process = cmd->add_subcommand("process", "mark a percept processed");
+  process->add_option("id", t->id, "percept id")->required();
+  process->callback([&ctx, &rc, t] {
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptProcess(t->id), "percept_id");
+    });
+  });
+  auto* drop = cmd->add_subcommand("drop", "drop a percept (ignored, kept in the pool)");
+  drop->add_option("id", t->id, "percept id")->required();
+  drop->add_option("--reason", t->reason, "why");
+  drop->callback([&ctx, &rc, t] {
+    json req = json::object();
+    PutIf(req, "reason", t->reason);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptDrop(t->id, req), "percept_id");
+    });
+  });
+  auto* remove = cmd->add_subcommand("remove", "remove a percept from the pool (the log keeps it)");
+  remove->add_option("id", t->id, "percept id")->required();
+  remove->add_option("--reason", t->reason, "why");
+  remove->callback([&ctx, &rc, t] {
+    json req = json::object();
+    PutIf(req, "reason", t->reason);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptRemove(t->id, req), "percept_id");
+    });
+  });
+
+  struct List {
+    std::string thread, source, type, status, min_age, max_age;
+    size_t limit = 50;
+  };
+  auto l = std::make_shared<List>();
+  auto* list = cmd->add_subcommand("list", "query percepts, newest first");
+  list->add_option("--thread", l->thread, "assigned to this thread");
+  list->add_option("--source", l->source, "from this source");
+  list->add_option("--type", l->type, "of this type");
+  list->add_option("--status", l->status, "new, assigned, processed or dropped");
+  list->add_option("--min-age", l->min_age, "at least this old (e.g. 10m)");
+  list->add_option("--max-age", l->max_age, "at most this old (e.g. 1h)");
+  list->add_option("--limit", l->limit, "at most this many (0 = all)")->capture_default_str();
+  list->callback([&ctx, &rc, l] {
+    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
+      state::PerceptQuery q;
+      if (!l->thread.empty()) q.thread_id = l->thread;
+      if (!l->source.empty()) q.source = l->source;
+      if (!l->type.empty()) q.type = l->type;
+      if (!l->status.empty()) q.status = l->status;
+      for (auto [text, out] : {std::pair{&l->min_age, &q.min_age}, {&l->max_age, &q.max_age}}) {
+        if (text->empty()) continue;
+        auto d = ParseDuration(*text);
+        if (!d.ok()) return Fail(d.status());
+        *out = *d;
+      }
+      q.limit = l->limit;
+      auto percepts = e.projection().QueryPercepts(q, now);
+      if (!percepts.ok()) return Fail(percepts.status());
+      json out = json::array();
+      for (const json& p : *percepts) out.push_back(state::PerceptWithRecency(p, now, ctx.recency));
+      if (ctx.json) {
+        PrintJson(out);
+        return 0;
+      }
+      std::printf("%-12s %-9s %-12s %-18s %5s %5s %-10s %s\n", "ID", "STATUS", "SOURCE", "TYPE",
+                  "EFF", "AGE", "THREAD", "TEXT");
+      for (const json& p : out)
+        std::printf("%-12s %-9s %-12s %-18s %5.2f %5s %-10s %s\n", Str(p["id"]).c_str(),
+                    Str(p["status"]).c_str(), Short(Str(p["source"]), 12).c_str(),
+                    Short(Str(p["type"]), 18).c_str(), p["effective_intensity"].get<double>(),
+                    Age(p["age_ms"].get<TimeMs>()).c_str(), Str(p["thread_id"]).c_str(),
+                    Short(p.value("text", ""), 40).c_str());
+      return 0;
+    });
+  });
+}
+
+void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("thread", "create, update, list and delete threads");
+  cmd->require_subcommand(1);
+
+  struct Args {
+    std::string id, goal, status, state, reason, outcome;
+    std::optional<double> salience;
+    std::vector<std::string> percepts;
+  };
+  auto args = std::make_shared<Args>();
+  auto* create = cmd->add_subcommand("create", "start a thread of attention");
+  create->add_option("--goal", args->goal, "what the thread is for")->required();
+  create->add_option("--salience", args->salience, "0..1 (default 0.5)");
+  create->add_option("--state", args->state, "initial state: JSON {phase, context, next_step}");
+  create->add_option("--percept", args->percepts, "assign this percept (repeatable)");
+  create->add_option("--id", args->id, "use this id instead of a generated one");
+  create->callback([&ctx, &rc, args] {
+    auto st = ObjectFlag(args->state, "--state");
+    if (!st.ok()) {
+      rc = Fail(st.status());
+      return;
+    }
+    json req = {{"goal", args->goal}};
+    PutIf(req, "salience", args->salience);
+    if (!st->empty()) req["state"] = *st;
+    if (!args->percepts.empty()) req["percepts"] = args->percepts;
+    PutIf(req, "id", args->id);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildThreadCreate(req, e.next_seq()), "thread_id");
+    });
+  });
+
+  auto* update = cmd->add_subcommand("update", "change a thread's status, salience or state");
+  update->add_option("id", args->id, "thread id")->required();
+  update->add_option("--status", args->status, "active, paused, frozen or complete");
+  update->add_option("--salience", args->salience, "0..1");
+  update->add_option("--state", args->state, "JSON merge patch into {phase, context, next_step}");
+  update->add_option("--add-percept", args->percepts, "assign this percept (repeatable)");
+  update->add_option("--reason", args->reason, "why it is paused");
+  update->add_option("--outcome", args->outcome, "how it ended (with --status complete)");
+  update->callback([&ctx, &rc, args] {
+    auto st = ObjectFlag(args->state, "--state");
+    if (!st.ok()) {
+      rc = Fail(st.status());
+      return;
+    }
+    json req = json::object();
+    PutIf(req, "status", args->status);
+    PutIf(req, "salience", args->salience);
+    if (!args->state.empty()) req["state"] = *st;
+    if (!args->percepts.empty()) req["add_percepts"] = args->percepts;
+    PutIf(req, "reason", args->reason);
+    PutIf(req, "outcome", args->outcome);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildThreadUpdate(args->id, req), "thread_id");
+    });
+  });
+
+  auto* del = cmd->add_subcommand("delete", "delete a thread (the log keeps its history)");
+  del->add_option("id", args->id, "thread id")->required();
+  del->add_option("--reason", args->reason, "why");
+  del->callback([&ctx, &rc, args] {
+    json req = json::object();
+    PutIf(req, "reason", args->reason);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildThreadDelete(args->id, req), "thread_id");
+    });
+  });
+
+  auto list_status = std::make_shared<std::string>("active");
+  auto* list = cmd->add_subcommand("list", "threads by effective salience, highest first");
+  list->add_option("--status", *list_status, "active, paused, frozen, complete or all")
+      ->capture_default_str();
+  list->callback([&ctx, &rc, list_status] {
+    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
+      std::optional<std::string> status;
+      if (*list_status != "all") status = *list_status;
+      auto threads = e.projection().ListThreads(status);
+      if (!threads.ok()) return Fail(threads.status());
+      json out = json::array();
+      for (const json& t : *threads) {
+        auto unprocessed = e.projection().CountUnprocessed(t["id"].get<std::string>());
+        if (!unprocessed.ok()) return Fail(unprocessed.status());
+        out.push_back(state::ThreadWithRecency(t, *unprocessed, now, ctx.recency));
+      }
+      std::stable_sort(out.begin(), out.end(), [](const json& x, const json& y) {
+        return x["effective_salience"].get<double>() > y["effective_salience"].get<double>();
+      });
+      if (ctx.json) {
+        PrintJson(out);
+        return 0;
+      }
+      std::printf("%-12s %-9s %5s %5s %6s %5s %s\n", "ID", "STATUS", "SAL", "EFF", "UNPROC",
+                  "IDLE", "GOAL");
+      for (const json& t : out)
+        std::printf("%-12s %-9s %5.2f %5.2f %6zu %5s %s\n", Str(t["id"]).c_str(),
+                    Str(t["status"]).c_str(), t["salience"].get<double>(),
+                    t["effective_salience"].get<double>(), t["unprocessed"].get<size_t>(),
+                    Age(t["idle_ms"].get<TimeMs>()).c_str(), Short(Str(t["goal"]), 50).c_str());
+      return 0;
+    });
+  });
+}
+
+void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("arousal", "get or set the agent's arousal");
+  cmd->require_subcommand(1);
+  auto* get = cmd->add_subcommand("get", "level, factors and effective level");
+  get->callback([&ctx, &rc] {
+    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
+      auto arousal = e.projection().GetArousal();
+      if (!arousal.ok()) return Fail(arousal.status());
+      state::PerceptQuery q;
+      q.max_age = ctx.recency.arousal_window;
+      q.limit = 0;
+      auto recent = e.projection().QueryPercepts(q, now);
+      if (!recent.ok()) return Fail(recent.status());
+      json out = *arousal;
+      out["effective"] = state::EffectiveArousal(*arousal, *recent, now, ctx.recency);
+      if (ctx.json) {
+        PrintJson(out);
+        return 0;
+      }
+      std::printf("level %.2f  effective %.2f  factors %s\n", out["level"].get<double>(),
+                  out["effective"].get<double>(), out["factors"].dump().c_str());
+      return 0;
+    });
+  });
+
+  struct Set {
+    std::optional<double> level;
+    std::vector<std::string> factors;
+    std::string reason;
+  };
+  auto s = std::make_shared<Set>();
+  auto* set = cmd->add_subcommand("set", "set the level and/or factors");
+  set->add_option("--level", s->level, "0..1");
+  set->add_option("--factor", s->factors,
+                  "NAME=VALUE, VALUE a JSON scalar (true, 3, \"x\", null); repeatable");
+  set->add_option("--reason", s->reason, "why");
+  set->callback([&ctx, &rc, s] {
+    json req = json::object();
+    PutIf(req, "level", s->level);
+    PutIf(req, "reason", s->reason);
+    for (const std::string& f : s->factors) {
+      auto eq = f.find('=');
+      if (eq == std::string::npos) {
+        rc = Fail(Status::InvalidArgument("--factor \"" + f + "\": want NAME=VALUE"));
+        return;
+      }
+      std::string value = f.substr(eq + 1);
+      json v = json::parse(value, nullptr, false);
+      if (v.is_discarded()) v = value;  // a bare word is a string
+      req["factors"][f.substr(0, eq)] = v;
+    }
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
+    });
+  });
+}
+
+void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
+  auto* cmd = app.add_subcommand("action", "enqueue, list and prune outbox actions");
+  cmd->require_subcommand(1);
+  struct Args {
+    std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h";
+  };
+  auto args = std::make_shared<Args>();
+  auto* enqueue = cmd->add_subcommand("enqueue", "queue an action for an effector");
+  enqueue->add_option("--effector", args->effector, "effector name")->required();
+  enqueue->add_option("--type", args->type, "action type (e.g. comment)")->required();
+  enqueue->add_option("--payload", args->payload, "JSON payload");
+  enqueue->add_option("--key", args->key, "idempotency key (default: the action id)");
+  enqueue->add_option("--thread", args->thread, "the thread it belongs to");
+  enqueue->add_option("--percept", args->percept, "the percept that caused it");
+  enqueue->add_option("--id", args->id, "use this id instead of a generated one");
+  enqueue->callback([&ctx, &rc, args] {
+    json req = {{"effector", args->effector}, {"type", args->type}};
+    if (!args->payload.empty()) {
+      json p = json::parse(args->payload, nullptr, false);
+      if (p.is_discarded()) {
+        rc = Fail(Status::InvalidArgument("--payload: not valid JSON: " + args->payload));
+        return;
+      }
+      req["payload"] = p;
+    }
+    PutIf(req, "idempotency_key", args->key);
+    PutIf(req, "thread_id", args->thread);
+    PutIf(req, "percept_id", args->percept);
+    PutIf(req, "id", args->id);
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id");
+    });
+  });
+
+  auto* list = cmd->add_subcommand("list", "actions, oldest first");
+  list->add_option("--status", args->status, "pending, inflight, complete, failed or dead");
+  list->callback([&ctx, &rc, args] {
+    rc = WithReader(ctx, [&](Engine& e, TimeMs) {
+      std::optional<std::string> status;
+      if (!args->status.empty()) status = args->status;
+      auto actions = e.projection().ListActions(status);
+      if (!actions.ok()) return Fail(actions.status());
+      if (ctx.json) {
+        PrintJson(*actions);
+        return 0;
+      }
+      std::printf("%-12s %-9s %-12s %-16s %4s %s\n", "ID", "STATUS", "EFFECTOR", "TYPE", "TRY",
+                  "LAST ERROR");
+      for (const json& a : *actions)
+        std::printf("%-12s %-9s %-12s %-16s %4s %s\n", Str(a["id"]).c_str(),
+                    Str(a["status"]).c_str(), Short(Str(a["effector"]), 12).c_str(),
+                    Short(Str(a["type"]), 16).c_str(), Str(a["attempts"]).c_str(),
+                    Short(Str(a["last_error"]), 40).c_str());
+      return 0;
+    });
+  });
+
+  auto* prune = cmd->add_subcommand("prune", "remove complete and dead actions from the pool");
+  prune->add_option("--older-than", args->older_than, "last updated at least this long ago")
+      ->capture_default_str();
+  prune->callback([&ctx, &rc, args] {
+    auto retention = ParseDuration(args->older_than);
+    if (!retention.ok()) {
+      rc = Fail(retention.status());
+      return;
+    }
+    auto now = ctx.Now();
+    if (!now.ok()) {
+      rc = Fail(now.status());
+      return;
+    }
+    rc = WithWriter(ctx, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");
+    });
+  });
+}
+
+}  // namespace
+
+void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc) {
+  AddPercept(app, ctx, rc);
+  AddThread(app, ctx, rc);
+  AddArousal(app, ctx, rc);
+  AddAction(app, ctx, rc);
+}
+
+}  // namespace limbic::runtime

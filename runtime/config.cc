@@ -1,0 +1,227 @@
+#include "runtime/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+
+// Walks one object of the config, remembering the first error with its path.
+class Section {
+ public:
+  Section(const json& obj, std::string path, Status* status)
+      : obj_(obj), path_(std::move(path)), status_(status) {
+    if (!obj_.is_object()) Fail(path_.empty() ? "config" : path_, "must be an object");
+  }
+
+  // Call after reading every key: any key not read is unknown.
+  void RejectUnknown() {
+    if (!obj_.is_object()) return;
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!seen_.count(it.key()))
+        Fail(Path(it.key()), "unknown key (see docs/config.md)");
+  }
+
+  const json* Get(const std::string& key) {
+    seen_.insert(key);
+    if (!obj_.is_object()) return nullptr;
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
+
+  void String(const std::string& key, std::string* out) {
+    if (const json* v = Get(key)) {
+      if (v->is_string()) *out = v->get<std::string>();
+      else Fail(Path(key), "must be a string, got " + v->dump());
+    }
+  }
+
+  template <typename Int>
+  void Integer(const std::string& key, Int* out, int64_t lo, int64_t hi) {
+    if (const json* v = Get(key)) {
+      if (v->is_number_integer() && v->get<int64_t>() >= lo && v->get<int64_t>() <= hi)
+        *out = static_cast<Int>(v->get<int64_t>());
+      else
+        Fail(Path(key), "must be an integer in [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "], got " + v->dump());
+    }
+  }
+
+  void Number(const std::string& key, double* out, double lo, double hi) {
+    if (const json* v = Get(key)) {
+      if (v->is_number() && v->get<double>() >= lo && v->get<double>() <= hi)
+        *out = v->get<double>();
+      else
+        Fail(Path(key), "must be a number in [" + Trim(lo) + ", " + Trim(hi) + "], got " + v->dump());
+    }
+  }
+
+  // "30s", "5m", ... or a number of milliseconds.
+  void Duration(const std::string& key, TimeMs* out, TimeMs min = 0) {
+    if (const json* v = Get(key)) {
+      Result<TimeMs> d = v->is_number_integer()
+                             ? Result<TimeMs>(v->get<TimeMs>())
+                             : v->is_string() ? ParseDuration(v->get<std::string>())
+                                              : Result<TimeMs>(Status::InvalidArgument(
+                                                    "must be a duration such as \"30s\""));
+      if (!d.ok()) Fail(Path(key), d.status().message());
+      else if (*d < min) Fail(Path(key), "must be at least " + std::to_string(min) + " ms");
+      else *out = *d;
+    }
+  }
+
+  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  void Fail(const std::string& path, const std::string& why) {
+    if (status_->ok()) *status_ = Status::InvalidArgument(path + ": " + why);
+  }
+
+ private:
+  static std::string Trim(double d) {
+    std::ostringstream os;
+    os << d;
+    return os.str();
+  }
+
+  const json& obj_;
+  std::string path_;
+  Status* status_;
+  std::set<std::string> seen_;
+};
+
+// Named entries (sensors, effectors): an object of objects with a "kind".
+void Entries(Section& parent, const std::string& key, json* out) {
+  const json* v = parent.Get(key);
+  if (!v) return;
+  if (!v->is_object()) return parent.Fail(parent.Path(key), "must be an object of named entries");
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    std::string path = parent.Path(key) + "." + it.key();
+    if (!state::IsValidId(it.key()))
+      return parent.Fail(path, "names must be 1-128 characters of [A-Za-z0-9._:-]");
+    if (!it->is_object() || !it->contains("kind") || !(*it)["kind"].is_string())
+      return parent.Fail(path, "must be an object with a string \"kind\"");
+  }
+  *out = *v;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+Result<json> ParseJsonText(const std::string& text, const std::string& where) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Status::InvalidArgument(where + ": not valid JSON: " + e.what());
+  }
+  return doc;
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
+  Config c;
+  Status status;
+  Section root(doc, "", &status);
+  root.String("state_dir", &c.state_dir);
+
+  if (const json* v = root.Get("durability")) {
+    Section d(*v, "durability", &status);
+    std::string mode = "fsync";
+    d.String("mode", &mode);
+    auto parsed = state::ParseDurability(mode);
+    if (!parsed.ok()) d.Fail("durability.mode", "must be fsync, interval or none, got \"" + mode + "\"");
+    else c.durability = *parsed;
+    d.Integer("interval_ms", &c.interval_ms, 1, 60000);
+    d.Integer("segment_bytes", &c.segment_bytes, 4096, int64_t{1} << 40);
+    d.RejectUnknown();
+  }
+  if (const json* v = root.Get("api")) {
+    Section a(*v, "api", &status);
+    a.String("address", &c.api_address);
+    a.Integer("port", &c.api_port, 0, 65535);
+    a.String("token", &c.api_token);
+    a.Integer("body_limit", &c.body_limit, 1024, int64_t{1} << 30);
+    a.RejectUnknown();
+  }
+  if (const json* v = root.Get("recency")) {
+    Section r(*v, "recency", &status);
+    r.Duration("percept_half_life", &c.recency.percept_half_life, 1);
+    r.Duration("thread_half_life", &c.recency.thread_half_life, 1);
+    r.Duration("arousal_window", &c.recency.arousal_window, 1);
+    r.RejectUnknown();
+  }
+  if (const json* v = root.Get("attention")) {
+    Section a(*v, "attention", &status);
+    a.Number("percept_threshold", &c.attention_threshold, 0, 1);
+    a.Integer("limit", &c.attention_limit, 1, 10000);
+    a.RejectUnknown();
+  }
+  if (const json* v = root.Get("outbox")) {
+    Section o(*v, "outbox", &status);
+    o.Integer("max_attempts", &c.outbox.max_attempts, 1, 1000);
+    o.Duration("backoff", &c.outbox.backoff, 1);
+    o.Duration("max_backoff", &c.outbox.max_backoff, 1);
+    o.Number("jitter", &c.outbox.jitter, 0, 1);
+    o.Duration("retention", &c.outbox.retention);
+    o.Duration("shutdown_grace", &c.outbox.shutdown_grace);
+    o.RejectUnknown();
+  }
+  root.String("reflexes", &c.reflexes_file);
+  Entries(root, "sensors", &c.sensors);
+  Entries(root, "effectors", &c.effectors);
+  root.RejectUnknown();
+  if (!status.ok()) return status;
+
+  if (!c.reflexes_file.empty()) {
+    std::filesystem::path p(c.reflexes_file);
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    c.reflexes_file = p.lexically_normal().string();
+    auto text = ReadFile(c.reflexes_file);
+    if (!text.ok()) return text.status().WithContext("reflexes");
+    auto rules = ParseJsonText(*text, c.reflexes_file);
+    if (!rules.ok()) return rules.status();
+    c.reflexes = *rules;
+  }
+  return c;
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto doc = ParseJsonText(*text, path);
+  if (!doc.ok()) return doc.status();
+  std::string base = std::filesystem::path(path).parent_path().string();
+  auto config = ParseConfig(*doc, base);
+  if (!config.ok()) return config.status().WithContext(path);
+  config->source = path;
+  return config;
+}
+
+Result<Config> DefaultConfig() {
+  auto doc = ParseJsonText(kDefaultConfigJson, "embedded config/limbic.json");
+  if (!doc.ok()) return doc.status();
+  json copy = *doc;
+  copy.erase("reflexes");  // the embedded rules stand in for the file
+  auto config = ParseConfig(copy, "");
+  if (!config.ok()) return config.status().WithContext("embedded config/limbic.json");
+  auto rules = ParseJsonText(kDefaultReflexesJson, "embedded config/reflexes.json");
+  if (!rules.ok()) return rules.status();
+  config->reflexes = *rules;
+  config->reflexes_file = "<embedded config/reflexes.json>";
+  config->source = "<embedded default>";
+  return config;
+}
+
+}  // namespace limbic::runtime

@@ -1,0 +1,71 @@
+// The runtime's configuration: config/limbic.json, documented key by key in
+// docs/config.md.
+//
+// `limbic run` without --config uses the default config compiled into the
+// binary (config/limbic.json and config/reflexes.json at build time), so
+// `make run` works with nothing else installed.
+//
+// Parsing is strict: every problem is reported with the JSON path of the key
+// and why ("api.port: must be an integer in [0, 65535], got \"x\""), and
+// unknown keys are errors too, since a typo would otherwise silently fall
+// back to a default. Sensor and effector entries are kept as JSON here and
+// validated by their own factories, which name their keys the same way.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "state/event_log.h"
+#include "state/recency.h"
+#include "state/status.h"
+#include "state/time.h"
+
+namespace limbic::runtime {
+
+struct OutboxConfig {
+  int max_attempts = 5;
+  TimeMs backoff = 1000;            // first retry delay
+  TimeMs max_backoff = 5 * 60000;   // cap
+  double jitter = 0.2;              // +-20%
+  TimeMs retention = 24 * 3600000;  // complete/dead actions pruned after this
+  TimeMs shutdown_grace = 5000;     // in-flight deliveries may finish within this on stop
+};
+
+struct Config {
+  std::string source;  // file path, or "<embedded default>"
+  std::string state_dir = "./limbic-data";
+  state::Durability durability = state::Durability::kFsync;
+  int interval_ms = 100;
+  uint64_t segment_bytes = 64ull << 20;
+
+  std::string api_address = "127.0.0.1";
+  uint16_t api_port = 7077;
+  std::string api_token;  // required when api_address is not loopback
+  size_t body_limit = 1 << 20;
+
+  state::RecencyParams recency;
+  double attention_threshold = 0.2;  // unassigned percepts at or above this effective intensity
+  size_t attention_limit = 20;
+
+  OutboxConfig outbox;
+
+  // Reflex rules: {"reflexes": [...]}, loaded from `reflexes_file` (relative
+  // to the config file) or, for the embedded config, the embedded rules.
+  std::string reflexes_file;
+  nlohmann::json reflexes = nlohmann::json::object();
+
+  nlohmann::json sensors = nlohmann::json::object();    // name -> {kind, ...}
+  nlohmann::json effectors = nlohmann::json::object();  // name -> {kind, ...}
+};
+
+// Parses a config document. `base_dir` resolves relative paths (the config
+// file's directory). Every error names the JSON path.
+Result<Config> ParseConfig(const nlohmann::json& doc, const std::string& base_dir);
+// Reads and parses a config file, and its reflexes file.
+Result<Config> LoadConfigFile(const std::string& path);
+// The config compiled into the binary (config/limbic.json + config/reflexes.json).
+Result<Config> DefaultConfig();
+
+}  // namespace limbic::runtime

@@ -1,0 +1,124 @@
+#include "runtime/event_hub.h"
+
+#include <algorithm>
+
+#include "state/event_log.h"
+
+namespace limbic::runtime {
+
+struct EventHub::Waiter {
+  uint64_t after;
+  std::function<void()> ready;
+  std::unique_ptr<boost::asio::steady_timer> timer;
+  void Fire() {
+    if (!ready) return;
+    auto cb = std::move(ready);
+    ready = nullptr;
+    if (timer) timer->cancel();
+    cb();
+  }
+};
+
+EventHub::EventHub(boost::asio::io_context& ioc, std::string events_dir, size_t capacity)
+    : ioc_(ioc), events_dir_(std::move(events_dir)), capacity_(std::max<size_t>(capacity, 1)) {}
+
+EventHub::~EventHub() { Close(); }
+
+bool EventHub::Wanted(const Types& types, state::EventType type) {
+  return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
+}
+
+void EventHub::Publish(std::span<const state::Event> events) {
+  for (const state::Event& e : events) {
+    ring_.push_back(Item{e.seq, e.type, state::EncodeEvent(e)});
+    if (ring_.size() > capacity_) ring_.pop_front();
+    last_seq_ = e.seq;
+    const Item& item = ring_.back();
+    for (auto it = subscribers_.begin(); it != subscribers_.end();) {
+      if (Wanted(it->types, item.type) && !it->sink(item)) it = subscribers_.erase(it);
+      else ++it;
+    }
+  }
+  // Wake long-pollers whose `after` is now behind.
+  std::vector<std::shared_ptr<Waiter>> ready;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if ((*it)->after < last_seq_) {
+      ready.push_back(*it);
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& w : ready) w->Fire();
+}
+
+Result<std::vector<EventHub::Item>> EventHub::Read(uint64_t after, size_t limit,
+                                                   const Types& types) const {
+  std::vector<Item> out;
+  if (limit == 0 || after >= last_seq_) return out;
+  uint64_t ring_first = ring_.empty() ? last_seq_ + 1 : ring_.front().seq;
+  if (after + 1 < ring_first) {
+    // Older than the ring: read the log on disk (segments before `after`
+    // are skipped by name, so this costs one segment scan at most).
+    state::LogReader::Options options;
+    options.from_seq = after + 1;
+    auto reader = state::LogReader::Open(events_dir_, options);
+    if (!reader.ok()) return reader.status();
+    state::Event e;
+    while (out.size() < limit) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) return more.status();
+      if (!*more || e.seq >= ring_first) break;
+      if (e.seq > after && Wanted(types, e.type))
+        out.push_back(Item{e.seq, e.type, std::string((*reader)->raw_line())});
+    }
+  }
+  for (auto it = std::lower_bound(ring_.begin(), ring_.end(), after + 1,
+                                  [](const Item& i, uint64_t s) { return i.seq < s; });
+       it != ring_.end() && out.size() < limit; ++it)
+    if (Wanted(types, it->type)) out.push_back(*it);
+  return out;
+}
+
+void EventHub::Wait(uint64_t after, int64_t timeout_ms, std::function<void()> ready) {
+  if (after < last_seq_ || timeout_ms <= 0) return ready();
+  auto w = std::make_shared<Waiter>();
+  w->after = after;
+  w->ready = std::move(ready);
+  w->timer = std::make_unique<boost::asio::steady_timer>(ioc_);
+  w->timer->expires_after(std::chrono::milliseconds(timeout_ms));
+  waiters_.push_back(w);
+  std::weak_ptr<Waiter> weak = w;
+  w->timer->async_wait([this, weak](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: already fired
+    auto w = weak.lock();
+    if (!w) return;
+    waiters_.remove(w);
+    w->Fire();
+  });
+}
+
+Status EventHub::Subscribe(uint64_t after, const Types& types, Sink sink) {
+  // Backlog first, in chunks, then live; all on this thread, so no gap.
+  uint64_t cursor = after;
+  while (cursor < last_seq_) {
+    auto chunk = Read(cursor, 4096, {});
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->empty()) break;
+    for (const Item& item : *chunk) {
+      cursor = item.seq;
+      if (Wanted(types, item.type) && !sink(item)) return Status::OK();
+    }
+  }
+  subscribers_.push_back(Subscriber{types, std::move(sink)});
+  return Status::OK();
+}
+
+void EventHub::Close() {
+  auto waiters = std::move(waiters_);
+  waiters_.clear();
+  for (auto& w : waiters) w->Fire();
+  subscribers_.clear();
+}
+
+}  // namespace limbic::runtime

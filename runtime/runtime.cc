@@ -1,0 +1,363 @@
+#include "runtime/runtime.h"
+
+#include <boost/asio/post.hpp>
+
+#include "effectors/effector.h"
+#include "runtime/api.h"
+#include "state/commands.h"
+#include "state/recency.h"
+
+namespace limbic::runtime {
+
+using nlohmann::json;
+using state::Event;
+using state::EventType;
+
+Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
+    : config_(std::move(config)),
+      log_(std::move(log)),
+      signals_(ioc_, SIGINT, SIGTERM),
+      prune_timer_(ioc_) {}
+
+Runtime::~Runtime() {
+  // Order matters: users of the engine go first, the engine last.
+  http_.reset();
+  api_.reset();
+  sensors_.clear();
+  outbox_.reset();
+  effectors_.clear();
+  hub_.reset();
+  engine_.reset();
+}
+
+sensors::Sensor* Runtime::sensor(const std::string& name) {
+  auto it = sensors_.find(name);
+  return it == sensors_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> Runtime::effector_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, slot] : effectors_) names.push_back(name);
+  return names;
+}
+
+Status Runtime::Open() {
+  if (!IsLoopbackAddress(config_.api_address) && config_.api_token.empty())
+    return Status::InvalidArgument("api.address " + config_.api_address +
+                                   " is not loopback: set api.token to serve it");
+  state::EngineOptions eo;
+  eo.state_dir = config_.state_dir;
+  eo.durability = config_.durability;
+  eo.interval_ms = config_.interval_ms;
+  eo.segment_bytes = config_.segment_bytes;
+  eo.logger = log_;
+  eo.post = [this](std::function<void()> task) { boost::asio::post(ioc_, std::move(task)); };
+  state::EngineRecovery recovery;
+  auto engine = state::Engine::Open(eo, &recovery);
+  if (!engine.ok()) return engine.status();
+  engine_ = std::move(engine).value();
+  if (recovery.log.truncated_bytes > 0)
+    log_->warn("recovery: truncated a torn final line ({} bytes) in {} at offset {}",
+               recovery.log.truncated_bytes, recovery.log.truncated_file,
+               recovery.log.truncated_offset);
+  if (recovery.reapplied > 0)
+    log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
+               recovery.applied_seq_at_open);
+
+  DeclareMetrics();
+  hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
+  hub_->set_last_seq(engine_->applied_seq());
+  LIMBIC_RETURN_IF_ERROR(OpenEffectors());
+  outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
+  LIMBIC_RETURN_IF_ERROR(LoadReflexes());
+  engine_->AddListener([this](std::span<const Event> events) { OnApplied(events); });
+  LIMBIC_RETURN_IF_ERROR(outbox_->Start());
+  LIMBIC_RETURN_IF_ERROR(OpenSensors());
+
+  api_ = std::make_unique<Api>(*this, log_);
+  HttpServerOptions ho;
+  ho.address = config_.api_address;
+  ho.port = config_.api_port;
+  ho.body_limit = config_.body_limit;
+  ho.bearer_token = config_.api_token;
+  auto http = HttpServer::Start(ioc_, ho, api_->MakeRouter(), log_);
+  if (!http.ok()) return http.status();
+  http_ = std::move(http).value();
+  SchedulePrune();
+  return Status::OK();
+}
+
+Status Runtime::OpenEffectors() {
+  for (auto it = config_.effectors.begin(); it != config_.effectors.end(); ++it) {
+    auto limits = effectors::ParseLimits(it.value());
+    if (!limits.ok()) return limits.status().WithContext("effectors." + it.key());
+    auto effector = effectors::MakeEffector(it.key(), it.value(), ioc_, log_);
+    if (!effector.ok()) return effector.status();
+    effectors_.emplace(it.key(), Outbox::EffectorSlot{std::move(effector).value(), *limits});
+  }
+  return Status::OK();
+}
+
+Status Runtime::LoadReflexes() {
+  reflexes::RuleContext ctx;
+  for (const auto& [name, slot] : effectors_) ctx.effectors.insert(name);
+  // Rules in the pool (put through the API, or earlier from the file).
+  Status s = engine_->projection().ForEach(state::Pool::kReflexes, [&](std::string_view id,
+                                                                      const json& rec) {
+    auto rule = reflexes::ParseRule(rec["rule"], ctx);
+    if (!rule.ok()) {
+      log_->warn("reflex {} in the pool no longer loads ({}); it stays disabled",
+                 std::string(id), rule.status().message());
+      return true;
+    }
+    rule->enabled = rec.value("enabled", true);
+    (void)reflexes_.Put(std::move(rule).value());
+    if (rec["last_fired_at"].is_string()) {
+      auto t = ParseTime(rec["last_fired_at"].get<std::string>());
+      if (t.ok()) reflexes_.RestoreHistory(std::string(id), *t);
+    }
+    return true;
+  });
+  LIMBIC_RETURN_IF_ERROR(s);
+  // Rules from the file: put them (as events) when new or changed.
+  if (config_.reflexes.is_object() && !config_.reflexes.empty()) {
+    auto rules = reflexes::ParseRuleFile(config_.reflexes, ctx);
+    if (!rules.ok()) return rules.status().WithContext(config_.reflexes_file);
+    std::vector<Event> puts;
+    for (const reflexes::Rule& rule : *rules) {
+      auto existing = engine_->projection().Get(state::Pool::kReflexes, rule.id);
+      if (!existing.ok()) return existing.status();
+      if (existing->has_value() && (**existing)["rule"] == rule.source_json) continue;
+      puts.push_back(Event{0, 0, EventType::kReflexPut,
+                           {{"reflex_id", rule.id}, {"rule", rule.source_json}}});
+      (void)reflexes_.Put(rule);
+    }
+    if (!puts.empty()) {
+      log_->info("reflexes: {} rules from {} are new or changed", puts.size(),
+                 config_.reflexes_file);
+      LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(puts), nullptr));
+    }
+  }
+  return Status::OK();
+}
+
+Status Runtime::OpenSensors() {
+  for (auto it = config_.sensors.begin(); it != config_.sensors.end(); ++it) {
+    std::string name = it.key();
+    auto sink = [this, name](json request) -> Status {
+      if (stopping_) return Status::Unavailable("shutting down");
+      auto events = state::BuildPerceptAdd(request, engine_->next_seq());
+      if (!events.ok()) return events.status();
+      return engine_->Submit(std::move(events).value(), nullptr);
+    };
+    auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
+    if (!sensor.ok()) return sensor.status();
+    sensors_.emplace(name, std::move(sensor).value());
+  }
+  for (auto& [name, sensor] : sensors_) {
+    Status s = sensor->Start();
+    if (!s.ok()) return s.WithContext("sensor " + name);
+  }
+  return Status::OK();
+}
+
+void Runtime::OnApplied(std::span<const Event> events) {
+  hub_->Publish(events);
+  metrics_.Add("limbic_events_applied_total", "", static_cast<double>(events.size()));
+  metrics_.Observe("limbic_group_events", "", static_cast<double>(events.size()));
+  std::vector<std::string> arrived;
+  for (const Event& e : events) {
+    switch (e.type) {
+      case EventType::kPerceptArrived:
+        arrived.push_back(e.Str("percept_id"));
+        break;
+      case EventType::kArousalSet:
+      case EventType::kArousalFactorSet:
+        arousal_cache_at_ = -1;
+        break;
+      case EventType::kReflexPut: {
+        reflexes::RuleContext ctx;
+        for (const auto& [name, slot] : effectors_) ctx.effectors.insert(name);
+        auto rule = reflexes::ParseRule(e.fields["rule"], ctx);
+        if (rule.ok()) (void)reflexes_.Put(std::move(rule).value());
+        break;
+      }
+      case EventType::kReflexDeleted:
+        reflexes_.Remove(e.Str("reflex_id"));
+        break;
+      case EventType::kReflexEnabled:
+        (void)reflexes_.SetEnabled(e.Str("reflex_id"), e.fields.value("enabled", true));
+        break;
+      case EventType::kReflexFired:
+        reflexes_.RecordFire(e.Str("reflex_id"), e.ts);
+        metrics_.Add("limbic_reflex_fires_total", "reflex=\"" + e.Str("reflex_id") + "\"");
+        break;
+      default:
+        break;
+    }
+  }
+  if (!stopping_)
+    for (const std::string& id : arrived) FireReflexes(id);
+  outbox_->OnEvents(events);
+}
+
+double Runtime::EffectiveArousal() {
+  TimeMs now = engine_->clock().Now();
+  if (arousal_cache_at_ >= 0 && now - arousal_cache_at_ < 250) return arousal_cache_;
+  auto arousal = engine_->projection().GetArousal();
+  state::PerceptQuery q;
+  q.max_age = config_.recency.arousal_window;
+  q.limit = 1000;  // the most recent 1000 dominate the product anyway
+  auto recent = engine_->projection().QueryPercepts(q, now);
+  if (!arousal.ok() || !recent.ok()) return arousal_cache_;
+  arousal_cache_ = state::EffectiveArousal(*arousal, *recent, now, config_.recency);
+  arousal_cache_at_ = now;
+  return arousal_cache_;
+}
+
+void Runtime::FireReflexes(const std::string& percept_id) {
+  if (reflexes_.empty()) return;
+  auto percept = engine_->pending_view().Get(state::Pool::kPercepts, percept_id);
+  if (!percept.ok() || !percept->has_value()) return;
+  TimeMs now = engine_->clock().Now();
+  auto matches = reflexes_.MatchPercept(**percept, EffectiveArousal(), now);
+  if (matches.empty()) return;
+  auto arousal = engine_->projection().GetArousal();
+  json arousal_record = arousal.ok() ? *arousal : state::DefaultArousal();
+  for (const auto& match : matches) {
+    auto planned = reflexes_.Plan(match, **percept, arousal_record, engine_->next_seq());
+    if (!planned.ok()) {
+      log_->warn("reflex {} on percept {}: {}", match.rule->id, percept_id,
+                 planned.status().message());
+      continue;
+    }
+    Status s = engine_->Submit(std::move(planned).value(), nullptr);
+    if (!s.ok()) {
+      log_->warn("reflex {} on percept {} not fired: {}", match.rule->id, percept_id, s.message());
+      continue;
+    }
+    // Count the firing now so cooldowns hold for the rest of this group.
+    reflexes_.RecordFire(match.rule->id, now);
+    // A later rule sees the effects of an earlier one (e.g. a dropped percept).
+    percept = engine_->pending_view().Get(state::Pool::kPercepts, percept_id);
+    if (!percept.ok() || !percept->has_value()) return;
+  }
+}
+
+void Runtime::SchedulePrune() {
+  TimeMs every = std::clamp<TimeMs>(config_.outbox.retention / 10, 1000, 600000);
+  prune_timer_.expires_after(std::chrono::milliseconds(every));
+  prune_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    auto events = state::BuildActionsPrune(engine_->projection(), config_.outbox.retention,
+                                           engine_->clock().Now());
+    if (events.ok() && !events->empty()) {
+      Status s = engine_->Submit(std::move(events).value(), nullptr);
+      if (!s.ok()) log_->warn("outbox: pruning failed: {}", s.message());
+    }
+    SchedulePrune();
+  });
+}
+
+void Runtime::DeclareMetrics() {
+  using T = Metrics::Type;
+  metrics_.Declare("limbic_events_applied_total", T::kCounter, "events durable and applied");
+  metrics_.Declare("limbic_group_events", T::kHistogram, "events per commit group",
+                   {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096});
+  metrics_.Declare("limbic_fsync_seconds", T::kHistogram, "events log fdatasync latency",
+                   {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});
+  metrics_.Declare("limbic_pool_records", T::kGauge, "records per pool");
+  metrics_.Declare("limbic_outbox_actions", T::kGauge, "outbox actions by status");
+  metrics_.Declare("limbic_reflex_fires_total", T::kCounter, "reflex firings by rule");
+  metrics_.Declare("limbic_reflex_rules", T::kGauge, "reflex rules loaded");
+  metrics_.Declare("limbic_sensor_percepts_total", T::kCounter, "percepts received by sensor");
+  metrics_.Declare("limbic_sensor_dropped_total", T::kCounter,
+                   "percepts dropped by a full sensor queue");
+  metrics_.Declare("limbic_sensor_rejected_total", T::kCounter, "sensor input rejected as invalid");
+  metrics_.Declare("limbic_applied_seq", T::kGauge, "last applied event seq");
+  metrics_.AddCollector([this](Metrics& m) {
+    for (state::Pool pool : state::kAllPools) {
+      auto n = engine_->projection().Count(pool);
+      if (n.ok())
+        m.Set("limbic_pool_records", "pool=\"" + std::string(state::PoolName(pool)) + "\"",
+              static_cast<double>(*n));
+    }
+    for (const char* status : {"pending", "inflight", "complete", "failed", "dead"}) {
+      auto actions = engine_->projection().ListActions(std::string(status));
+      if (actions.ok())
+        m.Set("limbic_outbox_actions", std::string("status=\"") + status + "\"",
+              static_cast<double>(actions->size()));
+    }
+    m.Set("limbic_reflex_rules", "", static_cast<double>(reflexes_.List().size()));
+    m.Set("limbic_applied_seq", "", static_cast<double>(engine_->applied_seq()));
+    for (const auto& [name, sensor] : sensors_) {
+      auto st = sensor->stats();
+      std::string l = "sensor=\"" + name + "\"";
+      m.Set("limbic_sensor_percepts_total", l, static_cast<double>(st.received));
+      m.Set("limbic_sensor_dropped_total", l, static_cast<double>(st.dropped));
+      m.Set("limbic_sensor_rejected_total", l, static_cast<double>(st.rejected));
+    }
+  });
+}
+
+void Runtime::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  log_->info("stopping: no new intake; finishing in-flight work");
+  ShutdownStep(0);
+}
+
+// Each step runs when the previous one is done.
+void Runtime::ShutdownStep(int step) {
+  switch (step) {
+    case 0:  // stop intake
+      if (http_) http_->StopAccepting();
+      for (auto& [name, sensor] : sensors_) sensor->Stop();
+      prune_timer_.cancel();
+      outbox_->Stop(config_.outbox.shutdown_grace, [this] { ShutdownStep(1); });
+      return;
+    case 1:  // finish in-flight requests
+      hub_->Close();
+      if (!http_) return ShutdownStep(2);
+      http_->Shutdown(2000, [this] { ShutdownStep(2); });
+      return;
+    case 2: {  // flush and close
+      Status s = engine_->Flush();
+      if (!s.ok()) {
+        log_->error("flushing the events log: {}", s.ToString());
+        exit_code_ = 1;
+      }
+      signals_.cancel();
+      log_->info("stopped at seq {}", engine_->applied_seq());
+      ioc_.stop();
+      return;
+    }
+  }
+}
+
+int Runtime::Run() {
+  Status s = Open();
+  if (!s.ok()) {
+    log_->error("cannot start: {}", s.message());
+    std::fprintf(stderr, "limbic: error: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::string sensors, effectors;
+  for (const auto& [name, sensor] : sensors_)
+    sensors += (sensors.empty() ? "" : ", ") + name + " (" + sensor->kind() + ")";
+  for (auto it = config_.effectors.begin(); it != config_.effectors.end(); ++it)
+    effectors += (effectors.empty() ? "" : ", ") + it.key() + " (" +
+                 it.value()["kind"].get<std::string>() + ")";
+  log_->info("limbic {} running: state {}, api http://{}:{}, sensors [{}], effectors [{}], {} reflex rules, seq {}",
+             LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(), sensors,
+             effectors, reflexes_.List().size(), engine_->applied_seq());
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log_->info("signal {} received", sig);
+    Stop();
+  });
+  ioc_.run();
+  return exit_code_;
+}
+
+}  // namespace limbic::runtime

@@ -1,0 +1,96 @@
+// Runtime: `limbic run`, the agent's core loop.
+//
+// One boost::asio::io_context, run by the thread that calls Run(), owns all
+// runtime state: the Engine (state), the reflex engine, the outbox, the
+// sensors' sinks, the HTTP API and the event hub. No mutex guards any of it.
+// Blocking work lives elsewhere and comes back with `post`: the log's writer
+// thread (group commit + fdatasync), sensor reader threads, subprocess
+// reapers, effector helper threads.
+//
+// An applied group of events flows to, in order:
+//   the event hub (SSE, long-poll) -> reflexes (on percept_arrived, a firing
+//   is one more batch of events) -> the outbox (on action_enqueued) -> metrics.
+//
+// Shutdown (SIGINT/SIGTERM): stop accepting HTTP connections and stop the
+// sensors (no new intake); let in-flight deliveries finish within
+// outbox.shutdown_grace; let in-flight HTTP requests finish; flush the log and
+// apply what is pending; close; exit 0.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <map>
+#include <memory>
+#include <spdlog/logger.h>
+#include <string>
+
+#include "reflexes/engine.h"
+#include "runtime/config.h"
+#include "runtime/event_hub.h"
+#include "runtime/http_server.h"
+#include "runtime/metrics.h"
+#include "runtime/outbox.h"
+#include "sensors/sensor.h"
+#include "state/engine.h"
+
+namespace limbic::runtime {
+
+class Api;
+
+class Runtime {
+ public:
+  Runtime(Config config, std::shared_ptr<spdlog::logger> log);
+  ~Runtime();
+
+  // Opens everything, runs the loop until a stop signal (or Stop()), shuts
+  // down gracefully. Returns the process exit code (0 after a clean stop).
+  int Run();
+  // Starts the graceful shutdown; safe from the io thread.
+  void Stop();
+
+  // For the API and tests (io thread only).
+  state::Engine& engine() { return *engine_; }
+  const Config& config() const { return config_; }
+  reflexes::ReflexEngine& reflexes() { return reflexes_; }
+  EventHub& hub() { return *hub_; }
+  Metrics& metrics() { return metrics_; }
+  sensors::Sensor* sensor(const std::string& name);
+  bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
+  std::vector<std::string> effector_names() const;
+  boost::asio::io_context& ioc() { return ioc_; }
+  // Effective arousal now (cached briefly: it scans recent percepts).
+  double EffectiveArousal();
+
+ private:
+  Status Open();
+  Status OpenEffectors();
+  Status LoadReflexes();
+  Status OpenSensors();
+  void OnApplied(std::span<const state::Event> events);
+  void FireReflexes(const std::string& percept_id);
+  void SchedulePrune();
+  void DeclareMetrics();
+  void ShutdownStep(int step);
+
+  Config config_;
+  std::shared_ptr<spdlog::logger> log_;
+  boost::asio::io_context ioc_;
+  boost::asio::signal_set signals_;
+  std::unique_ptr<state::Engine> engine_;
+  Metrics metrics_;
+  std::unique_ptr<EventHub> hub_;
+  std::map<std::string, Outbox::EffectorSlot> effectors_;
+  std::unique_ptr<Outbox> outbox_;
+  reflexes::ReflexEngine reflexes_;
+  std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<HttpServer> http_;
+  boost::asio::steady_timer prune_timer_;
+  bool stopping_ = false;
+  int exit_code_ = 0;
+  double arousal_cache_ = 0;
+  TimeMs arousal_cache_at_ = -1;
+};
+
+}  // namespace limbic::runtime

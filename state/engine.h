@@ -1,0 +1,164 @@
+// Engine: a state dir opened for use. It owns the lock, the events log and
+// the projections, recovers on open, and is the one write path:
+//
+//   Submit(events, done)
+//     1. validate: schema (ValidateEventFields) and state (Reduce onto the
+//        pending overlay = applied state + everything queued but not yet
+//        applied); on error nothing is queued and the error is returned
+//     2. assign seq and ts, queue the batch for the log
+//   [log writer thread] 3. group commit: write + fdatasync once per group
+//   [owner thread]      4. apply the whole group to RocksDB in one WriteBatch
+//                       5. acknowledge (each batch's `done`), then publish
+//                          the group to listeners (reflexes, SSE, ...)
+//
+// State layout under EngineOptions::state_dir:
+//   limbic.lock   exclusive flock while a process writes; holds its pid
+//   events/       the events log (event_log.h)
+//   db/           RocksDB projections (projection.h)
+//
+// Threading: one owner thread calls every method (the runtime's io_context
+// thread, or the CLI's main thread). Durable groups come back from the log's
+// writer thread through EngineOptions::post, which must run the task on the
+// owner thread (boost::asio::post). Without `post`, the owner drives
+// completions itself with WaitIdle().
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <spdlog/logger.h>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "state/env.h"
+#include "state/event.h"
+#include "state/event_log.h"
+#include "state/projection.h"
+#include "state/reducer.h"
+#include "state/status.h"
+#include "state/time.h"
+
+namespace limbic::state {
+
+struct EngineOptions {
+  std::string state_dir;
+  Env* env = nullptr;                          // nullptr = Env::Default()
+  const Clock* clock = nullptr;                // nullptr = SystemClock::Default()
+  Durability durability = Durability::kFsync;
+  int interval_ms = 100;
+  uint64_t segment_bytes = 64ull << 20;
+  // Open without the lock, RocksDB read-only, log read-only. Submit fails.
+  bool read_only = false;
+  std::shared_ptr<spdlog::logger> logger;      // nullptr = drop log lines
+  // Runs a task on the owner thread; called from the log writer thread.
+  std::function<void(std::function<void()>)> post;
+  // Passed to the log: each fdatasync's duration, on the writer thread.
+  std::function<void(double seconds)> on_sync;
+};
+
+// What Open found and did.
+struct EngineRecovery {
+  LogRecovery log;
+  uint64_t applied_seq_at_open = 0;  // from RocksDB
+  uint64_t reapplied = 0;            // log events re-applied after it
+};
+
+class Engine {
+ public:
+  // Called once per batch when it is durable and applied (status OK), or
+  // when it could not be (the log broke). `events` carry their seq and ts.
+  using Done = std::function<void(const Status& status, std::span<const Event> events)>;
+  // Called after each applied group with all its events, in seq order.
+  using Listener = std::function<void(std::span<const Event> events)>;
+
+  // Takes the lock (Busy naming the holder's pid if taken), opens the
+  // projections and the log, and re-applies log events after applied_seq.
+  // Refuses (Corruption) when the projections are ahead of the log.
+  static Result<std::unique_ptr<Engine>> Open(EngineOptions options,
+                                              EngineRecovery* recovery = nullptr);
+  // Flushes, applies what is pending, closes the log and RocksDB.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Steps 1-2 of the write path. `events` need type and fields; seq and ts
+  // are assigned here (ts = the clock, never going backwards). Returns the
+  // validation error, if any, without queuing anything; otherwise `done`
+  // runs later on the owner thread. `done` may be empty.
+  Status Submit(std::vector<Event> events, Done done);
+
+  // Submit and wait until durable and applied (for the CLI and tests; needs
+  // no `post`). *committed receives the events with their seqs.
+  Status Commit(std::vector<Event> events, std::vector<Event>* committed = nullptr);
+
+  // Runs the completions (steps 4-5) of groups written so far. With `block`
+  // and batches in flight, first waits until at least one group is written.
+  // Only without EngineOptions::post (with it, the owner's executor runs
+  // completions). Returns the sticky error, if any.
+  Status Poll(bool block);
+  // Poll(true) until every submitted batch is acknowledged.
+  Status WaitIdle();
+
+  // Flushes the log (fdatasync whatever the mode), then applies completions.
+  Status Flush();
+
+  void AddListener(Listener listener);
+
+  // The seq the next submitted event will get. Ids of created records are
+  // "<prefix>-<seq of the creating event>", see commands.h.
+  uint64_t next_seq() const { return next_seq_; }
+  // Last seq durable and applied to the projections.
+  uint64_t applied_seq() const { return projection_->applied_seq(); }
+  // Batches submitted but not yet acknowledged.
+  size_t pending_batches() const { return inflight_.size(); }
+
+  // The applied state; what reads should see.
+  const Projection& projection() const { return *projection_; }
+  // Applied state plus everything submitted and not yet applied.
+  const RecordReader& pending_view() const { return pending_; }
+
+  const Clock& clock() const { return *clock_; }
+  bool read_only() const { return options_.read_only; }
+  const std::string& state_dir() const { return options_.state_dir; }
+  std::string events_dir() const { return options_.state_dir + "/events"; }
+  // Sticky error: the log or an apply failed; every Submit fails with it.
+  const Status& error() const { return error_; }
+
+ private:
+  Engine(EngineOptions options);
+  Status Recover(EngineRecovery* recovery);
+  // Log writer thread: hand the group to the owner thread.
+  void OnGroupWritten(const Status& status, std::vector<LogBatch>&& group);
+  // Owner thread: steps 4 and 5 for every group written so far.
+  void DrainCompletions();
+  void CompleteGroup(Status status, std::vector<LogBatch>& group);
+
+  EngineOptions options_;
+  const Clock* clock_;
+  std::unique_ptr<FileLock> lock_;
+  std::unique_ptr<Projection> projection_;
+  std::unique_ptr<EventLog> log_;
+  Overlay pending_{nullptr};
+  uint64_t next_seq_ = 1;
+  TimeMs last_ts_ = 0;
+  uint64_t next_tag_ = 1;
+  std::unordered_map<uint64_t, Done> inflight_;  // tag -> done
+  std::vector<Listener> listeners_;
+  Status error_;
+
+  // Groups written by the log, waiting for the owner thread.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<Status, std::vector<LogBatch>>> written_;
+};
+
+// The lock file, events dir and db dir of a state dir.
+std::string LockFilePath(const std::string& state_dir);
+std::string EventsDirPath(const std::string& state_dir);
+std::string DbDirPath(const std::string& state_dir);
+
+}  // namespace limbic::state

@@ -1,0 +1,128 @@
+#include "state/fault_env.h"
+
+#include <algorithm>
+
+namespace limbic::state {
+
+class FaultWritableFile final : public WritableFile {
+ public:
+  FaultWritableFile(FaultInjectionEnv* env, std::string path, std::unique_ptr<WritableFile> base)
+      : env_(env), path_(std::move(path)), base_(std::move(base)) {}
+
+  Status Append(std::string_view data) override {
+    size_t allowed = 0;
+    Status s = env_->BeforeAppend(data.size(), &allowed);
+    if (allowed > 0) {
+      LIMBIC_RETURN_IF_ERROR(base_->Append(data.substr(0, allowed)));
+      env_->Wrote(path_, allowed);
+    }
+    return s;
+  }
+  Status Sync() override {
+    LIMBIC_RETURN_IF_ERROR(env_->BeforeSync());
+    LIMBIC_RETURN_IF_ERROR(base_->Sync());
+    env_->Synced(path_);
+    return Status::OK();
+  }
+  Status Close() override { return base_->Close(); }
+  uint64_t Size() const override { return base_->Size(); }
+
+ private:
+  FaultInjectionEnv* env_;
+  std::string path_;
+  std::unique_ptr<WritableFile> base_;
+};
+
+Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewAppendableFile(const std::string& path) {
+  auto base = base_->NewAppendableFile(path);
+  if (!base.ok()) return base.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = files_.try_emplace(path);
+    if (inserted) it->second.size = it->second.synced = (*base)->Size();  // existing bytes: durable
+  }
+  return std::unique_ptr<WritableFile>(new FaultWritableFile(this, path, std::move(base).value()));
+}
+
+Status FaultInjectionEnv::BeforeAppend(size_t n, size_t* allowed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++append_calls_;
+  *allowed = 0;
+  if (write_error_) return Status::IOError("injected write error");
+  uint64_t room = append_budget_ > appended_ ? append_budget_ - appended_ : 0;
+  *allowed = static_cast<size_t>(std::min<uint64_t>(n, room));
+  appended_ += *allowed;
+  if (*allowed < n) return Status::IOError("injected torn write");
+  return Status::OK();
+}
+
+Status FaultInjectionEnv::BeforeSync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++sync_calls_;
+  return sync_error_ ? Status::IOError("injected sync error") : Status::OK();
+}
+
+void FaultInjectionEnv::Wrote(const std::string& path, uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  files_[path].size += n;
+}
+
+void FaultInjectionEnv::Synced(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FileState& f = files_[path];
+  f.synced = f.size;
+}
+
+Status FaultInjectionEnv::SimulateCrash(uint64_t keep_unsynced_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [path, f] : files_) {
+    if (!base_->FileExists(path)) continue;
+    uint64_t keep = f.synced + std::min(keep_unsynced_bytes, f.size - f.synced);
+    LIMBIC_RETURN_IF_ERROR(base_->TruncateFile(path, keep));
+    f.size = f.synced = keep;
+  }
+  return Status::OK();
+}
+
+Status FaultInjectionEnv::RemoveFile(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    files_.erase(path);
+  }
+  return base_->RemoveFile(path);
+}
+
+Status FaultInjectionEnv::TruncateFile(const std::string& path, uint64_t size) {
+  LIMBIC_RETURN_IF_ERROR(base_->TruncateFile(path, size));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = files_.find(path);
+  if (it != files_.end()) it->second.size = it->second.synced = std::min(it->second.size, size);
+  return Status::OK();
+}
+
+void FaultInjectionEnv::SetSyncError(bool fail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sync_error_ = fail;
+}
+
+void FaultInjectionEnv::SetWriteError(bool fail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  write_error_ = fail;
+}
+
+void FaultInjectionEnv::FailAppendAfter(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  append_budget_ = appended_ + bytes;
+}
+
+int FaultInjectionEnv::sync_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sync_calls_;
+}
+
+int FaultInjectionEnv::append_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return append_calls_;
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,358 @@
+// EventLog: recovery scan, and the group-commit writer thread.
+#include <spdlog/sinks/null_sink.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "state/event_log.h"
+#include "state/segment.h"
+
+namespace limbic::state {
+
+std::string_view DurabilityName(Durability d) {
+  switch (d) {
+    case Durability::kFsync: return "fsync";
+    case Durability::kInterval: return "interval";
+    case Durability::kNone: return "none";
+  }
+  return "fsync";
+}
+
+Result<Durability> ParseDurability(std::string_view name) {
+  if (name == "fsync") return Durability::kFsync;
+  if (name == "interval") return Durability::kInterval;
+  if (name == "none") return Durability::kNone;
+  return Status::InvalidArgument("durability \"" + std::string(name) +
+                                 "\": must be fsync, interval or none");
+}
+
+namespace {
+
+// Whether `line` is a complete, valid event; its seq in *seq.
+bool GoodLine(std::string_view line, bool full, uint64_t* seq) {
+  if (!full && FastSeq(line, seq)) return true;
+  auto e = DecodeEvent(line);
+  if (!e.ok()) return false;
+  *seq = e->seq;
+  return true;
+}
+
+}  // namespace
+
+class EventLog::Impl {
+ public:
+  explicit Impl(LogOptions o) : options_(std::move(o)) {
+    if (!options_.env) options_.env = Env::Default();
+    if (!options_.logger)
+      options_.logger = std::make_shared<spdlog::logger>(
+          "log", std::make_shared<spdlog::sinks::null_sink_mt>());
+  }
+
+  ~Impl() { (void)Close(); }
+
+  Status Recover(LogRecovery* rec);
+  void Submit(LogBatch batch);
+  Status Flush();
+  Status Close();
+
+  LogOptions options_;
+  std::atomic<uint64_t> submitted_seq_{0};
+  std::atomic<uint64_t> written_seq_{0};
+
+  mutable std::mutex mu_;
+  Status error_;  // sticky; guarded by mu_
+
+ private:
+  Status ScanSegment(const Segment& seg, bool last, uint64_t* expected, LogRecovery* rec);
+  void WriterLoop();
+  Status WriteGroup(std::vector<LogBatch>& group);
+  Status OpenSegment(uint64_t first_seq);
+  Status SyncNow();
+
+  std::condition_variable work_cv_;  // writer waits for work
+  std::condition_variable done_cv_;  // Flush waits for the writer
+  std::vector<LogBatch> queue_;
+  bool stop_ = false;
+  bool closed_ = false;
+  bool started_ = false;
+  int flush_requests_ = 0;
+  uint64_t synced_seq_ = 0;  // guarded by mu_
+  std::thread writer_;
+
+  // Writer-thread state.
+  std::unique_ptr<WritableFile> file_;
+  std::string buf_;
+  uint64_t unsynced_through_ = 0;
+};
+
+// Reads one segment line by line, checking each against the expected seq.
+// Only the last segment may end in a torn tail, which is truncated.
+Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expected,
+                                   LogRecovery* rec) {
+  Env* env = options_.env;
+  auto file = env->NewSequentialFile(seg.path);
+  if (!file.ok()) return file.status();
+  auto where = [&](uint64_t off) { return seg.path + " offset " + std::to_string(off); };
+  if (seg.first_seq != *expected)
+    return Status::Corruption(where(0) + ": segment name says first seq " +
+                              std::to_string(seg.first_seq) + " but the log continues at seq " +
+                              std::to_string(*expected));
+  std::string buf, chunk;
+  uint64_t base = 0;  // file offset of buf[0]
+  bool eof = false;
+  std::optional<uint64_t> bad_at;  // first bad line's offset (last segment only)
+  for (;;) {
+    size_t pos = 0;
+    for (size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      std::string_view line(buf.data() + pos, nl - pos);
+      uint64_t off = base + pos;
+      uint64_t seq = 0;
+      // The last segment is where a crash tears writes: decode its lines in
+      // full; elsewhere the seq prefix is enough (fsck decodes everything).
+      bool ok = GoodLine(line, last, &seq);
+      if (bad_at) {
+        if (ok) return Status::Corruption(where(*bad_at) + ": unreadable line followed by a "
+                                          "valid one at offset " + std::to_string(off));
+        continue;
+      }
+      if (!ok) {
+        if (!last) return Status::Corruption(where(off) + ": malformed event line");
+        bad_at = off;
+        continue;
+      }
+      if (seq != *expected)
+        return Status::Corruption(where(off) + ": seq " + std::to_string(seq) + " follows seq " +
+                                  std::to_string(*expected - 1));
+      ++*expected;
+      if (rec->first_seq == 0) rec->first_seq = seq;
+    }
+    buf.erase(0, pos);
+    base += pos;
+    if (eof) break;
+    LIMBIC_RETURN_IF_ERROR((*file)->Read(1 << 20, &chunk));
+    if (chunk.empty()) eof = true;
+    buf += chunk;
+  }
+  rec->bytes += base + buf.size();
+  uint64_t torn_at = bad_at ? *bad_at : base;
+  uint64_t torn_bytes = base + buf.size() - torn_at;
+  if (torn_bytes == 0) return Status::OK();
+  if (!last)
+    return Status::Corruption(where(base) + ": incomplete line at the end of a segment that is "
+                              "followed by another");
+  rec->truncated_bytes = torn_bytes;
+  rec->truncated_file = seg.path;
+  rec->truncated_offset = torn_at;
+  if (options_.read_only) return Status::OK();
+  options_.logger->warn("events log: truncating a torn final line in {} at offset {} ({} bytes)",
+                        seg.path, torn_at, torn_bytes);
+  LIMBIC_RETURN_IF_ERROR(env->TruncateFile(seg.path, torn_at));
+  return Status::OK();
+}
+
+Status EventLog::Impl::Recover(LogRecovery* rec) {
+  *rec = LogRecovery{};
+  Env* env = options_.env;
+  if (!options_.read_only) LIMBIC_RETURN_IF_ERROR(env->CreateDirs(options_.dir));
+  auto segments = ListSegments(env, options_.dir);
+  if (!segments.ok()) return segments.status();
+  rec->segments = segments->size();
+  uint64_t expected = segments->empty() ? 1 : (*segments)[0].first_seq;
+  if (expected != 1)
+    return Status::Corruption((*segments)[0].path + " offset 0: the log starts at seq " +
+                              std::to_string(expected) + ", not 1");
+  for (size_t i = 0; i < segments->size(); ++i)
+    LIMBIC_RETURN_IF_ERROR(ScanSegment((*segments)[i], i + 1 == segments->size(), &expected, rec));
+  rec->last_seq = expected - 1;
+  submitted_seq_ = written_seq_ = synced_seq_ = unsynced_through_ = rec->last_seq;
+  if (options_.read_only) return Status::OK();
+  if (!segments->empty()) {
+    // Keep appending to the last segment.
+    auto file = env->NewAppendableFile(segments->back().path);
+    if (!file.ok()) return file.status();
+    file_ = std::move(file).value();
+    if (rec->truncated_bytes > 0) LIMBIC_RETURN_IF_ERROR(file_->Sync());
+  }
+  started_ = true;
+  writer_ = std::thread([this] { WriterLoop(); });
+  return Status::OK();
+}
+
+void EventLog::Impl::Submit(LogBatch batch) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_ || !started_) {
+    lock.unlock();
+    Status s = options_.read_only ? Status::FailedPrecondition("the events log is open read-only")
+                                  : Status::Unavailable("the events log is closed");
+    std::vector<LogBatch> group;
+    group.push_back(std::move(batch));
+    options_.on_group(s, std::move(group));
+    return;
+  }
+  // Seqs are assigned by the caller; a gap here is a bug, and writing it
+  // would corrupt the log, so the log refuses everything from now on.
+  uint64_t next = submitted_seq_ + 1;
+  for (const Event& e : batch.events) {
+    if (e.seq != next && error_.ok())
+      error_ = Status::Internal("submitted seq " + std::to_string(e.seq) + " where " +
+                                std::to_string(next) + " was due");
+    ++next;
+  }
+  submitted_seq_ = next - 1;
+  queue_.push_back(std::move(batch));
+  lock.unlock();
+  work_cv_.notify_one();
+}
+
+void EventLog::Impl::WriterLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto next_sync = Clock::now() + std::chrono::milliseconds(options_.interval_ms);
+  for (;;) {
+    std::vector<LogBatch> group;
+    int flushes = 0;  // Flush() calls this round answers
+    bool flush = false;
+    Status error;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto ready = [this] { return !queue_.empty() || stop_ || flush_requests_ > 0; };
+      if (options_.durability == Durability::kInterval && unsynced_through_ > synced_seq_)
+        work_cv_.wait_until(lock, next_sync, ready);
+      else
+        work_cv_.wait(lock, ready);
+      if (queue_.empty() && stop_ && flush_requests_ == 0 && unsynced_through_ == synced_seq_)
+        break;
+      group.swap(queue_);
+      flushes = flush_requests_;
+      flush = flushes > 0 || stop_;
+      error = error_;
+    }
+    if (error.ok() && !group.empty()) error = WriteGroup(group);
+    bool interval_due = options_.durability == Durability::kInterval && Clock::now() >= next_sync;
+    if (error.ok() && (flush || interval_due) && unsynced_through_ > synced_seq_) error = SyncNow();
+    if (interval_due) next_sync = Clock::now() + std::chrono::milliseconds(options_.interval_ms);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error.ok() && error_.ok()) {
+        error_ = error;
+        options_.logger->error("events log broken: {}", error.ToString());
+      }
+    }
+    if (!group.empty()) {
+      uint64_t last = group.back().events.empty() ? 0 : group.back().events.back().seq;
+      bool ok = error.ok();
+      options_.on_group(error, std::move(group));
+      if (ok && last) written_seq_ = last;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      flush_requests_ -= flushes;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+Status EventLog::Impl::OpenSegment(uint64_t first_seq) {
+  if (file_) {
+    // The old segment must be durable before a later one exists, or a
+    // crash could leave a hole in the middle of the log.
+    if (options_.durability != Durability::kNone) LIMBIC_RETURN_IF_ERROR(SyncNow());
+    LIMBIC_RETURN_IF_ERROR(file_->Close());
+  }
+  auto file = options_.env->NewAppendableFile(SegmentFileName(options_.dir, first_seq));
+  if (!file.ok()) return file.status();
+  file_ = std::move(file).value();
+  return options_.env->SyncDir(options_.dir);
+}
+
+Status EventLog::Impl::WriteGroup(std::vector<LogBatch>& group) {
+  buf_.clear();
+  for (const LogBatch& batch : group) {
+    for (const Event& e : batch.events) {
+      if (!file_ || file_->Size() + buf_.size() >= options_.segment_bytes) {
+        if (!buf_.empty()) {
+          LIMBIC_RETURN_IF_ERROR(file_->Append(buf_));
+          buf_.clear();
+        }
+        LIMBIC_RETURN_IF_ERROR(OpenSegment(e.seq));
+      }
+      AppendEncodedEvent(e, &buf_);
+      unsynced_through_ = e.seq;
+    }
+  }
+  if (!buf_.empty()) LIMBIC_RETURN_IF_ERROR(file_->Append(buf_));
+  if (options_.durability == Durability::kFsync) return SyncNow();
+  return Status::OK();
+}
+
+Status EventLog::Impl::SyncNow() {
+  if (!file_) return Status::OK();
+  auto start = std::chrono::steady_clock::now();
+  LIMBIC_RETURN_IF_ERROR(file_->Sync());
+  if (options_.on_sync)
+    options_.on_sync(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::lock_guard<std::mutex> lock(mu_);
+  synced_seq_ = unsynced_through_;
+  return Status::OK();
+}
+
+Status EventLog::Impl::Flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!started_ || closed_) return error_;
+  uint64_t target = submitted_seq_;
+  ++flush_requests_;
+  work_cv_.notify_one();
+  done_cv_.wait(lock, [&] {
+    return !error_.ok() || (synced_seq_ >= target && written_seq_ >= target && queue_.empty());
+  });
+  return error_;
+}
+
+Status EventLog::Impl::Close() {
+  Status s;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!started_ || closed_) return error_;
+  }
+  s = Flush();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    closed_ = true;
+  }
+  work_cv_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  if (file_) {
+    Status c = file_->Close();
+    if (s.ok()) s = c;
+    file_.reset();
+  }
+  return s;
+}
+
+EventLog::EventLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EventLog::~EventLog() = default;
+
+Result<std::unique_ptr<EventLog>> EventLog::Open(LogOptions options, LogRecovery* recovery) {
+  if (!options.read_only && !options.on_group)
+    return Status::InvalidArgument("LogOptions::on_group is required for a writable log");
+  auto impl = std::make_unique<Impl>(std::move(options));
+  LogRecovery local;
+  LIMBIC_RETURN_IF_ERROR(impl->Recover(recovery ? recovery : &local));
+  return std::unique_ptr<EventLog>(new EventLog(std::move(impl)));
+}
+
+void EventLog::Submit(LogBatch batch) { impl_->Submit(std::move(batch)); }
+Status EventLog::Flush() { return impl_->Flush(); }
+Status EventLog::Close() { return impl_->Close(); }
+uint64_t EventLog::last_submitted_seq() const { return impl_->submitted_seq_; }
+uint64_t EventLog::last_written_seq() const { return impl_->written_seq_; }
+Status EventLog::error() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->error_;
+}
+const std::string& EventLog::dir() const { return impl_->options_.dir; }
+
+}  // namespace limbic::state

@@ -1,0 +1,182 @@
+// LogReader, and the segment helpers shared with the writer.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "state/event_log.h"
+#include "state/segment.h"
+
+namespace limbic::state {
+
+std::string SegmentFileName(const std::string& dir, uint64_t first_seq) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%020llu.jsonl", static_cast<unsigned long long>(first_seq));
+  return dir + "/" + name;
+}
+
+Result<std::vector<Segment>> ListSegments(Env* env, const std::string& dir) {
+  std::vector<Segment> out;
+  if (!env->FileExists(dir)) return out;
+  auto children = env->GetChildren(dir);
+  if (!children.ok()) return children.status();
+  for (const std::string& name : *children) {
+    if (name.size() != 26 || name.compare(20, 6, ".jsonl") != 0) continue;
+    uint64_t seq = 0;
+    auto [ptr, ec] = std::from_chars(name.data(), name.data() + 20, seq);
+    if (ec != std::errc() || ptr != name.data() + 20) continue;
+    out.push_back(Segment{seq, dir + "/" + name});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Segment& a, const Segment& b) { return a.first_seq < b.first_seq; });
+  return out;
+}
+
+bool FastSeq(std::string_view line, uint64_t* seq) {
+  static constexpr std::string_view kPrefix = "{\"v\":1,\"seq\":";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return false;
+  const char* begin = line.data() + kPrefix.size();
+  auto [ptr, ec] = std::from_chars(begin, line.data() + line.size(), *seq);
+  return ec == std::errc() && ptr != begin && ptr < line.data() + line.size() && *ptr == ',';
+}
+
+class LogReader::Impl {
+ public:
+  Impl(std::string path, Options options, bool is_dir)
+      : path_(std::move(path)), options_(options), is_dir_(is_dir) {
+    if (!options_.env) options_.env = Env::Default();
+  }
+
+  Status Init() {
+    if (!is_dir_) {
+      segments_.push_back(Segment{0, path_});
+      return Status::OK();
+    }
+    return Relist();
+  }
+
+  Result<bool> Next(Event* event, EventLocation* where) {
+    for (;;) {
+      if (!file_) {
+        if (is_dir_ && index_ >= segments_.size()) LIMBIC_RETURN_IF_ERROR(Relist());
+        if (index_ >= segments_.size()) return false;
+        LIMBIC_RETURN_IF_ERROR(OpenCurrent());
+      }
+      size_t nl = buf_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        std::string_view line(buf_.data() + pos_, nl - pos_);
+        uint64_t offset = file_offset_ + pos_;
+        pos_ = nl + 1;
+        uint64_t fast = 0;
+        if (FastSeq(line, &fast) && fast < options_.from_seq) continue;  // skip cheaply
+        auto decoded = DecodeEvent(line);
+        if (!decoded.ok()) return Located(decoded.status(), offset);
+        if (decoded->seq < options_.from_seq) continue;
+        if (options_.check_contiguous && last_seq_ != 0 && decoded->seq != last_seq_ + 1)
+          return Located(Status::Corruption("seq " + std::to_string(decoded->seq) +
+                                            " follows seq " + std::to_string(last_seq_)),
+                         offset);
+        last_seq_ = decoded->seq;
+        raw_ = line;
+        *event = std::move(decoded).value();
+        if (where) {
+          where->file = segments_[index_].path;
+          where->offset = offset;
+        }
+        return true;
+      }
+      // No complete line buffered: read more of this file.
+      buf_.erase(0, pos_);
+      file_offset_ += pos_;
+      pos_ = 0;
+      LIMBIC_RETURN_IF_ERROR(file_->Read(1 << 20, &chunk_));
+      if (!chunk_.empty()) {
+        buf_ += chunk_;
+        continue;
+      }
+      // End of this file. Move on only if a later segment exists; once it
+      // does, this one is final, so read it once more for bytes that landed
+      // between our last read and the rotation.
+      if (is_dir_ && index_ + 1 >= segments_.size()) LIMBIC_RETURN_IF_ERROR(Relist());
+      if (index_ + 1 < segments_.size()) {
+        LIMBIC_RETURN_IF_ERROR(file_->Read(1 << 20, &chunk_));
+        if (!chunk_.empty()) {
+          buf_ += chunk_;
+          continue;
+        }
+        if (!buf_.empty())
+          return Located(Status::Corruption("incomplete line at the end of a segment that is "
+                                            "followed by another"),
+                         file_offset_);
+        ++index_;
+        file_.reset();
+        continue;
+      }
+      if (!buf_.empty() && !options_.tolerate_partial_tail)
+        return Located(Status::Corruption("incomplete final line (" + std::to_string(buf_.size()) +
+                                          " bytes without a newline)"),
+                       file_offset_);
+      return false;  // the current end of the log
+    }
+  }
+
+  std::string_view raw_line() const { return raw_; }
+
+ private:
+  Status Relist() {
+    auto segments = ListSegments(options_.env, path_);
+    if (!segments.ok()) return segments.status();
+    if (segments_.empty()) {
+      // Start at the last segment that can hold from_seq.
+      size_t start = 0;
+      for (size_t i = 0; i < segments->size(); ++i)
+        if ((*segments)[i].first_seq <= options_.from_seq) start = i;
+      index_ = start;
+    }
+    segments_ = std::move(segments).value();
+    return Status::OK();
+  }
+
+  Status OpenCurrent() {
+    auto file = options_.env->NewSequentialFile(segments_[index_].path);
+    if (!file.ok()) return file.status();
+    file_ = std::move(file).value();
+    buf_.clear();
+    pos_ = 0;
+    file_offset_ = 0;
+    return Status::OK();
+  }
+
+  Status Located(const Status& s, uint64_t offset) const {
+    return s.WithContext(segments_[index_].path + " offset " + std::to_string(offset));
+  }
+
+  std::string path_;
+  Options options_;
+  bool is_dir_;
+  std::vector<Segment> segments_;
+  size_t index_ = 0;
+  std::unique_ptr<SequentialFile> file_;
+  std::string buf_, chunk_;
+  size_t pos_ = 0;
+  uint64_t file_offset_ = 0;
+  uint64_t last_seq_ = 0;
+  std::string_view raw_;
+};
+
+LogReader::LogReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LogReader::~LogReader() = default;
+
+Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path, Options options) {
+  Env* env = options.env ? options.env : Env::Default();
+  if (!env->FileExists(path)) return Status::NotFound("no events log at " + path);
+  // A directory lists; a file reads.
+  bool is_dir = env->GetChildren(path).ok();
+  auto impl = std::make_unique<Impl>(path, options, is_dir);
+  LIMBIC_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<LogReader>(new LogReader(std::move(impl)));
+}
+
+Result<bool> LogReader::Next(Event* event, EventLocation* where) { return impl_->Next(event, where); }
+std::string_view LogReader::raw_line() const { return impl_->raw_line(); }
+
+}  // namespace limbic::state

@@ -1,0 +1,376 @@
+// Projection: the pools in RocksDB.
+//
+// Index CF key grammar (values are empty). TS8 is a timestamp in ms as 8
+// bytes big-endian with the sign bit flipped, so byte order is time order;
+// strings end at a 0x00 byte (names and ids never contain one):
+//
+//   P|T|TS8 ID                 every percept, by time
+//   P|h|THREAD \0 TS8 ID       percepts by thread
+//   P|s|SOURCE \0 TS8 ID       percepts by source
+//   P|y|TYPE \0 TS8 ID         percepts by type
+//   P|u|STATUS \0 TS8 ID       percepts by status
+//   T|u|STATUS \0 ID           threads by status
+//   A|u|STATUS \0 TS8 ID       actions by status, by enqueue time
+#include <openssl/evp.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <set>
+
+#include "state/projection.h"
+
+namespace limbic::state {
+namespace {
+
+const char* const kCfNames[] = {"default", "percepts", "threads", "arousal",
+                                "actions", "reflexes", "index"};
+constexpr std::string_view kAppliedSeqKey = "applied_seq";
+const std::string kMax(9, '\xff');  // sorts after any TS8 + id
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string Ts8(TimeMs t) {
+  uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  return out;
+}
+
+TimeMs FromTs8(std::string_view b) {
+  uint64_t u = 0;
+  for (size_t i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(b[i]);
+  return static_cast<TimeMs>(u ^ (uint64_t{1} << 63));
+}
+
+TimeMs RecordTime(const json& rec) {
+  auto it = rec.find("ts");
+  if (it == rec.end() || !it->is_string()) return 0;
+  auto t = ParseTime(it->get_ref<const std::string&>());
+  return t.ok() ? *t : 0;
+}
+
+std::string StrOf(const json& rec, const char* key) {
+  auto it = rec.find(key);
+  return it != rec.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The index entries a record implies.
+std::vector<std::string> IndexKeys(Pool pool, const std::string& id, const json& rec) {
+  std::vector<std::string> keys;
+  if (pool == Pool::kPercepts) {
+    std::string tail = Ts8(RecordTime(rec)) + id;
+    keys.push_back("P|T|" + tail);
+    keys.push_back("P|s|" + StrOf(rec, "source") + '\0' + tail);
+    keys.push_back("P|y|" + StrOf(rec, "type") + '\0' + tail);
+    keys.push_back("P|u|" + StrOf(rec, "status") + '\0' + tail);
+    std::string thread = StrOf(rec, "thread_id");
+    if (!thread.empty()) keys.push_back("P|h|" + thread + '\0' + tail);
+  } else if (pool == Pool::kThreads) {
+    keys.push_back("T|u|" + StrOf(rec, "status") + '\0' + id);
+  } else if (pool == Pool::kActions) {
+    keys.push_back("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
+  }
+  return keys;
+}
+
+std::string Printable(std::string_view key) {
+  std::string out;
+  static const char* kHex = "0123456789abcdef";
+  for (unsigned char c : key) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+Status FromRocks(const rocksdb::Status& s, const std::string& what) {
+  if (s.ok()) return Status::OK();
+  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
+  return Status::IOError(what + ": " + s.ToString());
+}
+
+}  // namespace
+
+struct Projection::Handles {
+  std::vector<rocksdb::ColumnFamilyHandle*> all;
+  rocksdb::ColumnFamilyHandle* meta() const { return all[0]; }
+  rocksdb::ColumnFamilyHandle* index() const { return all[6]; }
+  rocksdb::ColumnFamilyHandle* pool(Pool p) const { return all[1 + static_cast<size_t>(p)]; }
+};
+
+Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& options) {
+  rocksdb::Options db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.atomic_flush = true;  // applied_seq and the records flush together
+  db_options.max_background_jobs = 2;
+  db_options.keep_log_file_num = 4;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  rocksdb::ColumnFamilyOptions cf_options;
+  cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
+
+  std::unique_ptr<Projection> p(new Projection());
+  p->cf_ = std::make_unique<Handles>();
+  p->read_only_ = options.read_only;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s =
+      options.read_only
+          ? rocksdb::DB::OpenForReadOnly(db_options, options.path, cfs, &p->cf_->all, &db)
+          : rocksdb::DB::Open(db_options, options.path, cfs, &p->cf_->all, &db);
+  if (!s.ok()) return FromRocks(s, "opening " + options.path);
+  p->db_.reset(db);
+  std::string value;
+  s = db->Get(rocksdb::ReadOptions(), p->cf_->meta(), std::string(kAppliedSeqKey), &value);
+  if (s.ok()) p->applied_seq_ = std::stoull(value);
+  else if (!s.IsNotFound()) return FromRocks(s, "reading applied_seq in " + options.path);
+  return p;
+}
+
+Projection::~Projection() {
+  if (db_ && cf_)
+    for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
+}
+
+Status Projection::Apply(std::span<const Event> events) {
+  if (events.empty()) return Status::OK();
+  if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
+  uint64_t next = applied_seq_ + 1;
+  for (const Event& e : events)
+    if (e.seq != next++)
+      return Status::Internal("apply: seq " + std::to_string(e.seq) + " where " +
+                              std::to_string(next - 1) + " was due");
+  Overlay overlay(this);
+  for (const Event& e : events) LIMBIC_RETURN_IF_ERROR(Reduce(e, &overlay));
+
+  rocksdb::WriteBatch batch;
+  for (const auto& [key, change] : overlay.changes()) {
+    const auto& [pool, id] = key;
+    auto old = Get(pool, id);
+    if (!old.ok()) return old.status();
+    std::vector<std::string> before, after;
+    if (old->has_value()) before = IndexKeys(pool, id, **old);
+    if (change.record) after = IndexKeys(pool, id, *change.record);
+    for (const std::string& k : before)
+      if (std::find(after.begin(), after.end(), k) == after.end()) batch.Delete(cf_->index(), k);
+    for (const std::string& k : after)
+      if (std::find(before.begin(), before.end(), k) == before.end()) batch.Put(cf_->index(), k, "");
+    if (change.record) batch.Put(cf_->pool(pool), id, Dump(*change.record));
+    else batch.Delete(cf_->pool(pool), id);
+  }
+  batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(events.back().seq));
+  rocksdb::WriteOptions wo;
+  wo.sync = false;  // the events log is the durability point
+  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
+  applied_seq_ = events.back().seq;
+  return Status::OK();
+}
+
+Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return std::optional<json>();
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  json rec = json::parse(value, nullptr, false);
+  if (rec.is_discarded())
+    return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) +
+                              " is not valid JSON");
+  return std::optional<json>(std::move(rec));
+}
+
+Result<json> Projection::GetArousal() const {
+  auto r = Get(Pool::kArousal, kArousalId);
+  if (!r.ok()) return r.status();
+  return r->has_value() ? std::move(**r) : DefaultArousal();
+}
+
+Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeMs now) const {
+  std::string prefix = "P|T|";
+  if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
+  else if (q.source) prefix = "P|s|" + *q.source + '\0';
+  else if (q.type) prefix = "P|y|" + *q.type + '\0';
+  else if (q.status) prefix = "P|u|" + *q.status + '\0';
+  std::vector<json> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  // Newest first; min_age skips straight past everything younger.
+  if (q.min_age) it->SeekForPrev(prefix + Ts8(now - *q.min_age) + kMax.substr(8));
+  else it->SeekForPrev(prefix + kMax);
+  for (; it->Valid(); it->Prev()) {
+    rocksdb::Slice key = it->key();
+    if (!key.starts_with(prefix) || key.size() < prefix.size() + 8) break;
+    std::string_view rest(key.data() + prefix.size(), key.size() - prefix.size());
+    TimeMs ts = FromTs8(rest);
+    if (q.max_age && ts < now - *q.max_age) break;
+    auto rec = Get(Pool::kPercepts, rest.substr(8));
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) continue;
+    const json& p = **rec;
+    if ((q.thread_id && StrOf(p, "thread_id") != *q.thread_id) ||
+        (q.source && StrOf(p, "source") != *q.source) || (q.type && StrOf(p, "type") != *q.type) ||
+        (q.status && StrOf(p, "status") != *q.status))
+      continue;
+    out.push_back(std::move(**rec));
+    if (q.limit && out.size() >= q.limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "querying percepts"));
+  return out;
+}
+
+Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> status,
+                                                  size_t limit) const {
+  std::vector<json> out;
+  if (!status) {
+    Status s = ForEach(Pool::kThreads, [&](std::string_view, const json& rec) {
+      out.push_back(rec);
+      return limit == 0 || out.size() < limit;
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+  std::string prefix = "T|u|" + *status + '\0';
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = Get(Pool::kThreads, it->key().ToStringView().substr(prefix.size()));
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value()) out.push_back(std::move(**rec));
+    if (limit && out.size() >= limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing threads"));
+  return out;
+}
+
+Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
+  std::string prefix = "P|h|" + std::string(thread_id) + '\0';
+  size_t n = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = Get(Pool::kPercepts, it->key().ToStringView().substr(prefix.size() + 8));
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value() && StrOf(**rec, "status") == "assigned") ++n;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
+  return n;
+}
+
+Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
+                                                  size_t limit) const {
+  std::vector<json> out;
+  if (!status) {
+    Status s = ForEach(Pool::kActions, [&](std::string_view, const json& rec) {
+      out.push_back(rec);
+      return true;
+    });
+    if (!s.ok()) return s;
+    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
+      return RecordTime(a) < RecordTime(b);
+    });
+    if (limit && out.size() > limit) out.resize(limit);
+    return out;
+  }
+  std::string prefix = "A|u|" + *status + '\0';
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = Get(Pool::kActions, it->key().ToStringView().substr(prefix.size() + 8));
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value()) out.push_back(std::move(**rec));
+    if (limit && out.size() >= limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing actions"));
+  return out;
+}
+
+Status Projection::ForEach(Pool pool,
+                           const std::function<bool(std::string_view, const json&)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    json rec = json::parse(it->value().ToStringView(), nullptr, false);
+    if (rec.is_discarded())
+      return Status::Corruption("record " + std::string(PoolName(pool)) + "/" +
+                                it->key().ToString() + " is not valid JSON");
+    if (!fn(it->key().ToStringView(), rec)) break;
+  }
+  return FromRocks(it->status(), std::string("reading ") + std::string(PoolName(pool)));
+}
+
+Result<size_t> Projection::Count(Pool pool) const {
+  size_t n = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting"));
+  return n;
+}
+
+Result<std::string> Projection::Digest() const {
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
+    return Status::Internal("SHA-256 unavailable");
+  auto feed = [&](std::string_view s) { EVP_DigestUpdate(ctx.get(), s.data(), s.size()); };
+  feed("applied_seq " + std::to_string(applied_seq_) + "\n");
+  for (Pool pool : kAllPools) {
+    feed("pool " + std::string(PoolName(pool)) + "\n");
+    // Stored values are already canonical: compact, keys sorted.
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      feed(it->key().ToStringView());
+      feed("\t");
+      feed(it->value().ToStringView());
+      feed("\n");
+    }
+    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "digest"));
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (unsigned i = 0; i < len; ++i) {
+    hex.push_back(kHex[md[i] >> 4]);
+    hex.push_back(kHex[md[i] & 15]);
+  }
+  return hex;
+}
+
+Status Projection::CheckIndexes() const {
+  std::set<std::string> expected;
+  for (Pool pool : {Pool::kPercepts, Pool::kThreads, Pool::kActions}) {
+    Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
+      for (auto& k : IndexKeys(pool, std::string(id), rec)) expected.insert(std::move(k));
+      return true;
+    });
+    LIMBIC_RETURN_IF_ERROR(s);
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  auto want = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string key = it->key().ToString();
+    if (want != expected.end() && *want < key)
+      return Status::Corruption("index entry missing: " + Printable(*want));
+    if (want == expected.end() || *want != key)
+      return Status::Corruption("index entry without a record: " + Printable(key));
+    ++want;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "checking indexes"));
+  if (want != expected.end()) return Status::Corruption("index entry missing: " + Printable(*want));
+  return Status::OK();
+}
+
+Status Projection::Flush() {
+  if (read_only_) return Status::OK();
+  rocksdb::FlushOptions fo;
+  return FromRocks(db_->Flush(fo, cf_->all), "flushing the projections");
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,410 @@
+// Reduce(): what each event does to the pools (see reducer.h, docs/events.md).
+#include <algorithm>
+
+#include "state/reducer.h"
+
+namespace limbic::state {
+
+std::string_view PoolName(Pool pool) {
+  switch (pool) {
+    case Pool::kPercepts: return "percepts";
+    case Pool::kThreads: return "threads";
+    case Pool::kArousal: return "arousal";
+    case Pool::kActions: return "actions";
+    case Pool::kReflexes: return "reflexes";
+  }
+  return "?";
+}
+
+std::optional<Pool> ParsePool(std::string_view name) {
+  for (Pool p : kAllPools)
+    if (PoolName(p) == name) return p;
+  return std::nullopt;
+}
+
+json DefaultArousal() {
+  return {{"level", 0.5},
+          {"factors", {{"user_waiting", false}, {"recent_errors", 0}, {"budget_pressure", false}}},
+          {"updated_at", nullptr}};
+}
+
+Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
+  auto it = changes_.find(Key(pool, std::string(id)));
+  if (it != changes_.end()) return it->second.record;
+  if (!base_) return std::optional<json>();
+  return base_->Get(pool, id);
+}
+
+void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
+  changes_[Key(pool, std::move(id))] = Change{std::move(record), seq};
+}
+
+void Overlay::Delete(Pool pool, std::string id, uint64_t seq) {
+  changes_[Key(pool, std::move(id))] = Change{std::nullopt, seq};
+}
+
+void Overlay::Absorb(Overlay&& child) {
+  for (auto& [key, change] : child.changes_) changes_[key] = std::move(change);
+  child.changes_.clear();
+}
+
+void Overlay::DropUpTo(uint64_t seq) {
+  for (auto it = changes_.begin(); it != changes_.end();) {
+    if (it->second.seq <= seq) it = changes_.erase(it);
+    else ++it;
+  }
+}
+
+namespace {
+
+// One event being reduced: its context for error messages and record access.
+class Step {
+ public:
+  Step(const Event& e, Overlay* o) : e_(e), o_(o), ts_(FormatTime(e.ts)) {}
+
+  // The record, or NotFound naming it.
+  Result<json> Need(Pool pool, const std::string& id, std::string_view what) {
+    auto r = o_->Get(pool, id);
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
+    return std::move(**r);
+  }
+  Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
+    auto r = o_->Get(pool, id);
+    if (!r.ok()) return r.status();
+    if (r->has_value())
+      return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id + " already exists");
+    return Status::OK();
+  }
+  Status Wrong(std::string_view what, const std::string& id, const std::string& why) {
+    return Status::FailedPrecondition(Where() + ": " + std::string(what) + " " + id + " " + why);
+  }
+  void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
+  void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
+
+  std::string Where() const {
+    return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
+  }
+  const std::string& ts() const { return ts_; }
+  std::string Str(const char* key) const { return e_.Str(key); }
+  const json& F() const { return e_.fields; }
+  bool Has(const char* key) const { return e_.fields.contains(key); }
+
+ private:
+  const Event& e_;
+  Overlay* o_;
+  std::string ts_;
+};
+
+bool Is(const json& rec, const char* key, std::string_view value) {
+  auto it = rec.find(key);
+  return it != rec.end() && it->is_string() && it->get_ref<const std::string&>() == value;
+}
+
+// JSON merge patch (RFC 7386); never throws.
+void MergePatch(json& target, const json& patch) {
+  if (!patch.is_object()) {
+    target = patch;
+    return;
+  }
+  if (!target.is_object()) target = json::object();
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    if (it->is_null()) target.erase(it.key());
+    else MergePatch(target[it.key()], *it);
+  }
+}
+
+Status ReducePercept(const Event& e, Step& s) {
+  const std::string id = s.Str("percept_id");
+  if (e.type == EventType::kPerceptArrived) {
+    LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kPercepts, id, "percept"));
+    json rec = {{"id", id},
+                {"source", s.F()["source"]},
+                {"type", s.F()["percept_type"]},
+                {"intensity", s.F()["intensity"]},
+                {"ts", s.ts()},
+                {"thread_id", nullptr},
+                {"status", "new"},
+                {"data", s.Has("data") ? s.F()["data"] : json::object()}};
+    if (s.Has("text")) rec["text"] = s.F()["text"];
+    s.Put(Pool::kPercepts, id, std::move(rec));
+    return Status::OK();
+  }
+  auto p = s.Need(Pool::kPercepts, id, "percept");
+  if (!p.ok()) return p.status();
+  json& rec = *p;
+  if (e.type == EventType::kPerceptRemoved) {
+    s.Delete(Pool::kPercepts, id);
+    return Status::OK();
+  }
+  if (!Is(rec, "status", "new") && !Is(rec, "status", "assigned"))
+    return s.Wrong("percept", id, "is " + rec.value("status", "?"));
+  switch (e.type) {
+    case EventType::kPerceptAssigned: {
+      const std::string thread_id = s.Str("thread_id");
+      auto t = s.Need(Pool::kThreads, thread_id, "thread");
+      if (!t.ok()) return t.status();
+      if (Is(*t, "status", "complete")) return s.Wrong("thread", thread_id, "is complete");
+      // Moving it: the earlier thread forgets it.
+      if (rec["thread_id"].is_string() && rec["thread_id"] != thread_id) {
+        auto old = s.Need(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+        if (old.ok()) {
+          json& list = (*old)["percepts"];
+          if (list.is_array())
+            list.erase(std::remove(list.begin(), list.end(), json(id)), list.end());
+          s.Put(Pool::kThreads, rec["thread_id"].get<std::string>(), std::move(*old));
+        }
+      }
+      json& list = (*t)["percepts"];
+      if (!list.is_array()) list = json::array();
+      if (std::find(list.begin(), list.end(), json(id)) == list.end()) list.push_back(id);
+      (*t)["last_active"] = s.ts();
+      s.Put(Pool::kThreads, thread_id, std::move(*t));
+      rec["thread_id"] = thread_id;
+      rec["status"] = "assigned";
+      break;
+    }
+    case EventType::kPerceptProcessed:
+      rec["status"] = "processed";
+      if (rec["thread_id"].is_string()) {
+        auto t = s.Need(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+        if (t.ok()) {
+          (*t)["last_active"] = s.ts();
+          s.Put(Pool::kThreads, rec["thread_id"].get<std::string>(), std::move(*t));
+        }
+      }
+      break;
+    case EventType::kPerceptDropped:
+      rec["status"] = "dropped";
+      if (s.Has("reason")) rec["drop_reason"] = s.F()["reason"];
+      break;
+    default:
+      return Status::Internal("not a percept event");
+  }
+  s.Put(Pool::kPercepts, id, std::move(rec));
+  return Status::OK();
+}
+
+Status ReduceThread(const Event& e, Step& s) {
+  const std::string id = s.Str("thread_id");
+  if (e.type == EventType::kThreadCreated) {
+    LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kThreads, id, "thread"));
+    if (s.Has("from_percept")) {
+      auto p = s.Need(Pool::kPercepts, s.Str("from_percept"), "percept");
+      if (!p.ok()) return p.status();
+    }
+    json state = {{"phase", nullptr}, {"context", json::object()}, {"next_step", nullptr}};
+    if (s.Has("state")) MergePatch(state, s.F()["state"]);
+    for (const char* k : {"phase", "context", "next_step"})
+      if (!state.contains(k)) state[k] = std::string_view(k) == "context" ? json::object() : json();
+    json rec = {{"id", id},
+                {"goal", s.F()["goal"]},
+                {"status", s.Has("status") ? s.F()["status"] : json("active")},
+                {"salience", s.F()["salience"]},
+                {"percepts", json::array()},
+                {"state", std::move(state)},
+                {"created_at", s.ts()},
+                {"last_active", s.ts()}};
+    if (s.Has("from_percept")) rec["from_percept"] = s.F()["from_percept"];
+    s.Put(Pool::kThreads, id, std::move(rec));
+    return Status::OK();
+  }
+  auto t = s.Need(Pool::kThreads, id, "thread");
+  if (!t.ok()) return t.status();
+  json& rec = *t;
+  if (e.type == EventType::kThreadDeleted) {
+    s.Delete(Pool::kThreads, id);
+    return Status::OK();
+  }
+  if (Is(rec, "status", "complete")) return s.Wrong("thread", id, "is complete");
+  switch (e.type) {
+    case EventType::kThreadUpdated:
+      if (s.Has("status")) rec["status"] = s.F()["status"];
+      if (s.Has("salience")) rec["salience"] = s.F()["salience"];
+      if (s.Has("state")) MergePatch(rec["state"], s.F()["state"]);
+      break;
+    case EventType::kThreadPaused:
+      rec["status"] = "paused";
+      if (s.Has("reason")) rec["pause_reason"] = s.F()["reason"];
+      break;
+    case EventType::kThreadCompleted:
+      rec["status"] = "complete";
+      if (s.Has("outcome")) rec["outcome"] = s.F()["outcome"];
+      break;
+    default:
+      return Status::Internal("not a thread event");
+  }
+  rec["last_active"] = s.ts();
+  s.Put(Pool::kThreads, id, std::move(rec));
+  return Status::OK();
+}
+
+Status ReduceArousal(const Event& e, Step& s) {
+  auto r = s.Need(Pool::kArousal, std::string(kArousalId), "arousal");
+  json rec = r.ok() ? std::move(*r) : DefaultArousal();
+  if (!r.ok() && !r.status().IsNotFound()) return r.status();
+  if (e.type == EventType::kArousalSet) {
+    rec["level"] = s.F()["level"];
+  } else {
+    if (!rec["factors"].is_object()) rec["factors"] = json::object();
+    const json& v = s.F()["value"];
+    if (v.is_null()) rec["factors"].erase(s.Str("factor"));
+    else rec["factors"][s.Str("factor")] = v;
+  }
+  rec["updated_at"] = s.ts();
+  s.Put(Pool::kArousal, std::string(kArousalId), std::move(rec));
+  return Status::OK();
+}
+
+Status ReduceAction(const Event& e, Step& s) {
+  if (e.type == EventType::kActionsPruned) {
+    for (const json& v : s.F()["action_ids"]) {
+      std::string id = v.get<std::string>();
+      auto a = s.Need(Pool::kActions, id, "action");
+      if (!a.ok()) return a.status();
+      if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
+        return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
+      s.Delete(Pool::kActions, id);
+    }
+    return Status::OK();
+  }
+  const std::string id = s.Str("action_id");
+  if (e.type == EventType::kActionEnqueued) {
+    LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kActions, id, "action"));
+    if (s.Has("thread_id")) {
+      auto t = s.Need(Pool::kThreads, s.Str("thread_id"), "thread");
+      if (!t.ok()) return t.status();
+    }
+    json rec = {{"id", id},
+                {"effector", s.F()["effector"]},
+                {"type", s.F()["action_type"]},
+                {"payload", s.F()["payload"]},
+                {"status", "pending"},
+                {"attempts", 0},
+                {"idempotency_key", s.F()["idempotency_key"]},
+                {"thread_id", s.Has("thread_id") ? s.F()["thread_id"] : json()},
+                {"percept_id", s.Has("percept_id") ? s.F()["percept_id"] : json()},
+                {"ts", s.ts()},
+                {"updated_at", s.ts()},
+                {"last_error", nullptr},
+                {"next_attempt_at", nullptr}};
+    s.Put(Pool::kActions, id, std::move(rec));
+    return Status::OK();
+  }
+  auto a = s.Need(Pool::kActions, id, "action");
+  if (!a.ok()) return a.status();
+  json& rec = *a;
+  const std::string status = rec.value("status", "");
+  auto from = [&](std::initializer_list<const char*> allowed) {
+    for (const char* ok : allowed)
+      if (status == ok) return Status::OK();
+    return s.Wrong("action", id, "is " + status);
+  };
+  switch (e.type) {
+    case EventType::kActionSent:
+      LIMBIC_RETURN_IF_ERROR(from({"pending", "failed", "inflight"}));
+      rec["status"] = "inflight";
+      rec["attempts"] = s.F()["attempt"];
+      rec["next_attempt_at"] = nullptr;
+      break;
+    case EventType::kActionComplete:
+      LIMBIC_RETURN_IF_ERROR(from({"inflight"}));
+      rec["status"] = "complete";
+      if (s.Has("result")) rec["result"] = s.F()["result"];
+      break;
+    case EventType::kActionFailed:
+      LIMBIC_RETURN_IF_ERROR(from({"inflight"}));
+      rec["status"] = "failed";
+      rec["attempts"] = s.F()["attempt"];
+      rec["last_error"] = s.F()["error"];
+      rec["next_attempt_at"] = s.Has("retry_at") ? s.F()["retry_at"] : json();
+      break;
+    case EventType::kActionDead:
+      LIMBIC_RETURN_IF_ERROR(from({"pending", "inflight", "failed"}));
+      rec["status"] = "dead";
+      rec["last_error"] = s.F()["error"];
+      rec["next_attempt_at"] = nullptr;
+      if (s.Has("attempt")) rec["attempts"] = s.F()["attempt"];
+      break;
+    default:
+      return Status::Internal("not an action event");
+  }
+  rec["updated_at"] = s.ts();
+  s.Put(Pool::kActions, id, std::move(rec));
+  return Status::OK();
+}
+
+Status ReduceReflex(const Event& e, Step& s) {
+  const std::string id = s.Str("reflex_id");
+  if (e.type == EventType::kReflexPut) {
+    auto old = s.Need(Pool::kReflexes, id, "reflex");
+    const json& rule = s.F()["rule"];
+    json rec = {{"id", id},
+                {"rule", rule},
+                {"enabled", rule.contains("enabled") && rule["enabled"].is_boolean()
+                                ? rule["enabled"].get<bool>()
+                                : true},
+                {"updated_at", s.ts()},
+                {"fired_count", old.ok() ? old->value("fired_count", 0) : 0},
+                {"last_fired_at", old.ok() ? (*old)["last_fired_at"] : json()}};
+    s.Put(Pool::kReflexes, id, std::move(rec));
+    return Status::OK();
+  }
+  if (e.type == EventType::kReflexFired) {
+    // History: the rule may come from a config file and not be in the pool.
+    auto r = s.Need(Pool::kReflexes, id, "reflex");
+    if (!r.ok()) return r.status().IsNotFound() ? Status::OK() : r.status();
+    (*r)["fired_count"] = r->value("fired_count", 0) + 1;
+    (*r)["last_fired_at"] = s.ts();
+    s.Put(Pool::kReflexes, id, std::move(*r));
+    return Status::OK();
+  }
+  auto r = s.Need(Pool::kReflexes, id, "reflex");
+  if (!r.ok()) return r.status();
+  if (e.type == EventType::kReflexDeleted) {
+    s.Delete(Pool::kReflexes, id);
+    return Status::OK();
+  }
+  (*r)["enabled"] = s.F()["enabled"];
+  (*r)["updated_at"] = s.ts();
+  s.Put(Pool::kReflexes, id, std::move(*r));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Reduce(const Event& event, Overlay* overlay) {
+  Step s(event, overlay);
+  switch (event.type) {
+    case EventType::kPerceptArrived:
+    case EventType::kPerceptAssigned:
+    case EventType::kPerceptProcessed:
+    case EventType::kPerceptDropped:
+    case EventType::kPerceptRemoved:
+      return ReducePercept(event, s);
+    case EventType::kThreadCreated:
+    case EventType::kThreadUpdated:
+    case EventType::kThreadPaused:
+    case EventType::kThreadCompleted:
+    case EventType::kThreadDeleted:
+      return ReduceThread(event, s);
+    case EventType::kArousalSet:
+    case EventType::kArousalFactorSet:
+      return ReduceArousal(event, s);
+    case EventType::kActionEnqueued:
+    case EventType::kActionSent:
+    case EventType::kActionComplete:
+    case EventType::kActionFailed:
+    case EventType::kActionDead:
+    case EventType::kActionsPruned:
+      return ReduceAction(event, s);
+    case EventType::kReflexFired:
+    case EventType::kReflexPut:
+    case EventType::kReflexDeleted:
+    case EventType::kReflexEnabled:
+      return ReduceReflex(event, s);
+  }
+  return Status::Internal("unknown event type");
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,333 @@
+#include "state/replay.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "state/engine.h"
+#include "state/event_log.h"
+
+namespace limbic::state {
+namespace fs = std::filesystem;
+namespace {
+
+Status CheckFreshDir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return Status::OK();
+  if (!fs::is_directory(dir, ec)) return Status::InvalidArgument(dir + " exists and is not a directory");
+  if (!fs::is_empty(dir, ec))
+    return Status::InvalidArgument(dir + " is not empty; replay builds a new state dir");
+  return Status::OK();
+}
+
+std::string TempDir(const std::string& purpose) {
+  static std::atomic<int> counter{0};
+  std::error_code ec;
+  fs::path base = fs::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  return (base / ("limbic-" + purpose + "-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(counter++)))
+      .string();
+}
+
+// Finds the event of `batch` that the reducer rejects, so the error can name
+// where it is in the log. Runs only on the error path.
+Status Locate(const std::vector<Event>& batch, const std::vector<EventLocation>& where,
+              const Projection& base, const Status& error) {
+  Overlay overlay(&base);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = Reduce(batch[i], &overlay);
+    if (!s.ok())
+      return s.WithContext(where[i].file + " offset " + std::to_string(where[i].offset));
+  }
+  return error;
+}
+
+}  // namespace
+
+Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) return Status::IOError("removing " + path + ": " + ec.message());
+  return Status::OK();
+}
+
+Result<ReplayResult> Replay(const ReplayOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  LIMBIC_RETURN_IF_ERROR(CheckFreshDir(options.into));
+  std::error_code ec;
+  if (!fs::exists(options.from, ec))
+    return Status::NotFound("no events log at " + options.from);
+
+  LogReader::Options ropts;
+  ropts.env = options.env;
+  auto reader = LogReader::Open(options.from, ropts);
+  if (!reader.ok()) return reader.status();
+
+  bool created = !fs::exists(options.into, ec);
+  auto fail = [&](Status s) -> Result<ReplayResult> {
+    if (created) (void)RemoveTree(options.into);
+    else {
+      (void)RemoveTree(EventsDirPath(options.into));
+      (void)RemoveTree(DbDirPath(options.into));
+    }
+    return s;
+  };
+
+  ProjectionOptions popts;
+  popts.path = DbDirPath(options.into);
+  fs::create_directories(options.into, ec);
+  if (ec) return Status::IOError("creating " + options.into + ": " + ec.message());
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) return fail(projection.status());
+
+  // The new state dir gets its own copy of the events it was built from.
+  LogOptions lopts;
+  lopts.env = options.env;
+  lopts.dir = EventsDirPath(options.into);
+  lopts.durability = Durability::kNone;
+  Status log_status;
+  lopts.on_group = [&log_status](const Status& s, std::vector<LogBatch>&&) {
+    if (!s.ok()) log_status = s;  // read after Close(), which joins the writer
+  };
+  LogRecovery rec;
+  auto log = EventLog::Open(std::move(lopts), &rec);
+  if (!log.ok()) return fail(log.status());
+
+  ReplayResult result;
+  std::vector<Event> batch;
+  std::vector<EventLocation> where;
+  batch.reserve(options.batch);
+  Event event;
+  EventLocation loc;
+  auto apply = [&]() -> Status {
+    if (batch.empty()) return Status::OK();
+    Status s = (*projection)->Apply(batch);
+    if (!s.ok()) return Locate(batch, where, **projection, s);
+    result.events += batch.size();
+    result.last_seq = batch.back().seq;
+    result.last_ts = batch.back().ts;
+    (*log)->Submit(LogBatch{std::move(batch), 0});
+    batch.clear();
+    batch.reserve(options.batch);
+    where.clear();
+    return Status::OK();
+  };
+  for (;;) {
+    auto more = (*reader)->Next(&event, &loc);
+    if (!more.ok()) return fail(more.status());
+    if (!*more) break;
+    if (options.until_seq && event.seq > *options.until_seq) break;
+    if (options.until_time && event.ts > *options.until_time) break;
+    if (result.events == 0 && batch.empty() && event.seq != 1)
+      return fail(Status::InvalidArgument(loc.file + " offset " + std::to_string(loc.offset) +
+                                          ": log starts at seq " + std::to_string(event.seq) +
+                                          "; replay needs the whole log from seq 1"));
+    batch.push_back(std::move(event));
+    where.push_back(loc);
+    if (batch.size() >= options.batch) {
+      Status s = apply();
+      if (!s.ok()) return fail(s);
+    }
+  }
+  Status s = apply();
+  if (!s.ok()) return fail(s);
+  s = (*log)->Close();
+  if (s.ok()) s = log_status;
+  if (!s.ok()) return fail(s);
+  s = (*projection)->Flush();
+  if (!s.ok()) return fail(s);
+  auto digest = (*projection)->Digest();
+  if (!digest.ok()) return fail(digest.status());
+  result.digest = *digest;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+namespace {
+
+// Loads a pool into memory for the (rare) mismatch report.
+Result<std::map<std::string, std::string>> LoadPool(const Projection& p, Pool pool) {
+  std::map<std::string, std::string> out;
+  Status s = p.ForEach(pool, [&](std::string_view id, const json& rec) {
+    out.emplace(std::string(id), rec.dump());
+    return true;
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::string> FirstDifference(const Projection& live, const Projection& replayed) {
+  if (live.applied_seq() != replayed.applied_seq())
+    return "applied_seq: live " + std::to_string(live.applied_seq()) + " replayed " +
+           std::to_string(replayed.applied_seq());
+  for (Pool pool : kAllPools) {
+    auto a = LoadPool(live, pool);
+    if (!a.ok()) return a.status();
+    auto b = LoadPool(replayed, pool);
+    if (!b.ok()) return b.status();
+    std::string name(PoolName(pool));
+    auto ia = a->begin();
+    auto ib = b->begin();
+    while (ia != a->end() || ib != b->end()) {
+      if (ib == b->end() || (ia != a->end() && ia->first < ib->first))
+        return name + "/" + ia->first + ": live " + ia->second + ", missing from the replay";
+      if (ia == a->end() || ib->first < ia->first)
+        return name + "/" + ib->first + ": missing from live state, replayed " + ib->second;
+      if (ia->second != ib->second)
+        return name + "/" + ia->first + ": live " + ia->second + ", replayed " + ib->second;
+      ++ia;
+      ++ib;
+    }
+  }
+  return std::string("digests differ but no record does (index or meta difference)");
+}
+
+}  // namespace
+
+Result<VerifyResult> Verify(const std::string& state_dir, Env* env) {
+  ProjectionOptions popts;
+  popts.path = DbDirPath(state_dir);
+  popts.read_only = true;
+  popts.create_if_missing = false;
+  std::error_code ec;
+  if (!fs::exists(popts.path, ec)) return Status::NotFound("no limbic state in " + state_dir);
+  auto live = Projection::Open(popts);
+  if (!live.ok()) return live.status();
+  VerifyResult result;
+  result.applied_seq = (*live)->applied_seq();
+  auto live_digest = (*live)->Digest();
+  if (!live_digest.ok()) return live_digest.status();
+  result.live_digest = *live_digest;
+
+  ReplayOptions ropts;
+  ropts.from = EventsDirPath(state_dir);
+  ropts.into = TempDir("verify");
+  ropts.until_seq = result.applied_seq;
+  ropts.env = env;
+  auto replayed = Replay(ropts);
+  if (!replayed.ok()) return replayed.status();
+  result.replay_digest = replayed->digest;
+  result.match = result.live_digest == result.replay_digest;
+  if (!result.match) {
+    ProjectionOptions ro;
+    ro.path = DbDirPath(ropts.into);
+    ro.read_only = true;
+    auto rebuilt = Projection::Open(ro);
+    if (!rebuilt.ok()) return rebuilt.status();
+    auto diff = FirstDifference(**live, **rebuilt);
+    if (!diff.ok()) return diff.status();
+    result.first_difference = *diff;
+  }
+  (void)RemoveTree(ropts.into);
+  return result;
+}
+
+Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_dir, uint64_t seq,
+                                                     Env* env) {
+  std::unique_ptr<TimeTravel> tt(new TimeTravel());
+  tt->dir_ = TempDir("at-seq");
+  ReplayOptions ropts;
+  ropts.from = EventsDirPath(state_dir);
+  ropts.into = tt->dir_;
+  ropts.until_seq = seq;
+  ropts.env = env;
+  auto replayed = Replay(ropts);
+  if (!replayed.ok()) return replayed.status();
+  tt->replay_ = *replayed;
+  if (tt->replay_.last_seq < seq)
+    return Status::NotFound("the log ends at seq " + std::to_string(tt->replay_.last_seq) +
+                            ", before seq " + std::to_string(seq));
+  ProjectionOptions popts;
+  popts.path = DbDirPath(tt->dir_);
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) return projection.status();
+  tt->projection_ = std::move(projection).value();
+  return tt;
+}
+
+TimeTravel::~TimeTravel() {
+  projection_.reset();
+  if (!dir_.empty()) (void)RemoveTree(dir_);
+}
+
+Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
+  FsckReport report;
+  std::error_code ec;
+  if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
+
+  // The log: structure (segment names, contiguity, torn tail) ...
+  LogOptions lopts;
+  lopts.env = env;
+  lopts.dir = EventsDirPath(state_dir);
+  lopts.read_only = true;
+  LogRecovery rec;
+  auto log = EventLog::Open(std::move(lopts), &rec);
+  if (!log.ok()) {
+    report.ok = false;
+    report.problems.push_back(log.status().message());
+  } else {
+    report.segments = rec.segments;
+    if (rec.truncated_bytes > 0)
+      report.warnings.push_back(rec.truncated_file + " offset " +
+                                std::to_string(rec.truncated_offset) + ": torn final line (" +
+                                std::to_string(rec.truncated_bytes) +
+                                " bytes) that the next start will truncate");
+    // ... and every event decoded in full.
+    LogReader::Options ropts;
+    ropts.env = env;
+    auto reader = LogReader::Open(EventsDirPath(state_dir), ropts);
+    if (!reader.ok()) {
+      report.ok = false;
+      report.problems.push_back(reader.status().message());
+    } else {
+      Event e;
+      for (;;) {
+        auto more = (*reader)->Next(&e);
+        if (!more.ok()) {
+          report.ok = false;
+          report.problems.push_back(more.status().message());
+          break;
+        }
+        if (!*more) break;
+        ++report.events;
+        report.last_seq = e.seq;
+      }
+    }
+  }
+
+  // The projections.
+  ProjectionOptions popts;
+  popts.path = DbDirPath(state_dir);
+  popts.read_only = true;
+  popts.create_if_missing = false;
+  if (!fs::exists(popts.path, ec)) {
+    report.warnings.push_back("no projections (db/) yet: the next start builds them from the log");
+    return report;
+  }
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) {
+    report.ok = false;
+    report.problems.push_back(projection.status().message());
+    return report;
+  }
+  report.applied_seq = (*projection)->applied_seq();
+  if (report.applied_seq > report.last_seq && report.problems.empty()) {
+    report.ok = false;
+    report.problems.push_back("db/ has applied events up to seq " +
+                              std::to_string(report.applied_seq) + " but the log ends at seq " +
+                              std::to_string(report.last_seq));
+  }
+  Status s = (*projection)->CheckIndexes();
+  if (!s.ok()) {
+    report.ok = false;
+    report.problems.push_back(s.message());
+  }
+  return report;
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,236 @@
+// The command line, end to end: every pool operation, the log commands,
+// replay/time travel, and bad input rejected with a clear message and
+// nothing written.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "process.h"
+
+using nlohmann::json;
+using limbic::testing::Child;
+using limbic::testing::Limbic;
+using limbic::testing::RunResult;
+using limbic::testing::TempDir;
+
+namespace {
+
+// Runs limbic with --state DIR and checks the exit code.
+RunResult L(const TempDir& dir, std::vector<std::string> args, int want_exit = 0,
+            const std::string& input = "") {
+  args.insert(args.begin(), {"--state", dir / "state"});
+  RunResult r = Limbic(args, input);
+  INFO("limbic " << args[2] << " ... stdout: " << r.out << " stderr: " << r.err);
+  REQUIRE(r.exit_code == want_exit);
+  return r;
+}
+
+json J(const TempDir& dir, std::vector<std::string> args) {
+  args.push_back("--json");
+  RunResult r = L(dir, args);
+  json j = json::parse(r.out, nullptr, false);
+  INFO(r.out);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+uint64_t LastSeq(const TempDir& dir) {
+  RunResult r = L(dir, {"state", "digest", "--json"});
+  return json::parse(r.out)["applied_seq"].get<uint64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("percepts: add, list with filters, assign, process, drop, remove", "[cli]") {
+  TempDir dir;
+  json a = J(dir, {"percept", "add", "--source", "github", "--type", "issues.opened",
+                   "--intensity", "0.8", "--text", "crash on start", "--data", R"({"user":"ana"})"});
+  CHECK(a["id"] == "p-1");
+  CHECK(a["seq"] == 1);
+  J(dir, {"percept", "add", "--source", "discord", "--type", "message", "--text", "hello"});
+  json list = J(dir, {"percept", "list"});
+  REQUIRE(list.size() == 2);
+  CHECK(list[0]["id"] == "p-2");  // newest first
+  CHECK(list[1]["data"]["user"] == "ana");
+  CHECK(list[1]["effective_intensity"].get<double>() <= 0.8);
+  CHECK(J(dir, {"percept", "list", "--source", "github"}).size() == 1);
+  CHECK(J(dir, {"percept", "list", "--type", "message"})[0]["id"] == "p-2");
+  CHECK(J(dir, {"percept", "list", "--min-age", "1h"}).empty());
+  CHECK(J(dir, {"percept", "list", "--max-age", "1h", "--limit", "1"}).size() == 1);
+
+  json t = J(dir, {"thread", "create", "--goal", "fix the crash", "--salience", "0.7"});
+  std::string tid = t["id"];
+  L(dir, {"percept", "assign", "p-1", "--thread", tid});
+  json in_thread = J(dir, {"percept", "list", "--thread", tid});
+  REQUIRE(in_thread.size() == 1);
+  CHECK(in_thread[0]["status"] == "assigned");
+  L(dir, {"percept", "process", "p-1"});
+  CHECK(J(dir, {"percept", "list", "--status", "processed"})[0]["id"] == "p-1");
+  L(dir, {"percept", "drop", "p-2", "--reason", "noise"});
+  CHECK(J(dir, {"percept", "list", "--status", "dropped"})[0]["id"] == "p-2");
+  L(dir, {"percept", "remove", "p-2"});
+  CHECK(J(dir, {"percept", "list"}).size() == 1);
+}
+
+TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",
+          "[cli]") {
+  TempDir dir;
+  J(dir, {"thread", "create", "--goal", "low", "--salience", "0.2", "--id", "t-low"});
+  J(dir, {"thread", "create", "--goal", "high", "--salience", "0.9", "--id", "t-high",
+          "--state", R"({"phase":"triage"})"});
+  json list = J(dir, {"thread", "list"});
+  REQUIRE(list.size() == 2);
+  CHECK(list[0]["id"] == "t-high");
+  CHECK(list[0]["state"]["phase"] == "triage");
+  L(dir, {"thread", "update", "t-high", "--state", R"({"next_step":"reply","context":{"pr":7}})"});
+  json th = J(dir, {"thread", "list"})[0];
+  CHECK(th["state"]["phase"] == "triage");  // merge, not replace
+  CHECK(th["state"]["next_step"] == "reply");
+  L(dir, {"thread", "update", "t-low", "--salience", "1"});
+  CHECK(J(dir, {"thread", "list"})[0]["id"] == "t-low");
+  L(dir, {"thread", "update", "t-high", "--status", "paused", "--reason", "waiting"});
+  CHECK(J(dir, {"thread", "list"}).size() == 1);
+  CHECK(J(dir, {"thread", "list", "--status", "paused"})[0]["id"] == "t-high");
+  L(dir, {"thread", "update", "t-high", "--status", "complete", "--outcome", "done"});
+  CHECK(J(dir, {"thread", "list", "--status", "complete"}).size() == 1);
+  L(dir, {"thread", "delete", "t-low"});
+  CHECK(J(dir, {"thread", "list", "--status", "all"}).size() == 1);
+}
+
+TEST_CASE("arousal and actions", "[cli]") {
+  TempDir dir;
+  J(dir, {"arousal", "set", "--level", "0.4", "--factor", "user_waiting=true", "--factor",
+          "recent_errors=2", "--factor", "mood=calm"});
+  json a = J(dir, {"arousal", "get"});
+  CHECK(a["level"] == 0.4);
+  CHECK(a["factors"]["user_waiting"] == true);
+  CHECK(a["factors"]["recent_errors"] == 2);
+  CHECK(a["factors"]["mood"] == "calm");
+  CHECK(a["effective"].get<double>() > 0.4);
+
+  json e = J(dir, {"action", "enqueue", "--effector", "log", "--type", "ack", "--payload",
+                   R"({"text":"hi"})"});
+  CHECK(e["id"] == "a-5");  // arousal set wrote seqs 1-4
+  json list = J(dir, {"action", "list", "--status", "pending"});
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["idempotency_key"] == "a-5");
+  CHECK(list[0]["payload"]["text"] == "hi");
+  json pruned = J(dir, {"action", "prune", "--older-than", "0s"});
+  CHECK(pruned["events"].empty());  // pending actions are never pruned
+}
+
+TEST_CASE("bad input is rejected with a clear message and nothing is written", "[cli]") {
+  TempDir dir;
+  L(dir, {"thread", "create", "--goal", "g", "--id", "t-1"});
+  uint64_t before = LastSeq(dir);
+  struct Case {
+    std::vector<std::string> args;
+    const char* needle;
+  } cases[] = {
+      {{"percept", "add", "--source", "s", "--type", "t", "--intensity", "1.7"}, "intensity"},
+      {{"percept", "add", "--source", "", "--type", "t"}, "source"},
+      {{"percept", "add", "--source", "s", "--type", "t", "--data", "[1]"}, "--data"},
+      {{"percept", "assign", "p-99", "--thread", "t-1"}, "p-99"},
+      {{"thread", "update", "t-9", "--salience", "0.5"}, "t-9"},
+      {{"thread", "update", "t-1", "--status", "sleeping"}, "status"},
+      {{"arousal", "set", "--level", "-1"}, "level"},
+  };
+  for (const auto& c : cases) {
+    RunResult r = L(dir, c.args, 1);
+    CHECK_THAT(r.err, Catch::Contains(c.needle));
+    CHECK_THAT(r.err, Catch::StartsWith("limbic: error:"));
+  }
+  L(dir, {"thread", "delete", "t-1"});
+  RunResult r = L(dir, {"thread", "update", "t-1", "--status", "complete"}, 1);
+  CHECK_THAT(r.err, Catch::Contains("t-1"));
+  CHECK(LastSeq(dir) == before + 1);  // only the delete was written
+  CHECK(L(dir, {"percept", "nonsense"}, 2).exit_code == 2);
+}
+
+TEST_CASE("events tail and export, replay, verify, time travel, fsck", "[cli]") {
+  TempDir dir;
+  L(dir, {"thread", "create", "--goal", "g", "--id", "t-1"});
+  L(dir, {"percept", "add", "--source", "s", "--type", "t", "--thread", "t-1"});
+  L(dir, {"thread", "update", "t-1", "--status", "complete"});
+
+  RunResult tail = L(dir, {"events", "tail", "-n", "2"});
+  auto nl = tail.out.find('\n');
+  REQUIRE(nl != std::string::npos);
+  CHECK(json::parse(tail.out.substr(0, nl))["type"] == "percept_assigned");
+  RunResult typed = L(dir, {"events", "tail", "--type", "thread_created", "-n", "0"});
+  CHECK(json::parse(typed.out)["thread_id"] == "t-1");
+  CHECK(L(dir, {"events", "tail", "--since", "2000-01-01T00:00:00Z", "-n", "0"}).out.size() ==
+        L(dir, {"events", "export"}).out.size());
+
+  L(dir, {"events", "export", "-o", dir / "events.jsonl"});
+  json digest = J(dir, {"state", "digest"});
+  RunResult replay = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "copy", "--json"});
+  REQUIRE(replay.exit_code == 0);
+  CHECK(json::parse(replay.out)["digest"] == digest["digest"]);
+  RunResult verify = L(dir, {"replay", "--verify", dir / "state"});
+  CHECK_THAT(verify.out, Catch::Contains("matches"));
+
+  json past = J(dir, {"state", "show", "threads", "--at-seq", "3"});
+  REQUIRE(past.size() == 1);
+  CHECK(past[0]["status"] == "active");
+  CHECK(J(dir, {"state", "show", "threads"})[0]["status"] == "complete");
+  RunResult partial = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p2",
+                              "--until-seq", "1", "--json"});
+  REQUIRE(partial.exit_code == 0);
+  CHECK(json::parse(partial.out)["last_seq"] == 1);
+
+  RunResult fsck = L(dir, {"fsck"});
+  CHECK_THAT(fsck.out, Catch::StartsWith("ok:"));
+}
+
+TEST_CASE("replay rejects a bad log naming file and offset, and leaves nothing", "[cli]") {
+  TempDir dir;
+  std::string good =
+      R"({"v":1,"seq":1,"ts":"2026-01-01T00:00:00.000Z","type":"thread_created","thread_id":"t-1","goal":"g","salience":0.5})"
+      "\n";
+  struct Case {
+    std::string second;
+    const char* needle;
+  } cases[] = {
+      {"{not json\n", "malformed JSON"},
+      {R"({"v":1,"seq":3,"ts":"2026-01-01T00:00:01.000Z","type":"thread_paused","thread_id":"t-1"})" "\n", "seq"},
+      {R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"percept_assigned","percept_id":"p-7","thread_id":"t-1"})" "\n", "p-7"},
+      {R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"thread_deleted","thread_id":"t-1"})" "\n"
+       R"({"v":1,"seq":3,"ts":"2026-01-01T00:00:02.000Z","type":"thread_completed","thread_id":"t-1"})" "\n", "t-1"},
+      {R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"percept_arrived","percept_id":"p-2","source":"s","percept_type":"t","intensity":3})" "\n", "intensity"},
+      {R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"percept_arrived","percept_id":"p-2","percept_type":"t","intensity":0.3})" "\n", "source"},
+      {R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"brain_melted"})" "\n", "unknown event type"},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    std::string file = dir / ("bad" + std::to_string(i) + ".jsonl");
+    std::string into = dir / ("into" + std::to_string(i++));
+    FILE* f = fopen(file.c_str(), "w");
+    fputs((good + c.second + good.substr(0, 0)).c_str(), f);
+    fclose(f);
+    RunResult r = Limbic({"replay", "--from", file, "--into", into});
+    INFO(c.second << " -> " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.needle));
+    CHECK_THAT(r.err, Catch::Contains("offset"));
+    CHECK_FALSE(std::filesystem::exists(into));
+  }
+}
+
+TEST_CASE("a second writer is refused naming the holder, and reads still work", "[cli]") {
+  TempDir dir;
+  L(dir, {"thread", "create", "--goal", "g", "--id", "t-1"});
+  Child holder({limbic::testing::LimbicBinary(), "--state", dir / "state", "percept", "import", "-"});
+  REQUIRE(holder.Write(R"({"source":"s","type":"t"})" "\n"));
+  std::string ack;
+  // The import may only print its ack once the next line arrives.
+  REQUIRE(holder.Write(R"({"source":"s","type":"t"})" "\n"));
+  REQUIRE(holder.ReadLine(&ack));
+  RunResult w = L(dir, {"thread", "create", "--goal", "g2"}, 1);
+  CHECK_THAT(w.err, Catch::Contains("pid " + std::to_string(holder.pid())));
+  CHECK(J(dir, {"thread", "list"}).size() == 1);
+  holder.CloseStdin();
+  CHECK(holder.Wait() == 0);
+  CHECK(J(dir, {"percept", "list"}).size() == 2);
+}

@@ -1,0 +1,67 @@
+// Starting the real `limbic` binary from tests: run to completion, or keep
+// it running with pipes to its stdin/stdout and kill it with any signal.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace limbic::testing {
+
+// Path of the limbic binary under test (LIMBIC_BINARY, set by CMake).
+std::string LimbicBinary();
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (a path) with `input` on stdin; waits for it to exit
+// (killing it after `timeout_ms`).
+RunResult Run(const std::vector<std::string>& argv, const std::string& input = "",
+              int timeout_ms = 60000);
+// Runs `limbic <args...>`.
+RunResult Limbic(const std::vector<std::string>& args, const std::string& input = "");
+
+// A child process with pipes: write its stdin, read its stdout line by line.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv);
+  ~Child();  // SIGKILLs it if still running
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // Writes all of `data` to the child's stdin; false if the pipe closed.
+  bool Write(const std::string& data);
+  void CloseStdin();
+  // Next stdout line without '\n'; false at EOF or after `timeout_ms`.
+  bool ReadLine(std::string* line, int timeout_ms = 10000);
+  // Sends `sig`, then waits; returns the exit code (-signal if signalled).
+  int Kill(int sig);
+  int Wait();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int in_ = -1;
+  int out_ = -1;
+  std::string buffer_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// A fresh directory under /tmp, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace limbic::testing

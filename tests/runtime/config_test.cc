@@ -1,0 +1,72 @@
+#include "runtime/config.h"
+
+#include <catch2/catch.hpp>
+
+using namespace limbic;
+using namespace limbic::runtime;
+using nlohmann::json;
+
+TEST_CASE("the embedded default config parses and has the demo wiring", "[config]") {
+  auto c = DefaultConfig();
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->api_address == "127.0.0.1");
+  CHECK(c->api_port == 7077);
+  CHECK(c->durability == state::Durability::kFsync);
+  CHECK(c->effectors.contains("log"));
+  CHECK(c->sensors.contains("github"));
+  REQUIRE(c->reflexes["reflexes"].is_array());
+  CHECK(c->reflexes["reflexes"].size() >= 2);
+}
+
+TEST_CASE("config values are parsed, durations included", "[config]") {
+  json doc = {{"state_dir", "/tmp/x"},
+              {"durability", {{"mode", "interval"}, {"interval_ms", 50}}},
+              {"api", {{"port", 0}, {"token", "s3cret"}}},
+              {"recency", {{"percept_half_life", "30s"}, {"thread_half_life", 120000}}},
+              {"outbox", {{"max_attempts", 3}, {"backoff", "250ms"}}}};
+  auto c = ParseConfig(doc, "");
+  REQUIRE(c.ok());
+  CHECK(c->state_dir == "/tmp/x");
+  CHECK(c->durability == state::Durability::kInterval);
+  CHECK(c->interval_ms == 50);
+  CHECK(c->api_port == 0);
+  CHECK(c->api_token == "s3cret");
+  CHECK(c->recency.percept_half_life == 30000);
+  CHECK(c->recency.thread_half_life == 120000);
+  CHECK(c->outbox.max_attempts == 3);
+  CHECK(c->outbox.backoff == 250);
+}
+
+TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
+  struct Case {
+    json doc;
+    const char* needle;
+  } cases[] = {
+      {{{"api", {{"port", "http"}}}}, "api.port: must be an integer"},
+      {{{"api", {{"prot", 1}}}}, "api.prot: unknown key"},
+      {{{"outbox", {{"max_atempts", 3}}}}, "outbox.max_atempts: unknown key"},
+      {{{"durability", {{"mode", "sometimes"}}}}, "durability.mode"},
+      {{{"recency", {{"percept_half_life", "soon"}}}}, "recency.percept_half_life"},
+      {{{"sensors", {{"gh", {{"secret", "x"}}}}}}, "sensors.gh: must be an object with a string \"kind\""},
+      {{{"effectors", {{"bad name", {{"kind", "log"}}}}}}, "effectors.bad name"},
+      {{{"attention", {{"percept_threshold", 2}}}}, "attention.percept_threshold"},
+      {{{"surprise", true}}, "surprise: unknown key"},
+      {json::array(), "config: must be an object"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.doc.dump());
+    auto r = ParseConfig(c.doc, "");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
+  }
+}
+
+TEST_CASE("a missing config file or reflexes file is a clear error", "[config]") {
+  auto r = LoadConfigFile("/nonexistent/limbic.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("/nonexistent/limbic.json"));
+  auto c = ParseConfig({{"reflexes", "nope.json"}}, "/nonexistent");
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.status().message(), Catch::Contains("/nonexistent/nope.json"));
+}

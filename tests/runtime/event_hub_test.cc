@@ -1,0 +1,104 @@
+#include "runtime/event_hub.h"
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include "state/commands.h"
+#include "state/engine.h"
+#include "../state/test_util.h"
+
+using namespace limbic;
+using namespace limbic::state;
+using limbic::runtime::EventHub;
+
+namespace {
+
+// A real state dir with `n` percepts, so the hub can fall back to the log.
+std::unique_ptr<Engine> Fill(const std::string& dir, int n) {
+  EngineOptions o;
+  o.state_dir = dir;
+  auto e = Engine::Open(o);
+  REQUIRE(e.ok());
+  for (int i = 0; i < n; ++i) {
+    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", i % 2 ? "odd" : "even"}}, (*e)->next_seq());
+    REQUIRE((*e)->Commit(*ev).ok());
+  }
+  return std::move(e).value();
+}
+
+}  // namespace
+
+TEST_CASE("reads come from the ring, and from the log beyond it", "[hub]") {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  EventHub hub(ioc, EventsDirPath(dir.path()), /*capacity=*/4);
+  auto engine = Fill(dir.path(), 10);
+  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
+  hub.set_last_seq(engine->applied_seq());
+  // Publish the last few, as the runtime would have.
+  for (int i = 0; i < 3; ++i) {
+    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "late"}}, engine->next_seq());
+    REQUIRE(engine->Commit(*ev).ok());
+  }
+  CHECK(hub.last_seq() == 13);
+  auto all = hub.Read(0, 100, {});
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 13);
+  for (size_t i = 0; i < all->size(); ++i) CHECK((*all)[i].seq == i + 1);
+  auto tail = hub.Read(11, 100, {});
+  REQUIRE(tail->size() == 2);
+  CHECK((*tail)[0].seq == 12);
+  auto limited = hub.Read(2, 3, {});
+  REQUIRE(limited->size() == 3);
+  CHECK((*limited)[2].seq == 5);
+  CHECK(hub.Read(13, 10, {})->empty());
+}
+
+TEST_CASE("subscribers get the backlog then live events, nothing missed or repeated", "[hub]") {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  EventHub hub(ioc, EventsDirPath(dir.path()), 2);
+  auto engine = Fill(dir.path(), 5);
+  hub.set_last_seq(engine->applied_seq());
+  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
+  std::vector<uint64_t> got;
+  REQUIRE(hub.Subscribe(2, {}, [&](const EventHub::Item& i) {
+                got.push_back(i.seq);
+                return got.size() < 6;  // unsubscribe after 6
+              }).ok());
+  CHECK(got == std::vector<uint64_t>{3, 4, 5});
+  for (int i = 0; i < 5; ++i) {
+    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}}, engine->next_seq());
+    REQUIRE(engine->Commit(*ev).ok());
+  }
+  CHECK(got == std::vector<uint64_t>{3, 4, 5, 6, 7, 8});
+  CHECK(hub.subscribers() == 0);
+
+  // A type filter applies to backlog and live events alike.
+  std::vector<uint64_t> typed;
+  REQUIRE(hub.Subscribe(0, {EventType::kPerceptArrived}, [&](const EventHub::Item& i) {
+                typed.push_back(i.seq);
+                return true;
+              }).ok());
+  CHECK(typed.size() == 10);
+}
+
+TEST_CASE("long-poll waiters wake on a new event or at their deadline", "[hub]") {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  EventHub hub(ioc, EventsDirPath(dir.path()));
+  auto engine = Fill(dir.path(), 1);
+  hub.set_last_seq(1);
+  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
+  int now_ready = 0, woken = 0, timed_out = 0;
+  hub.Wait(0, 10000, [&] { ++now_ready; });  // already has seq 1
+  CHECK(now_ready == 1);
+  hub.Wait(1, 10000, [&] { ++woken; });
+  hub.Wait(1, 20, [&] { ++timed_out; });
+  ioc.run_for(std::chrono::milliseconds(200));
+  CHECK(timed_out == 1);
+  CHECK(woken == 0);
+  auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}}, engine->next_seq());
+  REQUIRE(engine->Commit(*ev).ok());
+  CHECK(woken == 1);
+}

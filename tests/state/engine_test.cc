@@ -1,0 +1,165 @@
+#include "state/engine.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "state/commands.h"
+#include "test_util.h"
+
+using namespace limbic;
+using namespace limbic::state;
+using limbic::testing::ScratchDir;
+
+namespace {
+
+std::unique_ptr<Engine> OpenEngine(const std::string& dir, const Clock* clock = nullptr) {
+  EngineOptions o;
+  o.state_dir = dir;
+  o.clock = clock;
+  auto e = Engine::Open(o);
+  INFO(e.status().ToString());
+  REQUIRE(e.ok());
+  return std::move(e).value();
+}
+
+Events AddPercept(Engine& e, const std::string& source = "s") {
+  auto ev = BuildPerceptAdd({{"source", source}, {"type", "t"}, {"intensity", 0.6}}, e.next_seq());
+  REQUIRE(ev.ok());
+  return *ev;
+}
+
+}  // namespace
+
+TEST_CASE("commit assigns seqs and ts, is durable, applied and readable", "[engine]") {
+  ScratchDir dir;
+  ManualClock clock(1795356309000);
+  auto e = OpenEngine(dir.path(), &clock);
+  std::vector<Event> done;
+  REQUIRE(e->Commit(AddPercept(*e), &done).ok());
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].seq == 1);
+  CHECK(done[0].ts == 1795356309000);
+  CHECK(e->applied_seq() == 1);
+  auto p = e->projection().Get(Pool::kPercepts, "p-1");
+  REQUIRE(p.ok());
+  REQUIRE(p->has_value());
+  CHECK((**p)["status"] == "new");
+  clock.Set(1);  // the clock going backwards never makes ts go backwards
+  REQUIRE(e->Commit(AddPercept(*e), &done).ok());
+  CHECK(done[0].ts == 1795356309000);
+}
+
+TEST_CASE("a rejected command writes nothing and consumes no seq", "[engine]") {
+  ScratchDir dir;
+  auto e = OpenEngine(dir.path());
+  auto bad = BuildPerceptAssign("p-404", {{"thread_id", "t-1"}});
+  REQUIRE(bad.ok());
+  Status s = e->Commit(*bad);
+  CHECK(s.IsNotFound());
+  CHECK_THAT(s.message(), Catch::Contains("p-404"));
+  CHECK(e->next_seq() == 1);
+  REQUIRE(e->Commit(AddPercept(*e)).ok());
+  CHECK(e->applied_seq() == 1);
+}
+
+TEST_CASE("commands see state that is submitted but not yet applied", "[engine]") {
+  ScratchDir dir;
+  auto e = OpenEngine(dir.path());
+  std::vector<Status> results;
+  auto record = [&](const Status& s, std::span<const Event>) { results.push_back(s); };
+  auto t = BuildThreadCreate({{"goal", "g"}, {"id", "t-1"}}, e->next_seq());
+  REQUIRE(e->Submit(*t, record).ok());
+  auto p = AddPercept(*e);
+  REQUIRE(e->Submit(p, record).ok());
+  // Neither is applied yet, but the reducer sees both through the overlay.
+  auto assign = BuildPerceptAssign("p-2", {{"thread_id", "t-1"}});
+  REQUIRE(e->Submit(*assign, record).ok());
+  // And it rejects what conflicts with them.
+  CHECK(e->Submit(*BuildThreadCreate({{"goal", "g"}, {"id", "t-1"}}, 0), record).IsAlreadyExists());
+  REQUIRE(e->WaitIdle().ok());
+  CHECK(results.size() == 3);
+  for (const Status& s : results) CHECK(s.ok());
+  auto percept = e->projection().Get(Pool::kPercepts, "p-2");
+  CHECK((**percept)["thread_id"] == "t-1");
+}
+
+TEST_CASE("listeners receive each applied group in seq order", "[engine]") {
+  ScratchDir dir;
+  auto e = OpenEngine(dir.path());
+  std::vector<uint64_t> seen;
+  e->AddListener([&](std::span<const Event> events) {
+    for (const Event& ev : events) seen.push_back(ev.seq);
+  });
+  for (int i = 0; i < 50; ++i) REQUIRE(e->Submit(AddPercept(*e), nullptr).ok());
+  REQUIRE(e->WaitIdle().ok());
+  REQUIRE(seen.size() == 50);
+  for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i + 1);
+}
+
+TEST_CASE("state persists across reopen and seqs continue", "[engine]") {
+  ScratchDir dir;
+  std::string digest;
+  {
+    auto e = OpenEngine(dir.path());
+    REQUIRE(e->Commit(AddPercept(*e)).ok());
+    REQUIRE(e->Commit(*BuildThreadCreate({{"goal", "g"}}, e->next_seq())).ok());
+    digest = *e->projection().Digest();
+  }
+  auto e = OpenEngine(dir.path());
+  CHECK(e->applied_seq() == 2);
+  CHECK(e->next_seq() == 3);
+  CHECK(*e->projection().Digest() == digest);
+}
+
+TEST_CASE("lost projections are rebuilt from the log on open", "[engine]") {
+  ScratchDir dir;
+  std::string digest;
+  {
+    auto e = OpenEngine(dir.path());
+    for (int i = 0; i < 20; ++i) REQUIRE(e->Commit(AddPercept(*e)).ok());
+    digest = *e->projection().Digest();
+  }
+  std::filesystem::remove_all(DbDirPath(dir.path()));
+  EngineOptions o;
+  o.state_dir = dir.path();
+  EngineRecovery rec;
+  auto e = Engine::Open(o, &rec);
+  REQUIRE(e.ok());
+  CHECK(rec.applied_seq_at_open == 0);
+  CHECK(rec.reapplied == 20);
+  CHECK(*(*e)->projection().Digest() == digest);
+}
+
+TEST_CASE("projections ahead of the log refuse to open", "[engine]") {
+  ScratchDir dir;
+  {
+    auto e = OpenEngine(dir.path());
+    for (int i = 0; i < 3; ++i) REQUIRE(e->Commit(AddPercept(*e)).ok());
+  }
+  std::filesystem::remove_all(EventsDirPath(dir.path()));
+  EngineOptions o;
+  o.state_dir = dir.path();
+  auto e = Engine::Open(o);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.status().IsCorruption());
+  CHECK_THAT(e.status().message(), Catch::Contains("seq 3") && Catch::Contains("replay"));
+}
+
+TEST_CASE("a second writer gets Busy naming the holder; a reader opens read-only", "[engine]") {
+  ScratchDir dir;
+  auto e = OpenEngine(dir.path());
+  REQUIRE(e->Commit(AddPercept(*e)).ok());
+  EngineOptions o;
+  o.state_dir = dir.path();
+  auto second = Engine::Open(o);
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().IsBusy());
+  CHECK_THAT(second.status().message(), Catch::Contains("pid " + std::to_string(getpid())));
+  o.read_only = true;
+  auto reader = Engine::Open(o);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->applied_seq() == 1);
+  CHECK((*reader)->Submit(AddPercept(**reader), nullptr).IsFailedPrecondition());
+}
