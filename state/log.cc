@@ -61,6 +61,7 @@ class EventLog::Impl {
   LogOptions options_;
   std::atomic<uint64_t> submitted_seq_{0};
   std::atomic<uint64_t> written_seq_{0};
+  uint64_t returned_seq_ = 0;  // last seq whose callback has run, ok or not; guarded by mu_
 
   mutable std::mutex mu_;
   Status error_;  // sticky; guarded by mu_
@@ -167,7 +168,7 @@ Status EventLog::Impl::Recover(LogRecovery* rec) {
   for (size_t i = 0; i < segments->size(); ++i)
     LIMBIC_RETURN_IF_ERROR(ScanSegment((*segments)[i], i + 1 == segments->size(), &expected, rec));
   rec->last_seq = expected - 1;
-  submitted_seq_ = written_seq_ = synced_seq_ = unsynced_through_ = rec->last_seq;
+  submitted_seq_ = written_seq_ = synced_seq_ = unsynced_through_ = returned_seq_ = rec->last_seq;
   if (options_.read_only) return Status::OK();
   if (!segments->empty()) {
     // Keep appending to the last segment.
@@ -222,7 +223,9 @@ void EventLog::Impl::WriterLoop() {
         work_cv_.wait_until(lock, next_sync, ready);
       else
         work_cv_.wait(lock, ready);
-      if (queue_.empty() && stop_ && flush_requests_ == 0 && unsynced_through_ == synced_seq_)
+      // Stop once drained; a broken log has nothing more it can sync.
+      if (queue_.empty() && stop_ && flush_requests_ == 0 &&
+          (unsynced_through_ == synced_seq_ || !error_.ok()))
         break;
       group.swap(queue_);
       flushes = flush_requests_;
@@ -240,8 +243,10 @@ void EventLog::Impl::WriterLoop() {
         options_.logger->error("events log broken: {}", error.ToString());
       }
     }
+    uint64_t last = 0;
+    for (const LogBatch& b : group)
+      if (!b.events.empty()) last = b.events.back().seq;
     if (!group.empty()) {
-      uint64_t last = group.back().events.empty() ? 0 : group.back().events.back().seq;
       bool ok = error.ok();
       options_.on_group(error, std::move(group));
       if (ok && last) written_seq_ = last;
@@ -249,6 +254,7 @@ void EventLog::Impl::WriterLoop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       flush_requests_ -= flushes;
+      if (last) returned_seq_ = last;
     }
     done_cv_.notify_all();
   }
@@ -304,8 +310,10 @@ Status EventLog::Impl::Flush() {
   uint64_t target = submitted_seq_;
   ++flush_requests_;
   work_cv_.notify_one();
+  // Every callback up to `target` has run, and all of it is synced (or the
+  // log broke, and nothing more will be).
   done_cv_.wait(lock, [&] {
-    return !error_.ok() || (synced_seq_ >= target && written_seq_ >= target && queue_.empty());
+    return returned_seq_ >= target && queue_.empty() && (!error_.ok() || synced_seq_ >= target);
   });
   return error_;
 }
