@@ -1,9 +1,7 @@
 #include "runtime/cli.h"
 
 #include "runtime/config.h"
-#if LIMBIC_HAVE_LOOP
 #include "runtime/runtime.h"
-#endif
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
@@ -91,13 +89,9 @@ int RunRuntime(CliContext& ctx, const std::string& config_path, bool state_given
   auto config = config_path.empty() ? DefaultConfig() : LoadConfigFile(config_path);
   if (!config.ok()) return Fail(config.status());
   if (state_given) config->state_dir = ctx.state_dir;
-#if LIMBIC_HAVE_LOOP
   ctx.logger->set_level(spdlog::level::info);
   Runtime runtime(std::move(config).value(), ctx.logger);
   return runtime.Run();
-#else
-  return Fail(Status::Unavailable("this build has no runtime loop yet"));
-#endif
 }
 
 int RunCli(int argc, char** argv) {

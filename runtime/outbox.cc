@@ -1,5 +1,6 @@
 #include "runtime/outbox.h"
 
+#include <boost/asio/post.hpp>
 #include <deque>
 #include <set>
 

@@ -52,6 +52,10 @@ Status Runtime::Open() {
   eo.segment_bytes = config_.segment_bytes;
   eo.logger = log_;
   eo.post = [this](std::function<void()> task) { boost::asio::post(ioc_, std::move(task)); };
+  eo.on_sync = [this](double seconds) {
+    boost::asio::post(ioc_, [this, seconds] { metrics_.Observe("limbic_fsync_seconds", "", seconds); });
+  };
+  DeclareMetrics();
   state::EngineRecovery recovery;
   auto engine = state::Engine::Open(eo, &recovery);
   if (!engine.ok()) return engine.status();
@@ -64,7 +68,6 @@ Status Runtime::Open() {
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
                recovery.applied_seq_at_open);
 
-  DeclareMetrics();
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
   LIMBIC_RETURN_IF_ERROR(OpenEffectors());
@@ -188,8 +191,7 @@ void Runtime::OnApplied(std::span<const Event> events) {
       case EventType::kReflexEnabled:
         (void)reflexes_.SetEnabled(e.Str("reflex_id"), e.fields.value("enabled", true));
         break;
-      case EventType::kReflexFired:
-        reflexes_.RecordFire(e.Str("reflex_id"), e.ts);
+      case EventType::kReflexFired:  // already recorded when planned
         metrics_.Add("limbic_reflex_fires_total", "reflex=\"" + e.Str("reflex_id") + "\"");
         break;
       default:
@@ -222,10 +224,8 @@ void Runtime::FireReflexes(const std::string& percept_id) {
   TimeMs now = engine_->clock().Now();
   auto matches = reflexes_.MatchPercept(**percept, EffectiveArousal(), now);
   if (matches.empty()) return;
-  auto arousal = engine_->projection().GetArousal();
-  json arousal_record = arousal.ok() ? *arousal : state::DefaultArousal();
   for (const auto& match : matches) {
-    auto planned = reflexes_.Plan(match, **percept, arousal_record, engine_->next_seq());
+    auto planned = reflexes_.Plan(match, **percept, engine_->pending_view(), engine_->next_seq());
     if (!planned.ok()) {
       log_->warn("reflex {} on percept {}: {}", match.rule->id, percept_id,
                  planned.status().message());

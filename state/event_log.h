@@ -59,10 +59,12 @@ struct LogBatch {
 // broken for good: this and every later group fail with the same status.
 using GroupCallback = std::function<void(const Status& status, std::vector<LogBatch>&& group)>;
 
+inline constexpr uint64_t kDefaultSegmentBytes = 64ull << 20;
+
 struct LogOptions {
   Env* env = nullptr;            // nullptr = Env::Default()
   std::string dir;               // created if missing (unless read_only)
-  uint64_t segment_bytes = 64ull << 20;
+  uint64_t segment_bytes = kDefaultSegmentBytes;
   Durability durability = Durability::kFsync;
   int interval_ms = 100;         // for Durability::kInterval
   bool read_only = false;        // scan and report, never truncate or write

@@ -120,12 +120,20 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // New ids are looked up before they are created: a memtable bloom filter
+  // answers "absent" without walking the skiplist.
+  cf_options.memtable_whole_key_filtering = true;
+  cf_options.memtable_prefix_bloom_size_ratio = 0.05;
+  // Smaller memtables keep skiplist inserts shallow (they dominate apply).
+  cf_options.write_buffer_size = 16 << 20;
+  cf_options.max_write_buffer_number = 4;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
 
   std::unique_ptr<Projection> p(new Projection());
   p->cf_ = std::make_unique<Handles>();
   p->read_only_ = options.read_only;
+  p->disable_wal_ = options.disable_wal;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
       options.read_only
@@ -154,13 +162,21 @@ Status Projection::Apply(std::span<const Event> events) {
       return Status::Internal("apply: seq " + std::to_string(e.seq) + " where " +
                               std::to_string(next - 1) + " was due");
   Overlay overlay(this);
+  overlay.remember_base_reads(true);
   for (const Event& e : events) LIMBIC_RETURN_IF_ERROR(Reduce(e, &overlay));
 
   rocksdb::WriteBatch batch;
   for (const auto& [key, change] : overlay.changes()) {
     const auto& [pool, id] = key;
-    auto old = Get(pool, id);
-    if (!old.ok()) return old.status();
+    // The reducer read every record it changed; reuse what it found.
+    const std::optional<json>* old = overlay.BaseRead(key);
+    std::optional<json> fetched;
+    if (!old) {
+      auto r = Get(pool, id);
+      if (!r.ok()) return r.status();
+      fetched = std::move(*r);
+      old = &fetched;
+    }
     std::vector<std::string> before, after;
     if (old->has_value()) before = IndexKeys(pool, id, **old);
     if (change.record) after = IndexKeys(pool, id, *change.record);
@@ -174,6 +190,7 @@ Status Projection::Apply(std::span<const Event> events) {
   batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(events.back().seq));
   rocksdb::WriteOptions wo;
   wo.sync = false;  // the events log is the durability point
+  wo.disableWAL = disable_wal_;
   LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
   applied_seq_ = events.back().seq;
   return Status::OK();

@@ -42,6 +42,9 @@ struct ProjectionOptions {
   std::string path;             // the RocksDB directory (normally <state>/db)
   bool read_only = false;       // open a DB another process may be writing
   bool create_if_missing = true;
+  // Skip RocksDB's WAL (replay: the result is flushed at the end, and a
+  // crash part way leaves a dir that is rebuilt anyway). Never for live state.
+  bool disable_wal = false;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -107,6 +110,7 @@ class Projection final : public RecordReader {
   std::unique_ptr<Handles> cf_;
   uint64_t applied_seq_ = 0;
   bool read_only_ = false;
+  bool disable_wal_ = false;
 };
 
 }  // namespace limbic::state

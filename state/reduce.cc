@@ -29,10 +29,17 @@ json DefaultArousal() {
 }
 
 Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
-  auto it = changes_.find(Key(pool, std::string(id)));
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
   if (it != changes_.end()) return it->second.record;
+  if (remember_) {
+    auto seen = base_reads_.find(key);
+    if (seen != base_reads_.end()) return seen->second;
+  }
   if (!base_) return std::optional<json>();
-  return base_->Get(pool, id);
+  auto r = base_->Get(pool, id);
+  if (remember_ && r.ok()) base_reads_.emplace(std::move(key), *r);
+  return r;
 }
 
 void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {

@@ -81,11 +81,25 @@ class Overlay final : public RecordReader {
 
   const std::map<Key, Change>& changes() const { return changes_; }
   bool empty() const { return changes_.empty(); }
-  void Clear() { changes_.clear(); }
+  void Clear() {
+    changes_.clear();
+    base_reads_.clear();
+  }
+
+  // With remember_base_reads(true), what each key's first read found in the
+  // base (nullopt = absent); Projection::Apply uses it to find the index
+  // entries to replace without reading the record a second time.
+  void remember_base_reads(bool on) { remember_ = on; }
+  const std::optional<json>* BaseRead(const Key& key) const {
+    auto it = base_reads_.find(key);
+    return it == base_reads_.end() ? nullptr : &it->second;
+  }
 
  private:
   const RecordReader* base_;
   std::map<Key, Change> changes_;
+  bool remember_ = false;
+  mutable std::map<Key, std::optional<json>> base_reads_;
 };
 
 // Applies `event` (schema-valid: see ValidateEventFields) to the records it

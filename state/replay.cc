@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -55,19 +59,111 @@ Status RemoveTree(const std::string& path) {
   return Status::OK();
 }
 
+namespace {
+
+// A batch of decoded events on its way from the reader thread to the applier.
+struct Chunk {
+  std::vector<Event> events;
+  std::vector<EventLocation> where;
+  std::string lines;  // the same events, as read: copied verbatim into the new log
+  Status error;       // the reader failed here (after these events)
+};
+
+// A small bounded queue between the two replay threads.
+class ChunkQueue {
+ public:
+  void Push(Chunk c) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return q_.size() < 4 || cancelled_; });
+    if (cancelled_) return;
+    q_.push_back(std::move(c));
+    cv_.notify_all();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+  bool cancelled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_;
+  }
+  // False when closed and drained.
+  bool Pop(Chunk* c) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return false;
+    *c = std::move(q_.front());
+    q_.pop_front();
+    cv_.notify_all();
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Chunk> q_;
+  bool closed_ = false;
+  bool cancelled_ = false;
+};
+
+// Reads and decodes on its own thread, so decoding overlaps applying.
+void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& queue) {
+  Chunk chunk;
+  Event event;
+  EventLocation loc;
+  bool first = true;
+  for (;;) {
+    if (queue.cancelled()) return;
+    auto more = reader.Next(&event, &loc);
+    if (!more.ok()) {
+      chunk.error = more.status();
+      break;
+    }
+    if (!*more) break;
+    if (options.until_seq && event.seq > *options.until_seq) break;
+    if (options.until_time && event.ts > *options.until_time) break;
+    if (first && event.seq != 1) {
+      chunk.error = Status::InvalidArgument(loc.file + " offset " + std::to_string(loc.offset) +
+                                            ": log starts at seq " + std::to_string(event.seq) +
+                                            "; replay needs the whole log from seq 1");
+      break;
+    }
+    first = false;
+    chunk.lines.append(reader.raw_line());
+    chunk.lines.push_back('\n');
+    chunk.events.push_back(std::move(event));
+    chunk.where.push_back(loc);
+    if (chunk.events.size() >= options.batch) {
+      queue.Push(std::move(chunk));
+      chunk = Chunk();
+    }
+  }
+  if (!chunk.events.empty() || !chunk.error.ok()) queue.Push(std::move(chunk));
+  queue.Close();
+}
+
+}  // namespace
+
 Result<ReplayResult> Replay(const ReplayOptions& options) {
   auto started = std::chrono::steady_clock::now();
+  Env* env = options.env ? options.env : Env::Default();
   LIMBIC_RETURN_IF_ERROR(CheckFreshDir(options.into));
   std::error_code ec;
-  if (!fs::exists(options.from, ec))
-    return Status::NotFound("no events log at " + options.from);
-
+  if (!fs::exists(options.from, ec)) return Status::NotFound("no events log at " + options.from);
   LogReader::Options ropts;
-  ropts.env = options.env;
+  ropts.env = env;
   auto reader = LogReader::Open(options.from, ropts);
   if (!reader.ok()) return reader.status();
 
   bool created = !fs::exists(options.into, ec);
+  fs::create_directories(EventsDirPath(options.into), ec);
+  if (ec) return Status::IOError("creating " + options.into + ": " + ec.message());
   auto fail = [&](Status s) -> Result<ReplayResult> {
     if (created) (void)RemoveTree(options.into);
     else {
@@ -79,67 +175,49 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
 
   ProjectionOptions popts;
   popts.path = DbDirPath(options.into);
-  fs::create_directories(options.into, ec);
-  if (ec) return Status::IOError("creating " + options.into + ": " + ec.message());
+  popts.disable_wal = true;  // flushed below; a half-built dir is removed anyway
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());
 
-  // The new state dir gets its own copy of the events it was built from.
-  LogOptions lopts;
-  lopts.env = options.env;
-  lopts.dir = EventsDirPath(options.into);
-  lopts.durability = Durability::kNone;
-  Status log_status;
-  lopts.on_group = [&log_status](const Status& s, std::vector<LogBatch>&&) {
-    if (!s.ok()) log_status = s;  // read after Close(), which joins the writer
-  };
-  LogRecovery rec;
-  auto log = EventLog::Open(std::move(lopts), &rec);
-  if (!log.ok()) return fail(log.status());
-
+  ChunkQueue queue;
+  std::thread reading([&] { ReadChunks(**reader, options, queue); });
   ReplayResult result;
-  std::vector<Event> batch;
-  std::vector<EventLocation> where;
-  batch.reserve(options.batch);
-  Event event;
-  EventLocation loc;
-  auto apply = [&]() -> Status {
-    if (batch.empty()) return Status::OK();
-    Status s = (*projection)->Apply(batch);
-    if (!s.ok()) return Locate(batch, where, **projection, s);
-    result.events += batch.size();
-    result.last_seq = batch.back().seq;
-    result.last_ts = batch.back().ts;
-    (*log)->Submit(LogBatch{std::move(batch), 0});
-    batch.clear();
-    batch.reserve(options.batch);
-    where.clear();
-    return Status::OK();
-  };
-  for (;;) {
-    auto more = (*reader)->Next(&event, &loc);
-    if (!more.ok()) return fail(more.status());
-    if (!*more) break;
-    if (options.until_seq && event.seq > *options.until_seq) break;
-    if (options.until_time && event.ts > *options.until_time) break;
-    if (result.events == 0 && batch.empty() && event.seq != 1)
-      return fail(Status::InvalidArgument(loc.file + " offset " + std::to_string(loc.offset) +
-                                          ": log starts at seq " + std::to_string(event.seq) +
-                                          "; replay needs the whole log from seq 1"));
-    batch.push_back(std::move(event));
-    where.push_back(loc);
-    if (batch.size() >= options.batch) {
-      Status s = apply();
-      if (!s.ok()) return fail(s);
+  Status status;
+  // The new state dir gets a copy of the events it was built from, rotated
+  // into segments like a live log.
+  std::unique_ptr<WritableFile> segment;
+  Chunk chunk;
+  while (status.ok() && queue.Pop(&chunk)) {
+    if (!chunk.events.empty()) {
+      status = (*projection)->Apply(chunk.events);
+      if (!status.ok()) {
+        status = Locate(chunk.events, chunk.where, **projection, status);
+        break;
+      }
+      if (!segment || segment->Size() >= kDefaultSegmentBytes) {
+        if (segment) status = segment->Sync();
+        auto file = status.ok() ? env->NewAppendableFile(SegmentFileName(
+                                      EventsDirPath(options.into), chunk.events.front().seq))
+                                : Result<std::unique_ptr<WritableFile>>(status);
+        if (!file.ok()) {
+          status = file.status();
+          break;
+        }
+        segment = std::move(file).value();
+      }
+      status = segment->Append(chunk.lines);
+      result.events += chunk.events.size();
+      result.last_seq = chunk.events.back().seq;
+      result.last_ts = chunk.events.back().ts;
     }
+    if (status.ok()) status = chunk.error;
   }
-  Status s = apply();
-  if (!s.ok()) return fail(s);
-  s = (*log)->Close();
-  if (s.ok()) s = log_status;
-  if (!s.ok()) return fail(s);
-  s = (*projection)->Flush();
-  if (!s.ok()) return fail(s);
+  queue.Cancel();
+  reading.join();
+  if (status.ok() && segment) status = segment->Sync();
+  if (status.ok()) status = env->SyncDir(EventsDirPath(options.into));
+  if (status.ok()) status = (*projection)->Flush();
+  if (!status.ok()) return fail(status);
   auto digest = (*projection)->Digest();
   if (!digest.ok()) return fail(digest.status());
   result.digest = *digest;

@@ -1,0 +1,250 @@
+// The registry, limits, templates, and the `log` and `file` kinds.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "effectors/builtin.h"
+
+namespace limbic::effectors {
+
+using nlohmann::json;
+
+Status ConfigError(const std::string& name, const std::string& key, const std::string& why) {
+  return Status::InvalidArgument("effectors." + name + "." + key + ": " + why);
+}
+
+Status CheckKeys(const std::string& name, const json& config, std::initializer_list<const char*> known) {
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    bool ok = false;
+    for (const char* k : kCommonKeys) ok = ok || it.key() == k;
+    for (const char* k : known) ok = ok || it.key() == k;
+    if (!ok) return ConfigError(name, it.key(), "unknown key (see docs/effectors.md)");
+  }
+  return Status::OK();
+}
+
+Result<TimeMs> DurationKey(const std::string& name, const json& config, const std::string& key,
+                           TimeMs dflt) {
+  auto it = config.find(key);
+  if (it == config.end()) return dflt;
+  if (it->is_number_integer() && it->get<TimeMs>() > 0) return it->get<TimeMs>();
+  if (it->is_string()) {
+    auto d = ParseDuration(it->get<std::string>());
+    if (d.ok() && *d > 0) return *d;
+  }
+  return ConfigError(name, key, "must be a positive duration such as \"10s\"");
+}
+
+Result<EffectorLimits> ParseLimits(const json& config) {
+  EffectorLimits l;
+  auto num = [&](const char* key, double lo, double* out) -> Status {
+    auto it = config.find(key);
+    if (it == config.end()) return Status::OK();
+    if (!it->is_number() || it->get<double>() < lo)
+      return Status::InvalidArgument(std::string(key) + ": must be a number >= " + std::to_string(static_cast<int>(lo)));
+    *out = it->get<double>();
+    return Status::OK();
+  };
+  double concurrency = l.concurrency, attempts = 0;
+  LIMBIC_RETURN_IF_ERROR(num("concurrency", 1, &concurrency));
+  LIMBIC_RETURN_IF_ERROR(num("rate", 0, &l.rate));
+  LIMBIC_RETURN_IF_ERROR(num("burst", 0, &l.burst));
+  LIMBIC_RETURN_IF_ERROR(num("max_attempts", 1, &attempts));
+  l.concurrency = static_cast<int>(concurrency);
+  l.max_attempts = static_cast<int>(attempts);
+  if (config.contains("backoff")) {
+    auto d = DurationKey("", config, "backoff", 0);
+    if (!d.ok()) return Status::InvalidArgument("backoff: must be a positive duration such as \"1s\"");
+    l.backoff = *d;
+  }
+  return l;
+}
+
+namespace {
+
+// The value at a dotted path ("a.b.0.c") inside `root`, or nullptr.
+const json* Lookup(const json& root, std::string_view path) {
+  const json* cur = &root;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t dot = path.find('.', start);
+    std::string part(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (cur->is_object()) {
+      auto it = cur->find(part);
+      if (it == cur->end()) return nullptr;
+      cur = &*it;
+    } else if (cur->is_array() && !part.empty() && part.find_first_not_of("0123456789") == std::string::npos) {
+      size_t i = std::stoul(part);
+      if (i >= cur->size()) return nullptr;
+      cur = &(*cur)[i];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+Result<json> Placeholder(std::string_view name, const Delivery& d) {
+  if (name == "action.id") return json(d.action_id);
+  if (name == "action.type") return json(d.type);
+  if (name == "action.idempotency_key") return json(d.idempotency_key);
+  if (name == "action.attempt") return json(d.attempt);
+  if (name == "action.thread_id") return json(d.thread_id);
+  if (name == "payload") return d.payload;
+  if (name.rfind("payload.", 0) == 0) {
+    const json* v = Lookup(d.payload, name.substr(8));
+    if (!v) return Status::InvalidArgument("template {{" + std::string(name) + "}}: no such field in the payload");
+    return *v;
+  }
+  return Status::InvalidArgument("template {{" + std::string(name) + "}}: unknown placeholder");
+}
+
+Result<json> RenderString(const std::string& s, const Delivery& d) {
+  // Exactly one placeholder: keep the value's JSON type.
+  if (s.size() > 4 && s.rfind("{{", 0) == 0 && s.find("}}") == s.size() - 2 && s.find("{{", 2) == std::string::npos)
+    return Placeholder(s.substr(2, s.size() - 4), d);
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = s.find("{{", pos);
+    if (open == std::string::npos) break;
+    size_t close = s.find("}}", open + 2);
+    if (close == std::string::npos) return Status::InvalidArgument("template \"" + s + "\": unclosed {{");
+    out.append(s, pos, open - pos);
+    auto v = Placeholder(std::string_view(s).substr(open + 2, close - open - 2), d);
+    if (!v.ok()) return v.status();
+    out += v->is_string() ? v->get<std::string>() : v->dump();
+    pos = close + 2;
+  }
+  out.append(s, pos);
+  return json(out);
+}
+
+}  // namespace
+
+Result<json> RenderTemplate(const json& tmpl, const Delivery& d) {
+  if (tmpl.is_string()) return RenderString(tmpl.get<std::string>(), d);
+  if (tmpl.is_object() || tmpl.is_array()) {
+    json out = tmpl;
+    for (auto it = out.begin(); it != out.end(); ++it) {
+      auto v = RenderTemplate(*it, d);
+      if (!v.ok()) return v.status();
+      *it = std::move(*v);
+    }
+    return out;
+  }
+  return tmpl;
+}
+
+namespace {
+
+class LogEffector final : public Effector {
+ public:
+  LogEffector(std::string name, boost::asio::io_context& ioc, std::shared_ptr<spdlog::logger> log)
+      : name_(std::move(name)), ioc_(ioc), log_(std::move(log)) {}
+  const std::string& name() const override { return name_; }
+  void Deliver(const Delivery& d, std::function<void(Outcome)> done) override {
+    log_->info("effector {}: action {} {} (attempt {}, key {}): {}", name_, d.action_id, d.type,
+               d.attempt, d.idempotency_key,
+               d.payload.dump(-1, ' ', false, json::error_handler_t::replace));
+    boost::asio::post(ioc_, [done = std::move(done)] { done(Outcome::Complete()); });
+  }
+
+ private:
+  std::string name_;
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+// Appends one JSON line per delivery. Writes are small and go to the page
+// cache; with "fsync": true each is synced (on the io thread: keep it for
+// low-rate audit files).
+class FileEffector final : public Effector {
+ public:
+  FileEffector(std::string name, int fd, bool fsync, boost::asio::io_context& ioc)
+      : name_(std::move(name)), fd_(fd), fsync_(fsync), ioc_(ioc) {}
+  ~FileEffector() override { ::close(fd_); }
+  const std::string& name() const override { return name_; }
+  void Deliver(const Delivery& d, std::function<void(Outcome)> done) override {
+    json line = {{"action_id", d.action_id}, {"type", d.type}, {"idempotency_key", d.idempotency_key},
+                 {"attempt", d.attempt}, {"thread_id", d.thread_id}, {"payload", d.payload},
+                 {"ts", FormatTime(SystemClock::Default()->Now())}};
+    std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    Outcome o = Outcome::Complete();
+    ssize_t n = ::write(fd_, text.data(), text.size());
+    if (n != static_cast<ssize_t>(text.size())) o = Outcome::Retry("write failed: " + std::string(std::strerror(errno)));
+    else if (fsync_ && ::fdatasync(fd_) != 0) o = Outcome::Retry("fdatasync failed: " + std::string(std::strerror(errno)));
+    boost::asio::post(ioc_, [done = std::move(done), o = std::move(o)] { done(o); });
+  }
+
+ private:
+  std::string name_;
+  int fd_;
+  bool fsync_;
+  boost::asio::io_context& ioc_;
+};
+
+std::mutex& RegistryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::map<std::string, EffectorFactory>& Registry() {
+  static std::map<std::string, EffectorFactory> registry = {
+      {"log",
+       [](const std::string& name, const json& cfg, boost::asio::io_context& ioc,
+          std::shared_ptr<spdlog::logger> log) -> Result<std::unique_ptr<Effector>> {
+         LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {}));
+         return std::unique_ptr<Effector>(new LogEffector(name, ioc, std::move(log)));
+       }},
+      {"file",
+       [](const std::string& name, const json& cfg, boost::asio::io_context& ioc,
+          std::shared_ptr<spdlog::logger>) -> Result<std::unique_ptr<Effector>> {
+         LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"path", "fsync"}));
+         if (!cfg.contains("path") || !cfg["path"].is_string() || cfg["path"].get<std::string>().empty())
+           return ConfigError(name, "path", "required: the file to append to");
+         bool fsync = cfg.value("fsync", false);
+         std::string path = cfg["path"];
+         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+         if (fd < 0) return ConfigError(name, "path", "cannot open " + path + ": " + std::strerror(errno));
+         return std::unique_ptr<Effector>(new FileEffector(name, fd, fsync, ioc));
+       }},
+      {"http", MakeHttpEffector},
+      {"exec", MakeExecEffector},
+  };
+  return registry;
+}
+
+}  // namespace
+
+void RegisterEffectorKind(const std::string& kind, EffectorFactory factory) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry()[kind] = std::move(factory);
+}
+
+Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const json& config,
+                                               boost::asio::io_context& ioc,
+                                               std::shared_ptr<spdlog::logger> log) {
+  if (!config.is_object() || !config.contains("kind") || !config["kind"].is_string())
+    return ConfigError(name, "kind", "required: one of log, file, http, exec");
+  EffectorFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    auto it = Registry().find(config["kind"].get<std::string>());
+    if (it == Registry().end())
+      return ConfigError(name, "kind", "unknown kind \"" + config["kind"].get<std::string>() + "\"");
+    factory = it->second;
+  }
+  auto limits = ParseLimits(config);
+  if (!limits.ok()) return Status::InvalidArgument("effectors." + name + "." + limits.status().message());
+  return factory(name, config, ioc, std::move(log));
+}
+
+}  // namespace limbic::effectors

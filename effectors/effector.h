@@ -1,0 +1,88 @@
+// Effectors: how outbox actions reach the world.
+//
+// The runtime's Outbox (runtime/outbox.h) decides when to deliver and
+// records every step as an event; an Effector only performs one delivery
+// attempt and says how it went. Built-in kinds (docs/effectors.md): log,
+// file, http (https through OpenSSL), exec. C++ adapters add kinds with
+// RegisterEffectorKind.
+//
+// Thread affinity: Deliver is called on the runtime's io_context thread and
+// must call `done` exactly once, on that thread, never before Deliver
+// returns. Blocking work (network I/O, subprocesses, fsync) runs elsewhere
+// and comes back with boost::asio::post.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+#include <string>
+
+#include "state/status.h"
+#include "state/time.h"
+
+namespace limbic::effectors {
+
+// One attempt to deliver one outbox action.
+struct Delivery {
+  std::string action_id;
+  std::string effector;
+  std::string type;
+  std::string idempotency_key;  // the same on every attempt, across restarts
+  std::string thread_id;        // may be empty
+  nlohmann::json payload;
+  int attempt = 1;
+};
+
+struct Outcome {
+  enum class Kind {
+    kComplete,   // delivered
+    kRetry,      // transient: 5xx, timeout, connection refused, exit 75
+    kPermanent,  // will never work: 4xx, bad template, other exit codes
+  };
+  Kind kind = Kind::kComplete;
+  std::string error;
+  nlohmann::json result;  // e.g. {"status": 201}
+
+  static Outcome Complete(nlohmann::json result = nullptr) { return {Kind::kComplete, "", std::move(result)}; }
+  static Outcome Retry(std::string error) { return {Kind::kRetry, std::move(error), nullptr}; }
+  static Outcome Permanent(std::string error) { return {Kind::kPermanent, std::move(error), nullptr}; }
+};
+
+class Effector {
+ public:
+  virtual ~Effector() = default;
+  virtual const std::string& name() const = 0;
+  virtual void Deliver(const Delivery& delivery, std::function<void(Outcome)> done) = 0;
+  // Gives up on in-flight work (shutdown deadline). Their `done`s may still
+  // run, with kRetry.
+  virtual void Stop() {}
+};
+
+using EffectorFactory = std::function<Result<std::unique_ptr<Effector>>(
+    const std::string& name, const nlohmann::json& config, boost::asio::io_context& ioc,
+    std::shared_ptr<spdlog::logger> log)>;
+
+// Adds (or replaces) a kind; config {"kind": KIND, ...} selects it.
+void RegisterEffectorKind(const std::string& kind, EffectorFactory factory);
+
+// Builds the effector `name` from its config object. Errors name the key:
+// "effectors.hook.url: must be an http:// or https:// URL".
+Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const nlohmann::json& config,
+                                               boost::asio::io_context& ioc,
+                                               std::shared_ptr<spdlog::logger> log);
+
+// Delivery limits any effector config may carry, enforced by the Outbox:
+//   "concurrency": N (default 4), "rate": per second (0 = unlimited),
+//   "burst": tokens (default = rate), "max_attempts": N, "backoff": duration
+struct EffectorLimits {
+  int concurrency = 4;
+  double rate = 0;
+  double burst = 0;
+  int max_attempts = 0;  // 0 = the outbox default
+  TimeMs backoff = 0;    // 0 = the outbox default
+};
+Result<EffectorLimits> ParseLimits(const nlohmann::json& config);
+
+}  // namespace limbic::effectors

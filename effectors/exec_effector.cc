@@ -1,0 +1,228 @@
+// The `exec` kind: run a program per delivery, payload on stdin.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "effectors/builtin.h"
+
+namespace limbic::effectors {
+
+using nlohmann::json;
+
+BlockingRunner::~BlockingRunner() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Job& j : jobs_)
+    if (j.thread.joinable()) j.thread.join();
+}
+
+void BlockingRunner::Run(std::function<Outcome()> job, std::function<void(Outcome)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = jobs_.begin(); it != jobs_.end();) {  // reap finished threads
+    if (*it->finished) {
+      it->thread.join();
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  jobs_.push_back(Job{std::thread([this, job = std::move(job), done = std::move(done), finished]() mutable {
+                        Outcome o = job();
+                        boost::asio::post(ioc_, [done = std::move(done), o = std::move(o)] { done(o); });
+                        *finished = true;
+                      }),
+                      finished});
+}
+
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1: killed
+  bool timed_out = false;
+  std::string out, err;
+  std::string spawn_error;
+};
+
+// fork/exec `argv` (no shell) with `input` on stdin, collecting stdout and
+// stderr (4 KiB each), killing it after `timeout`.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env, const std::string& input,
+                         TimeMs timeout, std::function<void(pid_t)> started) {
+  ProcessResult r;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    r.spawn_error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    execve(args[0], args.data(), envp.data());
+    dprintf(2, "exec %s: %s", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    r.spawn_error = std::string("fork: ") + std::strerror(errno);
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    return r;
+  }
+  if (started) started(pid);
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  if (input.empty()) {
+    close(in[1]);
+    in[1] = -1;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[3];
+    int n = 0;
+    if (out_open) fds[n++] = {out[0], POLLIN, 0};
+    if (err_open) fds[n++] = {err[0], POLLIN, 0};
+    if (in[1] >= 0) fds[n++] = {in[1], POLLOUT, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, static_cast<nfds_t>(n), static_cast<int>(left)) <= 0) continue;
+    for (int i = 0; i < n; ++i) {
+      if (!fds[i].revents) continue;
+      if (fds[i].fd == in[1]) {
+        ssize_t w = write(in[1], input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<size_t>(w);
+        if (w < 0 || written == input.size()) {
+          close(in[1]);
+          in[1] = -1;
+        }
+        continue;
+      }
+      char buf[4096];
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      std::string& dst = fds[i].fd == out[0] ? r.out : r.err;
+      if (got <= 0) {
+        (fds[i].fd == out[0] ? out_open : err_open) = false;
+      } else if (dst.size() < 4096) {
+        dst.append(buf, std::min<size_t>(static_cast<size_t>(got), 4096 - dst.size()));
+      }
+    }
+  }
+  if (in[1] >= 0) close(in[1]);
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class ExecEffector final : public Effector {
+ public:
+  ExecEffector(std::string name, std::vector<std::string> argv, std::vector<std::string> env,
+               TimeMs timeout, boost::asio::io_context& ioc)
+      : name_(std::move(name)), argv_(std::move(argv)), env_(std::move(env)), timeout_(timeout),
+        runner_(ioc) {}
+  ~ExecEffector() override { Stop(); }
+  const std::string& name() const override { return name_; }
+
+  void Deliver(const Delivery& d, std::function<void(Outcome)> done) override {
+    std::vector<std::string> env = env_;
+    env.push_back("LIMBIC_IDEMPOTENCY_KEY=" + d.idempotency_key);
+    env.push_back("LIMBIC_ACTION_ID=" + d.action_id);
+    env.push_back("LIMBIC_ACTION_TYPE=" + d.type);
+    env.push_back("LIMBIC_ATTEMPT=" + std::to_string(d.attempt));
+    env.push_back("LIMBIC_THREAD_ID=" + d.thread_id);
+    std::string input = d.payload.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    runner_.Run(
+        [this, env = std::move(env), input = std::move(input)] {
+          pid_t pid = 0;
+          ProcessResult r = RunProcess(argv_, env, input, timeout_, [&](pid_t p) {
+            pid = p;
+            std::lock_guard<std::mutex> lock(mu_);
+            running_.insert(p);
+          });
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            running_.erase(pid);
+          }
+          if (!r.spawn_error.empty()) return Outcome::Retry(r.spawn_error);
+          if (r.timed_out) return Outcome::Retry("timed out after " + std::to_string(timeout_) + " ms");
+          if (r.exit_code == 0) return Outcome::Complete({{"stdout", r.out}});
+          std::string why = "exit " + std::to_string(r.exit_code) + (r.err.empty() ? "" : ": " + r.err.substr(0, 300));
+          if (r.exit_code == 75 || r.exit_code == -1) return Outcome::Retry(why);  // EX_TEMPFAIL, signal
+          return Outcome::Permanent(why);
+        },
+        std::move(done));
+  }
+
+  void Stop() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (pid_t p : running_) kill(p, SIGKILL);
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::string> argv_;
+  std::vector<std::string> env_;
+  TimeMs timeout_;
+  std::mutex mu_;
+  std::set<pid_t> running_;
+  BlockingRunner runner_;  // last: joined first
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Effector>> MakeExecEffector(const std::string& name, const json& cfg,
+                                                   boost::asio::io_context& ioc,
+                                                   std::shared_ptr<spdlog::logger>) {
+  LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"argv", "timeout", "env"}));
+  auto argv_it = cfg.find("argv");
+  if (argv_it == cfg.end() || !argv_it->is_array() || argv_it->empty())
+    return ConfigError(name, "argv", "required: [\"/path/to/program\", \"arg\", ...]");
+  std::vector<std::string> argv;
+  for (const json& a : *argv_it) {
+    if (!a.is_string()) return ConfigError(name, "argv", "must be an array of strings");
+    argv.push_back(a.get<std::string>());
+  }
+  if (argv[0].empty() || argv[0][0] != '/')
+    return ConfigError(name, "argv", "argv[0] must be an absolute path (no shell, no PATH lookup)");
+  if (access(argv[0].c_str(), X_OK) != 0)
+    return ConfigError(name, "argv", argv[0] + " is not an executable file");
+  std::vector<std::string> env;
+  if (cfg.contains("env")) {
+    if (!cfg["env"].is_object()) return ConfigError(name, "env", "must be an object of strings");
+    for (auto it = cfg["env"].begin(); it != cfg["env"].end(); ++it) {
+      if (!it->is_string()) return ConfigError(name, "env." + it.key(), "must be a string");
+      env.push_back(it.key() + "=" + it->get<std::string>());
+    }
+  }
+  auto timeout = DurationKey(name, cfg, "timeout", 30000);
+  if (!timeout.ok()) return timeout.status();
+  return std::unique_ptr<Effector>(new ExecEffector(name, std::move(argv), std::move(env), *timeout, ioc));
+}
+
+}  // namespace limbic::effectors

@@ -1,0 +1,262 @@
+#include "reflexes/engine.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+
+#include "state/commands.h"
+
+namespace limbic::reflexes {
+
+using state::Event;
+using state::EventType;
+
+struct ReflexEngine::Bucket {
+  std::vector<const Rule*> plain;      // no pattern: always candidates
+  std::vector<const Rule*> patterned;  // index i = pattern i of `set`
+  std::unique_ptr<RE2::Set> set;
+};
+
+ReflexEngine::ReflexEngine() = default;
+ReflexEngine::~ReflexEngine() = default;
+
+Status ReflexEngine::Put(Rule rule) {
+  std::string id = rule.id;
+  rules_[id] = std::move(rule);
+  dirty_ = true;
+  return Status::OK();
+}
+
+bool ReflexEngine::Remove(const std::string& id) {
+  dirty_ = true;
+  fires_.erase(id);
+  return rules_.erase(id) > 0;
+}
+
+Status ReflexEngine::SetEnabled(const std::string& id, bool enabled) {
+  auto it = rules_.find(id);
+  if (it == rules_.end()) return Status::NotFound("reflex " + id + " not found");
+  it->second.enabled = enabled;
+  return Status::OK();
+}
+
+const Rule* ReflexEngine::Get(const std::string& id) const {
+  auto it = rules_.find(id);
+  return it == rules_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Rule*> ReflexEngine::List() const {
+  std::vector<const Rule*> out;
+  for (const auto& [id, r] : rules_) out.push_back(&r);
+  return out;
+}
+
+void ReflexEngine::Rebuild() {
+  buckets_.clear();
+  for (const auto& [id, r] : rules_) {
+    std::vector<std::string> sources = r.sources.empty() ? std::vector<std::string>{"*"} : r.sources;
+    std::vector<std::string> types = r.types.empty() ? std::vector<std::string>{"*"} : r.types;
+    for (const auto& s : sources) {
+      for (const auto& t : types) {
+        auto& b = buckets_[{s, t}];
+        if (!b) b = std::make_unique<Bucket>();
+        (r.pattern.empty() ? b->plain : b->patterned).push_back(&r);
+      }
+    }
+  }
+  for (auto& [key, b] : buckets_) {
+    if (b->patterned.empty()) continue;
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    b->set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    for (const Rule* r : b->patterned) b->set->Add(r->pattern, nullptr);
+    b->set->Compile();
+  }
+  dirty_ = false;
+}
+
+namespace {
+
+bool DataHolds(const DataCondition& c, const json& data) {
+  json::json_pointer ptr;
+  try {
+    ptr = json::json_pointer(c.pointer);
+  } catch (const json::exception&) {
+    return false;
+  }
+  bool exists = data.contains(ptr);
+  if (c.op == DataCondition::Op::kExists) return exists == c.value.get<bool>();
+  if (!exists) return false;
+  const json& v = data.at(ptr);
+  if (c.op == DataCondition::Op::kEquals) return v == c.value;
+  if (!v.is_number()) return false;
+  double x = v.get<double>(), y = c.value.get<double>();
+  switch (c.op) {
+    case DataCondition::Op::kGt: return x > y;
+    case DataCondition::Op::kGte: return x >= y;
+    case DataCondition::Op::kLt: return x < y;
+    case DataCondition::Op::kLte: return x <= y;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool ReflexEngine::Eligible(const Rule& r, const json& percept, double arousal, TimeMs now) const {
+  if (!r.enabled) return false;
+  if (percept.value("intensity", 0.0) < r.min_intensity) return false;
+  if (arousal < r.arousal_min || arousal > r.arousal_max) return false;
+  const json empty = json::object();
+  const json& data = percept.contains("data") ? percept["data"] : empty;
+  for (const DataCondition& c : r.data)
+    if (!DataHolds(c, data)) return false;
+  auto f = fires_.find(r.id);
+  if (f != fires_.end() && !f->second.empty()) {
+    if (r.cooldown > 0 && now - f->second.back() < r.cooldown) return false;
+    if (r.max_fires > 0) {
+      int recent = 0;
+      for (TimeMs t : f->second) recent += now - t < r.window;
+      if (recent >= r.max_fires) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Match> ReflexEngine::MatchPercept(const json& percept, double effective_arousal, TimeMs now) {
+  if (dirty_) Rebuild();
+  std::vector<Match> out;
+  const std::string source = percept.value("source", "");
+  const std::string type = percept.value("type", "");
+  const std::string text = percept.contains("text") && percept["text"].is_string() ? percept["text"].get<std::string>() : "";
+  const std::pair<std::string, std::string> keys[] = {{source, type}, {source, "*"}, {"*", type}, {"*", "*"}};
+  std::vector<int> hits;
+  for (const auto& key : keys) {
+    auto it = buckets_.find(key);
+    if (it == buckets_.end()) continue;
+    const Bucket& b = *it->second;
+    for (const Rule* r : b.plain)
+      if (Eligible(*r, percept, effective_arousal, now)) out.push_back(Match{r, {}});
+    if (!b.set) continue;
+    hits.clear();
+    if (!b.set->Match(text, &hits)) continue;
+    for (int i : hits) {
+      const Rule* r = b.patterned[static_cast<size_t>(i)];
+      if (!Eligible(*r, percept, effective_arousal, now)) continue;
+      // The set says it matches; the rule's own regex extracts the captures.
+      const RE2& re = *r->regex;
+      int groups = re.NumberOfCapturingGroups();
+      std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
+      if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, sub.data(), groups + 1)) continue;
+      Match m{r, {}};
+      m.captures["0"] = std::string(sub[0]);
+      for (const auto& [name, index] : re.NamedCapturingGroups())
+        if (sub[static_cast<size_t>(index)].data()) m.captures[name] = std::string(sub[static_cast<size_t>(index)]);
+      out.push_back(std::move(m));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Match& a, const Match& b) {
+    if (a.rule->priority != b.rule->priority) return a.rule->priority > b.rule->priority;
+    return a.rule->id < b.rule->id;
+  });
+  return out;
+}
+
+void ReflexEngine::RecordFire(const std::string& id, TimeMs ts) {
+  auto& q = fires_[id];
+  if (!q.empty() && q.back() == ts) return;  // the same firing seen twice (planned, then applied)
+  q.push_back(ts);
+  const Rule* r = Get(id);
+  size_t keep = r && r->max_fires > 0 ? static_cast<size_t>(r->max_fires) : 1;
+  while (q.size() > keep) q.pop_front();
+}
+
+Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& percept,
+                                              const state::RecordReader& st, uint64_t next_seq) const {
+  const Rule& r = *match.rule;
+  const std::string percept_id = percept.value("id", "");
+  std::vector<Event> effects;
+  std::string thread_id = percept["thread_id"].is_string() ? percept["thread_id"].get<std::string>() : "";
+  double created_salience = -1;
+  auto seq_of_next = [&] { return next_seq + 1 + effects.size(); };
+  auto add = [&](Result<state::Events> events) -> Status {
+    if (!events.ok()) return events.status();
+    for (Event& e : *events) effects.push_back(std::move(e));
+    return Status::OK();
+  };
+  for (size_t i = 0; i < r.then.size(); ++i) {
+    const Step& step = r.then[i];
+    auto rendered = RenderTemplate(step.args, percept, match.captures);
+    if (!rendered.ok())
+      return rendered.status().WithContext("rule \"" + r.id + "\" then[" + std::to_string(i) + "]");
+    const json& a = *rendered;
+    Status s;
+    switch (step.kind) {
+      case Step::Kind::kSend: {
+        json req = {{"effector", a["effector"]}, {"type", a["type"]},
+                    {"payload", a.value("payload", json::object())}, {"percept_id", percept_id}};
+        if (a.contains("idempotency_key")) req["idempotency_key"] = a["idempotency_key"];
+        if (!thread_id.empty()) req["thread_id"] = thread_id;
+        s = add(state::BuildActionEnqueue(req, seq_of_next()));
+        break;
+      }
+      case Step::Kind::kCreateThread: {
+        json req = {{"goal", a["goal"]}, {"salience", a.value("salience", 0.5)}, {"from_percept", percept_id}};
+        if (a.contains("state")) req["state"] = a["state"];
+        uint64_t seq = seq_of_next();
+        s = add(state::BuildThreadCreate(req, seq));
+        thread_id = "t-" + std::to_string(seq);
+        created_salience = req["salience"].get<double>();
+        break;
+      }
+      case Step::Kind::kAssignToThread:
+        if (a.contains("thread_id")) thread_id = a["thread_id"].get<std::string>();
+        s = add(state::BuildPerceptAssign(percept_id, {{"thread_id", thread_id}}));
+        break;
+      case Step::Kind::kSetArousal:
+        s = add(state::BuildArousalSet({{"level", a["level"]}, {"reason", "reflex " + r.id}}));
+        break;
+      case Step::Kind::kSetFactor:
+        s = add(state::BuildArousalSet({{"factors", {{a["name"].get<std::string>(), a["value"]}}}}));
+        break;
+      case Step::Kind::kEscalate: {
+        if (a.contains("salience") && !thread_id.empty()) {
+          double current = created_salience;
+          if (current < 0) {
+            auto t = st.Get(state::Pool::kThreads, thread_id);
+            if (t.ok() && t->has_value()) current = (**t).value("salience", 0.0);
+          }
+          double want = a["salience"].get<double>();
+          if (current < want) s = add(state::BuildThreadUpdate(thread_id, {{"salience", want}}));
+        }
+        if (s.ok() && a.contains("arousal")) {
+          auto rec = st.Get(state::Pool::kArousal, std::string(state::kArousalId));
+          double level = rec.ok() && rec->has_value() ? (**rec).value("level", 0.5) : 0.5;
+          double want = a["arousal"].get<double>();
+          if (level < want) s = add(state::BuildArousalSet({{"level", want}, {"reason", "escalated by reflex " + r.id}}));
+        }
+        break;
+      }
+      case Step::Kind::kDrop: {
+        json req = json::object();
+        if (a.contains("reason")) req["reason"] = a["reason"];
+        s = add(state::BuildPerceptDrop(percept_id, req));
+        break;
+      }
+    }
+    if (!s.ok()) return s.WithContext("rule \"" + r.id + "\" then[" + std::to_string(i) + "]");
+  }
+  json caused = json::array();
+  for (size_t i = 0; i < effects.size(); ++i) caused.push_back(next_seq + 1 + i);
+  Event fired;
+  fired.type = EventType::kReflexFired;
+  fired.fields = {{"reflex_id", r.id}, {"caused", std::move(caused)}};
+  if (!percept_id.empty()) fired.fields["percept_id"] = percept_id;
+  std::vector<Event> out;
+  out.reserve(effects.size() + 1);
+  out.push_back(std::move(fired));
+  for (Event& e : effects) out.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace limbic::reflexes

@@ -1,0 +1,332 @@
+#include "reflexes/rule.h"
+
+#include <re2/re2.h>
+
+#include <map>
+
+namespace limbic::reflexes {
+namespace {
+
+// Validates one rule, remembering the first error with its field path.
+class Checker {
+ public:
+  explicit Checker(std::string id) : id_(std::move(id)) {}
+
+  void Fail(const std::string& path, const std::string& why) {
+    if (status_.ok()) status_ = Status::InvalidArgument("rule \"" + id_ + "\": " + path + ": " + why);
+  }
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+  void Keys(const json& obj, const std::string& path, std::initializer_list<const char*> known) {
+    if (!obj.is_object()) return Fail(path.empty() ? "rule" : path, "must be an object");
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool found = false;
+      for (const char* k : known) found = found || it.key() == k;
+      if (!found) Fail(path.empty() ? it.key() : path + "." + it.key(), "unknown key");
+    }
+  }
+
+  std::vector<std::string> Names(const json* v, const std::string& path) {
+    std::vector<std::string> out;
+    if (!v) return out;
+    if (v->is_string()) out.push_back(v->get<std::string>());
+    else if (v->is_array()) {
+      for (const json& e : *v) {
+        if (!e.is_string()) {
+          Fail(path, "must be a string or a list of strings");
+          return {};
+        }
+        out.push_back(e.get<std::string>());
+      }
+    } else {
+      Fail(path, "must be a string or a list of strings");
+    }
+    return out;
+  }
+
+  // Checks the placeholders in every string of `v` (templates).
+  void Templates(const json& v, const std::string& path) {
+    if (v.is_string()) {
+      const std::string& s = v.get_ref<const std::string&>();
+      size_t pos = 0;
+      for (;;) {
+        size_t open = s.find("{{", pos);
+        if (open == std::string::npos) return;
+        size_t close = s.find("}}", open + 2);
+        if (close == std::string::npos) return Fail(path, "unclosed {{ in \"" + s + "\"");
+        std::string name = s.substr(open + 2, close - open - 2);
+        static const char* kPercept[] = {"percept.id", "percept.source", "percept.type", "percept.text",
+                                         "percept.intensity", "percept.thread_id", "percept.ts"};
+        bool ok = name.rfind("percept.data.", 0) == 0 || name == "percept.data" ||
+                  (name.rfind("match.", 0) == 0 && name.size() > 6);
+        for (const char* k : kPercept) ok = ok || name == k;
+        if (!ok) return Fail(path, "unknown placeholder {{" + name + "}} (use percept.* or match.*)");
+        pos = close + 2;
+      }
+    }
+    if (v.is_object() || v.is_array())
+      for (auto it = v.begin(); it != v.end(); ++it)
+        Templates(*it, path + (v.is_object() ? "." + it.key() : "[]"));
+  }
+
+ private:
+  std::string id_;
+  Status status_;
+};
+
+Result<TimeMs> Duration(const json& v) {
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<TimeMs>();
+  if (v.is_string()) return ParseDuration(v.get<std::string>());
+  return Status::InvalidArgument("must be a duration such as \"30s\"");
+}
+
+bool Unit(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1; }
+
+}  // namespace
+
+Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
+  if (!rule.is_object()) return Status::InvalidArgument("a rule must be a JSON object");
+  Rule r;
+  if (!rule.contains("id") || !rule["id"].is_string() || rule["id"].get<std::string>().empty())
+    return Status::InvalidArgument("a rule needs a string \"id\"");
+  r.id = rule["id"].get<std::string>();
+  r.source_json = rule;
+  Checker c(r.id);
+  c.Keys(rule, "", {"id", "priority", "enabled", "cooldown", "max_fires", "window", "when", "then", "description"});
+  if (rule.contains("priority")) {
+    if (!rule["priority"].is_number_integer()) c.Fail("priority", "must be an integer");
+    else r.priority = rule["priority"].get<int>();
+  }
+  if (rule.contains("enabled")) {
+    if (!rule["enabled"].is_boolean()) c.Fail("enabled", "must be true or false");
+    else r.enabled = rule["enabled"].get<bool>();
+  }
+  for (auto [key, out] : {std::pair{"cooldown", &r.cooldown}, {"window", &r.window}}) {
+    if (!rule.contains(key)) continue;
+    auto d = Duration(rule[key]);
+    if (!d.ok()) c.Fail(key, d.status().message());
+    else *out = *d;
+  }
+  if (rule.contains("max_fires")) {
+    if (!rule["max_fires"].is_number_integer() || rule["max_fires"].get<int>() < 1)
+      c.Fail("max_fires", "must be an integer >= 1");
+    else r.max_fires = rule["max_fires"].get<int>();
+  }
+  if ((r.max_fires > 0) != (r.window > 0)) c.Fail("max_fires", "max_fires and window go together");
+
+  const json empty = json::object();
+  const json& when = rule.contains("when") ? rule["when"] : empty;
+  c.Keys(when, "when", {"source", "type", "pattern", "min_intensity", "data", "arousal"});
+  if (when.is_object()) {
+    r.sources = c.Names(when.contains("source") ? &when["source"] : nullptr, "when.source");
+    r.types = c.Names(when.contains("type") ? &when["type"] : nullptr, "when.type");
+    if (when.contains("pattern")) {
+      if (!when["pattern"].is_string() || when["pattern"].get<std::string>().empty()) {
+        c.Fail("when.pattern", "must be a non-empty string");
+      } else {
+        r.pattern = when["pattern"].get<std::string>();
+        RE2::Options opts;
+        opts.set_log_errors(false);
+        auto re = std::make_shared<RE2>(r.pattern, opts);
+        if (!re->ok()) c.Fail("when.pattern", "invalid regular expression: " + re->error());
+        r.regex = re;
+      }
+    }
+    if (when.contains("min_intensity")) {
+      if (!Unit(when["min_intensity"])) c.Fail("when.min_intensity", "must be a number in [0, 1]");
+      else r.min_intensity = when["min_intensity"].get<double>();
+    }
+    if (when.contains("data")) {
+      if (!when["data"].is_array()) c.Fail("when.data", "must be a list of conditions");
+      else {
+        for (size_t i = 0; i < when["data"].size(); ++i) {
+          const json& d = when["data"][i];
+          std::string path = "when.data[" + std::to_string(i) + "]";
+          c.Keys(d, path, {"pointer", "equals", "exists", "gt", "gte", "lt", "lte"});
+          if (!c.ok()) break;
+          DataCondition dc;
+          if (!d.contains("pointer") || !d["pointer"].is_string() ||
+              (!d["pointer"].get<std::string>().empty() && d["pointer"].get<std::string>()[0] != '/')) {
+            c.Fail(path + ".pointer", "must be a JSON pointer such as \"/issue/number\"");
+            break;
+          }
+          dc.pointer = d["pointer"];
+          int ops = 0;
+          static const std::pair<const char*, DataCondition::Op> kOps[] = {
+              {"equals", DataCondition::Op::kEquals}, {"exists", DataCondition::Op::kExists},
+              {"gt", DataCondition::Op::kGt},         {"gte", DataCondition::Op::kGte},
+              {"lt", DataCondition::Op::kLt},         {"lte", DataCondition::Op::kLte}};
+          for (auto [name, op] : kOps) {
+            if (!d.contains(name)) continue;
+            ++ops;
+            dc.op = op;
+            dc.value = d[name];
+            if (op == DataCondition::Op::kExists && !dc.value.is_boolean()) c.Fail(path + ".exists", "must be true or false");
+            if (op != DataCondition::Op::kExists && op != DataCondition::Op::kEquals && !dc.value.is_number())
+              c.Fail(path + "." + name, "must be a number");
+          }
+          if (ops != 1) c.Fail(path, "needs exactly one of equals, exists, gt, gte, lt, lte");
+          r.data.push_back(std::move(dc));
+        }
+      }
+    }
+    if (when.contains("arousal")) {
+      const json& a = when["arousal"];
+      c.Keys(a, "when.arousal", {"min", "max"});
+      if (a.is_object()) {
+        if (a.contains("min")) {
+          if (!Unit(a["min"])) c.Fail("when.arousal.min", "must be a number in [0, 1]");
+          else r.arousal_min = a["min"];
+        }
+        if (a.contains("max")) {
+          if (!Unit(a["max"])) c.Fail("when.arousal.max", "must be a number in [0, 1]");
+          else r.arousal_max = a["max"];
+        }
+      }
+    }
+  }
+
+  if (!rule.contains("then") || !rule["then"].is_array() || rule["then"].empty()) {
+    c.Fail("then", "must be a non-empty list of steps");
+    return c.status();
+  }
+  bool created = false;
+  for (size_t i = 0; i < rule["then"].size() && c.ok(); ++i) {
+    const json& s = rule["then"][i];
+    std::string path = "then[" + std::to_string(i) + "]";
+    if (!s.is_object() || s.size() != 1 || !s.begin()->is_object()) {
+      c.Fail(path, "must be an object with one step, e.g. {\"send\": {...}}");
+      break;
+    }
+    const std::string kind = s.begin().key();
+    const json& args = *s.begin();
+    path += "." + kind;
+    Step step{Step::Kind::kSend, args};
+    if (kind == "send") {
+      c.Keys(args, path, {"effector", "type", "payload", "idempotency_key"});
+      if (!args.contains("effector") || !args["effector"].is_string()) c.Fail(path + ".effector", "required");
+      else if (!ctx.effectors.count(args["effector"].get<std::string>())) {
+        std::string known;
+        for (const auto& e : ctx.effectors) known += (known.empty() ? "" : ", ") + e;
+        c.Fail(path + ".effector", "unknown effector \"" + args["effector"].get<std::string>() +
+                                       "\" (configured: " + known + ")");
+      }
+      if (!args.contains("type") || !args["type"].is_string()) c.Fail(path + ".type", "required: a string");
+    } else if (kind == "create_thread") {
+      step.kind = Step::Kind::kCreateThread;
+      c.Keys(args, path, {"goal", "salience", "state"});
+      if (!args.contains("goal") || !args["goal"].is_string()) c.Fail(path + ".goal", "required: a string");
+      if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
+      if (args.contains("state") && !args["state"].is_object()) c.Fail(path + ".state", "must be an object");
+      created = true;
+    } else if (kind == "assign_to_thread") {
+      step.kind = Step::Kind::kAssignToThread;
+      c.Keys(args, path, {"thread_id"});
+      if (args.contains("thread_id") && !args["thread_id"].is_string()) c.Fail(path + ".thread_id", "must be a string");
+      if (!args.contains("thread_id") && !created)
+        c.Fail(path, "needs thread_id, or a create_thread step before it");
+    } else if (kind == "set_arousal") {
+      step.kind = Step::Kind::kSetArousal;
+      c.Keys(args, path, {"level"});
+      if (!args.contains("level") || !Unit(args["level"])) c.Fail(path + ".level", "required: a number in [0, 1]");
+    } else if (kind == "set_factor") {
+      step.kind = Step::Kind::kSetFactor;
+      c.Keys(args, path, {"name", "value"});
+      if (!args.contains("name") || !args["name"].is_string()) c.Fail(path + ".name", "required: a string");
+      if (!args.contains("value")) c.Fail(path + ".value", "required");
+    } else if (kind == "escalate") {
+      step.kind = Step::Kind::kEscalate;
+      c.Keys(args, path, {"salience", "arousal"});
+      if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
+      if (args.contains("arousal") && !Unit(args["arousal"])) c.Fail(path + ".arousal", "must be a number in [0, 1]");
+      if (!args.contains("salience") && !args.contains("arousal")) c.Fail(path, "needs salience and/or arousal");
+    } else if (kind == "drop") {
+      step.kind = Step::Kind::kDrop;
+      c.Keys(args, path, {"reason"});
+    } else {
+      c.Fail(path, "unknown step (send, create_thread, assign_to_thread, set_arousal, set_factor, escalate, drop)");
+    }
+    c.Templates(args, path);
+    r.then.push_back(std::move(step));
+  }
+  if (!c.ok()) return c.status();
+  return r;
+}
+
+Result<std::vector<Rule>> ParseRuleFile(const json& doc, const RuleContext& ctx) {
+  if (!doc.is_object() || !doc.contains("reflexes") || !doc["reflexes"].is_array())
+    return Status::InvalidArgument("a rules file is {\"reflexes\": [rule, ...]}");
+  std::vector<Rule> out;
+  std::set<std::string> ids;
+  for (const json& j : doc["reflexes"]) {
+    auto r = ParseRule(j, ctx);
+    if (!r.ok()) return r.status();
+    if (!ids.insert(r->id).second) return Status::InvalidArgument("rule \"" + r->id + "\": duplicate id");
+    out.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+namespace {
+
+Result<json> Value(std::string_view name, const json& percept,
+                   const std::map<std::string, std::string>& captures) {
+  if (name.rfind("match.", 0) == 0) {
+    auto it = captures.find(std::string(name.substr(6)));
+    if (it == captures.end()) return Status::NotFound("{{" + std::string(name) + "}}: no such capture in this match");
+    return json(it->second);
+  }
+  std::string path(name.substr(8));  // after "percept."
+  const json* cur = &percept;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const json* next = nullptr;
+    if (cur->is_object() && cur->contains(part)) next = &(*cur)[part];
+    else if (cur->is_array() && !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+             std::stoul(part) < cur->size())
+      next = &(*cur)[std::stoul(part)];
+    if (!next || next->is_null()) return Status::NotFound("{{" + std::string(name) + "}}: the percept has no " + path);
+    cur = next;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return *cur;
+}
+
+}  // namespace
+
+Result<json> RenderTemplate(const json& tmpl, const json& percept,
+                            const std::map<std::string, std::string>& captures) {
+  if (tmpl.is_object() || tmpl.is_array()) {
+    json out = tmpl;
+    for (auto it = out.begin(); it != out.end(); ++it) {
+      auto v = RenderTemplate(*it, percept, captures);
+      if (!v.ok()) return v.status();
+      *it = std::move(*v);
+    }
+    return out;
+  }
+  if (!tmpl.is_string()) return tmpl;
+  const std::string& s = tmpl.get_ref<const std::string&>();
+  if (s.size() > 4 && s.rfind("{{", 0) == 0 && s.find("}}") == s.size() - 2 && s.find("{{", 2) == std::string::npos)
+    return Value(std::string_view(s).substr(2, s.size() - 4), percept, captures);
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = s.find("{{", pos);
+    if (open == std::string::npos) break;
+    size_t close = s.find("}}", open + 2);
+    out.append(s, pos, open - pos);
+    auto v = Value(std::string_view(s).substr(open + 2, close - open - 2), percept, captures);
+    if (!v.ok()) return v.status();
+    out += v->is_string() ? v->get<std::string>() : v->dump();
+    pos = close + 2;
+  }
+  out.append(s, pos);
+  return json(out);
+}
+
+}  // namespace limbic::reflexes

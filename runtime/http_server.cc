@@ -1,0 +1,504 @@
+#include "runtime/http_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <set>
+
+namespace limbic::runtime {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else if (plus_is_space && s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+// Constant-time comparison for the bearer token (the length is not secret).
+bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || b.empty()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+bool IsJsonType(const std::string& content_type) {
+  return Lower(content_type).rfind("application/json", 0) == 0;
+}
+
+}  // namespace
+
+std::string HttpRequest::Header(const std::string& name) const {
+  auto it = headers.find(Lower(name));
+  return it == headers.end() ? std::string() : it->second;
+}
+
+Result<json> HttpRequest::JsonBody() const {
+  if (body.empty()) return Status::InvalidArgument("a JSON body is required");
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_discarded()) return j;
+  try {  // only to get the parser's message, which names the byte
+    json discarded = json::parse(body);
+    (void)discarded;
+  } catch (const json::parse_error& e) {
+    return Status::InvalidArgument(std::string("malformed JSON body: ") + e.what());
+  }
+  return Status::InvalidArgument("malformed JSON body");
+}
+
+HttpResponse HttpResponse::Json(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse HttpResponse::Error(int status, std::string code, std::string message) {
+  return Json(status, {{"error", {{"code", std::move(code)}, {"message", std::move(message)}}}});
+}
+
+void Router::Add(const std::string& method, const std::string& pattern, Handler handler) {
+  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr});
+}
+
+void Router::AddSse(const std::string& method, const std::string& pattern, SseHandler handler) {
+  routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler)});
+}
+
+Router::Match Router::Find(HttpRequest& req) const {
+  Match m;
+  std::vector<std::string> parts = Split(req.path);
+  for (const Route& r : routes_) {
+    if (r.segments.size() != parts.size()) continue;
+    std::map<std::string, std::string> params;
+    bool ok = true;
+    for (size_t i = 0; i < parts.size() && ok; ++i) {
+      const std::string& seg = r.segments[i];
+      if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}')
+        params[seg.substr(1, seg.size() - 2)] = PercentDecode(parts[i], false);
+      else
+        ok = seg == parts[i];
+    }
+    if (!ok) continue;
+    if (r.method != req.method) {
+      if (m.allow.find(r.method) == std::string::npos)
+        m.allow += (m.allow.empty() ? "" : ", ") + r.method;
+      continue;
+    }
+    req.params = std::move(params);
+    m.handler = r.handler ? &r.handler : nullptr;
+    m.sse = r.sse ? &r.sse : nullptr;
+    return m;
+  }
+  return m;
+}
+
+class Session;
+
+class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
+ public:
+  Impl(net::io_context& ioc, HttpServerOptions o, Router r, std::shared_ptr<spdlog::logger> log)
+      : ioc_(ioc), options_(std::move(o)), router_(std::move(r)), log_(std::move(log)),
+        acceptor_(ioc), deadline_(ioc) {}
+
+  void DoAccept();
+  void Remove(Session* s);
+  void Shutdown(TimeMs deadline_ms, std::function<void()> done);
+  void MaybeDone();
+
+  net::io_context& ioc_;
+  HttpServerOptions options_;
+  Router router_;
+  std::shared_ptr<spdlog::logger> log_;
+  tcp::acceptor acceptor_;
+  std::set<Session*> sessions_;
+  bool shutting_down_ = false;
+  std::function<void()> done_;
+  net::steady_timer deadline_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
+      : stream_(std::move(socket)), server_(std::move(server)), keepalive_timer_(server_->ioc_) {
+    server_->sessions_.insert(this);
+    boost::system::error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = ep.address().to_string();
+  }
+  ~Session() { server_->Remove(this); }
+
+  void Run() { DoRead(); }
+
+  // Shutdown: idle and streaming sessions close now, busy ones after answering.
+  void CloseIfIdle() {
+    if (sse_) return SseClose();
+    if (!busy_) Close();
+  }
+  void Close() {
+    boost::system::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+  // SSE
+  bool SseSend(std::string frame) {
+    if (sse_closed_) return false;
+    if (out_.size() > 10000) {  // a client this slow is dropped, not buffered forever
+      SseClose();
+      return false;
+    }
+    out_.push_back(std::move(frame));
+    if (!writing_) DoSseWrite();
+    return true;
+  }
+  void SseClose() {
+    if (sse_closed_) return;
+    sse_closed_ = true;
+    keepalive_timer_.cancel();
+    Close();
+  }
+  bool sse_closed() const { return sse_closed_; }
+
+ private:
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(server_->options_.body_limit);
+    stream_.expires_after(std::chrono::milliseconds(server_->options_.read_timeout));
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+        ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof)
+      return Close();
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      return Send(HttpResponse::Error(413, "payload_too_large",
+                                      "request body exceeds " +
+                                          std::to_string(server_->options_.body_limit) + " bytes"));
+    }
+    if (ec) {
+      keep_alive_ = false;
+      return Send(HttpResponse::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
+    }
+    auto msg = parser_->release();
+    keep_alive_ = msg.keep_alive() && !server_->shutting_down_;
+    started_ = std::chrono::steady_clock::now();
+    HttpRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    std::string_view target = req.target;
+    size_t q = target.find('?');
+    req.path = PercentDecode(target.substr(0, q), false);
+    if (q != std::string_view::npos) {
+      std::string_view qs = target.substr(q + 1);
+      size_t start = 0;
+      while (start <= qs.size()) {
+        size_t amp = qs.find('&', start);
+        if (amp == std::string_view::npos) amp = qs.size();
+        std::string_view kv = qs.substr(start, amp - start);
+        size_t eq = kv.find('=');
+        if (!kv.empty())
+          req.query[PercentDecode(kv.substr(0, eq), true)] =
+              eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1), true);
+        start = amp + 1;
+      }
+    }
+    for (const auto& field : msg) req.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+    req.body = std::move(msg.body());
+    req.remote = remote_;
+    method_ = req.method;
+    path_ = req.path;
+
+    const std::string& token = server_->options_.bearer_token;
+    if (!token.empty() && !SameSecret(req.Header("authorization"), "Bearer " + token))
+      return Send(HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token"));
+    Router::Match m = server_->router_.Find(req);
+    if (!m.handler && !m.sse) {
+      if (!m.allow.empty()) {
+        HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
+                                             req.method + " is not allowed on " + req.path);
+        r.headers.emplace_back("Allow", m.allow);
+        return Send(std::move(r));
+      }
+      return Send(HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path));
+    }
+    if (!req.body.empty() && !IsJsonType(req.Header("content-type")))
+      return Send(HttpResponse::Error(415, "unsupported_media_type",
+                                      "the body must be JSON (Content-Type: application/json), got \"" +
+                                          req.Header("content-type") + "\""));
+    busy_ = true;
+    if (m.sse) return StartSse(*m.sse, req);
+    auto answered = std::make_shared<bool>(false);
+    Responder respond = [self = shared_from_this(), answered](HttpResponse r) {
+      if (*answered) return;
+      *answered = true;
+      self->Send(std::move(r));
+    };
+    try {
+      (*m.handler)(req, respond);
+    } catch (const std::exception& e) {
+      server_->log_->error("http: {} {} handler threw: {}", req.method, req.path, e.what());
+      respond(HttpResponse::Error(500, "internal", "the handler failed: " + std::string(e.what())));
+    }
+  }
+
+  void Send(HttpResponse r) {
+    busy_ = true;
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), 11);
+    res->set(http::field::server, "limbic");
+    res->set(http::field::content_type, r.content_type);
+    if (r.status == 401) res->set(http::field::www_authenticate, "Bearer");
+    for (auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive_ && !server_->shutting_down_);
+    res->prepare_payload();
+    int status = r.status;
+    stream_.expires_after(std::chrono::milliseconds(server_->options_.read_timeout));
+    http::async_write(stream_, *res, [self = shared_from_this(), res, status](beast::error_code ec, size_t) {
+      auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - self->started_).count();
+      self->server_->log_->debug("http: {} {} {} {}us", self->method_, self->path_, status, us);
+      self->busy_ = false;
+      if (ec || res->need_eof() || self->server_->shutting_down_) {
+        self->Close();
+        self->server_->MaybeDone();
+        return;
+      }
+      self->DoRead();
+    });
+  }
+
+  void StartSse(const SseHandler& handler, HttpRequest& req) {
+    sse_ = true;
+    stream_.expires_never();
+    out_.push_back(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        "Connection: close\r\nX-Accel-Buffering: no\r\n\r\n");
+    DoSseWrite();
+    // A pending read notices the client going away.
+    stream_.socket().async_read_some(net::buffer(sink_), [self = shared_from_this()](
+                                                             beast::error_code, size_t) {
+      self->SseClose();
+    });
+    ScheduleKeepalive();
+    class Stream final : public SseStream {
+     public:
+      explicit Stream(std::shared_ptr<Session> s) : s_(std::move(s)) {}
+      bool Send(std::string_view event, std::string_view id, std::string_view data) override {
+        std::string frame;
+        if (!id.empty()) frame.append("id: ").append(id).append("\n");
+        if (!event.empty()) frame.append("event: ").append(event).append("\n");
+        size_t start = 0;
+        do {
+          size_t nl = data.find('\n', start);
+          frame.append("data: ").append(data.substr(start, nl == std::string_view::npos ? nl : nl - start)).append("\n");
+          start = nl == std::string_view::npos ? data.size() + 1 : nl + 1;
+        } while (start <= data.size());
+        frame.append("\n");
+        return s_->SseSend(std::move(frame));
+      }
+      void Close() override { s_->SseClose(); }
+      bool closed() const override { return s_->sse_closed(); }
+
+     private:
+      std::shared_ptr<Session> s_;
+    };
+    try {
+      handler(req, std::make_shared<Stream>(shared_from_this()));
+    } catch (const std::exception& e) {
+      server_->log_->error("http: SSE handler {} threw: {}", req.path, e.what());
+      SseClose();
+    }
+  }
+
+  void ScheduleKeepalive() {
+    keepalive_timer_.expires_after(std::chrono::milliseconds(server_->options_.sse_keepalive));
+    keepalive_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->sse_closed_) return;
+      self->SseSend(": keepalive\n\n");
+      self->ScheduleKeepalive();
+    });
+  }
+
+  void DoSseWrite() {
+    if (out_.empty() || sse_closed_) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    net::async_write(stream_.socket(), net::buffer(out_.front()),
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->out_.pop_front();
+                       if (ec) return self->SseClose();
+                       self->DoSseWrite();
+                     });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<HttpServer::Impl> server_;
+  std::string remote_, method_, path_;
+  bool keep_alive_ = true;
+  bool busy_ = false;
+  std::chrono::steady_clock::time_point started_;
+  // SSE mode
+  bool sse_ = false;
+  bool sse_closed_ = false;
+  bool writing_ = false;
+  std::deque<std::string> out_;
+  char sink_[512];
+  net::steady_timer keepalive_timer_;
+};
+
+void HttpServer::Impl::DoAccept() {
+  acceptor_.async_accept(ioc_, [self = shared_from_this()](
+                                                     beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec != net::error::operation_aborted)
+        self->log_->warn("http: accept failed: {}", ec.message());
+      if (!self->acceptor_.is_open()) return;
+    } else if (self->sessions_.size() >= self->options_.max_connections) {
+      self->log_->warn("http: {} connections open; refusing one more", self->sessions_.size());
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    } else {
+      std::make_shared<Session>(std::move(socket), self)->Run();
+    }
+    if (self->acceptor_.is_open()) self->DoAccept();
+  });
+}
+
+void HttpServer::Impl::Remove(Session* s) {
+  sessions_.erase(s);
+  MaybeDone();
+}
+
+void HttpServer::Impl::MaybeDone() {
+  if (!shutting_down_ || !done_ || !sessions_.empty()) return;
+  deadline_.cancel();
+  auto done = std::move(done_);
+  done_ = nullptr;
+  net::post(ioc_, std::move(done));
+}
+
+void HttpServer::Impl::Shutdown(TimeMs deadline_ms, std::function<void()> done) {
+  shutting_down_ = true;
+  done_ = std::move(done);
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  std::vector<Session*> open(sessions_.begin(), sessions_.end());
+  for (Session* s : open) s->CloseIfIdle();
+  deadline_.expires_after(std::chrono::milliseconds(deadline_ms));
+  deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec) return;
+    if (!self->sessions_.empty())
+      self->log_->warn("http: closing {} connections still busy at the deadline",
+                       self->sessions_.size());
+    std::vector<Session*> rest(self->sessions_.begin(), self->sessions_.end());
+    for (Session* s : rest) s->Close();
+    if (self->done_) {
+      auto done = std::move(self->done_);
+      self->done_ = nullptr;
+      done();
+    }
+  });
+  MaybeDone();
+}
+
+HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  boost::system::error_code ec;
+  impl_->acceptor_.close(ec);
+  std::vector<Session*> open(impl_->sessions_.begin(), impl_->sessions_.end());
+  for (Session* s : open) s->Close();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(net::io_context& ioc, HttpServerOptions options,
+                                                      Router router, std::shared_ptr<spdlog::logger> log) {
+  auto impl = std::make_shared<Impl>(ioc, std::move(options), std::move(router), std::move(log));
+  const auto& o = impl->options_;
+  std::string where = o.address + ":" + std::to_string(o.port);
+  boost::system::error_code ec;
+  std::string host = o.address == "localhost" ? "127.0.0.1" : o.address;
+  auto address = net::ip::make_address(host, ec);
+  if (ec) return Status::InvalidArgument("api.address \"" + o.address + "\": " + ec.message());
+  tcp::endpoint endpoint(address, o.port);
+  impl->acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor_.bind(endpoint, ec);
+  if (!ec) impl->acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return Status::Unavailable("cannot listen on " + where + ": " + ec.message());
+  impl->DoAccept();
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+uint16_t HttpServer::port() const {
+  boost::system::error_code ec;
+  auto ep = impl_->acceptor_.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+size_t HttpServer::connections() const { return impl_->sessions_.size(); }
+
+void HttpServer::StopAccepting() {
+  boost::system::error_code ec;
+  impl_->acceptor_.close(ec);
+}
+
+void HttpServer::Shutdown(TimeMs deadline_ms, std::function<void()> done) {
+  impl_->Shutdown(deadline_ms, std::move(done));
+}
+
+bool IsLoopbackAddress(const std::string& address) {
+  if (address == "localhost" || address == "::1") return true;
+  boost::system::error_code ec;
+  auto a = net::ip::make_address(address, ec);
+  return !ec && a.is_loopback();
+}
+
+}  // namespace limbic::runtime
