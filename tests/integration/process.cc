@@ -22,7 +22,7 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err) {
+pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, bool merge = false) {
   int pin[2], pout[2], perr[2];
   if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
@@ -30,7 +30,7 @@ pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err) {
   if (pid == 0) {
     dup2(pin[0], 0);
     dup2(pout[1], 1);
-    dup2(perr[1], 2);
+    dup2(merge ? pout[1] : perr[1], 2);
     auto args = Argv(argv);
     execv(args[0], args.data());
     _exit(127);
@@ -117,9 +117,9 @@ RunResult Limbic(const std::vector<std::string>& args, const std::string& input)
   return Run(argv, input);
 }
 
-Child::Child(const std::vector<std::string>& argv) {
+Child::Child(const std::vector<std::string>& argv, bool merge_stderr) {
   signal(SIGPIPE, SIG_IGN);
-  pid_ = Spawn(argv, &in_, &out_, nullptr);
+  pid_ = Spawn(argv, &in_, &out_, nullptr, merge_stderr);
 }
 
 Child::~Child() {

@@ -28,7 +28,8 @@ RunResult Limbic(const std::vector<std::string>& args, const std::string& input 
 // A child process with pipes: write its stdin, read its stdout line by line.
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& argv);
+  // With `merge_stderr`, the child's stderr goes to the same pipe as stdout.
+  explicit Child(const std::vector<std::string>& argv, bool merge_stderr = false);
   ~Child();  // SIGKILLs it if still running
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
