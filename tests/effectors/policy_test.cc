@@ -1,0 +1,97 @@
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <spdlog/sinks/null_sink.h>
+
+#include "effectors/effector.h"
+#include "effectors/policy.h"
+
+using namespace limbic;
+using namespace limbic::effectors;
+using nlohmann::json;
+
+TEST_CASE("backoff doubles, caps, and jitters within bounds", "[effectors]") {
+  RetryPolicy p;
+  p.base_backoff = 1000;
+  p.max_backoff = 10000;
+  p.jitter = 0.2;
+  p.max_attempts = 4;
+  CHECK(p.Backoff(1, 0.5) == 1000);
+  CHECK(p.Backoff(2, 0.5) == 2000);
+  CHECK(p.Backoff(3, 0.5) == 4000);
+  CHECK(p.Backoff(9, 0.5) == 10000);
+  CHECK(p.Backoff(1, 0.0) == 800);
+  CHECK(p.Backoff(1, 0.999) == 1199);
+  CHECK_FALSE(p.GiveUp(3));
+  CHECK(p.GiveUp(4));
+}
+
+TEST_CASE("the rate limiter hands out tokens at its rate", "[effectors]") {
+  RateLimiter r(/*rate=*/2, /*burst=*/2);
+  CHECK(r.TryTake(0));
+  CHECK(r.TryTake(0));
+  CHECK_FALSE(r.TryTake(0));
+  CHECK(r.NextAvailable(0) == 500);
+  CHECK_FALSE(r.TryTake(499));
+  CHECK(r.TryTake(500));
+}
+
+TEST_CASE("effector configs are checked, naming the key", "[effectors]") {
+  boost::asio::io_context ioc;
+  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  struct Case {
+    json cfg;
+    const char* needle;
+  } cases[] = {
+      {{{"kind", "carrier-pigeon"}}, "effectors.e.kind: unknown kind"},
+      {{{"kind", "log"}, {"colour", 1}}, "effectors.e.colour: unknown key"},
+      {{{"kind", "http"}}, "effectors.e.url: required"},
+      {{{"kind", "http"}, {"url", "ftp://x"}}, "effectors.e.url: must be an http:// or https:// URL"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"method", "GET"}}, "effectors.e.method"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"timeout", "soon"}}, "effectors.e.timeout"},
+      {{{"kind", "exec"}, {"argv", {"relative/prog"}}}, "absolute path"},
+      {{{"kind", "exec"}, {"argv", {"/nonexistent/prog"}}}, "not an executable"},
+      {{{"kind", "file"}}, "effectors.e.path: required"},
+      {{{"kind", "log"}, {"concurrency", 0}}, "concurrency"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.cfg.dump());
+    auto e = MakeEffector("e", c.cfg, ioc, log);
+    REQUIRE_FALSE(e.ok());
+    CHECK_THAT(e.status().message(), Catch::Contains(c.needle));
+  }
+  auto limits = ParseLimits({{"kind", "http"}, {"concurrency", 2}, {"rate", 5}, {"max_attempts", 7}, {"backoff", "2s"}});
+  REQUIRE(limits.ok());
+  CHECK(limits->concurrency == 2);
+  CHECK(limits->rate == 5);
+  CHECK(limits->max_attempts == 7);
+  CHECK(limits->backoff == 2000);
+}
+
+TEST_CASE("the file effector appends one JSON line per delivery", "[effectors]") {
+  char tmpl[] = "/tmp/limbic-eff-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  boost::asio::io_context ioc;
+  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  auto e = MakeEffector("f", {{"kind", "file"}, {"path", dir + "/out.jsonl"}}, ioc, log);
+  REQUIRE(e.ok());
+  Delivery d{"a-1", "f", "note", "k-1", "", {{"x", 1}}, 2};
+  int done = 0;
+  (*e)->Deliver(d, [&](Outcome o) {
+    CHECK(o.kind == Outcome::Kind::kComplete);
+    ++done;
+  });
+  CHECK(done == 0);  // never before Deliver returns
+  ioc.run();
+  CHECK(done == 1);
+  std::ifstream in(dir + "/out.jsonl");
+  std::string line;
+  std::getline(in, line);
+  json j = json::parse(line);
+  CHECK(j["action_id"] == "a-1");
+  CHECK(j["idempotency_key"] == "k-1");
+  CHECK(j["attempt"] == 2);
+  CHECK(j["payload"]["x"] == 1);
+  std::filesystem::remove_all(dir);
+}

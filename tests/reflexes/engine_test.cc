@@ -1,0 +1,174 @@
+#include "reflexes/engine.h"
+
+#include <catch2/catch.hpp>
+
+#include "reflexes/bench_rules.h"
+
+using namespace limbic;
+using namespace limbic::reflexes;
+using nlohmann::json;
+
+namespace {
+
+RuleContext Ctx() { return RuleContext{{"log", "hook"}}; }
+
+Rule Parse(const json& j) {
+  auto r = ParseRule(j, Ctx());
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+json Percept(const std::string& source, const std::string& type, const std::string& text,
+             double intensity = 0.5, json data = json::object()) {
+  return {{"id", "p-1"}, {"source", source}, {"type", type}, {"text", text}, {"intensity", intensity},
+          {"thread_id", nullptr}, {"status", "new"}, {"data", std::move(data)}};
+}
+
+std::vector<std::string> Ids(const std::vector<Match>& ms) {
+  std::vector<std::string> out;
+  for (const auto& m : ms) out.push_back(m.rule->id);
+  return out;
+}
+
+const json kDrop = json::array({{{"drop", json::object()}}});
+
+}  // namespace
+
+TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
+  struct Case {
+    json rule;
+    const char* needle;
+  } cases[] = {
+      {{{"then", kDrop}}, "needs a string \"id\""},
+      {{{"id", "r"}, {"then", json::array()}}, "rule \"r\": then: must be a non-empty list"},
+      {{{"id", "r"}, {"when", {{"pattern", "(a"}}}, {"then", kDrop}}, "rule \"r\": when.pattern: invalid regular expression"},
+      {{{"id", "r"}, {"when", {{"sorce", "x"}}}, {"then", kDrop}}, "when.sorce: unknown key"},
+      {{{"id", "r"}, {"when", {{"min_intensity", 2}}}, {"then", kDrop}}, "when.min_intensity"},
+      {{{"id", "r"}, {"when", {{"data", {{{"pointer", "/a"}}}}}}, {"then", kDrop}}, "when.data[0]: needs exactly one"},
+      {{{"id", "r"}, {"then", {{{"send", {{"effector", "slack"}, {"type", "x"}}}}}}}, "then[0].send.effector: unknown effector \"slack\""},
+      {{{"id", "r"}, {"then", {{{"assign_to_thread", json::object()}}}}}, "then[0].assign_to_thread: needs thread_id"},
+      {{{"id", "r"}, {"then", {{{"fly", json::object()}}}}}, "then[0].fly: unknown step"},
+      {{{"id", "r"}, {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", "{{percept.secret}}"}}}}}}}, "unknown placeholder {{percept.secret}}"},
+      {{{"id", "r"}, {"max_fires", 3}, {"then", kDrop}}, "max_fires and window go together"},
+      {{{"id", "r"}, {"cooldown", "soon"}, {"then", kDrop}}, "cooldown"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.rule.dump());
+    auto r = ParseRule(c.rule, Ctx());
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
+  }
+  auto dup = ParseRuleFile({{"reflexes", {{{"id", "a"}, {"then", kDrop}}, {{"id", "a"}, {"then", kDrop}}}}}, Ctx());
+  CHECK_THAT(dup.status().message(), Catch::Contains("duplicate"));
+}
+
+TEST_CASE("matching by source, type list, pattern captures, intensity, data and arousal", "[reflexes]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "src"}, {"when", {{"source", "github"}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "types"}, {"when", {{"type", {"issues.opened", "issues.reopened"}}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "url"}, {"when", {{"pattern", "(?i)see (?P<url>https?://\\S+)"}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "hot"}, {"when", {{"min_intensity", 0.8}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "data"}, {"when", {{"data", {{{"pointer", "/n"}, {"gt", 3}}, {{"pointer", "/private"}, {"equals", false}}, {{"pointer", "/x"}, {"exists", false}}}}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "calm"}, {"when", {{"source", "chat"}, {"arousal", {{"max", 0.5}}}}}, {"then", kDrop}}));
+
+  CHECK(Ids(e.MatchPercept(Percept("github", "push", ""), 0.5, 0)) == std::vector<std::string>{"src"});
+  CHECK(Ids(e.MatchPercept(Percept("mail", "issues.reopened", ""), 0.5, 0)) == std::vector<std::string>{"types"});
+  auto m = e.MatchPercept(Percept("mail", "msg", "please SEE http://x.y/z soon"), 0.5, 0);
+  REQUIRE(Ids(m) == std::vector<std::string>{"url"});
+  CHECK(m[0].captures["url"] == "http://x.y/z");
+  CHECK(m[0].captures["0"] == "SEE http://x.y/z");
+  CHECK(Ids(e.MatchPercept(Percept("mail", "msg", "", 0.9), 0.5, 0)) == std::vector<std::string>{"hot"});
+  CHECK(Ids(e.MatchPercept(Percept("mail", "msg", "", 0.5, {{"n", 4}, {"private", false}}), 0.5, 0)) ==
+        std::vector<std::string>{"data"});
+  CHECK(e.MatchPercept(Percept("mail", "msg", "", 0.5, {{"n", 3}, {"private", false}}), 0.5, 0).empty());
+  CHECK(e.MatchPercept(Percept("mail", "msg", "", 0.5, {{"n", 9}, {"private", false}, {"x", 1}}), 0.5, 0).empty());
+  CHECK(Ids(e.MatchPercept(Percept("chat", "msg", ""), 0.4, 0)) == std::vector<std::string>{"calm"});
+  CHECK(e.MatchPercept(Percept("chat", "msg", ""), 0.6, 0).empty());
+}
+
+TEST_CASE("priority orders firings; disabled rules do not fire", "[reflexes]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "b-low"}, {"priority", 1}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "a-high"}, {"priority", 5}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "c-low"}, {"priority", 1}, {"then", kDrop}}));
+  CHECK(Ids(e.MatchPercept(Percept("s", "t", ""), 0.5, 0)) == std::vector<std::string>{"a-high", "b-low", "c-low"});
+  REQUIRE(e.SetEnabled("a-high", false).ok());
+  CHECK(Ids(e.MatchPercept(Percept("s", "t", ""), 0.5, 0)) == std::vector<std::string>{"b-low", "c-low"});
+  CHECK(e.Remove("b-low"));
+  CHECK(e.SetEnabled("nope", true).IsNotFound());
+}
+
+TEST_CASE("cooldown and max fires per window use the firing history", "[reflexes]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "cool"}, {"cooldown", "30s"}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "capped"}, {"max_fires", 2}, {"window", "1m"}, {"then", kDrop}}));
+  json p = Percept("s", "t", "");
+  TimeMs t = 1'000'000;
+  CHECK(e.MatchPercept(p, 0.5, t).size() == 2);
+  e.RecordFire("cool", t);
+  e.RecordFire("capped", t);
+  CHECK(Ids(e.MatchPercept(p, 0.5, t + 10'000)) == std::vector<std::string>{"capped"});
+  e.RecordFire("capped", t + 10'000);
+  CHECK(e.MatchPercept(p, 0.5, t + 20'000).empty());            // cooling down, and capped
+  CHECK(Ids(e.MatchPercept(p, 0.5, t + 30'000)) == std::vector<std::string>{"cool"});
+  CHECK(e.MatchPercept(p, 0.5, t + 61'000).size() == 2);        // the window slid past the first
+  e.RestoreHistory("cool", t + 61'000);
+  CHECK(Ids(e.MatchPercept(p, 0.5, t + 62'000)) == std::vector<std::string>{"capped"});
+}
+
+TEST_CASE("templates render percept fields, nested data and captures; missing paths fail",
+          "[reflexes]") {
+  json p = Percept("gh", "t", "text", 0.7, {{"user", {{"login", "ana"}}}, {"labels", {"bug", "p1"}}, {"n", 7}});
+  std::map<std::string, std::string> caps{{"url", "http://x"}};
+  CHECK(*RenderTemplate("{{percept.data.user.login}} saw {{match.url}}", p, caps) == "ana saw http://x");
+  CHECK(*RenderTemplate("{{percept.data.labels.1}}", p, caps) == "p1");
+  CHECK(*RenderTemplate("{{percept.data.n}}", p, caps) == 7);  // a whole placeholder keeps its type
+  CHECK(*RenderTemplate("n={{percept.data.n}}", p, caps) == "n=7");
+  CHECK(*RenderTemplate(json({{"a", {"{{percept.source}}"}}}), p, caps) == json({{"a", {"gh"}}}));
+  auto missing = RenderTemplate("{{percept.data.user.email}}", p, caps);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.status().message(), Catch::Contains("data.user.email"));
+  CHECK_FALSE(RenderTemplate("{{match.nope}}", p, caps).ok());
+}
+
+TEST_CASE("a firing plans reflex_fired first, then its effects with wired ids", "[reflexes]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "triage"},
+                     {"then", {{{"create_thread", {{"goal", "triage {{percept.text}}"}, {"salience", 0.3}}}},
+                               {{"assign_to_thread", json::object()}},
+                               {{"send", {{"effector", "log"}, {"type", "ack"}, {"payload", {{"p", "{{percept.id}}"}}}}}},
+                               {{"escalate", {{"salience", 0.8}, {"arousal", 0.9}}}},
+                               {{"set_factor", {{"name", "user_waiting"}, {"value", true}}}}}}}));
+  json p = Percept("s", "t", "crash");
+  auto ms = e.MatchPercept(p, 0.5, 0);
+  REQUIRE(ms.size() == 1);
+  state::Overlay empty(nullptr);
+  auto plan = e.Plan(ms[0], p, empty, 100);
+  REQUIRE(plan.ok());
+  std::vector<state::Event>& ev = *plan;
+  REQUIRE(ev.size() == 7);
+  CHECK(ev[0].type == state::EventType::kReflexFired);
+  CHECK(ev[0].fields["caused"] == json::array({101, 102, 103, 104, 105, 106}));
+  CHECK(ev[1].type == state::EventType::kThreadCreated);
+  CHECK(ev[1].fields["thread_id"] == "t-101");
+  CHECK(ev[1].fields["goal"] == "triage crash");
+  CHECK(ev[2].fields == json({{"percept_id", "p-1"}, {"thread_id", "t-101"}}));
+  CHECK(ev[3].fields["action_id"] == "a-103");
+  CHECK(ev[3].fields["thread_id"] == "t-101");
+  CHECK(ev[3].fields["payload"] == json({{"p", "p-1"}}));
+  CHECK(ev[4].type == state::EventType::kThreadUpdated);
+  CHECK(ev[4].fields["salience"] == 0.8);
+  CHECK(ev[5].fields["level"] == 0.9);
+  CHECK(ev[6].fields == json({{"factor", "user_waiting"}, {"value", true}}));
+}
+
+TEST_CASE("a thousand rules in many buckets still match exactly", "[reflexes]") {
+  ReflexEngine e;
+  for (const json& r : GenerateRules(1000, {"log"})) (void)e.Put(Parse(r));
+  // GenerateRules makes rule i watch source "s<i%50>", type "t<i%20>" and a
+  // word "w<i>"; only rule 123 matches this percept.
+  auto ms = e.MatchPercept(Percept("s23", "t3", "something w123 happened"), 0.5, 0);
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].rule->id == "rule-123");
+}
