@@ -301,7 +301,7 @@ TEST_CASE("an action in flight at SIGKILL is delivered again with the same key",
   CHECK(Limbic({"replay", "--verify", dir / "state"}).exit_code == 0);
 }
 
-TEST_CASE("events: long-poll wakes on a new event; SSE resumes without gaps", "[runtime]") {
+TEST_CASE("events: long-poll wakes on a new event, SSE resumes without gaps", "[runtime]") {
   TempDir dir;
   RunningLimbic l(dir, BaseConfig(dir));
   REQUIRE(l.port() != 0);
@@ -360,7 +360,7 @@ TEST_CASE("exec sensor and exec effector speak JSON lines with a script", "[runt
   CHECK_THAT(dead["last_error"].get<std::string>(), Catch::Contains("exit 3: no such user"));
 }
 
-TEST_CASE("SIGTERM stops intake, drains and exits 0; a bad config is refused with its path",
+TEST_CASE("SIGTERM stops intake, drains and exits 0, a bad config is refused with its path",
           "[runtime]") {
   TempDir dir;
   RunningLimbic l(dir, BaseConfig(dir));

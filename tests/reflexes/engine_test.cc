@@ -87,7 +87,7 @@ TEST_CASE("matching by source, type list, pattern captures, intensity, data and 
   CHECK(e.MatchPercept(Percept("chat", "msg", ""), 0.6, 0).empty());
 }
 
-TEST_CASE("priority orders firings; disabled rules do not fire", "[reflexes]") {
+TEST_CASE("priority orders firings, disabled rules do not fire", "[reflexes]") {
   ReflexEngine e;
   (void)e.Put(Parse({{"id", "b-low"}, {"priority", 1}, {"then", kDrop}}));
   (void)e.Put(Parse({{"id", "a-high"}, {"priority", 5}, {"then", kDrop}}));
@@ -117,7 +117,7 @@ TEST_CASE("cooldown and max fires per window use the firing history", "[reflexes
   CHECK(Ids(e.MatchPercept(p, 0.5, t + 62'000)) == std::vector<std::string>{"capped"});
 }
 
-TEST_CASE("templates render percept fields, nested data and captures; missing paths fail",
+TEST_CASE("templates render percept fields, nested data and captures, missing paths fail",
           "[reflexes]") {
   json p = Percept("gh", "t", "text", 0.7, {{"user", {{"login", "ana"}}}, {"labels", {"bug", "p1"}}, {"n", 7}});
   std::map<std::string, std::string> caps{{"url", "http://x"}};

@@ -129,7 +129,7 @@ TEST_CASE("jsonl follows a file across rotation and skips garbage", "[sensors]")
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("timer ticks; configs are checked", "[sensors]") {
+TEST_CASE("timer ticks, configs are checked", "[sensors]") {
   boost::asio::io_context ioc;
   Recorder rec;
   auto s = MakeSensor("hb", {{"kind", "timer"}, {"every", "20ms"}, {"intensity", 0.1}}, ioc, rec.Sink(), Quiet());

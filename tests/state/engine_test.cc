@@ -147,7 +147,7 @@ TEST_CASE("projections ahead of the log refuse to open", "[engine]") {
   CHECK_THAT(e.status().message(), Catch::Contains("seq 3") && Catch::Contains("replay"));
 }
 
-TEST_CASE("a second writer gets Busy naming the holder; a reader opens read-only", "[engine]") {
+TEST_CASE("a second writer gets Busy naming the holder, a reader opens read-only", "[engine]") {
   ScratchDir dir;
   auto e = OpenEngine(dir.path());
   REQUIRE(e->Commit(AddPercept(*e)).ok());

@@ -48,7 +48,7 @@ TEST_CASE("an event encodes to one line and decodes to the same event") {
   CHECK(appended == line + "\n");
 }
 
-TEST_CASE("unknown fields survive a round trip; missing v reads as version 1") {
+TEST_CASE("unknown fields survive a round trip, missing v reads as version 1") {
   auto d = DecodeEvent(R"({"seq":3,"ts":"2026-01-01T00:00:00.000Z","type":"percept_processed","percept_id":"p-1","future":{"x":1}})");
   REQUIRE(d.ok());
   CHECK(d->fields["future"]["x"] == 1);
