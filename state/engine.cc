@@ -128,6 +128,7 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
   // leaves no trace.
   TimeMs ts = std::max(clock_->Now(), last_ts_);
   Overlay scratch(&pending_);
+  scratch.remember_base_reads(true);
   uint64_t seq = next_seq_;
   for (Event& e : events) {
     e.seq = seq++;
@@ -135,18 +136,54 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
     LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
     LIMBIC_RETURN_IF_ERROR(Reduce(e, &scratch));
   }
+  // 2. Prepare the RocksDB writes now, while the records as they were are at
+  // hand; the writer thread commits them once the events are durable.
+  auto prepared = std::make_unique<PreparedWrite>();
+  LIMBIC_RETURN_IF_ERROR(projection_->Prepare(scratch, pending_, prepared.get()));
+  std::vector<Overlay::Key> keys;
+  keys.reserve(scratch.changes().size());
+  for (const auto& [key, change] : scratch.changes()) keys.push_back(key);
   pending_.Absorb(std::move(scratch));
   next_seq_ = seq;
   last_ts_ = ts;
 
-  // 2. Queue for the log; steps 3-5 continue in OnGroupWritten.
+  // 3. Queue for the log; steps 4-6 continue in OnGroupWritten.
   uint64_t tag = next_tag_++;
-  inflight_.emplace(tag, std::move(done));
+  inflight_.emplace(tag, Inflight{std::move(done), std::move(keys)});
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    prepared_.emplace(tag, std::move(prepared));
+  }
   log_->Submit(LogBatch{std::move(events), tag});
   return Status::OK();
 }
 
-void Engine::OnGroupWritten(const Status& status, std::vector<LogBatch>&& group) {
+void Engine::OnGroupWritten(const Status& log_status, std::vector<LogBatch>&& group) {
+  // 4. On the writer thread: commit the group's prepared writes in one
+  // WriteBatch, so the owner thread never waits on RocksDB's memtables.
+  Status status = log_status;
+  std::vector<std::unique_ptr<PreparedWrite>> writes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const LogBatch& b : group) {
+      auto it = prepared_.find(b.tag);
+      if (it == prepared_.end()) continue;
+      writes.push_back(std::move(it->second));
+      prepared_.erase(it);
+    }
+  }
+  uint64_t last = 0;
+  for (const LogBatch& b : group)
+    if (!b.events.empty()) last = b.events.back().seq;
+  if (status.ok()) status = apply_error_;
+  if (status.ok() && last) {
+    std::vector<const PreparedWrite*> ptrs;
+    for (const auto& w : writes) ptrs.push_back(w.get());
+    Status s = projection_->Commit(ptrs, last);
+    // The reducer accepted these events a moment ago; failing now means the
+    // disk or RocksDB failed, and the projections no longer follow the log.
+    if (!s.ok()) status = apply_error_ = Status::Internal("applying a durable group failed: " + s.message());
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     written_.emplace_back(status, std::move(group));
@@ -175,25 +212,15 @@ void Engine::CompleteGroup(Status status, std::vector<LogBatch>& group) {
     batches.emplace_back(b.tag, b.events.size());
     std::move(b.events.begin(), b.events.end(), std::back_inserter(events));
   }
-
-  // 4. Apply the whole group in one WriteBatch.
   if (status.ok()) status = error_;
-  if (status.ok()) {
-    Status s = projection_->Apply(events);
-    // The reducer accepted these events a moment ago; failing now is a bug.
-    if (!s.ok()) status = Status::Internal("applying a durable group failed: " + s.message());
+  if (!status.ok() && error_.ok()) {
+    error_ = status;
+    options_.logger->critical("state is broken, refusing further writes: {}", status.ToString());
   }
-  if (!status.ok()) {
-    if (error_.ok()) {
-      error_ = status;
-      options_.logger->critical("state is broken, refusing further writes: {}", status.ToString());
-    }
-    pending_.Clear();
-  } else if (!events.empty()) {
-    pending_.DropUpTo(events.back().seq);
-  }
+  const uint64_t last = events.empty() ? 0 : events.back().seq;
 
-  // 5. Acknowledge, then publish.
+  // 5. The group is in RocksDB: its changes leave the pending layer (unless
+  // a later batch changed the same record again). Then acknowledge.
   std::span<const Event> all(events);
   size_t offset = 0;
   for (auto [tag, count] : batches) {
@@ -201,12 +228,18 @@ void Engine::CompleteGroup(Status status, std::vector<LogBatch>& group) {
     std::span<const Event> mine = all.subspan(offset, count);
     offset += count;
     if (it == inflight_.end()) continue;
-    Done done = std::move(it->second);
+    Inflight batch = std::move(it->second);
     inflight_.erase(it);
-    if (done) done(status, mine);
+    if (status.ok())
+      for (const Overlay::Key& key : batch.keys) pending_.Forget(key, last);
+    if (batch.done) batch.done(status, mine);
   }
-  if (status.ok())
-    for (const Listener& listener : listeners_) listener(all);
+  if (!status.ok()) {
+    pending_.Clear();
+    return;
+  }
+  // 6. Publish.
+  for (const Listener& listener : listeners_) listener(all);
 }
 
 Status Engine::Poll(bool block) {

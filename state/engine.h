@@ -1,15 +1,22 @@
 // Engine: a state dir opened for use. It owns the lock, the events log and
 // the projections, recovers on open, and is the one write path:
 //
-//   Submit(events, done)
+//   Submit(events, done)                                  [owner thread]
 //     1. validate: schema (ValidateEventFields) and state (Reduce onto the
 //        pending overlay = applied state + everything queued but not yet
 //        applied); on error nothing is queued and the error is returned
-//     2. assign seq and ts, queue the batch for the log
-//   [log writer thread] 3. group commit: write + fdatasync once per group
-//   [owner thread]      4. apply the whole group to RocksDB in one WriteBatch
-//                       5. acknowledge (each batch's `done`), then publish
-//                          the group to listeners (reflexes, SSE, ...)
+//     2. assign seq and ts; prepare the RocksDB writes of the batch
+//        (Projection::Prepare); queue the batch for the log
+//   OnGroupWritten                                  [log writer thread]
+//     3. group commit: write + fdatasync once per group
+//     4. commit the group's prepared writes and applied_seq to RocksDB in
+//        one WriteBatch
+//   CompleteGroup                                         [owner thread]
+//     5. drop the group's changes from the pending overlay; acknowledge
+//        (each batch's `done`)
+//     6. publish the group to listeners (reflexes, SSE, ...)
+//
+// Each event is reduced once (step 1); steps 3-4 run off the owner thread.
 //
 // State layout under EngineOptions::state_dir:
 //   limbic.lock   exclusive flock while a process writes; holds its pid
@@ -131,9 +138,9 @@ class Engine {
  private:
   Engine(EngineOptions options);
   Status Recover(EngineRecovery* recovery);
-  // Log writer thread: hand the group to the owner thread.
+  // Log writer thread: commit the group to RocksDB, hand it to the owner.
   void OnGroupWritten(const Status& status, std::vector<LogBatch>&& group);
-  // Owner thread: steps 4 and 5 for every group written so far.
+  // Owner thread: steps 5 and 6 for every group written so far.
   void DrainCompletions();
   void CompleteGroup(Status status, std::vector<LogBatch>& group);
 
@@ -146,14 +153,22 @@ class Engine {
   uint64_t next_seq_ = 1;
   TimeMs last_ts_ = 0;
   uint64_t next_tag_ = 1;
-  std::unordered_map<uint64_t, Done> inflight_;  // tag -> done
+  struct Inflight {
+    Done done;
+    std::vector<Overlay::Key> keys;  // records the batch changed
+  };
+  std::unordered_map<uint64_t, Inflight> inflight_;  // tag -> batch
   std::vector<Listener> listeners_;
   Status error_;
 
-  // Groups written by the log, waiting for the owner thread.
+  // Shared with the log's writer thread, under mu_: prepared writes by
+  // batch tag, and groups written (and committed) waiting for the owner.
   std::mutex mu_;
   std::condition_variable cv_;
+  std::unordered_map<uint64_t, std::unique_ptr<PreparedWrite>> prepared_;
   std::deque<std::pair<Status, std::vector<LogBatch>>> written_;
+  // Writer thread only: a failed commit; later groups are not committed.
+  Status apply_error_;
 };
 
 // The lock file, events dir and db dir of a state dir.

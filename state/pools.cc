@@ -14,6 +14,8 @@
 #include <openssl/evp.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -94,6 +96,22 @@ std::string Printable(std::string_view key) {
   return out;
 }
 
+// The part of an index key before its TS8/id tail: "P|T|", or the
+// "X|y|NAME\0" of a named index. Keys of one prefix mostly arrive in time
+// order, so RocksDB inserts each next to the previous one of its prefix
+// instead of searching the skiplist from the top.
+class IndexPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "limbic.IndexPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    if (key.size() >= 4 && key[2] == 'T' && key[0] == 'P') return rocksdb::Slice(key.data(), 4);
+    for (size_t i = 4; i < key.size(); ++i)
+      if (key[i] == '\0') return rocksdb::Slice(key.data(), i + 1);
+    return key;
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= 4; }
+};
+
 Status FromRocks(const rocksdb::Status& s, const std::string& what) {
   if (s.ok()) return Status::OK();
   if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
@@ -101,6 +119,8 @@ Status FromRocks(const rocksdb::Status& s, const std::string& what) {
 }
 
 }  // namespace
+
+constexpr uint8_t kIndexCf = 6;  // position of "index" in kCfNames
 
 struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;
@@ -129,11 +149,17 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   cf_options.max_write_buffer_number = 4;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
+  cfs.back().options.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexPrefix>();
+  if (options.bulk_load) {
+    // One writer, no readers until the end: bigger memtables, fewer flushes.
+    for (auto& cf : cfs) cf.options.write_buffer_size = 64 << 20;
+  }
 
   std::unique_ptr<Projection> p(new Projection());
   p->cf_ = std::make_unique<Handles>();
   p->read_only_ = options.read_only;
-  p->disable_wal_ = options.disable_wal;
+  p->bulk_load_ = options.bulk_load;
+  p->path_ = options.path;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
       options.read_only
@@ -153,47 +179,115 @@ Projection::~Projection() {
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }
 
+Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
+                           PreparedWrite* out) const {
+  out->ops.reserve(out->ops.size() + changes.changes().size() * 4);
+  auto op = [out](uint8_t cf, bool erase, std::string key, std::string value = {}) {
+    out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
+  };
+  for (const auto& [key, change] : changes.changes()) {
+    const auto& [pool, id] = key;
+    const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
+    if (!bulk_load_) {
+      // The reducer read every record it changed; reuse what it found.
+      const std::optional<json>* old = changes.BaseRead(key);
+      std::optional<json> fetched;
+      if (!old) {
+        auto r = before.Get(pool, id);
+        if (!r.ok()) return r.status();
+        fetched = std::move(*r);
+        old = &fetched;
+      }
+      std::vector<std::string> was, now;
+      if (old->has_value()) was = IndexKeys(pool, id, **old);
+      if (change.record) now = IndexKeys(pool, id, *change.record);
+      for (std::string& k : was)
+        if (std::find(now.begin(), now.end(), k) == now.end()) op(kIndexCf, true, std::move(k));
+      for (std::string& k : now)
+        if (std::find(was.begin(), was.end(), k) == was.end()) op(kIndexCf, false, std::move(k));
+    }
+    if (change.record) op(record_cf, false, id, Dump(*change.record));
+    else op(record_cf, true, id);
+  }
+  return Status::OK();
+}
+
+Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
+  if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
+  rocksdb::WriteBatch batch;
+  for (const PreparedWrite* w : writes) {
+    for (const PreparedWrite::Op& o : w->ops) {
+      if (o.erase) batch.Delete(cf_->all[o.cf], o.key);
+      else batch.Put(cf_->all[o.cf], o.key, o.value);
+    }
+  }
+  batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq));
+  rocksdb::WriteOptions wo;
+  wo.sync = false;  // the events log is the durability point
+  wo.disableWAL = bulk_load_;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
+  applied_seq_.store(last_seq, std::memory_order_release);
+  return Status::OK();
+}
+
 Status Projection::Apply(std::span<const Event> events) {
   if (events.empty()) return Status::OK();
   if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
-  uint64_t next = applied_seq_ + 1;
+  uint64_t next = applied_seq() + 1;
   for (const Event& e : events)
     if (e.seq != next++)
       return Status::Internal("apply: seq " + std::to_string(e.seq) + " where " +
                               std::to_string(next - 1) + " was due");
   Overlay overlay(this);
-  overlay.remember_base_reads(true);
+  overlay.remember_base_reads(!bulk_load_);
   for (const Event& e : events) LIMBIC_RETURN_IF_ERROR(Reduce(e, &overlay));
+  PreparedWrite write;
+  LIMBIC_RETURN_IF_ERROR(Prepare(overlay, *this, &write));
+  const PreparedWrite* writes[] = {&write};
+  return Commit(writes, events.back().seq);
+}
 
-  rocksdb::WriteBatch batch;
-  for (const auto& [key, change] : overlay.changes()) {
-    const auto& [pool, id] = key;
-    // The reducer read every record it changed; reuse what it found.
-    const std::optional<json>* old = overlay.BaseRead(key);
-    std::optional<json> fetched;
-    if (!old) {
-      auto r = Get(pool, id);
-      if (!r.ok()) return r.status();
-      fetched = std::move(*r);
-      old = &fetched;
+Status Projection::FinishBulkLoad() {
+  if (!bulk_load_) return Status::FailedPrecondition("not a bulk load");
+  // Index keys of every record, sorted in memory a chunk at a time; each
+  // chunk becomes one SST file. Files may overlap one another: each is
+  // ingested on its own, so RocksDB places it correctly.
+  constexpr size_t kChunkKeys = 1 << 20;
+  std::vector<std::string> keys;
+  std::vector<std::string> files;
+  Status status;
+  auto write_chunk = [&]() -> Status {
+    if (keys.empty()) return Status::OK();
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    std::string file = path_ + "/index-load-" + std::to_string(files.size()) + ".sst";
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), rocksdb::Options(), cf_->index());
+    LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Open(file), "creating " + file));
+    for (const std::string& k : keys)
+      LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Put(k, ""), "writing " + file));
+    LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Finish(), "finishing " + file));
+    files.push_back(file);
+    keys.clear();
+    return Status::OK();
+  };
+  for (Pool pool : {Pool::kPercepts, Pool::kThreads, Pool::kActions}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+    for (it->SeekToFirst(); it->Valid() && status.ok(); it->Next()) {
+      json rec = json::parse(it->value().ToStringView(), nullptr, false);
+      for (std::string& k : IndexKeys(pool, it->key().ToString(), rec)) keys.push_back(std::move(k));
+      if (keys.size() >= kChunkKeys) status = write_chunk();
     }
-    std::vector<std::string> before, after;
-    if (old->has_value()) before = IndexKeys(pool, id, **old);
-    if (change.record) after = IndexKeys(pool, id, *change.record);
-    for (const std::string& k : before)
-      if (std::find(after.begin(), after.end(), k) == after.end()) batch.Delete(cf_->index(), k);
-    for (const std::string& k : after)
-      if (std::find(before.begin(), before.end(), k) == before.end()) batch.Put(cf_->index(), k, "");
-    if (change.record) batch.Put(cf_->pool(pool), id, Dump(*change.record));
-    else batch.Delete(cf_->pool(pool), id);
+    LIMBIC_RETURN_IF_ERROR(status);
+    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading " + std::string(PoolName(pool))));
   }
-  batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(events.back().seq));
-  rocksdb::WriteOptions wo;
-  wo.sync = false;  // the events log is the durability point
-  wo.disableWAL = disable_wal_;
-  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
-  applied_seq_ = events.back().seq;
-  return Status::OK();
+  LIMBIC_RETURN_IF_ERROR(write_chunk());
+  for (const std::string& file : files) {
+    rocksdb::IngestExternalFileOptions io;
+    io.move_files = true;
+    LIMBIC_RETURN_IF_ERROR(
+        FromRocks(db_->IngestExternalFile(cf_->index(), {file}, io), "ingesting " + file));
+  }
+  return Flush();
 }
 
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
@@ -335,7 +429,7 @@ Result<std::string> Projection::Digest() const {
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
     return Status::Internal("SHA-256 unavailable");
   auto feed = [&](std::string_view s) { EVP_DigestUpdate(ctx.get(), s.data(), s.size()); };
-  feed("applied_seq " + std::to_string(applied_seq_) + "\n");
+  feed("applied_seq " + std::to_string(applied_seq()) + "\n");
   for (Pool pool : kAllPools) {
     feed("pool " + std::string(PoolName(pool)) + "\n");
     // Stored values are already canonical: compact, keys sorted.

@@ -8,18 +8,26 @@
 //   actions   id -> action record
 //   reflexes  id -> reflex record
 //   index     secondary indexes, derived from the records (key grammar in
-//             projection.cc); never part of the digest, checked by fsck
+//             pools.cc); never part of the digest, checked by fsck
 //
-// Apply() turns a group of events into one WriteBatch that updates the
-// records, their index entries and applied_seq together. RocksDB's own WAL is
-// written but not synced: the events log is the durability point, and after
-// a crash Engine re-applies the events after applied_seq.
+// Writing is two steps, so the expensive half can run off the owner thread:
+//   Prepare()  turns an Overlay of reduced changes into a PreparedWrite: the
+//              serialised records and the index entries to add and remove
+//              (needs the records as they were before the changes);
+//   Commit()   writes a group of PreparedWrites and the new applied_seq in
+//              one WriteBatch.
+// Apply() does both for a span of logged events (recovery and replay).
+// RocksDB's own WAL is written but not synced: the events log is the
+// durability point, and after a crash Engine re-applies the events after
+// applied_seq.
 //
-// Thread-safety: one writer thread (the owner) calls Apply; const methods
-// may be called from the owner only too (they read RocksDB directly and see
-// every applied group).
+// Thread-safety: Commit/Apply are called by one thread at a time (the log's
+// writer thread in the live engine); Prepare and the reads may run on another
+// thread at the same time (RocksDB is thread-safe, applied_seq is atomic). A
+// reader sees every committed group, whole.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,9 +50,11 @@ struct ProjectionOptions {
   std::string path;             // the RocksDB directory (normally <state>/db)
   bool read_only = false;       // open a DB another process may be writing
   bool create_if_missing = true;
-  // Skip RocksDB's WAL (replay: the result is flushed at the end, and a
-  // crash part way leaves a dir that is rebuilt anyway). Never for live state.
-  bool disable_wal = false;
+  // Replay's bulk load: skip RocksDB's WAL (the result is flushed at the
+  // end, and a crash part way leaves a dir that is removed anyway) and leave
+  // the indexes alone until FinishBulkLoad derives them from the final
+  // records in one sorted pass. Never for live state: queries need indexes.
+  bool bulk_load = false;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -58,19 +68,45 @@ struct PerceptQuery {
   size_t limit = 100;                 // 0 = no limit
 };
 
+// The RocksDB operations that carry one set of changes. Built by Prepare on
+// the owner thread, written by Commit on the log's writer thread.
+struct PreparedWrite {
+  struct Op {
+    uint8_t cf = 0;     // column family (internal numbering)
+    bool erase = false;
+    std::string key;
+    std::string value;  // the record, serialised (unless erase)
+  };
+  std::vector<Op> ops;
+};
+
 class Projection final : public RecordReader {
  public:
   static Result<std::unique_ptr<Projection>> Open(const ProjectionOptions& options);
   ~Projection() override;
 
   // Last event applied (0 for a new DB).
-  uint64_t applied_seq() const { return applied_seq_; }
+  uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
+
+  // The writes that turn `before` + `changes` into the new records: each
+  // changed record serialised (or deleted) and its index entries replaced.
+  // `changes` must have been reduced over `before` with remember_base_reads
+  // (records it never read are fetched from `before`). Appends to *out.
+  Status Prepare(const Overlay& changes, const RecordReader& before, PreparedWrite* out) const;
+
+  // Writes `writes` in order, then applied_seq = `last_seq`, in one
+  // WriteBatch. The writes must carry the events after applied_seq up to
+  // last_seq, prepared in seq order.
+  Status Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq);
 
   // Reduces `events` (seqs must continue applied_seq contiguously) onto the
-  // current records and writes the result, index entries and the new
-  // applied_seq in one WriteBatch. On error nothing is written and the error
-  // names the event's seq and type.
+  // current records and commits the result. On error nothing is written and
+  // the error names the event's seq and type.
   Status Apply(std::span<const Event> events);
+
+  // Bulk load only: derives every index entry from the records (sorted, in
+  // SST files ingested at once) and flushes. Call once, after the last Apply.
+  Status FinishBulkLoad();
 
   // RecordReader: the applied record, or nullopt.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
@@ -108,9 +144,10 @@ class Projection final : public RecordReader {
   struct Handles;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
-  uint64_t applied_seq_ = 0;
+  std::atomic<uint64_t> applied_seq_{0};
   bool read_only_ = false;
-  bool disable_wal_ = false;
+  std::string path_;
+  bool bulk_load_ = false;
 };
 
 }  // namespace limbic::state

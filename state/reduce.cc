@@ -62,6 +62,11 @@ void Overlay::DropUpTo(uint64_t seq) {
   }
 }
 
+void Overlay::Forget(const Key& key, uint64_t seq) {
+  auto it = changes_.find(key);
+  if (it != changes_.end() && it->second.seq <= seq) changes_.erase(it);
+}
+
 namespace {
 
 // One event being reduced: its context for error messages and record access.

@@ -78,6 +78,8 @@ class Overlay final : public RecordReader {
   void Absorb(Overlay&& child);
   // Forgets changes made by events with seq <= `seq` (now in the base).
   void DropUpTo(uint64_t seq);
+  // Forgets the change of `key` if it was made by an event with seq <= `seq`.
+  void Forget(const Key& key, uint64_t seq);
 
   const std::map<Key, Change>& changes() const { return changes_; }
   bool empty() const { return changes_.empty(); }

@@ -175,7 +175,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
 
   ProjectionOptions popts;
   popts.path = DbDirPath(options.into);
-  popts.disable_wal = true;  // flushed below; a half-built dir is removed anyway
+  popts.bulk_load = true;  // flushed below; a half-built dir is removed anyway
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());
 
@@ -216,7 +216,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   reading.join();
   if (status.ok() && segment) status = segment->Sync();
   if (status.ok()) status = env->SyncDir(EventsDirPath(options.into));
-  if (status.ok()) status = (*projection)->Flush();
+  if (status.ok()) status = (*projection)->FinishBulkLoad();
   if (!status.ok()) return fail(status);
   auto digest = (*projection)->Digest();
   if (!digest.ok()) return fail(digest.status());
