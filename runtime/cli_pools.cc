@@ -13,6 +13,7 @@
 
 #include "runtime/cli.h"
 #include "state/commands.h"
+#include "state/json.h"
 
 namespace limbic::runtime {
 namespace {
@@ -89,10 +90,10 @@ int ImportPercepts(Engine& engine, const std::string& path) {
   auto handle = [&](std::string_view line) {
     ++line_no;
     if (line.empty()) return;
-    json req = json::parse(line.begin(), line.end(), nullptr, false);
+    std::optional<json> req = state::ParseJson(line);
     Result<state::Events> events =
-        req.is_discarded() ? Result<state::Events>(Status::InvalidArgument("malformed JSON"))
-                           : state::BuildPerceptAdd(req, engine.next_seq());
+        !req ? Result<state::Events>(Status::InvalidArgument("malformed JSON: " + state::JsonError(line)))
+             : state::BuildPerceptAdd(*req, engine.next_seq());
     auto ack = [&, n = line_no](const Status& st, std::span<const state::Event> ev) {
       if (!st.ok()) {
         broken = st;

@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 
+#include "state/json.h"
+
 namespace limbic::runtime {
 
 namespace beast = boost::beast;
@@ -74,15 +76,9 @@ std::string HttpRequest::Header(const std::string& name) const {
 
 Result<json> HttpRequest::JsonBody() const {
   if (body.empty()) return Status::InvalidArgument("a JSON body is required");
-  json j = json::parse(body, nullptr, false);
-  if (!j.is_discarded()) return j;
-  try {  // only to get the parser's message, which names the byte
-    json discarded = json::parse(body);
-    (void)discarded;
-  } catch (const json::parse_error& e) {
-    return Status::InvalidArgument(std::string("malformed JSON body: ") + e.what());
-  }
-  return Status::InvalidArgument("malformed JSON body");
+  std::optional<json> j = state::ParseJson(body);
+  if (j) return std::move(*j);
+  return Status::InvalidArgument("malformed JSON body: " + state::JsonError(body));
 }
 
 HttpResponse HttpResponse::Json(int status, const json& body) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sensors/builtin.h"
+#include "state/json.h"
 #include "state/time.h"
 
 namespace limbic::sensors {
@@ -106,11 +107,12 @@ Result<json> GithubSensor::Map(std::string_view raw_body, std::string_view event
     ++stats_.rejected;
     return Status::InvalidArgument("missing X-GitHub-Event");
   }
-  json body = json::parse(raw_body.begin(), raw_body.end(), nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  std::optional<json> parsed = state::ParseJson(raw_body);
+  if (!parsed || !parsed->is_object()) {
     ++stats_.rejected;
     return Status::InvalidArgument("the GitHub payload is not a JSON object");
   }
+  json body = std::move(*parsed);
   std::string type(event);
   if (body.contains("action") && body["action"].is_string()) type += "." + body["action"].get<std::string>();
   double intensity = 0.5;

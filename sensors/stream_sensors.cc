@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "sensors/builtin.h"
+#include "state/json.h"
 #include "state/time.h"
 
 namespace limbic::sensors {
@@ -94,13 +95,14 @@ class LineSensor : public SensorBase {
     for (json& item : queue_.TakeAll()) {
       std::string where = "line " + std::to_string(item["line"].get<uint64_t>());
       const std::string& text = item["text"].get_ref<const std::string&>();
-      json req = json::parse(text, nullptr, false);
-      if (req.is_discarded() || !req.is_object()) {
+      std::optional<json> parsed = state::ParseJson(text);
+      if (!parsed || !parsed->is_object()) {
         ++stats_.received;
         ++stats_.rejected;
         log_->warn("sensor {}: {} is not a JSON object: {}", name_, where, text.substr(0, 120));
         continue;
       }
+      json req = std::move(*parsed);
       for (auto it = defaults_.begin(); it != defaults_.end(); ++it)
         if (!req.contains(it.key())) req[it.key()] = *it;
       (void)Deliver(std::move(req), where);

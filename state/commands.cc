@@ -1,5 +1,7 @@
 #include "state/commands.h"
 
+#include "state/json.h"
+
 #include <cmath>
 #include <initializer_list>
 
@@ -314,10 +316,10 @@ Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, Time
 }
 
 Result<json> ParseJsonObject(std::string_view text, std::string_view what) {
-  json v = json::parse(text.begin(), text.end(), nullptr, false);
-  if (v.is_discarded() || !v.is_object())
+  std::optional<json> v = ParseJson(text);
+  if (!v || !v->is_object())
     return Status::InvalidArgument(std::string(what) + ": not a JSON object: " + std::string(text));
-  return v;
+  return std::move(*v);
 }
 
 }  // namespace limbic::state

@@ -1,5 +1,7 @@
 #include "state/event.h"
 
+#include "state/json.h"
+
 #include <array>
 #include <cmath>
 
@@ -311,9 +313,9 @@ Result<Event> EventFromJson(json obj) {
 
 Result<Event> DecodeEvent(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  json obj = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (obj.is_discarded()) return Status::Corruption("malformed JSON");
-  return EventFromJson(std::move(obj));
+  std::optional<json> obj = ParseJson(line);
+  if (!obj) return Status::Corruption("malformed JSON");
+  return EventFromJson(std::move(*obj));
 }
 
 bool IsValidId(std::string_view id) {

@@ -15,13 +15,13 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
-#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
 #include <set>
 
+#include "state/json.h"
 #include "state/projection.h"
 
 namespace limbic::state {
@@ -151,7 +151,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
   cfs.back().options.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexPrefix>();
   if (options.bulk_load) {
-    // One writer, no readers until the end: bigger memtables, fewer flushes.
+    // One writer, nothing to recover: bigger memtables, fewer flushes.
     for (auto& cf : cfs) cf.options.write_buffer_size = 64 << 20;
   }
 
@@ -159,7 +159,6 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   p->cf_ = std::make_unique<Handles>();
   p->read_only_ = options.read_only;
   p->bulk_load_ = options.bulk_load;
-  p->path_ = options.path;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
       options.read_only
@@ -188,7 +187,7 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
   for (const auto& [key, change] : changes.changes()) {
     const auto& [pool, id] = key;
     const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
-    if (!bulk_load_) {
+    {
       // The reducer read every record it changed; reuse what it found.
       const std::optional<json>* old = changes.BaseRead(key);
       std::optional<json> fetched;
@@ -239,7 +238,7 @@ Status Projection::Apply(std::span<const Event> events) {
       return Status::Internal("apply: seq " + std::to_string(e.seq) + " where " +
                               std::to_string(next - 1) + " was due");
   Overlay overlay(this);
-  overlay.remember_base_reads(!bulk_load_);
+  overlay.remember_base_reads(true);
   for (const Event& e : events) LIMBIC_RETURN_IF_ERROR(Reduce(e, &overlay));
   PreparedWrite write;
   LIMBIC_RETURN_IF_ERROR(Prepare(overlay, *this, &write));
@@ -247,59 +246,16 @@ Status Projection::Apply(std::span<const Event> events) {
   return Commit(writes, events.back().seq);
 }
 
-Status Projection::FinishBulkLoad() {
-  if (!bulk_load_) return Status::FailedPrecondition("not a bulk load");
-  // Index keys of every record, sorted in memory a chunk at a time; each
-  // chunk becomes one SST file. Files may overlap one another: each is
-  // ingested on its own, so RocksDB places it correctly.
-  constexpr size_t kChunkKeys = 1 << 20;
-  std::vector<std::string> keys;
-  std::vector<std::string> files;
-  Status status;
-  auto write_chunk = [&]() -> Status {
-    if (keys.empty()) return Status::OK();
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    std::string file = path_ + "/index-load-" + std::to_string(files.size()) + ".sst";
-    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), rocksdb::Options(), cf_->index());
-    LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Open(file), "creating " + file));
-    for (const std::string& k : keys)
-      LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Put(k, ""), "writing " + file));
-    LIMBIC_RETURN_IF_ERROR(FromRocks(writer.Finish(), "finishing " + file));
-    files.push_back(file);
-    keys.clear();
-    return Status::OK();
-  };
-  for (Pool pool : {Pool::kPercepts, Pool::kThreads, Pool::kActions}) {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
-    for (it->SeekToFirst(); it->Valid() && status.ok(); it->Next()) {
-      json rec = json::parse(it->value().ToStringView(), nullptr, false);
-      for (std::string& k : IndexKeys(pool, it->key().ToString(), rec)) keys.push_back(std::move(k));
-      if (keys.size() >= kChunkKeys) status = write_chunk();
-    }
-    LIMBIC_RETURN_IF_ERROR(status);
-    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading " + std::string(PoolName(pool))));
-  }
-  LIMBIC_RETURN_IF_ERROR(write_chunk());
-  for (const std::string& file : files) {
-    rocksdb::IngestExternalFileOptions io;
-    io.move_files = true;
-    LIMBIC_RETURN_IF_ERROR(
-        FromRocks(db_->IngestExternalFile(cf_->index(), {file}, io), "ingesting " + file));
-  }
-  return Flush();
-}
-
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
   std::string value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
   if (s.IsNotFound()) return std::optional<json>();
   if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
-  json rec = json::parse(value, nullptr, false);
-  if (rec.is_discarded())
+  std::optional<json> rec = ParseJson(value);
+  if (!rec)
     return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) +
                               " is not valid JSON");
-  return std::optional<json>(std::move(rec));
+  return rec;
 }
 
 Result<json> Projection::GetArousal() const {
@@ -407,11 +363,11 @@ Status Projection::ForEach(Pool pool,
                            const std::function<bool(std::string_view, const json&)>& fn) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    json rec = json::parse(it->value().ToStringView(), nullptr, false);
-    if (rec.is_discarded())
+    std::optional<json> rec = ParseJson(it->value().ToStringView());
+    if (!rec)
       return Status::Corruption("record " + std::string(PoolName(pool)) + "/" +
                                 it->key().ToString() + " is not valid JSON");
-    if (!fn(it->key().ToStringView(), rec)) break;
+    if (!fn(it->key().ToStringView(), *rec)) break;
   }
   return FromRocks(it->status(), std::string("reading ") + std::string(PoolName(pool)));
 }
@@ -428,7 +384,15 @@ Result<std::string> Projection::Digest() const {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
     return Status::Internal("SHA-256 unavailable");
-  auto feed = [&](std::string_view s) { EVP_DigestUpdate(ctx.get(), s.data(), s.size()); };
+  // Fed in large pieces: EVP_DigestUpdate costs a lot per call.
+  std::string buf;
+  auto feed = [&](std::string_view s) {
+    buf.append(s);
+    if (buf.size() >= (1 << 16)) {
+      EVP_DigestUpdate(ctx.get(), buf.data(), buf.size());
+      buf.clear();
+    }
+  };
   feed("applied_seq " + std::to_string(applied_seq()) + "\n");
   for (Pool pool : kAllPools) {
     feed("pool " + std::string(PoolName(pool)) + "\n");
@@ -442,6 +406,7 @@ Result<std::string> Projection::Digest() const {
     }
     LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "digest"));
   }
+  EVP_DigestUpdate(ctx.get(), buf.data(), buf.size());
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md, &len);

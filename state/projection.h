@@ -51,9 +51,8 @@ struct ProjectionOptions {
   bool read_only = false;       // open a DB another process may be writing
   bool create_if_missing = true;
   // Replay's bulk load: skip RocksDB's WAL (the result is flushed at the
-  // end, and a crash part way leaves a dir that is removed anyway) and leave
-  // the indexes alone until FinishBulkLoad derives them from the final
-  // records in one sorted pass. Never for live state: queries need indexes.
+  // end, and a crash part way leaves a dir that is removed anyway) and use
+  // bigger memtables. Never for live state.
   bool bulk_load = false;
 };
 
@@ -104,10 +103,6 @@ class Projection final : public RecordReader {
   // the error names the event's seq and type.
   Status Apply(std::span<const Event> events);
 
-  // Bulk load only: derives every index entry from the records (sorted, in
-  // SST files ingested at once) and flushes. Call once, after the last Apply.
-  Status FinishBulkLoad();
-
   // RecordReader: the applied record, or nullopt.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
   // The arousal record (DefaultArousal() before any arousal event).
@@ -146,7 +141,6 @@ class Projection final : public RecordReader {
   std::unique_ptr<Handles> cf_;
   std::atomic<uint64_t> applied_seq_{0};
   bool read_only_ = false;
-  std::string path_;
   bool bulk_load_ = false;
 };
 

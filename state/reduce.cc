@@ -108,6 +108,28 @@ class Step {
   std::string ts_;
 };
 
+// Builds a record key by key: much cheaper than json's initializer lists,
+// which build a temporary array per pair.
+class Rec {
+ public:
+  Rec() : rec_(json::object()), obj_(rec_.get_ref<json::object_t&>()) {}
+  Rec& Set(const char* key, json value) {
+    obj_.insert_or_assign(key, std::move(value));
+    return *this;
+  }
+  json Take() { return std::move(rec_); }
+
+ private:
+  json rec_;
+  json::object_t& obj_;
+};
+
+// `key` of the event if present, else `dflt`.
+json FieldOr(const json& fields, const char* key, json dflt) {
+  auto it = fields.find(key);
+  return it != fields.end() ? *it : std::move(dflt);
+}
+
 bool Is(const json& rec, const char* key, std::string_view value) {
   auto it = rec.find(key);
   return it != rec.end() && it->is_string() && it->get_ref<const std::string&>() == value;
@@ -130,16 +152,17 @@ Status ReducePercept(const Event& e, Step& s) {
   const std::string id = s.Str("percept_id");
   if (e.type == EventType::kPerceptArrived) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kPercepts, id, "percept"));
-    json rec = {{"id", id},
-                {"source", s.F()["source"]},
-                {"type", s.F()["percept_type"]},
-                {"intensity", s.F()["intensity"]},
-                {"ts", s.ts()},
-                {"thread_id", nullptr},
-                {"status", "new"},
-                {"data", s.Has("data") ? s.F()["data"] : json::object()}};
-    if (s.Has("text")) rec["text"] = s.F()["text"];
-    s.Put(Pool::kPercepts, id, std::move(rec));
+    Rec rec;
+    rec.Set("id", id)
+        .Set("source", s.F()["source"])
+        .Set("type", s.F()["percept_type"])
+        .Set("intensity", s.F()["intensity"])
+        .Set("ts", s.ts())
+        .Set("thread_id", nullptr)
+        .Set("status", "new")
+        .Set("data", FieldOr(s.F(), "data", json::object()));
+    if (s.Has("text")) rec.Set("text", s.F()["text"]);
+    s.Put(Pool::kPercepts, id, rec.Take());
     return Status::OK();
   }
   auto p = s.Need(Pool::kPercepts, id, "percept");
@@ -209,16 +232,17 @@ Status ReduceThread(const Event& e, Step& s) {
     if (s.Has("state")) MergePatch(state, s.F()["state"]);
     for (const char* k : {"phase", "context", "next_step"})
       if (!state.contains(k)) state[k] = std::string_view(k) == "context" ? json::object() : json();
-    json rec = {{"id", id},
-                {"goal", s.F()["goal"]},
-                {"status", s.Has("status") ? s.F()["status"] : json("active")},
-                {"salience", s.F()["salience"]},
-                {"percepts", json::array()},
-                {"state", std::move(state)},
-                {"created_at", s.ts()},
-                {"last_active", s.ts()}};
-    if (s.Has("from_percept")) rec["from_percept"] = s.F()["from_percept"];
-    s.Put(Pool::kThreads, id, std::move(rec));
+    Rec rec;
+    rec.Set("id", id)
+        .Set("goal", s.F()["goal"])
+        .Set("status", FieldOr(s.F(), "status", "active"))
+        .Set("salience", s.F()["salience"])
+        .Set("percepts", json::array())
+        .Set("state", std::move(state))
+        .Set("created_at", s.ts())
+        .Set("last_active", s.ts());
+    if (s.Has("from_percept")) rec.Set("from_percept", s.F()["from_percept"]);
+    s.Put(Pool::kThreads, id, rec.Take());
     return Status::OK();
   }
   auto t = s.Need(Pool::kThreads, id, "thread");
@@ -287,20 +311,21 @@ Status ReduceAction(const Event& e, Step& s) {
       auto t = s.Need(Pool::kThreads, s.Str("thread_id"), "thread");
       if (!t.ok()) return t.status();
     }
-    json rec = {{"id", id},
-                {"effector", s.F()["effector"]},
-                {"type", s.F()["action_type"]},
-                {"payload", s.F()["payload"]},
-                {"status", "pending"},
-                {"attempts", 0},
-                {"idempotency_key", s.F()["idempotency_key"]},
-                {"thread_id", s.Has("thread_id") ? s.F()["thread_id"] : json()},
-                {"percept_id", s.Has("percept_id") ? s.F()["percept_id"] : json()},
-                {"ts", s.ts()},
-                {"updated_at", s.ts()},
-                {"last_error", nullptr},
-                {"next_attempt_at", nullptr}};
-    s.Put(Pool::kActions, id, std::move(rec));
+    Rec rec;
+    rec.Set("id", id)
+        .Set("effector", s.F()["effector"])
+        .Set("type", s.F()["action_type"])
+        .Set("payload", s.F()["payload"])
+        .Set("status", "pending")
+        .Set("attempts", 0)
+        .Set("idempotency_key", s.F()["idempotency_key"])
+        .Set("thread_id", FieldOr(s.F(), "thread_id", nullptr))
+        .Set("percept_id", FieldOr(s.F(), "percept_id", nullptr))
+        .Set("ts", s.ts())
+        .Set("updated_at", s.ts())
+        .Set("last_error", nullptr)
+        .Set("next_attempt_at", nullptr);
+    s.Put(Pool::kActions, id, rec.Take());
     return Status::OK();
   }
   auto a = s.Need(Pool::kActions, id, "action");

@@ -216,7 +216,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   reading.join();
   if (status.ok() && segment) status = segment->Sync();
   if (status.ok()) status = env->SyncDir(EventsDirPath(options.into));
-  if (status.ok()) status = (*projection)->FinishBulkLoad();
+  if (status.ok()) status = (*projection)->Flush();
   if (!status.ok()) return fail(status);
   auto digest = (*projection)->Digest();
   if (!digest.ok()) return fail(digest.status());

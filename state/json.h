@@ -1,0 +1,36 @@
+// JSON text in, nlohmann::json out: fast, and never throws.
+//
+// limbic reads JSON all the time: every log line on recovery and replay,
+// every record it reads back from RocksDB, every request body. nlohmann's own
+// parser was the slowest step of each, so text is parsed by simdjson (SIMD
+// structural and UTF-8 validation) and the result converted to
+// nlohmann::json, the type the rest of limbic works with.
+//
+// ParseJson accepts exactly what nlohmann::json::parse accepts and yields the
+// same value (tests/state/json_test.cc compares them):
+//   - non-negative integers are unsigned, negative ones signed, others double;
+//     integers beyond 64 bits become doubles (that rare text is handed to
+//     nlohmann's parser, which is the reference);
+//   - an object key given twice keeps its last value;
+//   - one difference: "-0" reads as an unsigned 0 (nlohmann: a signed 0);
+//     the two compare equal and print alike.
+//
+// Thread-safety: any thread; each thread parses with its own simdjson parser.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace limbic::state {
+
+// The value of `text` (one JSON document, surrounding whitespace allowed), or
+// nullopt when it is not valid JSON.
+std::optional<nlohmann::json> ParseJson(std::string_view text);
+
+// Why `text` is not valid JSON, naming the byte ("syntax error at byte 17:
+// ..."). For error messages only: it is slow.
+std::string JsonError(std::string_view text);
+
+}  // namespace limbic::state

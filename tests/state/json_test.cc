@@ -1,0 +1,82 @@
+#include "state/json.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+using limbic::state::JsonError;
+using limbic::state::ParseJson;
+using nlohmann::json;
+
+namespace {
+
+// ParseJson must agree with nlohmann's parser: same verdict, same value, same types.
+void SameAsReference(const std::string& text) {
+  INFO("text: " << text);
+  json reference = json::parse(text, nullptr, false);
+  std::optional<json> ours = ParseJson(text);
+  REQUIRE(ours.has_value() == !reference.is_discarded());
+  if (!ours) return;
+  CHECK(ours->dump() == reference.dump());
+  // One documented difference: "-0" is an unsigned 0 here, a signed 0 there
+  // (equal values, printed alike).
+  if (text != "-0") CHECK(ours->type() == reference.type());
+  if (reference.is_object())
+    for (auto it = reference.begin(); it != reference.end(); ++it)
+      CHECK((*ours)[it.key()].type() == it->type());
+}
+
+}  // namespace
+
+TEST_CASE("ParseJson accepts and rejects what nlohmann does, with the same values", "[json]") {
+  for (const char* text : {
+           "{}", "[]", "0", "-0", "1.0", "-1", "1e2", "0.1e-400", "18446744073709551615",
+           "18446744073709551616", "-9223372036854775808", "-9223372036854775809", "1e400",
+           "\"\\u00e9\\ud83d\\ude00\"", "\"\\ud800\"", "\"a\\u0000b\"", "\"\xff\"", "\"a\x01\"",
+           "  {\"a\":1,\"a\":2}  ", "{\"a\":[1,{\"b\":null,\"c\":[true,false]}],\"d\":\"x\"}",
+           "{} x", "[1,2", "nul", "01", "1.", "", " ", "tru", "true false", "{\"a\" 1}",
+           "{\"a\":1,}", "[1,]", "\"unterminated", "{\"n\":-12.5e-3,\"u\":7,\"i\":-7}"}) {
+    SameAsReference(text);
+  }
+}
+
+TEST_CASE("ParseJson agrees with nlohmann on random documents and their mutations", "[json]") {
+  std::mt19937 rng(7);
+  auto random_value = [&](auto& self, int depth) -> json {
+    switch (rng() % (depth > 3 ? 5 : 7)) {
+      case 0: return nullptr;
+      case 1: return rng() % 2 == 0;
+      case 2: return static_cast<int64_t>(rng()) - (1ll << 31);
+      case 3: return static_cast<double>(rng()) / 97.0;
+      case 4: {
+        static const char* const kPieces[] = {" ", "a", "Z", "\"", "\\", "\n", "\t", "/", "é", "😀"};
+        std::string s;
+        for (int i = rng() % 8; i > 0; --i) s += kPieces[rng() % 10];
+        return s;
+      }
+      case 5: {
+        json a = json::array();
+        for (int i = rng() % 4; i > 0; --i) a.push_back(self(self, depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (int i = rng() % 4; i > 0; --i) o["k" + std::to_string(rng() % 9)] = self(self, depth + 1);
+        return o;
+      }
+    }
+  };
+  for (int i = 0; i < 500; ++i) {
+    std::string text = random_value(random_value, 0).dump();
+    SameAsReference(text);
+    // A one-byte mutation is usually invalid; both must say so alike.
+    if (!text.empty()) {
+      text[rng() % text.size()] = "{}[],:\"0x \\"[rng() % 12];
+      SameAsReference(text);
+    }
+  }
+}
+
+TEST_CASE("JsonError names the byte", "[json]") {
+  CHECK_THAT(JsonError("{\"a\": tru}"), Catch::Contains("byte 10"));
+  CHECK_THAT(JsonError("[1,"), Catch::StartsWith("syntax error at byte"));
+}
