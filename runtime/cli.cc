@@ -52,6 +52,11 @@ int Fail(const Status& status) {
   return 1;
 }
 
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "limbic: error: %s\n", message.c_str());
+  return 2;
+}
+
 void PrintJson(const nlohmann::json& value) {
   std::cout << value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }

@@ -44,6 +44,8 @@ struct CliContext {
 
 // Prints "limbic: error: <message>" to stderr and returns 1.
 int Fail(const Status& status);
+// Prints "limbic: error: <message>" for a command line that is wrong; returns 2.
+int UsageError(const std::string& message);
 // Prints the JSON value (one line) to stdout.
 void PrintJson(const nlohmann::json& value);
 // Commits `events` and prints what happened: the created id and seqs, or

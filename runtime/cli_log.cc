@@ -52,7 +52,7 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   tail->callback([&ctx, &rc, t] {
     for (const std::string& type : t->types)
       if (!state::ParseEventType(type)) {
-        rc = Fail(Status::InvalidArgument("--type: unknown event type \"" + type + "\""));
+        rc = UsageError("--type: unknown event type \"" + type + "\"");
         return;
       }
     std::optional<TimeMs> since;
@@ -139,6 +139,11 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
       auto more = (*reader)->Next(&e);
       if (!more.ok()) {
         rc = Fail(more.status());
+        if (!out->empty()) {  // leave nothing half-written behind
+          file.close();
+          std::error_code ec;
+          std::filesystem::remove(tmp, ec);
+        }
         return;
       }
       if (!*more) break;
@@ -199,7 +204,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
       return;
     }
     if (a->from.empty()) {
-      rc = Fail(Status::InvalidArgument("give --from LOG --into DIR, or --verify DIR"));
+      rc = UsageError("give --from LOG --into DIR, or --verify DIR");
       return;
     }
     state::ReplayOptions options;
@@ -262,8 +267,8 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
   show->callback([&ctx, &rc, s] {
     auto pool = state::ParsePool(s->pool);
     if (!pool) {
-      rc = Fail(Status::InvalidArgument("unknown pool \"" + s->pool +
-                                        "\" (percepts, threads, arousal, actions, reflexes)"));
+      rc = UsageError("unknown pool \"" + s->pool +
+                      "\" (percepts, threads, arousal, actions, reflexes)");
       return;
     }
     std::unique_ptr<state::Engine> engine;
@@ -321,7 +326,7 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
                  {"applied_seq", r->applied_seq}, {"segments", r->segments},
                  {"problems", r->problems}, {"warnings", r->warnings}});
     } else {
-      std::printf("%s: %llu events in %zu segments, last seq %llu, applied seq %llu\n",
+      std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
                   r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events),
                   r->segments, static_cast<unsigned long long>(r->last_seq),
                   static_cast<unsigned long long>(r->applied_seq));

@@ -103,6 +103,7 @@ Status Engine::Recover(EngineRecovery* recovery) {
     options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, applied);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;
+  last_ts_ = recovery->log.last_ts;  // ts never goes backwards, even across restarts
   return Status::OK();
 }
 
@@ -134,7 +135,15 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
     e.seq = seq++;
     e.ts = ts;
     LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
-    LIMBIC_RETURN_IF_ERROR(Reduce(e, &scratch));
+    Status s = Reduce(e, &scratch);
+    if (!s.ok()) {
+      // The reducer names events by seq, but a rejected command's seqs are
+      // never written: leave them out of what the caller sees.
+      std::string msg = s.message();
+      const std::string seq_text = " seq " + std::to_string(e.seq);
+      if (auto at = msg.find(seq_text); at != std::string::npos) msg.erase(at, seq_text.size());
+      return s.WithMessage(std::move(msg));
+    }
   }
   // 2. Prepare the RocksDB writes now, while the records as they were are at
   // hand; the writer thread commits them once the events are durable.

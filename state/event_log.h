@@ -84,6 +84,7 @@ struct LogRecovery {
   uint64_t truncated_bytes = 0;  // torn tail removed (0 = none)
   std::string truncated_file;    // which segment, when truncated_bytes > 0
   uint64_t truncated_offset = 0;
+  TimeMs last_ts = 0;  // ts of the last event (0 when empty)
 };
 
 // Where an event was read from.
@@ -144,7 +145,8 @@ class LogReader {
     // for reading a log another process is writing). When false, such a
     // line is an error like any other.
     bool tolerate_partial_tail = true;
-    // Check that seqs are contiguous (from the first event read on).
+    // Check that seqs are contiguous and ts never decreases (from the first
+    // event read on).
     bool check_contiguous = true;
   };
 

@@ -9,6 +9,7 @@
 
 #include "state/event_log.h"
 #include "state/segment.h"
+#include "state/sha256.h"
 
 namespace limbic::state {
 
@@ -31,12 +32,12 @@ Result<Durability> ParseDurability(std::string_view name) {
 
 namespace {
 
-// Whether `line` is a complete, valid event; its seq in *seq.
-bool GoodLine(std::string_view line, bool full, uint64_t* seq) {
-  if (!full && FastSeq(line, seq)) return true;
+// Whether `line` is a complete, valid event; its seq and ts.
+bool GoodLine(std::string_view line, uint64_t* seq, TimeMs* ts) {
   auto e = DecodeEvent(line);
   if (!e.ok()) return false;
   *seq = e->seq;
+  *ts = e->ts;
   return true;
 }
 
@@ -67,10 +68,13 @@ class EventLog::Impl {
   Status error_;  // sticky; guarded by mu_
 
  private:
-  Status ScanSegment(const Segment& seg, bool last, uint64_t* expected, LogRecovery* rec);
+  Status ScanSegment(const Segment& seg, bool last, uint64_t* expected, LogRecovery* rec,
+                     Sha256* sha);
+  Status CheckSealed(const Segment& seg, uint64_t* expected, LogRecovery* rec, bool* sealed);
   void WriterLoop();
   Status WriteGroup(std::vector<LogBatch>& group);
   Status OpenSegment(uint64_t first_seq);
+  Status Append(std::string_view data);
   Status SyncNow();
 
   std::condition_variable work_cv_;  // writer waits for work
@@ -83,16 +87,58 @@ class EventLog::Impl {
   uint64_t synced_seq_ = 0;  // guarded by mu_
   std::thread writer_;
 
-  // Writer-thread state.
+  // Writer-thread state: the open segment, what it holds (for its seal).
   std::unique_ptr<WritableFile> file_;
   std::string buf_;
   uint64_t unsynced_through_ = 0;
+  std::string seg_path_;
+  uint64_t seg_first_seq_ = 0;
+  TimeMs last_ts_ = 0;  // of the last event written (or recovered)
+  Sha256 seg_sha_;      // of the open segment's bytes
 };
 
-// Reads one segment line by line, checking each against the expected seq.
-// Only the last segment may end in a torn tail, which is truncated.
+// A closed segment with a seal: hashing it proves it is what was written,
+// without decoding its lines. *sealed is false when there is no usable seal
+// (then the caller decodes the segment in full).
+Status EventLog::Impl::CheckSealed(const Segment& seg, uint64_t* expected, LogRecovery* rec,
+                                   bool* sealed) {
+  *sealed = false;
+  if (seg.first_seq != *expected)
+    return Status::Corruption(seg.path + " offset 0: segment name says first seq " +
+                              std::to_string(seg.first_seq) + " but the log continues at seq " +
+                              std::to_string(*expected));
+  auto seal = ReadSeal(options_.env, seg.path);
+  if (!seal.ok()) {
+    if (!seal.status().IsNotFound())
+      options_.logger->warn("events log: {}; checking the segment line by line",
+                            seal.status().message());
+    return Status::OK();
+  }
+  if (seal->first_seq != seg.first_seq) return Status::OK();
+  std::string sha;
+  uint64_t bytes = 0;
+  LIMBIC_RETURN_IF_ERROR(HashFile(options_.env, seg.path, &sha, &bytes));
+  if (sha != seal->sha256 || bytes != seal->bytes) {
+    // Decode the segment line by line: that names the first bad line, or,
+    // if every line is still a valid event, reseals it.
+    options_.logger->warn("events log: {} does not match its seal ({} bytes, sha256 {}); "
+                          "checking it line by line",
+                          seg.path, bytes, sha.substr(0, 12));
+    return Status::OK();
+  }
+  *sealed = true;
+  if (rec->first_seq == 0 && seal->last_seq >= seal->first_seq) rec->first_seq = seal->first_seq;
+  *expected = seal->last_seq + 1;
+  rec->bytes += bytes;
+  rec->last_ts = seal->last_ts;
+  return Status::OK();
+}
+
+// Reads one segment line by line, decoding each and checking it against the
+// expected seq and the previous ts. Only the last segment may end in a torn
+// tail, which is truncated. *sha receives the bytes kept.
 Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expected,
-                                   LogRecovery* rec) {
+                                   LogRecovery* rec, Sha256* sha) {
   Env* env = options_.env;
   auto file = env->NewSequentialFile(seg.path);
   if (!file.ok()) return file.status();
@@ -111,24 +157,32 @@ Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expe
       std::string_view line(buf.data() + pos, nl - pos);
       uint64_t off = base + pos;
       uint64_t seq = 0;
-      // The last segment is where a crash tears writes: decode its lines in
-      // full; elsewhere the seq prefix is enough (fsck decodes everything).
-      bool ok = GoodLine(line, last, &seq);
+      TimeMs ts = 0;
+      bool ok = GoodLine(line, &seq, &ts);
       if (bad_at) {
         if (ok) return Status::Corruption(where(*bad_at) + ": unreadable line followed by a "
                                           "valid one at offset " + std::to_string(off));
         continue;
       }
       if (!ok) {
-        if (!last) return Status::Corruption(where(off) + ": malformed event line");
+        if (!last) {
+          auto e = DecodeEvent(line);
+          return Status::Corruption(where(off) + ": " + e.status().message());
+        }
         bad_at = off;
         continue;
       }
       if (seq != *expected)
         return Status::Corruption(where(off) + ": seq " + std::to_string(seq) + " follows seq " +
                                   std::to_string(*expected - 1));
+      if (ts < rec->last_ts)
+        return Status::Corruption(where(off) + ": ts " + FormatTime(ts) + " of seq " +
+                                  std::to_string(seq) + " is before the previous event's " +
+                                  FormatTime(rec->last_ts));
       ++*expected;
+      rec->last_ts = ts;
       if (rec->first_seq == 0) rec->first_seq = seq;
+      sha->Update(std::string_view(line.data(), line.size() + 1));  // with its '\n'
     }
     buf.erase(0, pos);
     base += pos;
@@ -165,9 +219,30 @@ Status EventLog::Impl::Recover(LogRecovery* rec) {
   if (expected != 1)
     return Status::Corruption((*segments)[0].path + " offset 0: the log starts at seq " +
                               std::to_string(expected) + ", not 1");
-  for (size_t i = 0; i < segments->size(); ++i)
-    LIMBIC_RETURN_IF_ERROR(ScanSegment((*segments)[i], i + 1 == segments->size(), &expected, rec));
+  for (size_t i = 0; i < segments->size(); ++i) {
+    const Segment& seg = (*segments)[i];
+    const bool last = i + 1 == segments->size();
+    if (!last) {
+      bool sealed = false;
+      LIMBIC_RETURN_IF_ERROR(CheckSealed(seg, &expected, rec, &sealed));
+      if (sealed) continue;
+    }
+    Sha256 sha;
+    const uint64_t first = expected;
+    LIMBIC_RETURN_IF_ERROR(ScanSegment(seg, last, &expected, rec, &sha));
+    if (last) {
+      seg_sha_ = std::move(sha);
+    } else if (!options_.read_only) {
+      // Decoded in full and good: seal it, so the next open only hashes it.
+      uint64_t bytes = 0;
+      auto size = env->GetFileSize(seg.path);
+      if (size.ok()) bytes = *size;
+      Status s = WriteSeal(env, seg.path, {first, expected - 1, bytes, rec->last_ts, sha.HexDigest()});
+      if (!s.ok()) options_.logger->warn("events log: could not seal {}: {}", seg.path, s.message());
+    }
+  }
   rec->last_seq = expected - 1;
+  last_ts_ = rec->last_ts;
   submitted_seq_ = written_seq_ = synced_seq_ = unsynced_through_ = returned_seq_ = rec->last_seq;
   if (options_.read_only) return Status::OK();
   if (!segments->empty()) {
@@ -175,6 +250,8 @@ Status EventLog::Impl::Recover(LogRecovery* rec) {
     auto file = env->NewAppendableFile(segments->back().path);
     if (!file.ok()) return file.status();
     file_ = std::move(file).value();
+    seg_path_ = segments->back().path;
+    seg_first_seq_ = segments->back().first_seq;
     if (rec->truncated_bytes > 0) LIMBIC_RETURN_IF_ERROR(file_->Sync());
   }
   started_ = true;
@@ -263,14 +340,28 @@ void EventLog::Impl::WriterLoop() {
 Status EventLog::Impl::OpenSegment(uint64_t first_seq) {
   if (file_) {
     // The old segment must be durable before a later one exists, or a
-    // crash could leave a hole in the middle of the log.
-    if (options_.durability != Durability::kNone) LIMBIC_RETURN_IF_ERROR(SyncNow());
+    // crash could leave a hole in the middle of the log; then it is sealed.
+    LIMBIC_RETURN_IF_ERROR(SyncNow());
+    const uint64_t bytes = file_->Size();
     LIMBIC_RETURN_IF_ERROR(file_->Close());
+    SegmentSeal seal{seg_first_seq_, first_seq - 1, bytes, last_ts_, seg_sha_.HexDigest()};
+    Status s = WriteSeal(options_.env, seg_path_, seal);
+    // Not fatal: recovery decodes an unsealed segment in full and seals it.
+    if (!s.ok()) options_.logger->warn("events log: could not seal {}: {}", seg_path_, s.message());
   }
-  auto file = options_.env->NewAppendableFile(SegmentFileName(options_.dir, first_seq));
+  seg_path_ = SegmentFileName(options_.dir, first_seq);
+  seg_first_seq_ = first_seq;
+  seg_sha_ = Sha256();
+  auto file = options_.env->NewAppendableFile(seg_path_);
   if (!file.ok()) return file.status();
   file_ = std::move(file).value();
   return options_.env->SyncDir(options_.dir);
+}
+
+Status EventLog::Impl::Append(std::string_view data) {
+  LIMBIC_RETURN_IF_ERROR(file_->Append(data));
+  seg_sha_.Update(data);
+  return Status::OK();
 }
 
 Status EventLog::Impl::WriteGroup(std::vector<LogBatch>& group) {
@@ -279,16 +370,17 @@ Status EventLog::Impl::WriteGroup(std::vector<LogBatch>& group) {
     for (const Event& e : batch.events) {
       if (!file_ || file_->Size() + buf_.size() >= options_.segment_bytes) {
         if (!buf_.empty()) {
-          LIMBIC_RETURN_IF_ERROR(file_->Append(buf_));
+          LIMBIC_RETURN_IF_ERROR(Append(buf_));
           buf_.clear();
         }
         LIMBIC_RETURN_IF_ERROR(OpenSegment(e.seq));
       }
       AppendEncodedEvent(e, &buf_);
       unsynced_through_ = e.seq;
+      last_ts_ = e.ts;
     }
   }
-  if (!buf_.empty()) LIMBIC_RETURN_IF_ERROR(file_->Append(buf_));
+  if (!buf_.empty()) LIMBIC_RETURN_IF_ERROR(Append(buf_));
   if (options_.durability == Durability::kFsync) return SyncNow();
   return Status::OK();
 }

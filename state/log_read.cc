@@ -4,7 +4,9 @@
 #include <cstdio>
 
 #include "state/event_log.h"
+#include "state/json.h"
 #include "state/segment.h"
+#include "state/sha256.h"
 
 namespace limbic::state {
 
@@ -29,6 +31,60 @@ Result<std::vector<Segment>> ListSegments(Env* env, const std::string& dir) {
   std::sort(out.begin(), out.end(),
             [](const Segment& a, const Segment& b) { return a.first_seq < b.first_seq; });
   return out;
+}
+
+std::string SealFileName(const std::string& segment_path) {
+  std::string path = segment_path;
+  if (path.size() > 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0) path.resize(path.size() - 6);
+  return path + ".seal";
+}
+
+Status WriteSeal(Env* env, const std::string& segment_path, const SegmentSeal& seal) {
+  nlohmann::json j = {{"v", 1},
+                      {"first_seq", seal.first_seq},
+                      {"last_seq", seal.last_seq},
+                      {"bytes", seal.bytes},
+                      {"last_ts", FormatTime(seal.last_ts)},
+                      {"sha256", seal.sha256}};
+  return env->WriteFileAtomic(SealFileName(segment_path), j.dump() + "\n");
+}
+
+Result<SegmentSeal> ReadSeal(Env* env, const std::string& segment_path) {
+  const std::string path = SealFileName(segment_path);
+  if (!env->FileExists(path)) return Status::NotFound("no seal " + path);
+  auto text = env->ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  std::optional<nlohmann::json> j = ParseJson(*text);
+  auto bad = [&] { return Status::Corruption(path + ": not a valid segment seal"); };
+  if (!j || !j->is_object()) return bad();
+  SegmentSeal seal;
+  for (const char* key : {"first_seq", "last_seq", "bytes"})
+    if (!(*j)[key].is_number_unsigned()) return bad();
+  if (!(*j)["sha256"].is_string() || !(*j)["last_ts"].is_string()) return bad();
+  seal.first_seq = (*j)["first_seq"].get<uint64_t>();
+  seal.last_seq = (*j)["last_seq"].get<uint64_t>();
+  seal.bytes = (*j)["bytes"].get<uint64_t>();
+  seal.sha256 = (*j)["sha256"].get<std::string>();
+  auto ts = ParseTime((*j)["last_ts"].get<std::string>());
+  if (!ts.ok()) return bad();
+  seal.last_ts = *ts;
+  return seal;
+}
+
+Status HashFile(Env* env, const std::string& path, std::string* sha256, uint64_t* bytes) {
+  auto file = env->NewSequentialFile(path);
+  if (!file.ok()) return file.status();
+  Sha256 sha;
+  std::string chunk;
+  *bytes = 0;
+  for (;;) {
+    LIMBIC_RETURN_IF_ERROR((*file)->Read(1 << 20, &chunk));
+    if (chunk.empty()) break;
+    sha.Update(chunk);
+    *bytes += chunk.size();
+  }
+  *sha256 = sha.HexDigest();
+  return Status::OK();
 }
 
 bool FastSeq(std::string_view line, uint64_t* seq) {
@@ -75,7 +131,14 @@ class LogReader::Impl {
           return Located(Status::Corruption("seq " + std::to_string(decoded->seq) +
                                             " follows seq " + std::to_string(last_seq_)),
                          offset);
+        if (options_.check_contiguous && decoded->ts < last_ts_)
+          return Located(Status::Corruption("ts " + FormatTime(decoded->ts) + " of seq " +
+                                            std::to_string(decoded->seq) +
+                                            " is before the previous event's " +
+                                            FormatTime(last_ts_)),
+                         offset);
         last_seq_ = decoded->seq;
+        last_ts_ = decoded->ts;
         raw_ = line;
         *event = std::move(decoded).value();
         if (where) {
@@ -113,7 +176,8 @@ class LogReader::Impl {
       }
       if (!buf_.empty() && !options_.tolerate_partial_tail)
         return Located(Status::Corruption("incomplete final line (" + std::to_string(buf_.size()) +
-                                          " bytes without a newline)"),
+                                          " bytes without a newline; a torn write, which limbic "
+                                          "truncates when it next opens that state dir)"),
                        file_offset_);
       return false;  // the current end of the log
     }
@@ -160,6 +224,7 @@ class LogReader::Impl {
   size_t pos_ = 0;
   uint64_t file_offset_ = 0;
   uint64_t last_seq_ = 0;
+  TimeMs last_ts_ = 0;
   std::string_view raw_;
 };
 

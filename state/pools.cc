@@ -11,7 +11,6 @@
 //   P|u|STATUS \0 TS8 ID       percepts by status
 //   T|u|STATUS \0 ID           threads by status
 //   A|u|STATUS \0 TS8 ID       actions by status, by enqueue time
-#include <openssl/evp.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
@@ -23,6 +22,7 @@
 
 #include "state/json.h"
 #include "state/projection.h"
+#include "state/sha256.h"
 
 namespace limbic::state {
 namespace {
@@ -264,7 +264,26 @@ Result<json> Projection::GetArousal() const {
   return r->has_value() ? std::move(**r) : DefaultArousal();
 }
 
+namespace {
+
+// Filters name a status the pool knows, or the query is refused.
+Status CheckStatusFilter(std::string_view what, const std::optional<std::string>& status,
+                         std::initializer_list<std::string_view> allowed) {
+  if (!status) return Status::OK();
+  std::string list;
+  for (std::string_view a : allowed) {
+    if (*status == a) return Status::OK();
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  return Status::InvalidArgument(std::string(what) + " status \"" + *status +
+                                 "\": must be one of " + list);
+}
+
+}  // namespace
+
 Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeMs now) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("percept", q.status, {"new", "assigned", "processed", "dropped"}));
   std::string prefix = "P|T|";
   if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
   else if (q.source) prefix = "P|s|" + *q.source + '\0';
@@ -298,6 +317,8 @@ Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeM
 
 Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> status,
                                                   size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
   std::vector<json> out;
   if (!status) {
     Status s = ForEach(Pool::kThreads, [&](std::string_view, const json& rec) {
@@ -334,6 +355,8 @@ Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
 
 Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
                                                   size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter(
+      "action", status, {"pending", "inflight", "complete", "failed", "dead"}));
   std::vector<json> out;
   if (!status) {
     Status s = ForEach(Pool::kActions, [&](std::string_view, const json& rec) {
@@ -381,15 +404,13 @@ Result<size_t> Projection::Count(Pool pool) const {
 }
 
 Result<std::string> Projection::Digest() const {
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-    return Status::Internal("SHA-256 unavailable");
-  // Fed in large pieces: EVP_DigestUpdate costs a lot per call.
+  Sha256 sha;
+  // Fed in large pieces: each Update call has a fixed cost.
   std::string buf;
   auto feed = [&](std::string_view s) {
     buf.append(s);
     if (buf.size() >= (1 << 16)) {
-      EVP_DigestUpdate(ctx.get(), buf.data(), buf.size());
+      sha.Update(buf);
       buf.clear();
     }
   };
@@ -406,17 +427,8 @@ Result<std::string> Projection::Digest() const {
     }
     LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "digest"));
   }
-  EVP_DigestUpdate(ctx.get(), buf.data(), buf.size());
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) {
-    hex.push_back(kHex[md[i] >> 4]);
-    hex.push_back(kHex[md[i] & 15]);
-  }
-  return hex;
+  sha.Update(buf);
+  return sha.HexDigest();
 }
 
 Status Projection::CheckIndexes() const {

@@ -2,17 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <mutex>
-#include <thread>
-#include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "state/engine.h"
 #include "state/event_log.h"
+#include "state/segment.h"
 
 namespace limbic::state {
 namespace fs = std::filesystem;
@@ -137,8 +139,11 @@ void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& que
     first = false;
     chunk.lines.append(reader.raw_line());
     chunk.lines.push_back('\n');
+    const uint64_t seq = event.seq;
     chunk.events.push_back(std::move(event));
     chunk.where.push_back(loc);
+    // Stop right at until_seq: what follows may still be being written.
+    if (options.until_seq && seq >= *options.until_seq) break;
     if (chunk.events.size() >= options.batch) {
       queue.Push(std::move(chunk));
       chunk = Chunk();
@@ -158,6 +163,8 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   if (!fs::exists(options.from, ec)) return Status::NotFound("no events log at " + options.from);
   LogReader::Options ropts;
   ropts.env = env;
+  // A final line without its newline is reported, not silently left out.
+  ropts.tolerate_partial_tail = false;
   auto reader = LogReader::Open(options.from, ropts);
   if (!reader.ok()) return reader.status();
 
@@ -338,44 +345,69 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
   std::error_code ec;
   if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
 
-  // The log: structure (segment names, contiguity, torn tail) ...
+  auto problem = [&](const std::string& p) {
+    report.ok = false;
+    if (std::find(report.problems.begin(), report.problems.end(), p) == report.problems.end())
+      report.problems.push_back(p);
+  };
+  Env* e_env = env ? env : Env::Default();
+  const std::string events_dir = EventsDirPath(state_dir);
+  auto segments = ListSegments(e_env, events_dir);
+  if (!segments.ok()) return segments.status();
+  report.segments = segments->size();
+
+  // The log as recovery sees it: structure, seals, a torn tail ...
   LogOptions lopts;
   lopts.env = env;
-  lopts.dir = EventsDirPath(state_dir);
+  lopts.dir = events_dir;
   lopts.read_only = true;
   LogRecovery rec;
   auto log = EventLog::Open(std::move(lopts), &rec);
   if (!log.ok()) {
-    report.ok = false;
-    report.problems.push_back(log.status().message());
+    problem(log.status().message());
+  } else if (rec.truncated_bytes > 0) {
+    report.warnings.push_back(rec.truncated_file + " offset " +
+                              std::to_string(rec.truncated_offset) + ": torn final line (" +
+                              std::to_string(rec.truncated_bytes) +
+                              " bytes) that the next start will truncate");
+  }
+  // ... every event decoded in full, in order ...
+  LogReader::Options ropts;
+  ropts.env = env;
+  auto reader = LogReader::Open(events_dir, ropts);
+  if (!reader.ok()) {
+    problem(reader.status().message());
   } else {
-    report.segments = rec.segments;
-    if (rec.truncated_bytes > 0)
-      report.warnings.push_back(rec.truncated_file + " offset " +
-                                std::to_string(rec.truncated_offset) + ": torn final line (" +
-                                std::to_string(rec.truncated_bytes) +
-                                " bytes) that the next start will truncate");
-    // ... and every event decoded in full.
-    LogReader::Options ropts;
-    ropts.env = env;
-    auto reader = LogReader::Open(EventsDirPath(state_dir), ropts);
-    if (!reader.ok()) {
-      report.ok = false;
-      report.problems.push_back(reader.status().message());
-    } else {
-      Event e;
-      for (;;) {
-        auto more = (*reader)->Next(&e);
-        if (!more.ok()) {
-          report.ok = false;
-          report.problems.push_back(more.status().message());
-          break;
-        }
-        if (!*more) break;
-        ++report.events;
-        report.last_seq = e.seq;
+    Event e;
+    for (;;) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) {
+        problem(more.status().message());
+        break;
       }
+      if (!*more) break;
+      ++report.events;
+      report.last_seq = e.seq;
     }
+  }
+  // ... and the seal of every closed segment.
+  for (size_t i = 0; i + 1 < segments->size(); ++i) {
+    const std::string& path = (*segments)[i].path;
+    auto seal = ReadSeal(e_env, path);
+    if (!seal.ok()) {
+      report.warnings.push_back(seal.status().IsNotFound()
+                                    ? path + ": no seal (the next start checks it line by line "
+                                             "and seals it)"
+                                    : seal.status().message());
+      continue;
+    }
+    std::string sha;
+    uint64_t bytes = 0;
+    Status s = HashFile(e_env, path, &sha, &bytes);
+    if (!s.ok()) problem(s.message());
+    else if (sha != seal->sha256 || bytes != seal->bytes)
+      report.warnings.push_back(path + ": does not match its seal (" + std::to_string(bytes) +
+                                " bytes now, " + std::to_string(seal->bytes) + " sealed)");
   }
 
   // The projections.
@@ -395,16 +427,11 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
   }
   report.applied_seq = (*projection)->applied_seq();
   if (report.applied_seq > report.last_seq && report.problems.empty()) {
-    report.ok = false;
-    report.problems.push_back("db/ has applied events up to seq " +
-                              std::to_string(report.applied_seq) + " but the log ends at seq " +
-                              std::to_string(report.last_seq));
+    problem("db/ has applied events up to seq " + std::to_string(report.applied_seq) +
+            " but the log ends at seq " + std::to_string(report.last_seq));
   }
   Status s = (*projection)->CheckIndexes();
-  if (!s.ok()) {
-    report.ok = false;
-    report.problems.push_back(s.message());
-  }
+  if (!s.ok()) problem(s.message());
   return report;
 }
 

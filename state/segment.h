@@ -8,6 +8,7 @@
 
 #include "state/env.h"
 #include "state/status.h"
+#include "state/time.h"
 
 namespace limbic::state {
 
@@ -19,6 +20,31 @@ struct Segment {
 // The segments of `dir` sorted by first seq; files not named
 // "<20 digits>.jsonl" are ignored. A missing dir is an empty log.
 Result<std::vector<Segment>> ListSegments(Env* env, const std::string& dir);
+
+// The seal of a closed segment, written by the log's writer when it starts
+// the next segment (after the closed one's fdatasync), in a file beside it:
+//
+//   <first-seq, 20 digits>.seal
+//   {"v":1,"first_seq":N,"last_seq":M,"bytes":B,"last_ts":TS,"sha256":HEX}
+//
+// Recovery checks a sealed segment by hashing it instead of decoding every
+// line again; a segment without a seal (a crash right after rotation, or an
+// older log) is decoded in full and then sealed.
+struct SegmentSeal {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  uint64_t bytes = 0;
+  TimeMs last_ts = 0;
+  std::string sha256;
+};
+// "<dir>/00000000000000000042.seal" for ".../00000000000000000042.jsonl".
+std::string SealFileName(const std::string& segment_path);
+// Written atomically (temporary file, fsync, rename, fsync of the dir).
+Status WriteSeal(Env* env, const std::string& segment_path, const SegmentSeal& seal);
+// NotFound when there is no seal; Corruption when it is unreadable.
+Result<SegmentSeal> ReadSeal(Env* env, const std::string& segment_path);
+// SHA-256 (hex) and size of a whole file.
+Status HashFile(Env* env, const std::string& path, std::string* sha256, uint64_t* bytes);
 
 // The seq of a line in our own encoding ({"v":1,"seq":N,...}), without
 // parsing JSON. False when the line does not start that way.

@@ -70,6 +70,8 @@ class [[nodiscard]] Status {
 
   // Returns a copy whose message is "<context>: <message>".
   Status WithContext(std::string_view context) const;
+  // Returns a status of the same code with another message.
+  Status WithMessage(std::string message) const { return Status(code_, std::move(message)); }
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}

@@ -10,6 +10,7 @@
 
 #include "state/event_log.h"
 #include "state/fault_env.h"
+#include "state/segment.h"
 #include "test_util.h"
 
 using namespace limbic;
@@ -56,6 +57,15 @@ struct Harness {
     return o;
   }
 };
+
+// The segment files of a log dir, in order (seals and other files left out).
+std::vector<std::string> SegmentPaths(const std::string& dir) {
+  std::vector<std::string> out;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::vector<Event> ReadAll(const std::string& dir, Env* env = nullptr) {
   LogReader::Options o;
@@ -125,13 +135,14 @@ TEST_CASE("segments rotate at the configured size and the reader crosses them", 
     REQUIRE(log.ok());
     Write(**log, 1, 50);
   }
-  std::vector<std::string> names;
-  for (auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename());
-  std::sort(names.begin(), names.end());
+  std::vector<std::string> names = SegmentPaths(dir.path());
   REQUIRE(names.size() > 3);
-  CHECK(names[0] == "00000000000000000001.jsonl");
-  for (auto& n : names) CHECK(FileSize(dir / n) < 1000 + 400);
+  CHECK(names[0] == SegmentFileName(dir.path(), 1));
+  for (auto& n : names) CHECK(FileSize(n) < 1000 + 400);
   CHECK(ReadAll(dir.path()).size() == 50);
+  // Every segment but the open one is sealed.
+  for (size_t i = 0; i < names.size(); ++i)
+    CHECK(std::filesystem::exists(SealFileName(names[i])) == (i + 1 < names.size()));
 
   // from_seq starts inside the right segment.
   LogReader::Options ro;
@@ -200,6 +211,23 @@ TEST_CASE("durability modes decide when data is synced", "[log]") {
     while ((*log)->last_written_seq() < 6) std::this_thread::yield();
     CHECK(env.sync_calls() == syncs);  // written, acked, not synced
     CHECK(h.acked.size() == 6);
+    REQUIRE(env.SimulateCrash().ok());
+    CHECK(ReadAll(dir.path()).size() == 3);
+  }
+  SECTION("interval acks after write and syncs within the interval, with no further writes") {
+    o.durability = Durability::kInterval;
+    o.interval_ms = 50;
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    int syncs = env.sync_calls();
+    for (uint64_t s = 1; s <= 3; ++s) (*log)->Submit(LogBatch{{MakeEvent(s)}, s});
+    while ((*log)->last_written_seq() < 3) std::this_thread::yield();
+    CHECK(h.acked.size() == 3);
+    // The writer syncs on its own once the interval has passed.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (env.sync_calls() == syncs && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(env.sync_calls() > syncs);
     REQUIRE(env.SimulateCrash().ok());
     CHECK(ReadAll(dir.path()).size() == 3);
   }
@@ -285,9 +313,7 @@ TEST_CASE("corruption before the tail refuses to open, naming file and offset", 
                    Catch::Contains("seq 9 follows seq 1"));
   }
   SECTION("a torn line followed by good lines is not a torn tail") {
-    auto segments = std::filesystem::directory_iterator(dir.path());
-    std::string last;
-    for (auto& e : segments) last = std::max(last, e.path().string());
+    std::string last = SegmentPaths(dir.path()).back();
     std::ifstream in(last);
     std::string line1;
     std::getline(in, line1);
@@ -298,9 +324,7 @@ TEST_CASE("corruption before the tail refuses to open, naming file and offset", 
     CHECK_THAT(log.status().message(), Catch::Contains("followed by a valid one"));
   }
   SECTION("a missing middle segment") {
-    std::vector<std::string> names;
-    for (auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path());
-    std::sort(names.begin(), names.end());
+    std::vector<std::string> names = SegmentPaths(dir.path());
     REQUIRE(names.size() >= 3);
     std::filesystem::remove(names[1]);
     auto log = EventLog::Open(o, nullptr);
@@ -430,4 +454,104 @@ TEST_CASE("the fault env loses exactly the unsynced bytes", "[env]") {
   env.SetWriteError(true);
   CHECK((*f)->Append("x").IsIOError());
   CHECK(env.append_calls() == 3);
+}
+
+TEST_CASE("closed segments are sealed: checked by hash, resealed when the seal is lost", "[log]") {
+  ScratchDir dir;
+  Harness h;
+  auto o = h.Options(dir.path());
+  o.segment_bytes = 600;
+  {
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    Write(**log, 1, 20);
+  }
+  std::vector<std::string> segs = SegmentPaths(dir.path());
+  REQUIRE(segs.size() >= 3);
+  auto seal = ReadSeal(Env::Default(), segs[0]);
+  REQUIRE(seal.ok());
+  CHECK(seal->first_seq == 1);
+  auto next = SegmentFileName(dir.path(), seal->last_seq + 1);
+  CHECK(next == segs[1]);
+  CHECK(seal->bytes == FileSize(segs[0]));
+
+  SECTION("a lost seal is rebuilt from a full check") {
+    std::filesystem::remove(SealFileName(segs[1]));
+    LogRecovery rec;
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE(log.ok());
+    CHECK(rec.last_seq == 20);
+    CHECK(std::filesystem::exists(SealFileName(segs[1])));
+  }
+  SECTION("a seal that does not match leads to a line-by-line check") {
+    // An edit that keeps every line valid JSON with the right seqs.
+    std::string text;
+    {
+      std::ifstream in(segs[1]);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    auto at = text.find("hello");
+    REQUIRE(at != std::string::npos);
+    Corrupt(segs[1], at, "HELLO");
+    LogRecovery rec;
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE(log.ok());
+    auto resealed = ReadSeal(Env::Default(), segs[1]);
+    REQUIRE(resealed.ok());
+    CHECK(resealed->sha256 != seal->sha256);
+  }
+  SECTION("a sealed segment whose bytes break is refused, naming the line") {
+    std::ifstream in(segs[1]);
+    std::string line1;
+    std::getline(in, line1);
+    Corrupt(segs[1], line1.size() + 1, "{\"v\":1,\"seq\":\"x");
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK(log.status().IsCorruption());
+    CHECK_THAT(log.status().message(),
+               Catch::Contains(segs[1] + " offset " + std::to_string(line1.size() + 1)));
+  }
+}
+
+TEST_CASE("a ts that goes backwards is corruption, and recovery reports the last ts", "[log]") {
+  ScratchDir dir;
+  Harness h;
+  auto o = h.Options(dir.path());
+  {
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    Write(**log, 1, 3);
+  }
+  LogRecovery rec;
+  {
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE(log.ok());
+  }
+  CHECK(rec.last_ts == MakeEvent(3).ts);
+  // Rewrite the last line with an earlier ts.
+  Event early = MakeEvent(4);
+  early.ts = MakeEvent(1).ts - 1000;
+  std::string line;
+  AppendEncodedEvent(early, &line);
+  {
+    std::ofstream out(SegmentFileName(dir.path(), 1), std::ios::app);
+    out << line;
+  }
+  Event good = MakeEvent(5);
+  std::string line5;
+  AppendEncodedEvent(good, &line5);
+  {
+    std::ofstream out(SegmentFileName(dir.path(), 1), std::ios::app);
+    out << line5;
+  }
+  auto log = EventLog::Open(o, nullptr);
+  REQUIRE_FALSE(log.ok());
+  CHECK_THAT(log.status().message(), Catch::Contains("is before the previous event's"));
+  // Readers (replay, tail) refuse it too.
+  auto reader = LogReader::Open(dir.path(), LogReader::Options());
+  REQUIRE(reader.ok());
+  Event e;
+  Result<bool> more = true;
+  while (more.ok() && *more) more = (*reader)->Next(&e);
+  CHECK(more.status().IsCorruption());
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <rocksdb/db.h>
 
 #include "state/commands.h"
 #include "state/engine.h"
@@ -111,14 +112,40 @@ TEST_CASE("verify matches a healthy state and names the first difference", "[rep
   REQUIRE(v.ok());
   CHECK(v->match);
   CHECK(v->live_digest == v->replay_digest);
-
-  // Grow the log behind the projections' back: the live state (as applied)
-  // still matches the log up to its applied seq.
   auto f = Fsck(dir / "live");
   REQUIRE(f.ok());
   CHECK(f->ok);
   CHECK(f->events == f->last_seq);
   CHECK(f->applied_seq == f->last_seq);
+
+  // Change one record behind the log's back: verify names it.
+  {
+    rocksdb::Options options;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    std::vector<std::string> names;
+    REQUIRE(rocksdb::DB::ListColumnFamilies(options, DbDirPath(dir / "live"), &names).ok());
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, DbDirPath(dir / "live"), cfs, &handles, &db).ok());
+    size_t percepts = std::find(names.begin(), names.end(), "percepts") - names.begin();
+    std::string value;
+    REQUIRE(db->Get(rocksdb::ReadOptions(), handles[percepts], "p-3", &value).ok());
+    const std::string was = "\"text\":\"message 1\"";
+    auto at = value.find(was);
+    REQUIRE(at != std::string::npos);
+    value.replace(at, was.size(), "\"text\":\"message X\"");
+    REQUIRE(db->Put(rocksdb::WriteOptions(), handles[percepts], "p-3", value).ok());
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    delete db;
+  }
+  v = Verify(dir / "live");
+  INFO(v.status().ToString());
+  REQUIRE(v.ok());
+  CHECK_FALSE(v->match);
+  CHECK(v->live_digest != v->replay_digest);
+  CHECK_THAT(v->first_difference, Catch::StartsWith("percepts/p-3") &&
+                                      Catch::Contains("message X") && Catch::Contains("message 1"));
 }
 
 TEST_CASE("replay refuses a non-empty target and a log that does not start at 1", "[replay]") {
