@@ -245,6 +245,33 @@ void Api::AddOutboxRoutes(Router& r) {
     if (!actions.ok()) return respond(ErrorResponse(actions.status()));
     respond(HttpResponse::Json(200, {{"actions", *actions}}));
   });
+  r.Add("POST", "/v1/actions/prune", [this](HttpRequest& req, Responder respond) {
+    // {"older_than": "24h"}: complete and dead actions last updated before
+    // now - older_than (default: outbox.retention) leave the pool.
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    TimeMs older_than = rt_.config().outbox.retention;
+    if (body->contains("older_than")) {
+      const json& v = (*body)["older_than"];
+      auto d = v.is_string() ? ParseDuration(v.get<std::string>())
+                             : Result<TimeMs>(Status::InvalidArgument("must be a duration string"));
+      if (!d.ok()) return respond(ErrorResponse(d.status().WithContext("field \"older_than\"")));
+      older_than = *d;
+    }
+    for (auto it = body->begin(); it != body->end(); ++it)
+      if (it.key() != "older_than")
+        return respond(ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
+    Commit(state::BuildActionsPrune(rt_.engine().projection(), older_than,
+                                    rt_.engine().clock().Now()),
+           nullptr, false, respond);
+  });
+  r.Add("GET", "/v1/state/digest", [this](HttpRequest&, Responder respond) {
+    // Of the applied state; compare with `limbic replay --verify`.
+    auto digest = rt_.engine().projection().Digest();
+    if (!digest.ok()) return respond(ErrorResponse(digest.status()));
+    respond(HttpResponse::Json(200, {{"applied_seq", rt_.engine().applied_seq()},
+                                     {"digest", *digest}}));
+  });
   r.Add("GET", "/v1/actions/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
     auto a = rt_.engine().projection().Get(state::Pool::kActions, id);

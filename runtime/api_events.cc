@@ -57,15 +57,19 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
   return it == req.params.end() ? kEmpty : it->second;
 }
 
-json EventsBody(const std::vector<EventHub::Item>& items, uint64_t last_seq) {
-  // The items are already encoded: splice them instead of re-serialising.
-  std::string body = "[";
+// {"events": [...], "last_seq": N}. The items are already encoded: they are
+// spliced into the body, not parsed and serialised again.
+HttpResponse EventsResponse(const std::vector<EventHub::Item>& items, uint64_t last_seq) {
+  HttpResponse res;
+  res.status = 200;
+  std::string& body = res.body;
+  body = "{\"events\":[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) body += ',';
     body += items[i].line;
   }
-  body += "]";
-  return {{"events", json::parse(body, nullptr, false)}, {"last_seq", last_seq}};
+  body += "],\"last_seq\":" + std::to_string(last_seq) + "}";
+  return res;
 }
 
 }  // namespace
@@ -79,13 +83,26 @@ void Api::AddEventRoutes(Router& r) {
     for (const Status& s : {after.status(), limit.status(), wait.status(), types.status()})
       if (!s.ok()) return respond(ErrorResponse(s));
     size_t n = std::min<uint64_t>(std::max<uint64_t>(*limit, 1), 10000);
-    auto answer = [this, after = *after, n, types = *types, respond]() {
+    const int64_t wait_ms = static_cast<int64_t>(std::min<uint64_t>(*wait, 60)) * 1000;
+    const TimeMs deadline = rt_.engine().clock().Now() + wait_ms;
+    // Answers when there are matching events, or at the deadline; events of
+    // other types only move the point to wait from.
+    auto poll = std::make_shared<std::function<void(uint64_t)>>();
+    *poll = [this, after = *after, n, types = *types, respond, deadline, wait_ms,
+             weak = std::weak_ptr<std::function<void(uint64_t)>>(poll)](uint64_t seen) {
       auto items = rt_.hub().Read(after, n, types);
       if (!items.ok()) return respond(ErrorResponse(items.status()));
-      respond(HttpResponse::Json(200, EventsBody(*items, rt_.hub().last_seq())));
+      TimeMs left = deadline - rt_.engine().clock().Now();
+      uint64_t last = rt_.hub().last_seq();
+      if (!items->empty() || wait_ms == 0 || left <= 0 || last <= seen)
+        return respond(EventsResponse(*items, last));
+      auto again = weak.lock();
+      if (!again) return respond(EventsResponse(*items, last));
+      rt_.hub().Wait(last, left, [again, last] { (*again)(last); });
     };
-    if (*wait == 0) return answer();
-    rt_.hub().Wait(*after, static_cast<int64_t>(std::min<uint64_t>(*wait, 60)) * 1000, answer);
+    if (*wait == 0) return (*poll)(0);
+    // The first wait holds the only strong reference; each later one the next.
+    rt_.hub().Wait(*after, wait_ms, [poll, a = *after] { (*poll)(a); });
   });
 
   r.AddSse("GET", "/v1/events/stream", [this](HttpRequest& req, std::shared_ptr<SseStream> stream) {
@@ -100,16 +117,18 @@ void Api::AddEventRoutes(Router& r) {
       if (ec == std::errc()) after = n;
     }
     auto types = QueryTypes(req);
-    if (!q.ok() || !types.ok()) {
-      stream->Send("error", "", (q.ok() ? types.status() : q.status()).message());
-      return stream->Close();
+    for (const Status& bad : {q.status(), types.status()}) {
+      if (bad.ok()) continue;
+      HttpResponse err = ErrorResponse(bad);
+      return stream->Reject(err.status, std::string(Status::CodeName(bad.code())), bad.message());
     }
     Status s = rt_.hub().Subscribe(after, *types, [stream](const EventHub::Item& item) {
       return stream->Send(state::EventTypeName(item.type), std::to_string(item.seq), item.line);
     });
     if (!s.ok()) {
-      stream->Send("error", "", s.message());
-      stream->Close();
+      HttpResponse err = ErrorResponse(s);
+      stream->Reject(err.status, std::string(Status::CodeName(s.code())), s.message());
+      stream->Close();  // when events were already streamed, Reject cannot answer
     }
   });
 }
@@ -142,12 +161,10 @@ void Api::AddReflexRoutes(Router& r) {
       return respond(ErrorResponse(Status::InvalidArgument(
           "field \"id\": " + (*body)["id"].dump() + " does not match the path's \"" + id + "\"")));
     (*body)["id"] = id;
-    reflexes::RuleContext ctx;
-    for (const auto& name : rt_.effector_names()) ctx.effectors.insert(name);
-    auto rule = reflexes::ParseRule(*body, ctx);
+    auto rule = reflexes::ParseRule(*body, rt_.MakeRuleContext());
     if (!rule.ok()) return respond(ErrorResponse(rule.status()));
     Commit(state::Events{Event{0, 0, EventType::kReflexPut,
-                               {{"reflex_id", id}, {"rule", rule->source_json}}}},
+                               {{"reflex_id", id}, {"rule", rule->source_json}, {"origin", "api"}}}},
            "reflex_id", false, respond);
   });
   r.Add("DELETE", "/v1/reflexes/{id}", [this](HttpRequest& req, Responder respond) {

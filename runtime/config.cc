@@ -12,11 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-// Walks one object of the config, remembering the first error with its path.
+// Walks one object of the config, collecting every error with its path.
 class Section {
  public:
-  Section(const json& obj, std::string path, Status* status)
-      : obj_(obj), path_(std::move(path)), status_(status) {
+  Section(const json& obj, std::string path, std::vector<std::string>* errors)
+      : obj_(obj), path_(std::move(path)), errors_(errors) {
     if (!obj_.is_object()) Fail(path_.empty() ? "config" : path_, "must be an object");
   }
 
@@ -78,9 +78,7 @@ class Section {
 
   std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
-  void Fail(const std::string& path, const std::string& why) {
-    if (status_->ok()) *status_ = Status::InvalidArgument(path + ": " + why);
-  }
+  void Fail(const std::string& path, const std::string& why) { errors_->push_back(path + ": " + why); }
 
  private:
   static std::string Trim(double d) {
@@ -91,7 +89,7 @@ class Section {
 
   const json& obj_;
   std::string path_;
-  Status* status_;
+  std::vector<std::string>* errors_;
   std::set<std::string> seen_;
 };
 
@@ -100,14 +98,18 @@ void Entries(Section& parent, const std::string& key, json* out) {
   const json* v = parent.Get(key);
   if (!v) return;
   if (!v->is_object()) return parent.Fail(parent.Path(key), "must be an object of named entries");
+  bool ok = true;
   for (auto it = v->begin(); it != v->end(); ++it) {
     std::string path = parent.Path(key) + "." + it.key();
-    if (!state::IsValidId(it.key()))
-      return parent.Fail(path, "names must be 1-128 characters of [A-Za-z0-9._:-]");
-    if (!it->is_object() || !it->contains("kind") || !(*it)["kind"].is_string())
-      return parent.Fail(path, "must be an object with a string \"kind\"");
+    if (!state::IsValidId(it.key())) {
+      parent.Fail(path, "names must be 1-128 characters of [A-Za-z0-9._:-]");
+      ok = false;
+    } else if (!it->is_object() || !it->contains("kind") || !(*it)["kind"].is_string()) {
+      parent.Fail(path, "must be an object with a string \"kind\"");
+      ok = false;
+    }
   }
-  *out = *v;
+  if (ok) *out = *v;
 }
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -130,14 +132,22 @@ Result<json> ParseJsonText(const std::string& text, const std::string& where) {
 
 }  // namespace
 
+Status ConfigErrors(const std::vector<std::string>& errors) {
+  if (errors.empty()) return Status::OK();
+  if (errors.size() == 1) return Status::InvalidArgument(errors[0]);
+  std::string all = std::to_string(errors.size()) + " problems:";
+  for (const std::string& e : errors) all += "\n  " + e;
+  return Status::InvalidArgument(all);
+}
+
 Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   Config c;
-  Status status;
-  Section root(doc, "", &status);
+  std::vector<std::string> errors;
+  Section root(doc, "", &errors);
   root.String("state_dir", &c.state_dir);
 
   if (const json* v = root.Get("durability")) {
-    Section d(*v, "durability", &status);
+    Section d(*v, "durability", &errors);
     std::string mode = "fsync";
     d.String("mode", &mode);
     auto parsed = state::ParseDurability(mode);
@@ -148,7 +158,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     d.RejectUnknown();
   }
   if (const json* v = root.Get("api")) {
-    Section a(*v, "api", &status);
+    Section a(*v, "api", &errors);
     a.String("address", &c.api_address);
     a.Integer("port", &c.api_port, 0, 65535);
     a.String("token", &c.api_token);
@@ -156,20 +166,20 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     a.RejectUnknown();
   }
   if (const json* v = root.Get("recency")) {
-    Section r(*v, "recency", &status);
+    Section r(*v, "recency", &errors);
     r.Duration("percept_half_life", &c.recency.percept_half_life, 1);
     r.Duration("thread_half_life", &c.recency.thread_half_life, 1);
     r.Duration("arousal_window", &c.recency.arousal_window, 1);
     r.RejectUnknown();
   }
   if (const json* v = root.Get("attention")) {
-    Section a(*v, "attention", &status);
+    Section a(*v, "attention", &errors);
     a.Number("percept_threshold", &c.attention_threshold, 0, 1);
     a.Integer("limit", &c.attention_limit, 1, 10000);
     a.RejectUnknown();
   }
   if (const json* v = root.Get("outbox")) {
-    Section o(*v, "outbox", &status);
+    Section o(*v, "outbox", &errors);
     o.Integer("max_attempts", &c.outbox.max_attempts, 1, 1000);
     o.Duration("backoff", &c.outbox.backoff, 1);
     o.Duration("max_backoff", &c.outbox.max_backoff, 1);
@@ -182,7 +192,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   Entries(root, "sensors", &c.sensors);
   Entries(root, "effectors", &c.effectors);
   root.RejectUnknown();
-  if (!status.ok()) return status;
+  LIMBIC_RETURN_IF_ERROR(ConfigErrors(errors));
 
   if (!c.reflexes_file.empty()) {
     std::filesystem::path p(c.reflexes_file);

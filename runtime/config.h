@@ -61,11 +61,14 @@ struct Config {
 };
 
 // Parses a config document. `base_dir` resolves relative paths (the config
-// file's directory). Every error names the JSON path.
+// file's directory). Every error names the JSON path; all of them are
+// reported at once ("3 problems:\n  api.port: ...").
 Result<Config> ParseConfig(const nlohmann::json& doc, const std::string& base_dir);
 // Reads and parses a config file, and its reflexes file.
 Result<Config> LoadConfigFile(const std::string& path);
 // The config compiled into the binary (config/limbic.json + config/reflexes.json).
 Result<Config> DefaultConfig();
+// One InvalidArgument listing `errors` (OK when empty).
+Status ConfigErrors(const std::vector<std::string>& errors);
 
 }  // namespace limbic::runtime

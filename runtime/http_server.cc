@@ -63,6 +63,14 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// "Authorization: Bearer <token>", the scheme in any case (RFC 7235).
+bool HasBearerToken(const std::string& header, const std::string& token) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (header.size() <= kScheme.size() || Lower(header.substr(0, kScheme.size())) != kScheme)
+    return false;
+  return SameSecret(std::string_view(header).substr(kScheme.size()), token);
+}
+
 bool IsJsonType(const std::string& content_type) {
   return Lower(content_type).rfind("application/json", 0) == 0;
 }
@@ -148,6 +156,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   tcp::acceptor acceptor_;
   std::set<Session*> sessions_;
   bool shutting_down_ = false;
+  bool draining_ = false;  // StopAccepting: new requests get 503
   std::function<void()> done_;
   net::steady_timer deadline_;
 };
@@ -178,11 +187,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // SSE
   bool SseSend(std::string frame) {
-    if (sse_closed_) return false;
+    if (sse_closed_ || sse_rejected_) return false;
     if (out_.size() > 10000) {  // a client this slow is dropped, not buffered forever
       SseClose();
       return false;
     }
+    SseHeader();
     out_.push_back(std::move(frame));
     if (!writing_) DoSseWrite();
     return true;
@@ -194,6 +204,19 @@ class Session : public std::enable_shared_from_this<Session> {
     Close();
   }
   bool sse_closed() const { return sse_closed_; }
+  // Before anything was streamed: answer with an ordinary (error) response.
+  void SseReject(HttpResponse r) {
+    if (sse_header_sent_ || sse_rejected_ || sse_closed_) return;
+    sse_rejected_ = true;
+    rejection_ = std::move(r);
+  }
+  void SseHeader() {
+    if (sse_header_sent_) return;
+    sse_header_sent_ = true;
+    out_.push_front(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        "Connection: close\r\nX-Accel-Buffering: no\r\n\r\n");
+  }
 
  private:
   void DoRead() {
@@ -248,8 +271,12 @@ class Session : public std::enable_shared_from_this<Session> {
     path_ = req.path;
 
     const std::string& token = server_->options_.bearer_token;
-    if (!token.empty() && !SameSecret(req.Header("authorization"), "Bearer " + token))
+    if (!token.empty() && !HasBearerToken(req.Header("authorization"), token))
       return Send(HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token"));
+    if (server_->draining_) {
+      keep_alive_ = false;
+      return Send(HttpResponse::Error(503, "unavailable", "limbic is shutting down"));
+    }
     Router::Match m = server_->router_.Find(req);
     if (!m.handler && !m.sse) {
       if (!m.allow.empty()) {
@@ -310,16 +337,6 @@ class Session : public std::enable_shared_from_this<Session> {
   void StartSse(const SseHandler& handler, HttpRequest& req) {
     sse_ = true;
     stream_.expires_never();
-    out_.push_back(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-        "Connection: close\r\nX-Accel-Buffering: no\r\n\r\n");
-    DoSseWrite();
-    // A pending read notices the client going away.
-    stream_.socket().async_read_some(net::buffer(sink_), [self = shared_from_this()](
-                                                             beast::error_code, size_t) {
-      self->SseClose();
-    });
-    ScheduleKeepalive();
     class Stream final : public SseStream {
      public:
       explicit Stream(std::shared_ptr<Session> s) : s_(std::move(s)) {}
@@ -338,6 +355,9 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       void Close() override { s_->SseClose(); }
       bool closed() const override { return s_->sse_closed(); }
+      void Reject(int status, std::string code, std::string message) override {
+        s_->SseReject(HttpResponse::Error(status, std::move(code), std::move(message)));
+      }
 
      private:
       std::shared_ptr<Session> s_;
@@ -346,8 +366,23 @@ class Session : public std::enable_shared_from_this<Session> {
       handler(req, std::make_shared<Stream>(shared_from_this()));
     } catch (const std::exception& e) {
       server_->log_->error("http: SSE handler {} threw: {}", req.path, e.what());
-      SseClose();
+      if (!sse_header_sent_) SseReject(HttpResponse::Error(500, "internal", e.what()));
+      else SseClose();
     }
+    if (sse_rejected_) {
+      sse_ = false;
+      keep_alive_ = false;
+      return Send(std::move(rejection_));
+    }
+    if (sse_closed_) return;
+    SseHeader();
+    if (!writing_) DoSseWrite();
+    // A pending read notices the client going away.
+    stream_.socket().async_read_some(net::buffer(sink_), [self = shared_from_this()](
+                                                             beast::error_code, size_t) {
+      self->SseClose();
+    });
+    ScheduleKeepalive();
   }
 
   void ScheduleKeepalive() {
@@ -384,6 +419,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // SSE mode
   bool sse_ = false;
   bool sse_closed_ = false;
+  bool sse_header_sent_ = false;
+  bool sse_rejected_ = false;
+  HttpResponse rejection_;
   bool writing_ = false;
   std::deque<std::string> out_;
   char sink_[512];
@@ -484,6 +522,7 @@ size_t HttpServer::connections() const { return impl_->sessions_.size(); }
 void HttpServer::StopAccepting() {
   boost::system::error_code ec;
   impl_->acceptor_.close(ec);
+  impl_->draining_ = true;
 }
 
 void HttpServer::Shutdown(TimeMs deadline_ms, std::function<void()> done) {

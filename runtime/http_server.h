@@ -78,6 +78,10 @@ class SseStream {
   virtual bool Send(std::string_view event, std::string_view id, std::string_view data) = 0;
   virtual void Close() = 0;
   virtual bool closed() const = 0;
+  // Instead of a stream, answers with an ordinary JSON error response
+  // ({"error": {"code", "message"}}). Only before the first Send; the
+  // handler must return right after.
+  virtual void Reject(int status, std::string code, std::string message) = 0;
 };
 using SseHandler = std::function<void(HttpRequest&, std::shared_ptr<SseStream>)>;
 

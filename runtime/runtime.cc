@@ -1,6 +1,7 @@
 #include "runtime/runtime.h"
 
 #include <boost/asio/post.hpp>
+#include <set>
 
 #include "effectors/effector.h"
 #include "runtime/api.h"
@@ -42,9 +43,19 @@ std::vector<std::string> Runtime::effector_names() const {
 }
 
 Status Runtime::Open() {
+  // 1. Everything the config names is checked before the state dir is
+  // touched, and every problem is reported at once.
+  std::vector<std::string> errors;
   if (!IsLoopbackAddress(config_.api_address) && config_.api_token.empty())
-    return Status::InvalidArgument("api.address " + config_.api_address +
-                                   " is not loopback: set api.token to serve it");
+    errors.push_back("api.address " + config_.api_address +
+                     " is not loopback: set api.token to serve it");
+  OpenEffectors(&errors);
+  std::vector<reflexes::Rule> file_rules = ParseFileRules(&errors);
+  MakeSensors(&errors);
+  Status checked = ConfigErrors(errors);
+  if (!checked.ok()) return checked.WithContext(config_.source);
+
+  // 2. The state dir: lock, recover.
   state::EngineOptions eo;
   eo.state_dir = config_.state_dir;
   eo.durability = config_.durability;
@@ -68,14 +79,17 @@ Status Runtime::Open() {
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
                recovery.applied_seq_at_open);
 
+  // 3. The loop's parts, then intake.
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
-  LIMBIC_RETURN_IF_ERROR(OpenEffectors());
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
-  LIMBIC_RETURN_IF_ERROR(LoadReflexes());
+  LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
   engine_->AddListener([this](std::span<const Event> events) { OnApplied(events); });
   LIMBIC_RETURN_IF_ERROR(outbox_->Start());
-  LIMBIC_RETURN_IF_ERROR(OpenSensors());
+  for (auto& [name, sensor] : sensors_) {
+    Status s = sensor->Start();
+    if (!s.ok()) return s.WithContext("sensor " + name);
+  }
 
   api_ = std::make_unique<Api>(*this, log_);
   HttpServerOptions ho;
@@ -90,23 +104,75 @@ Status Runtime::Open() {
   return Status::OK();
 }
 
-Status Runtime::OpenEffectors() {
+void Runtime::OpenEffectors(std::vector<std::string>* errors) {
   for (auto it = config_.effectors.begin(); it != config_.effectors.end(); ++it) {
     auto limits = effectors::ParseLimits(it.value());
-    if (!limits.ok()) return limits.status().WithContext("effectors." + it.key());
+    if (!limits.ok()) {
+      errors->push_back(limits.status().WithContext("effectors." + it.key()).message());
+      continue;
+    }
     auto effector = effectors::MakeEffector(it.key(), it.value(), ioc_, log_);
-    if (!effector.ok()) return effector.status();
+    if (!effector.ok()) {
+      errors->push_back(effector.status().message());
+      continue;
+    }
     effectors_.emplace(it.key(), Outbox::EffectorSlot{std::move(effector).value(), *limits});
   }
-  return Status::OK();
 }
 
-Status Runtime::LoadReflexes() {
+reflexes::RuleContext Runtime::MakeRuleContext() const {
   reflexes::RuleContext ctx;
-  for (const auto& [name, slot] : effectors_) ctx.effectors.insert(name);
-  // Rules in the pool (put through the API, or earlier from the file).
+  for (auto it = config_.effectors.begin(); it != config_.effectors.end(); ++it)
+    ctx.effectors.insert(it.key());
+  return ctx;
+}
+
+std::vector<reflexes::Rule> Runtime::ParseFileRules(std::vector<std::string>* errors) {
+  if (!config_.reflexes.is_object() || config_.reflexes.empty()) return {};
+  auto rules = reflexes::ParseRuleFile(config_.reflexes, MakeRuleContext());
+  if (!rules.ok()) {
+    errors->push_back(rules.status().WithContext(config_.reflexes_file).message());
+    return {};
+  }
+  return std::move(rules).value();
+}
+
+void Runtime::MakeSensors(std::vector<std::string>* errors) {
+  for (auto it = config_.sensors.begin(); it != config_.sensors.end(); ++it) {
+    std::string name = it.key();
+    // Sinks run only once the sensor is started, after the engine is open.
+    auto sink = [this](json request) -> Status {
+      if (stopping_) return Status::Unavailable("shutting down");
+      auto events = state::BuildPerceptAdd(request, engine_->next_seq());
+      if (!events.ok()) return events.status();
+      return engine_->Submit(std::move(events).value(), nullptr);
+    };
+    auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
+    if (!sensor.ok()) {
+      errors->push_back(sensor.status().message());
+      continue;
+    }
+    sensors_.emplace(name, std::move(sensor).value());
+  }
+}
+
+// The pool holds every rule; the rules file owns the rules that came from it
+// (origin "file"). On start the pool is made to match the file: new and
+// changed file rules are put, and file rules no longer in the file are
+// deleted. Rules put through the API (origin "api") are left alone.
+Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
+  const reflexes::RuleContext ctx = MakeRuleContext();
+  std::set<std::string> in_file;
+  for (const reflexes::Rule& rule : file_rules) in_file.insert(rule.id);
+  std::vector<Event> changes;
   Status s = engine_->projection().ForEach(state::Pool::kReflexes, [&](std::string_view id,
                                                                       const json& rec) {
+    if (rec.value("origin", "") == "file" && !in_file.count(std::string(id))) {
+      changes.push_back(Event{0, 0, EventType::kReflexDeleted,
+                              {{"reflex_id", std::string(id)},
+                               {"reason", "no longer in " + config_.reflexes_file}}});
+      return true;
+    }
     auto rule = reflexes::ParseRule(rec["rule"], ctx);
     if (!rule.ok()) {
       log_->warn("reflex {} in the pool no longer loads ({}); it stays disabled",
@@ -122,44 +188,22 @@ Status Runtime::LoadReflexes() {
     return true;
   });
   LIMBIC_RETURN_IF_ERROR(s);
-  // Rules from the file: put them (as events) when new or changed.
-  if (config_.reflexes.is_object() && !config_.reflexes.empty()) {
-    auto rules = reflexes::ParseRuleFile(config_.reflexes, ctx);
-    if (!rules.ok()) return rules.status().WithContext(config_.reflexes_file);
-    std::vector<Event> puts;
-    for (const reflexes::Rule& rule : *rules) {
-      auto existing = engine_->projection().Get(state::Pool::kReflexes, rule.id);
-      if (!existing.ok()) return existing.status();
-      if (existing->has_value() && (**existing)["rule"] == rule.source_json) continue;
-      puts.push_back(Event{0, 0, EventType::kReflexPut,
-                           {{"reflex_id", rule.id}, {"rule", rule.source_json}}});
-      (void)reflexes_.Put(rule);
-    }
-    if (!puts.empty()) {
-      log_->info("reflexes: {} rules from {} are new or changed", puts.size(),
-                 config_.reflexes_file);
-      LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(puts), nullptr));
-    }
+  for (const reflexes::Rule& rule : file_rules) {
+    auto existing = engine_->projection().Get(state::Pool::kReflexes, rule.id);
+    if (!existing.ok()) return existing.status();
+    if (existing->has_value() && (**existing)["rule"] == rule.source_json &&
+        (**existing).value("origin", "") == "file")
+      continue;
+    changes.push_back(Event{0, 0, EventType::kReflexPut,
+                            {{"reflex_id", rule.id}, {"rule", rule.source_json}, {"origin", "file"}}});
+    (void)reflexes_.Put(rule);
   }
-  return Status::OK();
-}
-
-Status Runtime::OpenSensors() {
-  for (auto it = config_.sensors.begin(); it != config_.sensors.end(); ++it) {
-    std::string name = it.key();
-    auto sink = [this, name](json request) -> Status {
-      if (stopping_) return Status::Unavailable("shutting down");
-      auto events = state::BuildPerceptAdd(request, engine_->next_seq());
-      if (!events.ok()) return events.status();
-      return engine_->Submit(std::move(events).value(), nullptr);
-    };
-    auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
-    if (!sensor.ok()) return sensor.status();
-    sensors_.emplace(name, std::move(sensor).value());
-  }
-  for (auto& [name, sensor] : sensors_) {
-    Status s = sensor->Start();
-    if (!s.ok()) return s.WithContext("sensor " + name);
+  for (const Event& e : changes)
+    if (e.type == EventType::kReflexDeleted) reflexes_.Remove(e.Str("reflex_id"));
+  if (!changes.empty()) {
+    log_->info("reflexes: {} changes to make the pool match {}", changes.size(),
+               config_.reflexes_file);
+    LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(changes), nullptr));
   }
   return Status::OK();
 }
@@ -179,9 +223,7 @@ void Runtime::OnApplied(std::span<const Event> events) {
         arousal_cache_at_ = -1;
         break;
       case EventType::kReflexPut: {
-        reflexes::RuleContext ctx;
-        for (const auto& [name, slot] : effectors_) ctx.effectors.insert(name);
-        auto rule = reflexes::ParseRule(e.fields["rule"], ctx);
+        auto rule = reflexes::ParseRule(e.fields["rule"], MakeRuleContext());
         if (rule.ok()) (void)reflexes_.Put(std::move(rule).value());
         break;
       }

@@ -58,15 +58,19 @@ class Runtime {
   sensors::Sensor* sensor(const std::string& name);
   bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
   std::vector<std::string> effector_names() const;
+  // What rules may refer to: the configured effectors.
+  reflexes::RuleContext MakeRuleContext() const;
   boost::asio::io_context& ioc() { return ioc_; }
   // Effective arousal now (cached briefly: it scans recent percepts).
   double EffectiveArousal();
 
  private:
   Status Open();
-  Status OpenEffectors();
-  Status LoadReflexes();
-  Status OpenSensors();
+  // Building blocks of Open; config problems are collected in *errors.
+  void OpenEffectors(std::vector<std::string>* errors);
+  std::vector<reflexes::Rule> ParseFileRules(std::vector<std::string>* errors);
+  void MakeSensors(std::vector<std::string>* errors);
+  Status LoadReflexes(const std::vector<reflexes::Rule>& file_rules);
   void OnApplied(std::span<const state::Event> events);
   void FireReflexes(const std::string& percept_id);
   void SchedulePrune();

@@ -102,8 +102,11 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
         {"percept_id", Kind::kId, false},
         {"caused", Kind::kSeqList, true}}},
       {EventType::kReflexPut, "reflex_put",
-       {{"reflex_id", Kind::kId, true}, {"rule", Kind::kObject, true}}},
-      {EventType::kReflexDeleted, "reflex_deleted", {{"reflex_id", Kind::kId, true}}},
+       {{"reflex_id", Kind::kId, true},
+        {"rule", Kind::kObject, true},
+        {"origin", Kind::kName, false}}},
+      {EventType::kReflexDeleted, "reflex_deleted",
+       {{"reflex_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
       {EventType::kReflexEnabled, "reflex_enabled",
        {{"reflex_id", Kind::kId, true}, {"enabled", Kind::kBool, true}}},
   }};

@@ -404,6 +404,19 @@ Result<size_t> Projection::Count(Pool pool) const {
 }
 
 Result<std::string> Projection::Digest() const {
+  // One consistent view, though the writer thread may commit meanwhile.
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* s;
+    ~Release() { db->ReleaseSnapshot(s); }
+  } release{db_.get(), snapshot};
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::string seq_text = "0";
+  rocksdb::Status gs = db_->Get(ro, cf_->meta(), std::string(kAppliedSeqKey), &seq_text);
+  if (!gs.ok() && !gs.IsNotFound()) return FromRocks(gs, "digest");
+  if (gs.IsNotFound()) seq_text = "0";
   Sha256 sha;
   // Fed in large pieces: each Update call has a fixed cost.
   std::string buf;
@@ -414,11 +427,11 @@ Result<std::string> Projection::Digest() const {
       buf.clear();
     }
   };
-  feed("applied_seq " + std::to_string(applied_seq()) + "\n");
+  feed("applied_seq " + seq_text + "\n");
   for (Pool pool : kAllPools) {
     feed("pool " + std::string(PoolName(pool)) + "\n");
     // Stored values are already canonical: compact, keys sorted.
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->pool(pool)));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       feed(it->key().ToStringView());
       feed("\t");

@@ -122,7 +122,7 @@ class Projection final : public RecordReader {
   Result<size_t> Count(Pool pool) const;
 
   // SHA-256 (hex) over a canonical serialisation of every pool in key
-  // order, and applied_seq:
+  // order, and applied_seq, all read from one snapshot:
   //   "applied_seq " N "\n" then for each pool in kAllPools order:
   //   "pool " NAME "\n" then per record: ID "\t" compact-sorted-JSON "\n"
   Result<std::string> Digest() const;

@@ -376,15 +376,17 @@ Status ReduceReflex(const Event& e, Step& s) {
   if (e.type == EventType::kReflexPut) {
     auto old = s.Need(Pool::kReflexes, id, "reflex");
     const json& rule = s.F()["rule"];
-    json rec = {{"id", id},
-                {"rule", rule},
-                {"enabled", rule.contains("enabled") && rule["enabled"].is_boolean()
-                                ? rule["enabled"].get<bool>()
-                                : true},
-                {"updated_at", s.ts()},
-                {"fired_count", old.ok() ? old->value("fired_count", 0) : 0},
-                {"last_fired_at", old.ok() ? (*old)["last_fired_at"] : json()}};
-    s.Put(Pool::kReflexes, id, std::move(rec));
+    Rec rec;
+    rec.Set("id", id)
+        .Set("rule", rule)
+        .Set("enabled", rule.contains("enabled") && rule["enabled"].is_boolean()
+                            ? rule["enabled"].get<bool>()
+                            : true)
+        .Set("updated_at", s.ts())
+        .Set("fired_count", old.ok() ? old->value("fired_count", 0) : 0)
+        .Set("last_fired_at", old.ok() ? (*old)["last_fired_at"] : json());
+    if (s.Has("origin")) rec.Set("origin", s.F()["origin"]);
+    s.Put(Pool::kReflexes, id, rec.Take());
     return Status::OK();
   }
   if (e.type == EventType::kReflexFired) {
