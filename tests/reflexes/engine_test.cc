@@ -54,6 +54,13 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
       {{{"id", "r"}, {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", "{{percept.secret}}"}}}}}}}, "unknown placeholder {{percept.secret}}"},
       {{{"id", "r"}, {"max_fires", 3}, {"then", kDrop}}, "max_fires and window go together"},
       {{{"id", "r"}, {"cooldown", "soon"}, {"then", kDrop}}, "cooldown"},
+      // {{match.NAME}} must name a group of the rule's own pattern.
+      {{{"id", "r"}, {"when", {{"pattern", "see (?P<url>\\S+)"}}},
+        {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", {{"u", "{{match.link}}"}}}}}}}}},
+       "rule \"r\": then[0].send.payload.u: {{match.link}} is not a named capture group of "
+       "when.pattern (it has: 0, url)"},
+      {{{"id", "r"}, {"then", {kDrop[0], {{"create_thread", {{"goal", "read {{match.url}}"}}}}}}},
+       "rule \"r\": then[1].create_thread.goal: {{match.url}} needs a when.pattern"},
   };
   for (const auto& c : cases) {
     INFO(c.rule.dump());
@@ -61,6 +68,11 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
   }
+  // Groups that exist, and "0" (the whole match), are fine.
+  CHECK(ParseRule({{"id", "r"}, {"when", {{"pattern", "see (?P<url>\\S+)"}}},
+                   {"then", {{{"create_thread", {{"goal", "{{match.0}}: {{match.url}}"}}}}}}},
+                  Ctx())
+            .ok());
   auto dup = ParseRuleFile({{"reflexes", {{{"id", "a"}, {"then", kDrop}}, {{"id", "a"}, {"then", kDrop}}}}}, Ctx());
   CHECK_THAT(dup.status().message(), Catch::Contains("duplicate"));
 }
