@@ -2,7 +2,8 @@
 //
 // Each delivery runs on a BlockingRunner thread with a private io_context,
 // so the whole exchange (resolve, connect, handshake, write, read) sits
-// under one deadline: io.run_for(timeout).
+// under one deadline: io.run_for(timeout). Cancel() stops that io_context;
+// returning from Perform then closes the connection.
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -80,7 +81,8 @@ void Talk(Stream& stream, http::request<http::string_body>& req, Exchange& ex, b
   });
 }
 
-Exchange Perform(const Url& url, http::request<http::string_body> req, TimeMs timeout, bool verify) {
+Exchange Perform(const Url& url, http::request<http::string_body> req, TimeMs timeout, bool verify,
+                 CancelFlag& cancel) {
   Exchange ex;
   net::io_context io;
   tcp::resolver resolver(io);
@@ -123,9 +125,12 @@ Exchange Perform(const Url& url, http::request<http::string_body> req, TimeMs ti
       });
     });
   });
+  cancel.Arm([&io] { io.stop(); });
   io.run_for(std::chrono::milliseconds(timeout));
-  if (!finished) ex.error = "timed out after " + std::to_string(timeout) + " ms";
-  return ex;
+  cancel.Disarm();
+  if (!finished)
+    ex.error = cancel.cancelled() ? "cancelled" : "timed out after " + std::to_string(timeout) + " ms";
+  return ex;  // the streams close here
 }
 
 class HttpEffector final : public Effector {
@@ -140,7 +145,7 @@ class HttpEffector final : public Effector {
     auto body = has_body_ ? RenderTemplate(body_, d) : Result<json>(d.payload);
     if (!body.ok()) {
       Outcome o = Outcome::Permanent(body.status().message());
-      return runner_.Run([o] { return o; }, std::move(done));
+      return runner_.Run([o](CancelFlag&) { return o; }, std::move(done));
     }
     http::request<http::string_body> req{method_, url_.target, 11};
     req.set(http::field::host, url_.host);
@@ -151,8 +156,8 @@ class HttpEffector final : public Effector {
     req.body() = body->dump(-1, ' ', false, json::error_handler_t::replace);
     req.prepare_payload();
     runner_.Run(
-        [this, req = std::move(req)]() mutable {
-          Exchange ex = Perform(url_, std::move(req), timeout_, verify_);
+        [this, req = std::move(req)](CancelFlag& cancel) mutable {
+          Exchange ex = Perform(url_, std::move(req), timeout_, verify_, cancel);
           if (!ex.error.empty()) return Outcome::Retry(ex.error);
           std::string why = "HTTP " + std::to_string(ex.status) + (ex.body.empty() ? "" : ": " + ex.body);
           if (ex.status >= 200 && ex.status < 300) return Outcome::Complete({{"status", ex.status}});
@@ -163,6 +168,8 @@ class HttpEffector final : public Effector {
         std::move(done));
   }
 
+  void Cancel() override { runner_.CancelAll(); }
+
  private:
   std::string name_;
   Url url_;
@@ -171,7 +178,7 @@ class HttpEffector final : public Effector {
   bool has_body_;
   TimeMs timeout_;
   bool verify_;
-  BlockingRunner runner_;
+  BlockingRunner runner_;  // last: destroyed (cancelled, joined) first
 };
 
 }  // namespace
