@@ -28,6 +28,11 @@ Result<TimeMs> DurationKey(const std::string& name, const nlohmann::json& config
 // {{payload}} and {{payload.a.b}}. A string that is exactly one placeholder
 // becomes the value itself (any JSON type). A missing path is an error.
 Result<nlohmann::json> RenderTemplate(const nlohmann::json& tmpl, const Delivery& d);
+// Checks a template when the config is loaded: every {{ closed, every
+// placeholder one RenderTemplate knows. Errors name the effector and the key
+// (`key`, then the path inside the template):
+// "effectors.hook.body.text: unknown placeholder {{action.name}} (...)".
+Status CheckTemplate(const std::string& name, const std::string& key, const nlohmann::json& tmpl);
 
 // The kinds in http_effector.cc and exec_effector.cc.
 Result<std::unique_ptr<Effector>> MakeHttpEffector(const std::string& name, const nlohmann::json& cfg,

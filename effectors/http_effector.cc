@@ -222,7 +222,7 @@ class HttpEffector final : public Effector {
   void Cancel() override { runner_.CancelAll(); }
 
  private:
-  // The request for `d`: the body template rendered.
+  // The request for `d`: body and header templates rendered.
   Result<http::request<http::string_body>> Request(const Delivery& d) const {
     auto body = has_body_ ? RenderTemplate(body_, d) : Result<json>(d.payload);
     if (!body.ok()) return body.status();
@@ -231,7 +231,15 @@ class HttpEffector final : public Effector {
     req.set(http::field::user_agent, "limbic");
     req.set(http::field::content_type, "application/json");
     req.set("Idempotency-Key", d.idempotency_key);
-    for (auto it = headers_.begin(); it != headers_.end(); ++it) req.set(it.key(), it->get<std::string>());
+    for (auto it = headers_.begin(); it != headers_.end(); ++it) {
+      auto v = RenderTemplate(*it, d);
+      if (!v.ok()) return v.status().WithContext("header " + it.key());
+      std::string value = v->is_string() ? v->get<std::string>() : v->dump();
+      if (value.find_first_of("\r\n") != std::string::npos)  // no header injection from a payload
+        return Status::InvalidArgument("header " + it.key() +
+                                       ": the rendered value has a line break");
+      req.set(it.key(), value);
+    }
     req.body() = body->dump(-1, ' ', false, json::error_handler_t::replace);
     req.prepare_payload();
     return req;
@@ -290,7 +298,9 @@ Result<std::unique_ptr<Effector>> MakeHttpEffector(const std::string& name, cons
   if (!headers.is_object()) return ConfigError(name, "headers", "must be an object of strings");
   for (auto it = headers.begin(); it != headers.end(); ++it) {
     if (!it->is_string()) return ConfigError(name, "headers." + it.key(), "must be a string");
+    LIMBIC_RETURN_IF_ERROR(CheckTemplate(name, "headers." + it.key(), *it));
   }
+  if (cfg.contains("body")) LIMBIC_RETURN_IF_ERROR(CheckTemplate(name, "body", cfg["body"]));
   auto timeout = DurationKey(name, cfg, "timeout", 10000);
   if (!timeout.ok()) return timeout.status();
   if (cfg.contains("tls_verify") && !cfg["tls_verify"].is_boolean())

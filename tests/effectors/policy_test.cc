@@ -55,6 +55,14 @@ TEST_CASE("effector configs are checked, naming the key", "[effectors]") {
       {{{"kind", "file"}}, "effectors.e.path: required"},
       {{{"kind", "log"}, {"concurrency", 0}}, "concurrency"},
       {{{"kind", "http"}, {"url", "http://x:99999/"}}, "effectors.e.url: has a bad port"},
+      // Templates are checked at load, naming the key inside the template.
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", {{"text", "{{payload.text}} by {{action.name}}"}}}},
+       "effectors.e.body.text: unknown placeholder {{action.name}}"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", {{"list", json::array({"{{payload"})}}}},
+       "effectors.e.body.list[]: unclosed {{"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", "{{payload.}}"}}, "effectors.e.body: unknown placeholder {{payload.}}"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"headers", {{"X-Key", "{{action.key}}"}}}},
+       "effectors.e.headers.X-Key: unknown placeholder {{action.key}}"},
       {{{"kind", "http"}, {"url", "https://x"}, {"ca_file", "/nonexistent.pem"}}, "effectors.e.ca_file: cannot load"},
       {{{"kind", "http"}, {"url", "https://x"}, {"tls_verify", false}, {"ca_file", "/etc/hosts"}}, "effectors.e.ca_file"},
   };
