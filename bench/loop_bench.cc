@@ -2,7 +2,9 @@
 //
 //   reflexes  MatchPercept latency at 1,000 and 10,000 rules (p50/p99):
 //             rules from reflexes/bench_rules.h, percepts aimed at random
-//             buckets, a third of them matching a rule's word.
+//             buckets, a third of them matching a rule's word; "spread"
+//             over 50 sources x 20 types, and the worst case "one_bucket"
+//             where every rule watches the same (source, type).
 //   outbox    commit-to-dispatch: from the ack of an action_enqueued
 //             (durable and applied) to the effector's Deliver call, through
 //             the real Outbox (which logs action_sent durably first).
@@ -49,10 +51,12 @@ double Percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
-json BenchReflexes(size_t n_rules) {
+json BenchReflexes(size_t n_rules, bool one_bucket) {
+  const size_t sources = one_bucket ? 1 : 50, types = one_bucket ? 1 : 20;
   reflexes::ReflexEngine engine;
   reflexes::RuleContext ctx{{"log"}};
-  for (const json& r : reflexes::GenerateRules(n_rules, {"log"})) (void)engine.Put(*reflexes::ParseRule(r, ctx));
+  for (const json& r : reflexes::GenerateRules(n_rules, {"log"}, sources, types))
+    (void)engine.Put(*reflexes::ParseRule(r, ctx));
   std::mt19937 rng(42);
   std::vector<json> percepts;
   for (int i = 0; i < 20000; ++i) {
@@ -60,11 +64,14 @@ json BenchReflexes(size_t n_rules) {
     bool hit = i % 3 == 0;
     std::string text = "issue opened by someone about " + std::string(hit ? "w" + std::to_string(target) : "nothing") +
                        " and some more words to scan through in the text";
-    percepts.push_back({{"id", "p-" + std::to_string(i)}, {"source", "s" + std::to_string(target % 50)},
-                        {"type", "t" + std::to_string(target % 20)}, {"text", text}, {"intensity", 0.5},
+    percepts.push_back({{"id", "p-" + std::to_string(i)}, {"source", "s" + std::to_string(target % sources)},
+                        {"type", "t" + std::to_string(target % types)}, {"text", text}, {"intensity", 0.5},
                         {"data", json::object()}});
   }
+  auto t_build = SteadyClock::now();
   (void)engine.MatchPercept(percepts[0], 0.5, 0);  // build the buckets
+  double build_ms = Us(SteadyClock::now() - t_build) / 1000;
+  auto stats = engine.index_stats();
   std::vector<double> lat;
   size_t matched = 0;
   for (const json& p : percepts) {
@@ -72,7 +79,9 @@ json BenchReflexes(size_t n_rules) {
     matched += engine.MatchPercept(p, 0.5, 0).size();
     lat.push_back(Us(SteadyClock::now() - t0));
   }
-  return {{"rules", n_rules}, {"percepts", percepts.size()}, {"matched", matched},
+  return {{"rules", n_rules}, {"layout", one_bucket ? "one_bucket" : "spread"},
+          {"buckets", stats.buckets}, {"sets", stats.sets}, {"build_ms", build_ms},
+          {"percepts", percepts.size()}, {"matched", matched},
           {"p50_us", Percentile(lat, 0.5)}, {"p99_us", Percentile(lat, 0.99)}};
 }
 
@@ -235,7 +244,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir + "/outbox");
   std::filesystem::create_directories(dir + "/http");
   json out;
-  out["reflexes"] = {BenchReflexes(1000), BenchReflexes(10000)};
+  out["reflexes"] = {BenchReflexes(1000, false), BenchReflexes(10000, false), BenchReflexes(1000, true),
+                     BenchReflexes(10000, true)};
   out["outbox"] = BenchOutbox(dir + "/outbox", 2000);
   out["http"] = BenchHttp(limbic, dir + "/http", connections, seconds);
   std::printf("%s\n", out.dump(2).c_str());

@@ -91,6 +91,29 @@ const json* Lookup(const json& root, std::string_view path) {
   return cur;
 }
 
+constexpr const char* kActionFields[] = {"action.id", "action.type", "action.idempotency_key",
+                                         "action.attempt", "action.thread_id"};
+
+bool KnownPlaceholder(std::string_view name) {
+  for (const char* f : kActionFields)
+    if (name == f) return true;
+  return name == "payload" || (name.rfind("payload.", 0) == 0 && name.size() > 8);
+}
+
+// Calls `visit(placeholder)` for each {{...}} in `s`; false if a {{ is not closed.
+template <typename Visit>
+bool ForEachPlaceholder(const std::string& s, Visit visit) {
+  size_t pos = 0;
+  for (;;) {
+    size_t open = s.find("{{", pos);
+    if (open == std::string::npos) return true;
+    size_t close = s.find("}}", open + 2);
+    if (close == std::string::npos) return false;
+    visit(std::string_view(s).substr(open + 2, close - open - 2));
+    pos = close + 2;
+  }
+}
+
 Result<json> Placeholder(std::string_view name, const Delivery& d) {
   if (name == "action.id") return json(d.action_id);
   if (name == "action.type") return json(d.type);
@@ -128,6 +151,26 @@ Result<json> RenderString(const std::string& s, const Delivery& d) {
 }
 
 }  // namespace
+
+Status CheckTemplate(const std::string& name, const std::string& key, const json& tmpl) {
+  if (tmpl.is_object() || tmpl.is_array()) {
+    for (auto it = tmpl.begin(); it != tmpl.end(); ++it)
+      LIMBIC_RETURN_IF_ERROR(CheckTemplate(name, key + (tmpl.is_object() ? "." + it.key() : "[]"), *it));
+    return Status::OK();
+  }
+  if (!tmpl.is_string()) return Status::OK();
+  std::string unknown;
+  bool closed = ForEachPlaceholder(tmpl.get_ref<const std::string&>(), [&](std::string_view p) {
+    if (unknown.empty() && !KnownPlaceholder(p)) unknown = "{{" + std::string(p) + "}}";
+  });
+  if (!closed) return ConfigError(name, key, "unclosed {{ in \"" + tmpl.get<std::string>() + "\"");
+  if (!unknown.empty())
+    return ConfigError(name, key,
+                       "unknown placeholder " + unknown +
+                           " (use action.id, action.type, action.idempotency_key, action.attempt, "
+                           "action.thread_id, payload or payload.PATH)");
+  return Status::OK();
+}
 
 Result<json> RenderTemplate(const json& tmpl, const Delivery& d) {
   if (tmpl.is_string()) return RenderString(tmpl.get<std::string>(), d);

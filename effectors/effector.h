@@ -6,10 +6,13 @@
 // file, http (https through OpenSSL), exec. C++ adapters add kinds with
 // RegisterEffectorKind.
 //
-// Thread affinity: Deliver is called on the runtime's io_context thread and
-// must call `done` exactly once, on that thread, never before Deliver
-// returns. Blocking work (network I/O, subprocesses, fsync) runs elsewhere
-// and comes back with boost::asio::post.
+// Thread affinity: Deliver and Cancel are called on the runtime's
+// io_context thread, and Deliver must call `done` exactly once, on that
+// thread, never before Deliver returns. Blocking work (network I/O,
+// subprocesses, fsync) runs elsewhere and comes back with
+// boost::asio::post. The io_context and the Effector must outlive every
+// delivery's `done`; destroying an Effector cancels what it has in flight
+// and waits (briefly) for it.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -39,7 +42,8 @@ struct Outcome {
   enum class Kind {
     kComplete,   // delivered
     kRetry,      // transient: 5xx, timeout, connection refused, exit 75
-    kPermanent,  // will never work: 4xx, bad template, other exit codes
+    kPermanent,  // will never work: 4xx, 3xx, bad template, other exit codes
+    kCancelled,  // interrupted by Cancel(): whether it arrived is unknown
   };
   Kind kind = Kind::kComplete;
   std::string error;
@@ -48,6 +52,7 @@ struct Outcome {
   static Outcome Complete(nlohmann::json result = nullptr) { return {Kind::kComplete, "", std::move(result)}; }
   static Outcome Retry(std::string error) { return {Kind::kRetry, std::move(error), nullptr}; }
   static Outcome Permanent(std::string error) { return {Kind::kPermanent, std::move(error), nullptr}; }
+  static Outcome Cancelled() { return {Kind::kCancelled, "cancelled", nullptr}; }
 };
 
 class Effector {
@@ -55,9 +60,17 @@ class Effector {
   virtual ~Effector() = default;
   virtual const std::string& name() const = 0;
   virtual void Deliver(const Delivery& delivery, std::function<void(Outcome)> done) = 0;
-  // Gives up on in-flight work (shutdown deadline). Their `done`s may still
-  // run, with kRetry.
-  virtual void Stop() {}
+  // Interrupts every delivery in flight, promptly: the outbox calls it when
+  // the shutdown grace (outbox.shutdown_grace) runs out, so the process can
+  // exit without waiting for an effector's own timeout. http closes its
+  // connections, exec kills the program's process group. Each interrupted
+  // delivery's `done` still runs (if the io_context does) with kCancelled;
+  // one that finished first reports its real outcome. The outbox records
+  // nothing for kCancelled, so the action stays inflight and is delivered
+  // again, with the same idempotency key, on the next start. Deliveries
+  // started later are not affected. The default suits effectors whose
+  // Deliver never blocks (log, file).
+  virtual void Cancel() {}
 };
 
 using EffectorFactory = std::function<Result<std::unique_ptr<Effector>>(

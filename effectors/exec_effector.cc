@@ -9,38 +9,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <set>
+#include <thread>
 
 #include "effectors/builtin.h"
 
 namespace limbic::effectors {
 
 using nlohmann::json;
-
-BlockingRunner::~BlockingRunner() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (Job& j : jobs_)
-    if (j.thread.joinable()) j.thread.join();
-}
-
-void BlockingRunner::Run(std::function<Outcome()> job, std::function<void(Outcome)> done) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = jobs_.begin(); it != jobs_.end();) {  // reap finished threads
-    if (*it->finished) {
-      it->thread.join();
-      it = jobs_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  auto finished = std::make_shared<std::atomic<bool>>(false);
-  jobs_.push_back(Job{std::thread([this, job = std::move(job), done = std::move(done), finished]() mutable {
-                        Outcome o = job();
-                        boost::asio::post(ioc_, [done = std::move(done), o = std::move(o)] { done(o); });
-                        *finished = true;
-                      }),
-                      finished});
-}
 
 namespace {
 
@@ -51,11 +26,12 @@ struct ProcessResult {
   std::string spawn_error;
 };
 
-// fork/exec `argv` (no shell) with `input` on stdin, collecting stdout and
-// stderr (4 KiB each), killing it after `timeout`.
+// fork/exec `argv` (no shell) in a process group of its own, with `input`
+// on stdin, collecting stdout and stderr (4 KiB each), killing the group
+// after `timeout` or on `cancel`.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env, const std::string& input,
-                         TimeMs timeout, std::function<void(pid_t)> started) {
+                         TimeMs timeout, CancelFlag& cancel) {
   ProcessResult r;
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
@@ -71,6 +47,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
+    // Its own group, so a kill reaches whatever it starts too (a shell
+    // script's children would otherwise keep running, and keep the pipes).
+    setpgid(0, 0);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -88,7 +67,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     close(err[0]);
     return r;
   }
-  if (started) started(pid);
+  setpgid(pid, pid);  // also here: whichever runs first, the group exists before a kill
+  // Until the child is reaped, its pid (= group id) cannot be reused.
+  cancel.Arm([pid] { kill(-pid, SIGKILL); });
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   size_t written = 0;
   if (input.empty()) {
@@ -96,6 +77,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     in[1] = -1;
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  auto time_left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+        .count();
+  };
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
     pollfd fds[3];
@@ -103,10 +88,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     if (out_open) fds[n++] = {out[0], POLLIN, 0};
     if (err_open) fds[n++] = {err[0], POLLIN, 0};
     if (in[1] >= 0) fds[n++] = {in[1], POLLOUT, 0};
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left = time_left();
     if (left <= 0) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       break;
     }
     if (poll(fds, static_cast<nfds_t>(n), static_cast<int>(left)) <= 0) continue;
@@ -134,9 +119,23 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   if (in[1] >= 0) close(in[1]);
   close(out[0]);
   close(err[0]);
+  // A program that closed its output may still run: the deadline holds
+  // until it exits. WNOWAIT leaves it unreaped, so the kill above cannot hit
+  // a reused pid.
+  for (;;) {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid)
+      break;
+    if (time_left() <= 0 && !r.timed_out) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  cancel.Disarm();
   int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (waitpid(pid, &status, 0) != pid) r.exit_code = -1;
+  else r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
 
@@ -146,7 +145,6 @@ class ExecEffector final : public Effector {
                TimeMs timeout, boost::asio::io_context& ioc)
       : name_(std::move(name)), argv_(std::move(argv)), env_(std::move(env)), timeout_(timeout),
         runner_(ioc) {}
-  ~ExecEffector() override { Stop(); }
   const std::string& name() const override { return name_; }
 
   void Deliver(const Delivery& d, std::function<void(Outcome)> done) override {
@@ -158,17 +156,8 @@ class ExecEffector final : public Effector {
     env.push_back("LIMBIC_THREAD_ID=" + d.thread_id);
     std::string input = d.payload.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     runner_.Run(
-        [this, env = std::move(env), input = std::move(input)] {
-          pid_t pid = 0;
-          ProcessResult r = RunProcess(argv_, env, input, timeout_, [&](pid_t p) {
-            pid = p;
-            std::lock_guard<std::mutex> lock(mu_);
-            running_.insert(p);
-          });
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            running_.erase(pid);
-          }
+        [this, env = std::move(env), input = std::move(input)](CancelFlag& cancel) {
+          ProcessResult r = RunProcess(argv_, env, input, timeout_, cancel);
           if (!r.spawn_error.empty()) return Outcome::Retry(r.spawn_error);
           if (r.timed_out) return Outcome::Retry("timed out after " + std::to_string(timeout_) + " ms");
           if (r.exit_code == 0) return Outcome::Complete({{"stdout", r.out}});
@@ -179,19 +168,14 @@ class ExecEffector final : public Effector {
         std::move(done));
   }
 
-  void Stop() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (pid_t p : running_) kill(p, SIGKILL);
-  }
+  void Cancel() override { runner_.CancelAll(); }
 
  private:
   std::string name_;
   std::vector<std::string> argv_;
   std::vector<std::string> env_;
   TimeMs timeout_;
-  std::mutex mu_;
-  std::set<pid_t> running_;
-  BlockingRunner runner_;  // last: joined first
+  BlockingRunner runner_;  // last: destroyed (cancelled, joined) first
 };
 
 }  // namespace

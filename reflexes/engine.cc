@@ -4,6 +4,8 @@
 #include <re2/set.h>
 
 #include <algorithm>
+#include <set>
+#include <span>
 
 #include "state/commands.h"
 
@@ -12,16 +14,37 @@ namespace limbic::reflexes {
 using state::Event;
 using state::EventType;
 
-struct ReflexEngine::Bucket {
-  std::vector<const Rule*> plain;      // no pattern: always candidates
-  std::vector<const Rule*> patterned;  // index i = pattern i of `set`
+// Rules whose patterns one RE2::Set scans at once; `set` null: too big for
+// a set, so each rule is tried with its own RE2.
+struct ReflexEngine::PatternGroup {
+  std::vector<const Rule*> rules;  // index i = pattern i of `set`
   std::unique_ptr<RE2::Set> set;
 };
+
+struct ReflexEngine::Bucket {
+  std::vector<const Rule*> plain;  // no pattern: always candidates
+  std::vector<PatternGroup> groups;
+};
+
+namespace {
+
+// The bucket keys of a source or type list: "*" alone when the list is empty
+// or holds "*" (it matches anything, so naming more adds nothing), else each
+// name once.
+std::vector<std::string> IndexKeys(const std::vector<std::string>& names) {
+  std::set<std::string> unique(names.begin(), names.end());
+  if (unique.empty() || unique.count("*")) return {"*"};
+  return {unique.begin(), unique.end()};
+}
+
+}  // namespace
 
 ReflexEngine::ReflexEngine() = default;
 ReflexEngine::~ReflexEngine() = default;
 
 Status ReflexEngine::Put(Rule rule) {
+  if (!rule.pattern.empty() && (!rule.regex || !rule.regex->ok()))
+    return Status::InvalidArgument("rule \"" + rule.id + "\": when.pattern is not compiled (use ParseRule)");
   std::string id = rule.id;
   rules_[id] = std::move(rule);
   dirty_ = true;
@@ -54,26 +77,69 @@ std::vector<const Rule*> ReflexEngine::List() const {
 
 void ReflexEngine::Rebuild() {
   buckets_.clear();
+  std::map<std::pair<std::string, std::string>, std::vector<const Rule*>> patterned;
   for (const auto& [id, r] : rules_) {
-    std::vector<std::string> sources = r.sources.empty() ? std::vector<std::string>{"*"} : r.sources;
-    std::vector<std::string> types = r.types.empty() ? std::vector<std::string>{"*"} : r.types;
-    for (const auto& s : sources) {
-      for (const auto& t : types) {
+    for (const auto& s : IndexKeys(r.sources)) {
+      for (const auto& t : IndexKeys(r.types)) {
         auto& b = buckets_[{s, t}];
         if (!b) b = std::make_unique<Bucket>();
-        (r.pattern.empty() ? b->plain : b->patterned).push_back(&r);
+        if (r.pattern.empty()) b->plain.push_back(&r);
+        else patterned[{s, t}].push_back(&r);
       }
     }
   }
-  for (auto& [key, b] : buckets_) {
-    if (b->patterned.empty()) continue;
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    b->set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
-    for (const Rule* r : b->patterned) b->set->Add(r->pattern, nullptr);
-    b->set->Compile();
+  for (auto& [key, rules] : patterned) {
+    std::span<const Rule* const> all(rules);
+    for (size_t i = 0; i < all.size(); i += kMaxRulesPerSet)
+      CompileGroups(all.subspan(i, std::min(kMaxRulesPerSet, all.size() - i)), &buckets_[key]->groups);
   }
   dirty_ = false;
+}
+
+// Compiles `rules` into one set, or splits them until each part compiles. A
+// set whose Compile() failed must never be matched against: RE2 2022-06-01
+// dereferences a null program there.
+void ReflexEngine::CompileGroups(std::span<const Rule* const> rules,
+                                 std::vector<PatternGroup>* out) {
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+  PatternGroup group;
+  for (const Rule* r : rules) {
+    // Add parses with the options the rule's own RE2 was validated with, so
+    // it should not fail; if it does, that rule goes alone.
+    if (set->Add(r->pattern, nullptr) == static_cast<int>(group.rules.size()))
+      group.rules.push_back(r);
+    else
+      out->push_back(PatternGroup{{r}, nullptr});
+  }
+  if (group.rules.empty()) return;
+  if (set->Compile()) {
+    group.set = std::move(set);
+    out->push_back(std::move(group));
+    return;
+  }
+  if (group.rules.size() == 1) {
+    out->push_back(std::move(group));  // no set: its own RE2
+    return;
+  }
+  std::span<const Rule* const> added(group.rules);
+  size_t half = added.size() / 2;
+  CompileGroups(added.first(half), out);
+  CompileGroups(added.subspan(half), out);
+}
+
+ReflexEngine::IndexStats ReflexEngine::index_stats() {
+  if (dirty_) Rebuild();
+  IndexStats st;
+  st.buckets = buckets_.size();
+  for (const auto& [key, b] : buckets_) {
+    for (const PatternGroup& g : b->groups) {
+      if (g.set) ++st.sets;
+      else st.single_rules += g.rules.size();
+    }
+  }
+  return st;
 }
 
 namespace {
@@ -129,21 +195,35 @@ std::vector<Match> ReflexEngine::MatchPercept(const json& percept, double effect
   const std::string source = percept.value("source", "");
   const std::string type = percept.value("type", "");
   const std::string text = percept.contains("text") && percept["text"].is_string() ? percept["text"].get<std::string>() : "";
-  const std::pair<std::string, std::string> keys[] = {{source, type}, {source, "*"}, {"*", type}, {"*", "*"}};
+  std::vector<std::pair<std::string, std::string>> keys = {
+      {source, type}, {source, "*"}, {"*", type}, {"*", "*"}};
+  std::sort(keys.begin(), keys.end());  // a source or type "*" would visit a bucket twice
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<int> hits;
+  std::vector<const Rule*> candidates;
   for (const auto& key : keys) {
     auto it = buckets_.find(key);
     if (it == buckets_.end()) continue;
     const Bucket& b = *it->second;
     for (const Rule* r : b.plain)
       if (Eligible(*r, percept, effective_arousal, now)) out.push_back(Match{r, {}});
-    if (!b.set) continue;
-    hits.clear();
-    if (!b.set->Match(text, &hits)) continue;
-    for (int i : hits) {
-      const Rule* r = b.patterned[static_cast<size_t>(i)];
+    candidates.clear();
+    for (const PatternGroup& g : b.groups) {
+      if (g.set) {
+        hits.clear();
+        RE2::Set::ErrorInfo info{RE2::Set::kNoError};
+        if (g.set->Match(text, &hits, &info)) {
+          for (int i : hits) candidates.push_back(g.rules[static_cast<size_t>(i)]);
+          continue;
+        }
+        if (info.kind == RE2::Set::kNoError) continue;  // no pattern matches
+        // The scan gave up (DFA out of memory): every rule is a candidate.
+      }
+      candidates.insert(candidates.end(), g.rules.begin(), g.rules.end());
+    }
+    for (const Rule* r : candidates) {
       if (!Eligible(*r, percept, effective_arousal, now)) continue;
-      // The set says it matches; the rule's own regex extracts the captures.
+      // The rule's own regex decides (a set only narrows) and extracts the captures.
       const RE2& re = *r->regex;
       int groups = re.NumberOfCapturingGroups();
       std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);

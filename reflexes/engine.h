@@ -2,8 +2,21 @@
 //
 // Matching cost grows slowly with the number of rules: rules are indexed
 // into buckets by (source, type) -- "*" for "any" -- so a percept only
-// meets the four buckets that can apply, and the patterns of a bucket are
-// compiled into one RE2::Set so one scan of the text finds every candidate.
+// meets the (at most four) buckets that can apply. A rule is indexed once
+// per distinct (source, type) pair; a "*" in either list stands for the whole
+// list, so a rule never sits in two buckets one percept meets, and fires at
+// most once per percept.
+//
+// The patterns of a bucket are compiled into RE2::Sets of at most
+// kMaxRulesPerSet patterns each, so a scan of the text finds every candidate
+// of up to that many rules. RE2::Set has a memory budget (max_mem, RE2's
+// default 8 MiB) that a large pattern or too many patterns exceed; a set that
+// does not compile is split in halves until the halves do, and a pattern
+// that does not compile even alone in a set is matched with its own RE2. A
+// set whose scan fails at match time (DFA out of memory) has its rules
+// matched one by one for that text. Either way the result is exactly that of
+// matching each rule's own RE2: the sets only make it cheaper.
+//
 // Only candidates run their own RE2 (for named captures) and the remaining
 // conditions (intensity, data, arousal, cooldown, max fires).
 //
@@ -17,6 +30,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,10 +47,22 @@ struct Match {
 
 class ReflexEngine {
  public:
+  // Patterns per RE2::Set (docs/reflexes.md). A few hundred keeps each set
+  // well inside RE2's memory budget while one scan still covers many rules.
+  static constexpr size_t kMaxRulesPerSet = 256;
+
+  // How the rules are indexed (computed on demand; for tests and metrics).
+  struct IndexStats {
+    size_t buckets = 0;
+    size_t sets = 0;           // compiled RE2::Sets
+    size_t single_rules = 0;   // patterned rules matched with their own RE2 only
+  };
+
   ReflexEngine();
   ~ReflexEngine();
 
-  // Adds or replaces a rule.
+  // Adds or replaces a rule (as made by ParseRule: a pattern comes with its
+  // compiled regex, or the rule is refused).
   Status Put(Rule rule);
   bool Remove(const std::string& id);
   Status SetEnabled(const std::string& id, bool enabled);
@@ -47,6 +73,7 @@ class ReflexEngine {
   // The enabled rules that fire on `percept` (a pool record) now, highest
   // priority first, then by id.
   std::vector<Match> MatchPercept(const json& percept, double effective_arousal, TimeMs now);
+  IndexStats index_stats();
 
   // The events of one firing, seqs from `next_seq` on. `state` is read for
   // escalate (current salience and arousal level).
@@ -59,7 +86,9 @@ class ReflexEngine {
 
  private:
   struct Bucket;
+  struct PatternGroup;
   void Rebuild();
+  static void CompileGroups(std::span<const Rule* const> rules, std::vector<PatternGroup>* out);
   bool Eligible(const Rule& r, const json& percept, double arousal, TimeMs now) const;
 
   std::map<std::string, Rule> rules_;

@@ -58,10 +58,11 @@ class Checker {
         std::string name = s.substr(open + 2, close - open - 2);
         static const char* kPercept[] = {"percept.id", "percept.source", "percept.type", "percept.text",
                                          "percept.intensity", "percept.thread_id", "percept.ts"};
-        bool ok = name.rfind("percept.data.", 0) == 0 || name == "percept.data" ||
-                  (name.rfind("match.", 0) == 0 && name.size() > 6);
+        bool match = name.rfind("match.", 0) == 0 && name.size() > 6;
+        bool ok = name.rfind("percept.data.", 0) == 0 || name == "percept.data" || match;
         for (const char* k : kPercept) ok = ok || name == k;
         if (!ok) return Fail(path, "unknown placeholder {{" + name + "}} (use percept.* or match.*)");
+        if (match && !captures_.count(name.substr(6))) return Fail(path, NoSuchCapture(name));
         pos = close + 2;
       }
     }
@@ -70,9 +71,23 @@ class Checker {
         Templates(*it, path + (v.is_object() ? "." + it.key() : "[]"));
   }
 
+  // What {{match.NAME}} may name: the pattern's named groups, and "0".
+  void SetCaptures(const std::map<std::string, int>& named) {
+    for (const auto& [name, index] : named) captures_.insert(name);
+    captures_.insert("0");
+  }
+
  private:
+  std::string NoSuchCapture(const std::string& placeholder) const {
+    if (captures_.empty()) return "{{" + placeholder + "}} needs a when.pattern with that named group";
+    std::string names;
+    for (const auto& c : captures_) names += (names.empty() ? "" : ", ") + c;
+    return "{{" + placeholder + "}} is not a named capture group of when.pattern (it has: " + names + ")";
+  }
+
   std::string id_;
   Status status_;
+  std::set<std::string> captures_;  // empty: the rule has no pattern
 };
 
 Result<TimeMs> Duration(const json& v) {
@@ -130,6 +145,7 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
         opts.set_log_errors(false);
         auto re = std::make_shared<RE2>(r.pattern, opts);
         if (!re->ok()) c.Fail("when.pattern", "invalid regular expression: " + re->error());
+        else c.SetCaptures(re->NamedCapturingGroups());
         r.regex = re;
       }
     }

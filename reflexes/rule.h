@@ -5,9 +5,10 @@
 //    "when": {"source"?, "type"?, "pattern"?, "min_intensity"?, "data"?, "arousal"?},
 //    "then": [step, ...]}
 // ParseRule checks everything at load time -- unknown keys, types, the
-// regular expression (RE2), template syntax, effector names -- and names
-// the rule and the field: `rule "gh": when.pattern: invalid regular
-// expression: missing ): (a`. Rules come from config/reflexes.json and from
+// regular expression (RE2), template syntax, effector names, and that each
+// {{match.NAME}} names a capture group of the rule's own pattern ("0" is the
+// whole match) -- and names the rule and the field: `rule "gh":
+// when.pattern: invalid regular expression: missing ): (a`. Rules come from config/reflexes.json and from
 // the API (PUT /v1/reflexes/{id}), both stored as reflex_put events.
 //
 // Thread-safety: value types.

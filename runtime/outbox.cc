@@ -154,9 +154,12 @@ void Outbox::Send(Lane& lane, const std::string& action_id) {
       Event{0, 0, EventType::kActionSent, {{"action_id", action_id}, {"attempt", attempt}}}};
   Status s = engine_.Submit(std::move(sent), [this, &lane, action, attempt](
                                                  const Status& st, std::span<const Event>) {
-    if (!st.ok()) {
-      log_->error("outbox: action {}: recording action_sent failed: {}",
-                  action["id"].get<std::string>(), st.ToString());
+    if (!st.ok() || cancelled_) {
+      // Past the shutdown deadline nothing new starts; the action is
+      // inflight in the pool and goes out again on the next start.
+      if (!st.ok())
+        log_->error("outbox: action {}: recording action_sent failed: {}",
+                    action["id"].get<std::string>(), st.ToString());
       --lane.inflight;
       --inflight_total_;
       MaybeFinishStop();
@@ -194,6 +197,15 @@ void Outbox::OnOutcome(Lane& lane, const std::string& action_id, int attempt,
   --inflight_total_;
   const std::string labels = "effector=\"" + lane.name + "\"";
   using Kind = effectors::Outcome::Kind;
+  if (outcome.kind == Kind::kCancelled) {
+    if (stopping_) {
+      // Whether it arrived is unknown: record nothing, so the action stays
+      // inflight and is delivered again (same idempotency key) on the next start.
+      log_->info("outbox: action {}: delivery interrupted by shutdown; it stays inflight", action_id);
+      return MaybeFinishStop();
+    }
+    outcome = effectors::Outcome::Retry("cancelled");  // not ours: an ordinary retry
+  }
   if (outcome.kind == Kind::kComplete) {
     metrics_.Add("limbic_deliveries_completed_total", labels);
     json f = {{"action_id", action_id}, {"attempt", attempt}};
@@ -245,10 +257,11 @@ void Outbox::Stop(TimeMs grace, std::function<void()> done) {
   stop_timer_->expires_after(std::chrono::milliseconds(grace));
   stop_timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec || !stop_done_) return;
-    log_->warn("outbox: {} deliveries still in flight at the deadline; they stay inflight and "
-               "are delivered again on the next start",
+    log_->warn("outbox: {} deliveries still in flight at the deadline: cancelling them; they "
+               "stay inflight and are delivered again on the next start",
                inflight_total_);
-    for (auto& [name, slot] : effectors_) slot.effector->Stop();
+    cancelled_ = true;
+    for (auto& [name, slot] : effectors_) slot.effector->Cancel();
     auto done = std::move(stop_done_);
     stop_done_ = nullptr;
     done();

@@ -9,7 +9,8 @@
 //   3. Effector::Deliver;
 //   4. log the outcome: action_complete; action_failed {retry_at} and a timer
 //      for the retry (exponential backoff with jitter); or action_dead after
-//      the last attempt or on a permanent failure.
+//      the last attempt or on a permanent failure; nothing when the delivery
+//      was cancelled at shutdown (see Stop).
 // An action naming an effector that is not configured goes dead at once.
 //
 // Thread-safety: io thread only. Engine and effectors must outlive it.
@@ -52,7 +53,10 @@ class Outbox {
   // Engine listener: schedules newly enqueued actions.
   void OnEvents(std::span<const state::Event> events);
   // Stops dispatching; `done` runs once no delivery is in flight, or after
-  // `grace`, whichever is first. Undelivered actions stay in the pool.
+  // `grace`, whichever is first. At the deadline every effector is told to
+  // Cancel() what it still has in flight; those deliveries record nothing,
+  // so their actions stay inflight and are delivered again (same
+  // idempotency key) on the next start. Undelivered actions stay in the pool.
   void Stop(TimeMs grace, std::function<void()> done);
 
   size_t inflight() const { return inflight_total_; }
@@ -81,6 +85,7 @@ class Outbox {
   std::mt19937_64 rng_;
   size_t inflight_total_ = 0;
   bool stopping_ = false;
+  bool cancelled_ = false;  // the shutdown grace ran out
   std::function<void()> stop_done_;
   std::unique_ptr<boost::asio::steady_timer> stop_timer_;
 };

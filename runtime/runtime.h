@@ -13,8 +13,9 @@
 //
 // Shutdown (SIGINT/SIGTERM): stop accepting HTTP connections and stop the
 // sensors (no new intake); let in-flight deliveries finish within
-// outbox.shutdown_grace; let in-flight HTTP requests finish; flush the log and
-// apply what is pending; close; exit 0.
+// outbox.shutdown_grace, then cancel the rest (they stay inflight and are
+// delivered again on the next start); let in-flight HTTP requests finish;
+// flush the log and apply what is pending; close; exit 0.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

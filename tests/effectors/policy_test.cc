@@ -54,6 +54,17 @@ TEST_CASE("effector configs are checked, naming the key", "[effectors]") {
       {{{"kind", "exec"}, {"argv", {"/nonexistent/prog"}}}, "not an executable"},
       {{{"kind", "file"}}, "effectors.e.path: required"},
       {{{"kind", "log"}, {"concurrency", 0}}, "concurrency"},
+      {{{"kind", "http"}, {"url", "http://x:99999/"}}, "effectors.e.url: has a bad port"},
+      // Templates are checked at load, naming the key inside the template.
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", {{"text", "{{payload.text}} by {{action.name}}"}}}},
+       "effectors.e.body.text: unknown placeholder {{action.name}}"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", {{"list", json::array({"{{payload"})}}}},
+       "effectors.e.body.list[]: unclosed {{"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"body", "{{payload.}}"}}, "effectors.e.body: unknown placeholder {{payload.}}"},
+      {{{"kind", "http"}, {"url", "http://x"}, {"headers", {{"X-Key", "{{action.key}}"}}}},
+       "effectors.e.headers.X-Key: unknown placeholder {{action.key}}"},
+      {{{"kind", "http"}, {"url", "https://x"}, {"ca_file", "/nonexistent.pem"}}, "effectors.e.ca_file: cannot load"},
+      {{{"kind", "http"}, {"url", "https://x"}, {"tls_verify", false}, {"ca_file", "/etc/hosts"}}, "effectors.e.ca_file"},
   };
   for (const auto& c : cases) {
     INFO(c.cfg.dump());
@@ -61,6 +72,15 @@ TEST_CASE("effector configs are checked, naming the key", "[effectors]") {
     REQUIRE_FALSE(e.ok());
     CHECK_THAT(e.status().message(), Catch::Contains(c.needle));
   }
+  // Every placeholder the renderer knows passes the check.
+  CHECK(MakeEffector("e",
+                     {{"kind", "http"},
+                      {"url", "http://[::1]:8080/in"},
+                      {"headers", {{"X-Action", "{{action.type}}/{{action.id}}"}}},
+                      {"body", {{"k", "{{action.idempotency_key}}"}, {"n", "{{action.attempt}}"},
+                                {"t", "{{action.thread_id}}"}, {"all", "{{payload}}"}, {"a", json::array({"{{payload.a.0}}"})}}}},
+                     ioc, log)
+            .ok());
   auto limits = ParseLimits({{"kind", "http"}, {"concurrency", 2}, {"rate", 5}, {"max_attempts", 7}, {"backoff", "2s"}});
   REQUIRE(limits.ok());
   CHECK(limits->concurrency == 2);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -43,30 +44,51 @@ std::vector<SseEvent> ReadSse(uint16_t port, const std::string& path, size_t cou
 
 // A server on 127.0.0.1 that records requests and answers with scripted
 // statuses (the last one repeats); status 0 = never answer (a timeout).
+// Each connection is served on its own thread, so concurrent requests are
+// seen as such.
 class ScriptedServer {
  public:
+  struct Options {
+    int delay_ms = 0;      // wait this long before answering each request
+    std::string location;  // the Location header of 3xx answers
+    // PEM files: speak https (TLS through OpenSSL) instead of http.
+    std::string tls_cert, tls_key;
+  };
   struct Request {
     std::string method, path, body;
     std::map<std::string, std::string> headers;
+    std::chrono::steady_clock::time_point at;  // when it had been read in full
   };
-  explicit ScriptedServer(std::vector<int> statuses);
+  explicit ScriptedServer(std::vector<int> statuses) : ScriptedServer(std::move(statuses), Options{}) {}
+  ScriptedServer(std::vector<int> statuses, Options options);
   ~ScriptedServer();
   uint16_t port() const { return port_; }
   std::vector<Request> requests();
   // Waits until at least `n` requests arrived.
   bool WaitFor(size_t n, int timeout_ms = 20000);
+  // The most requests that were read and not yet answered at one time.
+  int max_concurrent() const { return max_active_; }
 
  private:
   void Loop();
+  void Serve(int fd);
   int listen_fd_ = -1;
   uint16_t port_ = 0;
+  Options options_;
+  void* tls_ = nullptr;  // SSL_CTX*
   std::atomic<bool> stop_{false};
+  std::atomic<int> active_{0}, max_active_{0};
   std::mutex mu_;
   std::vector<int> statuses_;
   std::vector<Request> requests_;
-  std::vector<int> hung_;  // fds never answered
+  std::vector<std::thread> connections_;  // accept thread only
   std::thread thread_;
 };
+
+// A self-signed certificate for 127.0.0.1 (CN and IP SAN), made with the
+// `openssl` command into `dir`: {cert path, key path}. The certificate is
+// its own CA, so it can also serve as a CA file.
+std::pair<std::string, std::string> MakeSelfSignedCert(const std::string& dir);
 
 // `limbic run --config <dir>/limbic.json --state <dir>/state`, port 0.
 class RunningLimbic {

@@ -8,45 +8,10 @@
 #include <future>
 
 #include "http.h"
+#include "runtime_util.h"
 
 using nlohmann::json;
 using namespace limbic::testing;
-
-namespace {
-
-json BaseConfig(const TempDir& dir, json effectors = json::object(), json sensors = json::object()) {
-  std::ofstream(dir / "reflexes.json") << R"({"reflexes": []})";
-  effectors["log"] = {{"kind", "log"}};
-  return {{"api", {{"port", 0}, {"body_limit", 4096}}},
-          {"outbox", {{"max_attempts", 3}, {"backoff", "50ms"}, {"max_backoff", "200ms"}, {"jitter", 0}}},
-          {"reflexes", "reflexes.json"},
-          {"sensors", sensors},
-          {"effectors", effectors}};
-}
-
-std::string Script(const TempDir& dir, const std::string& name, const std::string& body) {
-  std::string path = dir / name;
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  chmod(path.c_str(), 0755);
-  return path;
-}
-
-// Polls GET path until pred(json) holds.
-json WaitJson(uint16_t port, const std::string& path, const std::function<bool(const json&)>& pred,
-              int timeout_ms = 15000) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  json last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    last = Http(port, "GET", path).Json();
-    if (pred(last)) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  INFO("last answer: " << last.dump());
-  FAIL("timed out waiting on " << path);
-  return last;
-}
-
-}  // namespace
 
 TEST_CASE("the HTTP API covers the pools and answers once durable", "[runtime]") {
   TempDir dir;

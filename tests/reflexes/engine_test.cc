@@ -1,5 +1,7 @@
 #include "reflexes/engine.h"
 
+#include <re2/re2.h>
+
 #include <catch2/catch.hpp>
 
 #include "reflexes/bench_rules.h"
@@ -52,6 +54,13 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
       {{{"id", "r"}, {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", "{{percept.secret}}"}}}}}}}, "unknown placeholder {{percept.secret}}"},
       {{{"id", "r"}, {"max_fires", 3}, {"then", kDrop}}, "max_fires and window go together"},
       {{{"id", "r"}, {"cooldown", "soon"}, {"then", kDrop}}, "cooldown"},
+      // {{match.NAME}} must name a group of the rule's own pattern.
+      {{{"id", "r"}, {"when", {{"pattern", "see (?P<url>\\S+)"}}},
+        {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", {{"u", "{{match.link}}"}}}}}}}}},
+       "rule \"r\": then[0].send.payload.u: {{match.link}} is not a named capture group of "
+       "when.pattern (it has: 0, url)"},
+      {{{"id", "r"}, {"then", {kDrop[0], {{"create_thread", {{"goal", "read {{match.url}}"}}}}}}},
+       "rule \"r\": then[1].create_thread.goal: {{match.url}} needs a when.pattern"},
   };
   for (const auto& c : cases) {
     INFO(c.rule.dump());
@@ -59,6 +68,11 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
   }
+  // Groups that exist, and "0" (the whole match), are fine.
+  CHECK(ParseRule({{"id", "r"}, {"when", {{"pattern", "see (?P<url>\\S+)"}}},
+                   {"then", {{{"create_thread", {{"goal", "{{match.0}}: {{match.url}}"}}}}}}},
+                  Ctx())
+            .ok());
   auto dup = ParseRuleFile({{"reflexes", {{{"id", "a"}, {"then", kDrop}}, {{"id", "a"}, {"then", kDrop}}}}}, Ctx());
   CHECK_THAT(dup.status().message(), Catch::Contains("duplicate"));
 }
@@ -171,4 +185,65 @@ TEST_CASE("a thousand rules in many buckets still match exactly", "[reflexes]") 
   auto ms = e.MatchPercept(Percept("s23", "t3", "something w123 happened"), 0.5, 0);
   REQUIRE(ms.size() == 1);
   CHECK(ms[0].rule->id == "rule-123");
+}
+
+TEST_CASE("a source or type named twice, or \"*\" with others, fires once", "[reflexes]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "twice"}, {"when", {{"type", {"a", "a"}}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "stars"}, {"when", {{"source", {"*", "*"}}, {"type", {"*", "a"}}}}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "pat"}, {"when", {{"type", {"a", "*", "a"}}, {"pattern", "x"}}}, {"then", kDrop}}));
+  CHECK(Ids(e.MatchPercept(Percept("s", "a", "x"), 0.5, 0)) == std::vector<std::string>{"pat", "stars", "twice"});
+  // A percept whose own source or type is "*" meets the "*" buckets once.
+  CHECK(Ids(e.MatchPercept(Percept("*", "*", "x"), 0.5, 0)) == std::vector<std::string>{"pat", "stars"});
+}
+
+TEST_CASE("a pattern too big for an RE2::Set is matched with its own RE2, never crashing",
+          "[reflexes]") {
+  // RE2 accepts this pattern alone, but an RE2::Set holding it fails to
+  // compile -- and libre2 2022-06-01 segfaults matching a set in that state.
+  const std::string big = "\\w{1000}\\pL{200}";
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "boom"}, {"when", {{"source", "boom"}, {"pattern", big}}}, {"then", kDrop}}));
+  for (int i = 0; i < 300; ++i)  // neighbours in the same bucket still go through sets
+    (void)e.Put(Parse({{"id", "n" + std::to_string(i)},
+                       {"when", {{"source", "boom"}, {"pattern", "\\bn" + std::to_string(i) + "\\b"}}},
+                       {"then", kDrop}}));
+  auto st = e.index_stats();
+  CHECK(st.single_rules == 1);
+  CHECK(st.sets >= 2);  // 300 neighbours need two sets
+  CHECK(e.MatchPercept(Percept("boom", "t", "short text"), 0.5, 0).empty());
+  CHECK(Ids(e.MatchPercept(Percept("boom", "t", "n7 and n299"), 0.5, 0)) == std::vector<std::string>{"n299", "n7"});
+  CHECK(Ids(e.MatchPercept(Percept("boom", "t", std::string(1200, 'a')), 0.5, 0)) ==
+        std::vector<std::string>{"boom"});
+  CHECK(Ids(e.MatchPercept(Percept("boom", "t", "n5 " + std::string(1200, 'z')), 0.5, 0)) ==
+        std::vector<std::string>{"boom", "n5"});
+}
+
+TEST_CASE("ten thousand rules in one bucket match exactly as their own patterns do",
+          "[reflexes]") {
+  ReflexEngine e;
+  std::vector<Rule> rules;
+  for (const json& r : GenerateRules(10000, {"log"}, /*sources=*/1, /*types=*/1)) rules.push_back(Parse(r));
+  for (const Rule& r : rules) (void)e.Put(r);
+  auto st = e.index_stats();
+  CHECK(st.buckets == 1);
+  CHECK(st.single_rules == 0);
+  CHECK(st.sets >= 10000 / ReflexEngine::kMaxRulesPerSet);
+  const std::string texts[] = {"something w123 happened", "w0 then w9999 and w5000x", "nothing at all",
+                               "w42", "w7w8 w77 w777 w7777 w77777", ""};
+  for (const std::string& text : texts) {
+    INFO(text);
+    std::vector<std::string> want;
+    for (const Rule& r : rules)
+      if (RE2::PartialMatch(text, *r.regex)) want.push_back(r.id);
+    auto ms = e.MatchPercept(Percept("s0", "t0", text), 0.5, 0);
+    std::vector<std::string> got = Ids(ms);
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    CHECK(got == want);
+  }
+  // Spot checks, so the comparison above is not vacuous.
+  auto ms = e.MatchPercept(Percept("s0", "t0", "w0 then w9999 and w5000x"), 0.5, 0);
+  CHECK(Ids(ms) == std::vector<std::string>{"rule-9999", "rule-0"});  // priority 3, then 0
+  CHECK(ms[0].captures["rest"] == " and w5000x");
 }
