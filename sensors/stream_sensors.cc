@@ -7,16 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <algorithm>
 #include <thread>
 
-#include "sensors/builtin.h"
+#include "sensors/sensor_config.h"
 #include "state/json.h"
-#include "state/time.h"
 
 namespace limbic::sensors {
 
@@ -24,13 +23,10 @@ using nlohmann::json;
 
 namespace {
 
-Status KeyError(const std::string& name, const std::string& key, const std::string& why) {
-  return Status::InvalidArgument("sensors." + name + "." + key + ": " + why);
-}
-
 // Reads complete lines from `fd` (waiting at most `wait_ms` for data) and
 // passes each to `line`. Returns false at EOF or on error.
-bool ReadLines(int fd, std::string& buf, int wait_ms, const std::function<void(std::string)>& line) {
+bool ReadLines(int fd, std::string& buf, int wait_ms,
+               const std::function<void(std::string)>& line) {
   pollfd p{fd, POLLIN, 0};
   int r = poll(&p, 1, wait_ms);
   if (r == 0) return true;
@@ -50,9 +46,11 @@ bool ReadLines(int fd, std::string& buf, int wait_ms, const std::function<void(s
 class LineSensor : public SensorBase {
  public:
   LineSensor(std::string name, std::string kind, const json& cfg, boost::asio::io_context& ioc,
-             PerceptSink sink, std::shared_ptr<spdlog::logger> log, size_t capacity, Overflow overflow)
+             PerceptSink sink, std::shared_ptr<spdlog::logger> log, QueueConfig queue)
       : SensorBase(std::move(name), std::move(kind), std::move(sink), std::move(log)),
-        ioc_(ioc), queue_(capacity, overflow), defaults_(cfg.value("defaults", json::object())),
+        ioc_(ioc),
+        queue_(queue.capacity, queue.overflow),
+        defaults_(cfg.contains("defaults") ? cfg["defaults"] : json::object()),
         alive_(std::make_shared<bool>(true)) {}
   ~LineSensor() override { *alive_ = false; }
 
@@ -117,7 +115,7 @@ class LineSensor : public SensorBase {
   }
 
   boost::asio::io_context& ioc_;
-  BoundedQueue queue_;
+  BoundedQueue<json> queue_;
   json defaults_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> drain_posted_{false};
@@ -143,10 +141,12 @@ class StdinSensor final : public LineSensor {
 // Follows a file like `tail -F`: survives rotation (new inode) and truncation.
 class JsonlSensor final : public LineSensor {
  public:
-  JsonlSensor(std::string name, const json& cfg, boost::asio::io_context& ioc, PerceptSink sink,
-              std::shared_ptr<spdlog::logger> log, size_t cap, Overflow of)
-      : LineSensor(std::move(name), "jsonl", cfg, ioc, std::move(sink), std::move(log), cap, of),
-        path_(cfg["path"].get<std::string>()), from_start_(cfg.value("from", "end") == "start") {}
+  JsonlSensor(std::string name, const json& cfg, std::string path, bool from_start,
+              boost::asio::io_context& ioc, PerceptSink sink, std::shared_ptr<spdlog::logger> log,
+              QueueConfig queue)
+      : LineSensor(std::move(name), "jsonl", cfg, ioc, std::move(sink), std::move(log), queue),
+        path_(std::move(path)),
+        from_start_(from_start) {}
 
  private:
   void Produce() override {
@@ -202,11 +202,15 @@ class JsonlSensor final : public LineSensor {
 // request, its stderr goes to the log; restarted with backoff when it exits.
 class ExecSensor final : public LineSensor {
  public:
-  ExecSensor(std::string name, const json& cfg, std::vector<std::string> argv, std::vector<std::string> env,
-             TimeMs backoff, TimeMs max_backoff, boost::asio::io_context& ioc, PerceptSink sink,
-             std::shared_ptr<spdlog::logger> log, size_t cap, Overflow of)
-      : LineSensor(std::move(name), "exec", cfg, ioc, std::move(sink), std::move(log), cap, of),
-        argv_(std::move(argv)), env_(std::move(env)), backoff_(backoff), max_backoff_(max_backoff) {}
+  ExecSensor(std::string name, const json& cfg, std::vector<std::string> argv,
+             std::vector<std::string> env, TimeMs backoff, TimeMs max_backoff,
+             boost::asio::io_context& ioc, PerceptSink sink, std::shared_ptr<spdlog::logger> log,
+             QueueConfig queue)
+      : LineSensor(std::move(name), "exec", cfg, ioc, std::move(sink), std::move(log), queue),
+        argv_(std::move(argv)),
+        env_(std::move(env)),
+        backoff_(backoff),
+        max_backoff_(max_backoff) {}
 
  private:
   void Interrupt() override {
@@ -254,9 +258,12 @@ class ExecSensor final : public LineSensor {
     bool out_open = pid > 0, err_open = pid > 0;
     while (out_open || err_open) {
       if (stop_) break;
-      if (out_open) out_open = ReadLines(out[0], obuf, err_open ? 0 : 200, [this](std::string l) { Offer(std::move(l)); });
+      if (out_open)
+        out_open = ReadLines(out[0], obuf, err_open ? 0 : 200,
+                             [this](std::string l) { Offer(std::move(l)); });
       if (err_open)
-        err_open = ReadLines(err[0], ebuf, 100, [this](std::string l) { log_->info("sensor {}: {}", name_, l); });
+        err_open = ReadLines(err[0], ebuf, 100,
+                             [this](std::string l) { log_->info("sensor {}: {}", name_, l); });
     }
     close(out[0]);
     close(err[0]);
@@ -283,31 +290,32 @@ Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const 
                                                  boost::asio::io_context& ioc, PerceptSink sink,
                                                  std::shared_ptr<spdlog::logger> log) {
   std::string kind = cfg["kind"];
-  std::vector<const char*> known = {"kind", "queue", "overflow", "defaults"};
-  if (kind == "jsonl") known.insert(known.end(), {"path", "from"});
-  if (kind == "exec") known.insert(known.end(), {"argv", "env", "restart_backoff", "max_backoff"});
-  for (auto it = cfg.begin(); it != cfg.end(); ++it)
-    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }) == known.end())
-      return KeyError(name, it.key(), "unknown key (see docs/adapters.md)");
-  size_t capacity = 1024;
-  if (cfg.contains("queue")) {
-    if (!cfg["queue"].is_number_unsigned() || cfg["queue"].get<size_t>() == 0)
-      return KeyError(name, "queue", "must be a positive integer");
-    capacity = cfg["queue"];
-  }
-  Overflow overflow = Overflow::kDropOldest;
-  std::string of = cfg.value("overflow", "drop_oldest");
-  if (of == "drop_newest") overflow = Overflow::kDropNewest;
-  else if (of == "block") overflow = Overflow::kBlock;
-  else if (of != "drop_oldest") return KeyError(name, "overflow", "must be drop_oldest, drop_newest or block");
-  if (cfg.contains("defaults") && !cfg["defaults"].is_object()) return KeyError(name, "defaults", "must be an object");
   if (kind == "stdin")
-    return std::unique_ptr<Sensor>(new StdinSensor(name, "stdin", cfg, ioc, std::move(sink), std::move(log), capacity, overflow));
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"queue", "overflow", "defaults"}));
+  if (kind == "jsonl")
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"queue", "overflow", "defaults", "path", "from"}));
+  if (kind == "exec")
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(
+        name, cfg,
+        {"queue", "overflow", "defaults", "argv", "env", "restart_backoff", "max_backoff"}));
+  auto queue = ParseQueueConfig(name, cfg, Overflow::kDropOldest, /*allow_block=*/true);
+  if (!queue.ok()) return queue.status();
+  if (cfg.contains("defaults")) {
+    if (!cfg["defaults"].is_object())
+      return KeyError(name, "defaults", "must be an object of percept fields");
+    for (auto it = cfg["defaults"].begin(); it != cfg["defaults"].end(); ++it)
+      LIMBIC_RETURN_IF_ERROR(CheckPerceptField(name, "defaults." + it.key(), it.key(), *it));
+  }
+  if (kind == "stdin")
+    return std::unique_ptr<Sensor>(
+        new StdinSensor(name, "stdin", cfg, ioc, std::move(sink), std::move(log), *queue));
   if (kind == "jsonl") {
-    if (!cfg.contains("path") || !cfg["path"].is_string()) return KeyError(name, "path", "required: the file to follow");
-    std::string from = cfg.value("from", "end");
-    if (from != "end" && from != "start") return KeyError(name, "from", "must be \"end\" or \"start\"");
-    return std::unique_ptr<Sensor>(new JsonlSensor(name, cfg, ioc, std::move(sink), std::move(log), capacity, overflow));
+    if (!cfg.contains("path") || !cfg["path"].is_string() || cfg["path"].get<std::string>().empty())
+      return KeyError(name, "path", "required: the file to follow");
+    auto from = ChoiceKey(name, cfg, "from", "end", {"end", "start"});
+    if (!from.ok()) return from.status();
+    return std::unique_ptr<Sensor>(new JsonlSensor(name, cfg, cfg["path"], *from == "start", ioc,
+                                                   std::move(sink), std::move(log), *queue));
   }
   if (!cfg.contains("argv") || !cfg["argv"].is_array() || cfg["argv"].empty())
     return KeyError(name, "argv", "required: [\"/path/to/adapter\", \"arg\", ...]");
@@ -316,28 +324,30 @@ Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const 
     if (!a.is_string()) return KeyError(name, "argv", "must be an array of strings");
     argv.push_back(a);
   }
-  if (argv[0].empty() || argv[0][0] != '/' || access(argv[0].c_str(), X_OK) != 0)
-    return KeyError(name, "argv", "argv[0] must be an executable given by absolute path (no shell)");
+  if (argv[0].empty() || argv[0][0] != '/')
+    return KeyError(name, "argv", "argv[0] must be an absolute path (no shell, no PATH lookup)");
+  if (access(argv[0].c_str(), X_OK) != 0)
+    return KeyError(name, "argv", argv[0] + " is not an executable file");
   std::vector<std::string> env;
   if (cfg.contains("env")) {
     if (!cfg["env"].is_object()) return KeyError(name, "env", "must be an object of strings");
     for (auto it = cfg["env"].begin(); it != cfg["env"].end(); ++it) {
+      if (it.key().empty() || it.key().find('=') != std::string::npos)
+        return KeyError(name, "env." + it.key(), "not a valid variable name");
       if (!it->is_string()) return KeyError(name, "env." + it.key(), "must be a string");
       env.push_back(it.key() + "=" + it->get<std::string>());
     }
   }
-  auto dur = [&](const char* key, TimeMs dflt) -> Result<TimeMs> {
-    if (!cfg.contains(key)) return dflt;
-    auto d = cfg[key].is_string() ? ParseDuration(cfg[key].get<std::string>()) : Result<TimeMs>(Status::InvalidArgument(""));
-    if (!d.ok() || *d <= 0) return KeyError(name, key, "must be a duration such as \"1s\"");
-    return *d;
-  };
-  auto backoff = dur("restart_backoff", 1000);
+  auto backoff = DurationKey(name, cfg, "restart_backoff", 1000, 1);
   if (!backoff.ok()) return backoff.status();
-  auto max_backoff = dur("max_backoff", 60000);
+  auto max_backoff = DurationKey(name, cfg, "max_backoff", 60000, 1);
   if (!max_backoff.ok()) return max_backoff.status();
-  return std::unique_ptr<Sensor>(new ExecSensor(name, cfg, std::move(argv), std::move(env), *backoff,
-                                                *max_backoff, ioc, std::move(sink), std::move(log), capacity, overflow));
+  if (*max_backoff < *backoff)
+    return KeyError(name, "max_backoff",
+                    "must be at least restart_backoff (" + std::to_string(*backoff) + " ms)");
+  return std::unique_ptr<Sensor>(new ExecSensor(name, cfg, std::move(argv), std::move(env),
+                                                *backoff, *max_backoff, ioc, std::move(sink),
+                                                std::move(log), *queue));
 }
 
 }  // namespace limbic::sensors
