@@ -125,11 +125,14 @@ TEST_CASE("jsonl follows a file across rotation and skips garbage", "[sensors]")
                       << "\n";
   boost::asio::io_context ioc;
   Recorder rec;
+  CapturedLog log;
   auto s = MakeSensor("tail", {{"kind", "jsonl"}, {"path", path}, {"defaults", {{"type", "line"}}}},
-                      ioc, rec.Sink(), Quiet());
+                      ioc, rec.Sink(), log.log);
   REQUIRE(s.ok());
   REQUIRE((*s)->Start().ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(RunUntil(ioc, [&] {
+    return log.Text().find("following " + path + " from line 2") != std::string::npos;
+  }));
   {
     std::ofstream(path, std::ios::app) << R"({"source":"a"})"
                                        << "\nnot json\n"
@@ -140,12 +143,58 @@ TEST_CASE("jsonl follows a file across rotation and skips garbage", "[sensors]")
   REQUIRE(rec.got.size() == 1);  // "old" was before the start; from "end"
   CHECK(rec.got[0] == json({{"source", "a"}, {"type", "line"}}));
   CHECK((*s)->stats().rejected == 2);
+  // Line numbers are the file's: the skipped line counts.
+  CHECK_THAT(log.Text(),
+             Catch::Contains("sensor tail: line 3 of " + path + " is not a JSON object: not json"));
+  CHECK_THAT(log.Text(),
+             Catch::Contains("sensor tail: line 4 of " + path + " rejected: missing source"));
   std::filesystem::rename(path, path + ".1");
-  std::ofstream(path) << R"({"source":"rotated"})"
+  std::ofstream(path) << "garbage after rotation\n"
+                      << R"({"source":"rotated"})"
                       << "\n";
   REQUIRE(RunUntil(ioc, [&] { return rec.got.size() == 2; }));
   CHECK(rec.got[1]["source"] == "rotated");
+  // A new file counts from 1 again.
+  CHECK_THAT(log.Text(), Catch::Contains("line 1 of " + path +
+                                         " is not a JSON object: garbage after rotation"));
+  // Truncated in place: from 1 again.
+  std::filesystem::resize_file(path, 0);
+  REQUIRE(RunUntil(ioc, [&] { return log.Text().find("was truncated") != std::string::npos; }));
+  { std::ofstream(path, std::ios::app) << "[1]\n"; }
+  REQUIRE(RunUntil(ioc, [&] { return (*s)->stats().rejected == 4; }));
+  CHECK_THAT(log.Text(), Catch::Contains("line 1 of " + path + " is not a JSON object: [1]"));
   (*s)->Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("exec line numbers restart at 1 for each child process", "[sensors]") {
+  // Two runs of an adapter: each child's lines count from 1.
+  char tmpl[] = "/tmp/limbic-sens-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string script = dir + "/twice.sh";
+  std::ofstream(script) << "#!/bin/sh\necho not-json\necho '{\"source\":\"x\",\"type\":\"t\"}'\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  boost::asio::io_context ioc;
+  Recorder rec;
+  CapturedLog log;
+  auto s =
+      MakeSensor("adapter", {{"kind", "exec"}, {"argv", {script}}, {"restart_backoff", "10ms"}},
+                 ioc, rec.Sink(), log.log);
+  REQUIRE(s.ok());
+  REQUIRE((*s)->Start().ok());
+  REQUIRE(RunUntil(ioc, [&] { return rec.got.size() >= 2; }));
+  (*s)->Stop();
+  std::string text = log.Text();
+  const std::string needle = "line 1 from pid ";
+  auto pid_at = [&](size_t at) { return std::stol(text.substr(at + needle.size(), 12)); };
+  size_t first = text.find(needle);
+  REQUIRE(first != std::string::npos);
+  size_t second = text.find(needle, first + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(pid_at(first) != pid_at(second));
+  CHECK_THAT(text, Catch::Contains("is not a JSON object: not-json"));
+  CHECK(text.find("line 3 from") == std::string::npos);
+  CHECK_THAT(text, Catch::Contains("exited with status 0; restarting in 10 ms"));
   std::filesystem::remove_all(dir);
 }
 
