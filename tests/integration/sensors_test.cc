@@ -1,5 +1,5 @@
 // Sensors through the real binary: webhooks over HTTP and their queue, the
-// exec sensor's restarts.
+// exec sensor's restarts, and the Python adapters of docs/adapters.md.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -58,6 +58,13 @@ double Metric(uint16_t port, const std::string& series) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
   return -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace
@@ -189,4 +196,59 @@ TEST_CASE("an exec sensor that exits is restarted with growing backoff, bad line
   CHECK(l.WaitForLog("sensor pulse: line 1 from pid "));
   CHECK(l.WaitForLog("is not a JSON object: garbage, not JSON"));
   CHECK(Metric(l.port(), "limbic_sensor_rejected_total{sensor=\"pulse\"}") >= 5);
+}
+
+TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a reflex notifies",
+          "[runtime][sensors]") {
+  const std::string examples = std::string(LIMBIC_SOURCE_DIR) + "/config/examples/adapters";
+  std::string config_text = ReadFile(examples + "/limbic.json");
+  std::string reflexes_text = ReadFile(examples + "/reflexes.json");
+  REQUIRE_FALSE(config_text.empty());
+  // The page shows these files as they are.
+  std::string doc = ReadFile(std::string(LIMBIC_SOURCE_DIR) + "/docs/adapters.md");
+  CHECK(doc.find(config_text) != std::string::npos);
+  CHECK(doc.find(reflexes_text) != std::string::npos);
+
+  TempDir dir;
+  auto localise = [&](std::string text) {  // the example's paths -> this checkout, this test
+    for (auto [from, to] : {std::pair<std::string, std::string>{"/opt/limbic", LIMBIC_SOURCE_DIR},
+                            {"/tmp/limbic-example", dir.path()}})
+      for (size_t at; (at = text.find(from)) != std::string::npos;)
+        text.replace(at, from.size(), to);
+    return text;
+  };
+  json config = json::parse(localise(config_text));
+  config["api"]["port"] = 0;
+  std::ofstream(dir / "reflexes.json") << localise(reflexes_text);
+  mkdir((dir / "inbox").c_str(), 0755);
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  REQUIRE(l.WaitForLog("dir_watch: watching " + dir / "inbox", 20000));
+
+  { std::ofstream(dir / "inbox/.report.txt.tmp") << "quarterly numbers\n"; }
+  REQUIRE(rename((dir / "inbox/.report.txt.tmp").c_str(), (dir / "inbox/report.txt").c_str()) == 0);
+  json percepts = Poll(l.port(), "/v1/percepts?source=dir_watch",
+                       [](const json& j) { return j["percepts"].size() == 1; });
+  json p = percepts["percepts"][0];
+  CHECK(p["type"] == "file.created");
+  CHECK(p["text"] == "new file report.txt");
+  CHECK(p["data"]["size"] == 18);
+  CHECK(p["id"].get<std::string>().rfind("file-", 0) == 0);
+
+  json actions = Poll(l.port(), "/v1/actions?status=complete",
+                      [](const json& j) { return j["actions"].size() == 1; });
+  json action = actions["actions"][0];
+  CHECK(action["effector"] == "notify");
+  CHECK_THAT(action["result"]["stdout"].get<std::string>(), Catch::Contains("\"appended\": true"));
+  std::ifstream notes(dir / "notifications.jsonl");
+  std::string line;
+  REQUIRE(std::getline(notes, line));
+  json note = json::parse(line);
+  CHECK(note["key"] == action["idempotency_key"]);
+  CHECK(note["action"] == action["id"]);
+  CHECK(note["payload"] == json({{"text", "new file report.txt"},
+                                 {"file", "report.txt"},
+                                 {"size", 18},
+                                 {"percept", p["id"]}}));
+  CHECK_FALSE(std::getline(notes, line));  // once
 }
