@@ -28,6 +28,13 @@ HttpResponse ErrorResponse(const Status& s) {
   return HttpResponse::Error(HttpStatusFor(s), std::string(Status::CodeName(s.code())), s.message());
 }
 
+json CommitReceipt(std::span<const Event> done, const char* id_field) {
+  json out = {{"seq", done.front().seq}, {"events", json::array()}};
+  if (id_field) out["id"] = done.front().Str(id_field);
+  for (const Event& e : done) out["events"].push_back(state::EventToJson(e));
+  return out;
+}
+
 namespace {
 
 // The request body as JSON; an empty body is an empty object.
@@ -80,10 +87,7 @@ void Api::Commit(Result<state::Events> events, const char* id_field, bool create
       std::move(events).value(),
       [respond, id_field, created](const Status& st, std::span<const Event> done) {
         if (!st.ok()) return respond(ErrorResponse(st));
-        json out = {{"seq", done.front().seq}, {"events", json::array()}};
-        if (id_field) out["id"] = done.front().Str(id_field);
-        for (const Event& e : done) out["events"].push_back(state::EventToJson(e));
-        respond(HttpResponse::Json(created ? 201 : 200, out));
+        respond(HttpResponse::Json(created ? 201 : 200, CommitReceipt(done, id_field)));
       });
   if (!s.ok()) respond(ErrorResponse(s));
 }

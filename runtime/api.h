@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <spdlog/logger.h>
 
 #include "runtime/http_server.h"
@@ -21,6 +22,9 @@ class Runtime;
 // The HTTP status for a Status code (InvalidArgument 400, NotFound 404, ...).
 int HttpStatusFor(const Status& status);
 HttpResponse ErrorResponse(const Status& status);
+// The answer to a durable write: {seq, events, id?}; `id_field` names the id
+// in the first event (nullptr: no id). `done` is not empty.
+nlohmann::json CommitReceipt(std::span<const state::Event> done, const char* id_field);
 
 class Api {
  public:

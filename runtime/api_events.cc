@@ -190,24 +190,21 @@ void Api::AddSensorRoutes(Router& r) {
     const std::string& name = Param(req, "name");
     sensors::Sensor* sensor = rt_.sensor(name);
     if (!sensor) return respond(ErrorResponse(Status::NotFound("no sensor named \"" + name + "\"")));
-    Result<json> request = Status::InvalidArgument("sensor \"" + name + "\" (" + sensor->kind() +
-                                                   ") does not take HTTP requests");
-    if (auto* gh = dynamic_cast<sensors::GithubSensor*>(sensor)) {
-      request = gh->Map(req.body, req.Header("X-GitHub-Event"), req.Header("X-Hub-Signature-256"),
-                        req.Header("X-GitHub-Delivery"));
-      if (!request.ok() && request.status().IsFailedPrecondition())
-        return respond(HttpResponse::Error(401, "unauthorized", request.status().message()));
-    } else if (auto* hook = dynamic_cast<sensors::WebhookSensor*>(sensor)) {
-      auto body = req.JsonBody();
-      if (!body.ok()) return respond(ErrorResponse(body.status()));
-      request = hook->MapBody(*body);
-    }
+    auto* http = dynamic_cast<sensors::HttpSensor*>(sensor);
+    if (!http)
+      return respond(ErrorResponse(Status::InvalidArgument(
+          "sensor \"" + name + "\" (" + sensor->kind() + ") does not take HTTP requests")));
+    Result<json> request = http->MapRequest(
+        {req.body, [&req](const std::string& header) { return req.Header(header); }});
+    if (!request.ok() && request.status().IsFailedPrecondition())
+      return respond(HttpResponse::Error(401, "unauthorized", request.status().message()));
     if (!request.ok()) return respond(ErrorResponse(request.status()));
-    Commit(state::BuildPerceptAdd(*request, rt_.engine().next_seq()), "percept_id", false,
-           [respond](HttpResponse res) {
-             if (res.status == 200) res.status = 202;
-             respond(std::move(res));
-           });
+    // Waits in the sensor's bounded queue; 503 when the overflow policy drops it.
+    http->Enqueue(std::move(request).value(),
+                  [respond](const Status& s, std::span<const Event> done) {
+                    if (!s.ok()) return respond(ErrorResponse(s));
+                    respond(HttpResponse::Json(202, CommitReceipt(done, "percept_id")));
+                  });
   });
 }
 

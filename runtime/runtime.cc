@@ -141,11 +141,11 @@ void Runtime::MakeSensors(std::vector<std::string>* errors) {
   for (auto it = config_.sensors.begin(); it != config_.sensors.end(); ++it) {
     std::string name = it.key();
     // Sinks run only once the sensor is started, after the engine is open.
-    auto sink = [this](json request) -> Status {
+    auto sink = [this](json request, sensors::Committed done) -> Status {
       if (stopping_) return Status::Unavailable("shutting down");
       auto events = state::BuildPerceptAdd(request, engine_->next_seq());
       if (!events.ok()) return events.status();
-      return engine_->Submit(std::move(events).value(), nullptr);
+      return engine_->Submit(std::move(events).value(), std::move(done));
     };
     auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
     if (!sensor.ok()) {

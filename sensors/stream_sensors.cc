@@ -7,16 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <algorithm>
 #include <thread>
 
-#include "sensors/builtin.h"
+#include "sensors/sensor_config.h"
 #include "state/json.h"
-#include "state/time.h"
 
 namespace limbic::sensors {
 
@@ -24,17 +23,9 @@ using nlohmann::json;
 
 namespace {
 
-Status KeyError(const std::string& name, const std::string& key, const std::string& why) {
-  return Status::InvalidArgument("sensors." + name + "." + key + ": " + why);
-}
-
-// Reads complete lines from `fd` (waiting at most `wait_ms` for data) and
-// passes each to `line`. Returns false at EOF or on error.
-bool ReadLines(int fd, std::string& buf, int wait_ms, const std::function<void(std::string)>& line) {
-  pollfd p{fd, POLLIN, 0};
-  int r = poll(&p, 1, wait_ms);
-  if (r == 0) return true;
-  if (r < 0) return errno == EINTR;
+// Reads what `fd` has (it is readable) and passes each complete line to
+// `line`, keeping a partial one in `buf`. Returns false at EOF or on error.
+bool ReadLines(int fd, std::string& buf, const std::function<void(std::string)>& line) {
   char chunk[65536];
   ssize_t n = read(fd, chunk, sizeof chunk);
   if (n < 0) return errno == EINTR || errno == EAGAIN;
@@ -50,9 +41,11 @@ bool ReadLines(int fd, std::string& buf, int wait_ms, const std::function<void(s
 class LineSensor : public SensorBase {
  public:
   LineSensor(std::string name, std::string kind, const json& cfg, boost::asio::io_context& ioc,
-             PerceptSink sink, std::shared_ptr<spdlog::logger> log, size_t capacity, Overflow overflow)
+             PerceptSink sink, std::shared_ptr<spdlog::logger> log, QueueConfig queue)
       : SensorBase(std::move(name), std::move(kind), std::move(sink), std::move(log)),
-        ioc_(ioc), queue_(capacity, overflow), defaults_(cfg.value("defaults", json::object())),
+        ioc_(ioc),
+        queue_(queue.capacity, queue.overflow),
+        defaults_(cfg.contains("defaults") ? cfg["defaults"] : json::object()),
         alive_(std::make_shared<bool>(true)) {}
   ~LineSensor() override { *alive_ = false; }
 
@@ -74,14 +67,28 @@ class LineSensor : public SensorBase {
   }
 
  protected:
+  struct Line {
+    std::string where;  // "line 3 of /var/log/x.jsonl"
+    std::string text;
+  };
+
   virtual void Produce() = 0;
   virtual void Interrupt() {}
+
+  // Producer thread: a new file or child process; its lines count from 1.
+  // `label` says which ("of /var/log/x.jsonl", "from pid 4242").
+  void NewStream(std::string label, uint64_t lines_before = 0) {
+    stream_ = std::move(label);
+    line_no_ = lines_before;
+  }
 
   // Producer thread: queue one line and make sure the io thread drains.
   void Offer(std::string text) {
     ++line_no_;
     if (text.empty()) return;
-    if (!queue_.Push({{"line", line_no_}, {"text", std::move(text)}})) return;
+    std::string where = "line " + std::to_string(line_no_);
+    if (!stream_.empty()) where += " " + stream_;
+    if (!queue_.Push(Line{std::move(where), std::move(text)})) return;
     if (!drain_posted_.exchange(true)) {
       std::weak_ptr<bool> alive = alive_;
       boost::asio::post(ioc_, [this, alive] {
@@ -92,20 +99,19 @@ class LineSensor : public SensorBase {
 
   void Drain() {
     drain_posted_ = false;
-    for (json& item : queue_.TakeAll()) {
-      std::string where = "line " + std::to_string(item["line"].get<uint64_t>());
-      const std::string& text = item["text"].get_ref<const std::string&>();
-      std::optional<json> parsed = state::ParseJson(text);
+    for (Line& line : queue_.TakeAll()) {
+      std::optional<json> parsed = state::ParseJson(line.text);
       if (!parsed || !parsed->is_object()) {
         ++stats_.received;
         ++stats_.rejected;
-        log_->warn("sensor {}: {} is not a JSON object: {}", name_, where, text.substr(0, 120));
+        log_->warn("sensor {}: {} is not a JSON object: {}", name_, line.where,
+                   line.text.substr(0, 120));
         continue;
       }
       json req = std::move(*parsed);
       for (auto it = defaults_.begin(); it != defaults_.end(); ++it)
         if (!req.contains(it.key())) req[it.key()] = *it;
-      (void)Deliver(std::move(req), where);
+      (void)Deliver(std::move(req), line.where);
     }
   }
 
@@ -117,13 +123,16 @@ class LineSensor : public SensorBase {
   }
 
   boost::asio::io_context& ioc_;
-  BoundedQueue queue_;
+  BoundedQueue<Line> queue_;
   json defaults_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> drain_posted_{false};
   std::shared_ptr<bool> alive_;
   std::thread thread_;
-  uint64_t line_no_ = 0;
+
+ private:
+  std::string stream_;    // producer thread only
+  uint64_t line_no_ = 0;  // producer thread only
 };
 
 class StdinSensor final : public LineSensor {
@@ -133,26 +142,36 @@ class StdinSensor final : public LineSensor {
  private:
   void Produce() override {
     std::string buf;
-    while (!stop_ && ReadLines(0, buf, 200, [this](std::string l) { Offer(std::move(l)); })) {
+    auto offer = [this](std::string l) { Offer(std::move(l)); };
+    while (!stop_) {
+      pollfd p{0, POLLIN, 0};
+      int r = poll(&p, 1, 200);
+      if (r < 0 && errno != EINTR) break;
+      if (r > 0 && !ReadLines(0, buf, offer)) break;
     }
     if (!buf.empty()) Offer(buf);
     log_->info("sensor {}: standard input closed", name_);
   }
 };
 
-// Follows a file like `tail -F`: survives rotation (new inode) and truncation.
+// Follows a file like `tail -F`: survives rotation (new inode) and
+// truncation. Line numbers are the file's own: with from "end" the lines
+// skipped at start are counted; a new or truncated file starts at 1.
 class JsonlSensor final : public LineSensor {
  public:
-  JsonlSensor(std::string name, const json& cfg, boost::asio::io_context& ioc, PerceptSink sink,
-              std::shared_ptr<spdlog::logger> log, size_t cap, Overflow of)
-      : LineSensor(std::move(name), "jsonl", cfg, ioc, std::move(sink), std::move(log), cap, of),
-        path_(cfg["path"].get<std::string>()), from_start_(cfg.value("from", "end") == "start") {}
+  JsonlSensor(std::string name, const json& cfg, std::string path, bool from_start,
+              boost::asio::io_context& ioc, PerceptSink sink, std::shared_ptr<spdlog::logger> log,
+              QueueConfig queue)
+      : LineSensor(std::move(name), "jsonl", cfg, ioc, std::move(sink), std::move(log), queue),
+        path_(std::move(path)),
+        from_start_(from_start) {}
 
  private:
   void Produce() override {
     int fd = -1;
     std::string buf;
     bool first = true;
+    char chunk[65536];
     while (!stop_) {
       if (fd < 0) {
         fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -160,11 +179,16 @@ class JsonlSensor final : public LineSensor {
           Sleep(200);
           continue;
         }
-        if (first && !from_start_) lseek(fd, 0, SEEK_END);
+        uint64_t skipped = 0;
+        if (first && !from_start_) {  // skip to the end, counting lines
+          for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) > 0;)
+            skipped += static_cast<uint64_t>(std::count(chunk, chunk + n, '\n'));
+        }
+        log_->info("sensor {}: following {} from line {}", name_, path_, skipped + 1);
         first = false;
         buf.clear();
+        NewStream("of " + path_, skipped);
       }
-      char chunk[65536];
       ssize_t n = read(fd, chunk, sizeof chunk);
       if (n > 0) {
         buf.append(chunk, static_cast<size_t>(n));
@@ -181,7 +205,9 @@ class JsonlSensor final : public LineSensor {
       off_t pos = lseek(fd, 0, SEEK_CUR);
       if (!rotated && now_st.st_size < pos) {
         lseek(fd, 0, SEEK_SET);  // truncated: start over
+        log_->info("sensor {}: {} was truncated; reading it from line 1", name_, path_);
         buf.clear();
+        NewStream("of " + path_);
         continue;
       }
       if (rotated && stat(path_.c_str(), &now_st) == 0) {
@@ -202,13 +228,20 @@ class JsonlSensor final : public LineSensor {
 // request, its stderr goes to the log; restarted with backoff when it exits.
 class ExecSensor final : public LineSensor {
  public:
-  ExecSensor(std::string name, const json& cfg, std::vector<std::string> argv, std::vector<std::string> env,
-             TimeMs backoff, TimeMs max_backoff, boost::asio::io_context& ioc, PerceptSink sink,
-             std::shared_ptr<spdlog::logger> log, size_t cap, Overflow of)
-      : LineSensor(std::move(name), "exec", cfg, ioc, std::move(sink), std::move(log), cap, of),
-        argv_(std::move(argv)), env_(std::move(env)), backoff_(backoff), max_backoff_(max_backoff) {}
+  ExecSensor(std::string name, const json& cfg, std::vector<std::string> argv,
+             std::vector<std::string> env, TimeMs backoff, TimeMs max_backoff,
+             boost::asio::io_context& ioc, PerceptSink sink, std::shared_ptr<spdlog::logger> log,
+             QueueConfig queue)
+      : LineSensor(std::move(name), "exec", cfg, ioc, std::move(sink), std::move(log), queue),
+        argv_(std::move(argv)),
+        env_(std::move(env)),
+        backoff_(backoff),
+        max_backoff_(max_backoff) {}
 
  private:
+  // A child that ran this long is healthy: the next restart waits only backoff_.
+  static constexpr auto kHealthyRun = std::chrono::seconds(60);
+
   void Interrupt() override {
     pid_t pid = pid_;
     if (pid > 0) kill(pid, SIGTERM);
@@ -218,23 +251,37 @@ class ExecSensor final : public LineSensor {
     TimeMs delay = backoff_;
     while (!stop_) {
       auto started = std::chrono::steady_clock::now();
-      RunOnce();
+      std::string how = RunOnce();
       if (stop_) break;
-      if (std::chrono::steady_clock::now() - started > std::chrono::seconds(60)) delay = backoff_;
-      log_->warn("sensor {}: {} exited; restarting in {} ms", name_, argv_[0], delay);
+      if (std::chrono::steady_clock::now() - started >= kHealthyRun) delay = backoff_;
+      log_->warn("sensor {}: {} {}; restarting in {} ms", name_, argv_[0], how, delay);
       if (!Sleep(delay)) break;
       delay = std::min(delay * 2, max_backoff_);
     }
   }
 
-  void RunOnce() {
+  // Runs the program to its end; says how it ended ("exited with status 1").
+  std::string RunOnce() {
     int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return;
+    if (pipe2(out, O_CLOEXEC)) return std::string("could not start: pipe: ") + strerror(errno);
+    if (pipe2(err, O_CLOEXEC)) {
+      close(out[0]);
+      close(out[1]);
+      return std::string("could not start: pipe: ") + strerror(errno);
+    }
     std::vector<char*> args;
     for (auto& a : argv_) args.push_back(a.data());
     args.push_back(nullptr);
+    // The inherited environment, minus the names the config sets.
     std::vector<char*> envp;
-    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    for (char** e = environ; *e; ++e) {
+      std::string_view var(*e);
+      bool overridden = std::any_of(env_.begin(), env_.end(), [&](const std::string& mine) {
+        size_t eq = mine.find('=');
+        return var.size() > eq && var.compare(0, eq + 1, mine, 0, eq + 1) == 0;
+      });
+      if (!overridden) envp.push_back(*e);
+    }
     for (auto& e : env_) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = fork();
@@ -249,26 +296,38 @@ class ExecSensor final : public LineSensor {
     }
     close(out[1]);
     close(err[1]);
-    pid_ = pid;
-    std::string obuf, ebuf;
-    bool out_open = pid > 0, err_open = pid > 0;
-    while (out_open || err_open) {
-      if (stop_) break;
-      if (out_open) out_open = ReadLines(out[0], obuf, err_open ? 0 : 200, [this](std::string l) { Offer(std::move(l)); });
-      if (err_open)
-        err_open = ReadLines(err[0], ebuf, 100, [this](std::string l) { log_->info("sensor {}: {}", name_, l); });
+    if (pid < 0) {
+      close(out[0]);
+      close(err[0]);
+      return std::string("could not start: fork: ") + strerror(errno);
     }
+    pid_ = pid;
+    NewStream("from pid " + std::to_string(pid));
+    std::string obuf, ebuf;
+    auto offer = [this](std::string l) { Offer(std::move(l)); };
+    auto log_err = [this](std::string l) { log_->info("sensor {}: {}", name_, l); };
+    bool out_open = true, err_open = true;
+    while ((out_open || err_open) && !stop_) {
+      pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+      if (poll(fds, 2, 200) <= 0) continue;
+      if (fds[0].revents) out_open = ReadLines(out[0], obuf, offer);
+      if (fds[1].revents) err_open = ReadLines(err[0], ebuf, log_err);
+    }
+    if (!stop_ && !obuf.empty()) Offer(obuf);  // a last line without '\n'
+    if (!stop_ && !ebuf.empty()) log_err(ebuf);
     close(out[0]);
     close(err[0]);
-    if (pid > 0) {
-      if (stop_) {  // SIGTERM was sent; give it 2 s, then SIGKILL
-        for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        kill(pid, SIGKILL);
-      }
-      waitpid(pid, nullptr, 0);
+    if (stop_) {  // SIGTERM was sent; give it 2 s, then SIGKILL
+      for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      kill(pid, SIGKILL);
     }
+    int status = 0;
+    waitpid(pid, &status, 0);
     pid_ = 0;
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+    return "ended";
   }
 
   std::vector<std::string> argv_;
@@ -283,31 +342,32 @@ Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const 
                                                  boost::asio::io_context& ioc, PerceptSink sink,
                                                  std::shared_ptr<spdlog::logger> log) {
   std::string kind = cfg["kind"];
-  std::vector<const char*> known = {"kind", "queue", "overflow", "defaults"};
-  if (kind == "jsonl") known.insert(known.end(), {"path", "from"});
-  if (kind == "exec") known.insert(known.end(), {"argv", "env", "restart_backoff", "max_backoff"});
-  for (auto it = cfg.begin(); it != cfg.end(); ++it)
-    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }) == known.end())
-      return KeyError(name, it.key(), "unknown key (see docs/adapters.md)");
-  size_t capacity = 1024;
-  if (cfg.contains("queue")) {
-    if (!cfg["queue"].is_number_unsigned() || cfg["queue"].get<size_t>() == 0)
-      return KeyError(name, "queue", "must be a positive integer");
-    capacity = cfg["queue"];
-  }
-  Overflow overflow = Overflow::kDropOldest;
-  std::string of = cfg.value("overflow", "drop_oldest");
-  if (of == "drop_newest") overflow = Overflow::kDropNewest;
-  else if (of == "block") overflow = Overflow::kBlock;
-  else if (of != "drop_oldest") return KeyError(name, "overflow", "must be drop_oldest, drop_newest or block");
-  if (cfg.contains("defaults") && !cfg["defaults"].is_object()) return KeyError(name, "defaults", "must be an object");
   if (kind == "stdin")
-    return std::unique_ptr<Sensor>(new StdinSensor(name, "stdin", cfg, ioc, std::move(sink), std::move(log), capacity, overflow));
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"queue", "overflow", "defaults"}));
+  if (kind == "jsonl")
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(name, cfg, {"queue", "overflow", "defaults", "path", "from"}));
+  if (kind == "exec")
+    LIMBIC_RETURN_IF_ERROR(CheckKeys(
+        name, cfg,
+        {"queue", "overflow", "defaults", "argv", "env", "restart_backoff", "max_backoff"}));
+  auto queue = ParseQueueConfig(name, cfg, Overflow::kDropOldest, /*allow_block=*/true);
+  if (!queue.ok()) return queue.status();
+  if (cfg.contains("defaults")) {
+    if (!cfg["defaults"].is_object())
+      return KeyError(name, "defaults", "must be an object of percept fields");
+    for (auto it = cfg["defaults"].begin(); it != cfg["defaults"].end(); ++it)
+      LIMBIC_RETURN_IF_ERROR(CheckPerceptField(name, "defaults." + it.key(), it.key(), *it));
+  }
+  if (kind == "stdin")
+    return std::unique_ptr<Sensor>(
+        new StdinSensor(name, "stdin", cfg, ioc, std::move(sink), std::move(log), *queue));
   if (kind == "jsonl") {
-    if (!cfg.contains("path") || !cfg["path"].is_string()) return KeyError(name, "path", "required: the file to follow");
-    std::string from = cfg.value("from", "end");
-    if (from != "end" && from != "start") return KeyError(name, "from", "must be \"end\" or \"start\"");
-    return std::unique_ptr<Sensor>(new JsonlSensor(name, cfg, ioc, std::move(sink), std::move(log), capacity, overflow));
+    if (!cfg.contains("path") || !cfg["path"].is_string() || cfg["path"].get<std::string>().empty())
+      return KeyError(name, "path", "required: the file to follow");
+    auto from = ChoiceKey(name, cfg, "from", "end", {"end", "start"});
+    if (!from.ok()) return from.status();
+    return std::unique_ptr<Sensor>(new JsonlSensor(name, cfg, cfg["path"], *from == "start", ioc,
+                                                   std::move(sink), std::move(log), *queue));
   }
   if (!cfg.contains("argv") || !cfg["argv"].is_array() || cfg["argv"].empty())
     return KeyError(name, "argv", "required: [\"/path/to/adapter\", \"arg\", ...]");
@@ -316,28 +376,30 @@ Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const 
     if (!a.is_string()) return KeyError(name, "argv", "must be an array of strings");
     argv.push_back(a);
   }
-  if (argv[0].empty() || argv[0][0] != '/' || access(argv[0].c_str(), X_OK) != 0)
-    return KeyError(name, "argv", "argv[0] must be an executable given by absolute path (no shell)");
+  if (argv[0].empty() || argv[0][0] != '/')
+    return KeyError(name, "argv", "argv[0] must be an absolute path (no shell, no PATH lookup)");
+  if (access(argv[0].c_str(), X_OK) != 0)
+    return KeyError(name, "argv", argv[0] + " is not an executable file");
   std::vector<std::string> env;
   if (cfg.contains("env")) {
     if (!cfg["env"].is_object()) return KeyError(name, "env", "must be an object of strings");
     for (auto it = cfg["env"].begin(); it != cfg["env"].end(); ++it) {
+      if (it.key().empty() || it.key().find('=') != std::string::npos)
+        return KeyError(name, "env." + it.key(), "not a valid variable name");
       if (!it->is_string()) return KeyError(name, "env." + it.key(), "must be a string");
       env.push_back(it.key() + "=" + it->get<std::string>());
     }
   }
-  auto dur = [&](const char* key, TimeMs dflt) -> Result<TimeMs> {
-    if (!cfg.contains(key)) return dflt;
-    auto d = cfg[key].is_string() ? ParseDuration(cfg[key].get<std::string>()) : Result<TimeMs>(Status::InvalidArgument(""));
-    if (!d.ok() || *d <= 0) return KeyError(name, key, "must be a duration such as \"1s\"");
-    return *d;
-  };
-  auto backoff = dur("restart_backoff", 1000);
+  auto backoff = DurationKey(name, cfg, "restart_backoff", 1000, 1);
   if (!backoff.ok()) return backoff.status();
-  auto max_backoff = dur("max_backoff", 60000);
+  auto max_backoff = DurationKey(name, cfg, "max_backoff", 60000, 1);
   if (!max_backoff.ok()) return max_backoff.status();
-  return std::unique_ptr<Sensor>(new ExecSensor(name, cfg, std::move(argv), std::move(env), *backoff,
-                                                *max_backoff, ioc, std::move(sink), std::move(log), capacity, overflow));
+  if (*max_backoff < *backoff)
+    return KeyError(name, "max_backoff",
+                    "must be at least restart_backoff (" + std::to_string(*backoff) + " ms)");
+  return std::unique_ptr<Sensor>(new ExecSensor(name, cfg, std::move(argv), std::move(env),
+                                                *backoff, *max_backoff, ioc, std::move(sink),
+                                                std::move(log), *queue));
 }
 
 }  // namespace limbic::sensors

@@ -309,7 +309,8 @@ TEST_CASE("exec sensor and exec effector speak JSON lines with a script", "[runt
   REQUIRE(l.port() != 0);
   json percepts = WaitJson(l.port(), "/v1/percepts?source=adapter", [](const json& j) { return j["percepts"].size() == 2; });
   CHECK(percepts["percepts"][0]["text"] == "two");
-  CHECK(l.WaitForLog("adapter: line 2 is not a JSON object"));
+  CHECK(l.WaitForLog("adapter: line 2 from pid "));
+  CHECK(l.WaitForLog("is not a JSON object: this is not json"));
   CHECK(l.WaitForLog("oops on stderr"));
   auto a = HttpJson(l.port(), "POST", "/v1/actions", {{"effector", "run"}, {"type", "t"}, {"payload", {{"hello", "world"}}}, {"idempotency_key", "k-42"}});
   REQUIRE(a.status == 201);

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""A limbic exec sensor: one percept for each new file in a directory.
+
+    dir_watch_sensor.py DIRECTORY [--interval SECONDS] [--include-existing]
+
+The adapter protocol (docs/adapters.md): print one JSON object per line on
+stdout and flush it; each becomes a percept. Diagnostics go to stderr, which
+limbic copies into its log. If this program exits, limbic starts it again
+after `restart_backoff`, doubling up to `max_backoff`.
+
+A file is new when its name appears in DIRECTORY (or reappears with another
+inode). Files whose names start with "." are ignored, so a writer can create
+".name.tmp" and rename it when complete. Each percept's id is derived from
+the file's path, inode and mtime: when a restart with --include-existing
+reports a file again, limbic refuses the duplicate id and records nothing.
+Standard library only.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+
+
+def log(message):
+    print(f"dir_watch: {message}", file=sys.stderr, flush=True)
+
+
+def emit(percept):
+    """Writes one percept request as one line; flushing is what delivers it."""
+    sys.stdout.write(json.dumps(percept, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def percept_for(path, st):
+    name = os.path.basename(path)
+    digest = hashlib.sha256(f"{path}\0{st.st_ino}\0{st.st_mtime_ns}".encode()).hexdigest()
+    return {
+        "id": "file-" + digest[:24],
+        "source": "dir_watch",
+        "type": "file.created",
+        "intensity": 0.4,
+        "text": f"new file {name}",
+        "data": {"name": name, "path": path, "size": st.st_size},
+    }
+
+
+def scan(directory):
+    """{path: stat} of the regular, non-hidden files; None if unreadable."""
+    files = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        files[entry.path] = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed between listing and stat
+    except OSError as e:
+        log(f"cannot read {directory}: {e.strerror}")
+        return None
+    return files
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between scans")
+    parser.add_argument("--include-existing", action="store_true",
+                        help="report the files present at start too")
+    args = parser.parse_args()
+    if args.interval <= 0:
+        parser.error("--interval must be positive")
+    directory = os.path.abspath(args.directory)
+
+    # limbic stops a sensor with SIGTERM: leave quietly.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+    seen = {}  # path -> inode
+    if not args.include_existing:
+        seen = {path: st.st_ino for path, st in (scan(directory) or {}).items()}
+    log(f"watching {directory} every {args.interval:g}s")
+    while True:
+        files = scan(directory)
+        if files is not None:
+            new = [(st.st_mtime_ns, path) for path, st in files.items()
+                   if seen.get(path) != st.st_ino]
+            for _, path in sorted(new):
+                emit(percept_for(path, files[path]))
+            seen = {path: st.st_ino for path, st in files.items()}
+        time.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BrokenPipeError:  # limbic went away; nobody is listening
+        sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(0)
