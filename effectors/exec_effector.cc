@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "effectors/builtin.h"
+#include "state/env.h"
 
 namespace limbic::effectors {
 
@@ -41,10 +42,11 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> vars = state::ChildEnvironment(env);
   std::vector<char*> envp;
-  for (char** e = environ; *e; ++e) envp.push_back(*e);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (auto& e : vars) envp.push_back(e.data());
   envp.push_back(nullptr);
+  const std::string exec_failed = "exec " + argv[0] + ": ";
   pid_t pid = fork();
   if (pid == 0) {
     // Its own group, so a kill reaches whatever it starts too (a shell
@@ -54,7 +56,11 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     dup2(out[1], 1);
     dup2(err[1], 2);
     execve(args[0], args.data(), envp.data());
-    dprintf(2, "exec %s: %s", args[0], std::strerror(errno));
+    // Only async-signal-safe calls between fork and exec: write(2), not printf.
+    const char* why = std::strerror(errno);
+    (void)!write(2, exec_failed.data(), exec_failed.size());
+    (void)!write(2, why, std::strlen(why));
+    (void)!write(2, "\n", 1);
     _exit(127);
   }
   close(in[0]);

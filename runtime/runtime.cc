@@ -80,10 +80,11 @@ Status Runtime::Open() {
                recovery.applied_seq_at_open);
 
   // 3. The loop's parts, then intake.
-  hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
-  hub_->set_last_seq(engine_->applied_seq());
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
+  // From here on the hub sees every applied event (older ones it reads from the log).
+  hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
+  hub_->set_last_seq(engine_->applied_seq());
   engine_->AddListener([this](std::span<const Event> events) { OnApplied(events); });
   LIMBIC_RETURN_IF_ERROR(outbox_->Start());
   for (auto& [name, sensor] : sensors_) {
@@ -204,6 +205,8 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
     log_->info("reflexes: {} changes to make the pool match {}", changes.size(),
                config_.reflexes_file);
     LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(changes), nullptr));
+    // Durable and applied before the API answers its first request.
+    LIMBIC_RETURN_IF_ERROR(engine_->Flush());
   }
   return Status::OK();
 }
@@ -223,8 +226,14 @@ void Runtime::OnApplied(std::span<const Event> events) {
         arousal_cache_at_ = -1;
         break;
       case EventType::kReflexPut: {
+        // Checked when it was put; a rule that no longer loads (say, its
+        // effector left the config) must not keep firing in its old form.
         auto rule = reflexes::ParseRule(e.fields["rule"], MakeRuleContext());
-        if (rule.ok()) (void)reflexes_.Put(std::move(rule).value());
+        Status s = rule.ok() ? reflexes_.Put(std::move(rule).value()) : rule.status();
+        if (!s.ok()) {
+          reflexes_.Remove(e.Str("reflex_id"));
+          log_->warn("reflex {} is not loaded: {}", e.Str("reflex_id"), s.message());
+        }
         break;
       }
       case EventType::kReflexDeleted:
@@ -312,7 +321,7 @@ void Runtime::DeclareMetrics() {
   metrics_.Declare("limbic_outbox_actions", T::kGauge, "outbox actions by status");
   metrics_.Declare("limbic_reflex_fires_total", T::kCounter, "reflex firings by rule");
   metrics_.Declare("limbic_reflex_rules", T::kGauge, "reflex rules loaded");
-  metrics_.Declare("limbic_sensor_percepts_total", T::kCounter, "percepts received by sensor");
+  metrics_.Declare("limbic_sensor_percepts_total", T::kCounter, "sensor inputs received (accepted or rejected)");
   metrics_.Declare("limbic_sensor_dropped_total", T::kCounter,
                    "percepts dropped by a full sensor queue");
   metrics_.Declare("limbic_sensor_rejected_total", T::kCounter, "sensor input rejected as invalid");

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "sensors/sensor_config.h"
+#include "state/env.h"
 #include "state/json.h"
 
 namespace limbic::sensors {
@@ -23,18 +24,57 @@ using nlohmann::json;
 
 namespace {
 
-// Reads what `fd` has (it is readable) and passes each complete line to
-// `line`, keeping a partial one in `buf`. Returns false at EOF or on error.
-bool ReadLines(int fd, std::string& buf, const std::function<void(std::string)>& line) {
+// A line longer than this is not kept in memory: it is skipped (reported
+// as too long) up to its newline, so a program that never prints one
+// cannot make limbic grow without bound.
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+// Splits a byte stream into lines. `line` gets each complete line; a line
+// over kMaxLineBytes arrives as std::nullopt, once, when its end is seen.
+class LineSplitter {
+ public:
+  using Sink = std::function<void(std::optional<std::string>)>;
+  void Feed(std::string_view data, const Sink& line) {
+    buf_.append(data);
+    size_t start = 0;
+    for (size_t nl; (nl = buf_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (overlong_) {
+        overlong_ = false;
+        line(std::nullopt);
+      } else {
+        line(buf_.substr(start, nl - start));
+      }
+    }
+    buf_.erase(0, start);
+    if (buf_.size() > kMaxLineBytes) {
+      overlong_ = true;
+      buf_.clear();
+    }
+  }
+  void Clear() {
+    buf_.clear();
+    overlong_ = false;
+  }
+  // At the end of the stream: a last line without its newline.
+  void Finish(const Sink& line) {
+    if (overlong_) line(std::nullopt);
+    else if (!buf_.empty()) line(std::move(buf_));
+    Clear();
+  }
+
+ private:
+  std::string buf_;
+  bool overlong_ = false;
+};
+
+// Reads what `fd` has (it is readable) into `lines`. Returns false at EOF
+// or on error.
+bool ReadLines(int fd, LineSplitter& lines, const LineSplitter::Sink& line) {
   char chunk[65536];
   ssize_t n = read(fd, chunk, sizeof chunk);
   if (n < 0) return errno == EINTR || errno == EAGAIN;
   if (n == 0) return false;
-  buf.append(chunk, static_cast<size_t>(n));
-  size_t start = 0;
-  for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
-    line(buf.substr(start, nl - start));
-  buf.erase(0, start);
+  lines.Feed(std::string_view(chunk, static_cast<size_t>(n)), line);
   return true;
 }
 
@@ -70,6 +110,7 @@ class LineSensor : public SensorBase {
   struct Line {
     std::string where;  // "line 3 of /var/log/x.jsonl"
     std::string text;
+    bool too_long = false;  // over kMaxLineBytes: text is empty
   };
 
   virtual void Produce() = 0;
@@ -83,12 +124,13 @@ class LineSensor : public SensorBase {
   }
 
   // Producer thread: queue one line and make sure the io thread drains.
-  void Offer(std::string text) {
+  // `text` is nullopt for a line too long to keep (LineSplitter).
+  void Offer(std::optional<std::string> text) {
     ++line_no_;
-    if (text.empty()) return;
+    if (text && text->empty()) return;
     std::string where = "line " + std::to_string(line_no_);
     if (!stream_.empty()) where += " " + stream_;
-    if (!queue_.Push(Line{std::move(where), std::move(text)})) return;
+    if (!queue_.Push(Line{std::move(where), text ? std::move(*text) : std::string(), !text})) return;
     if (!drain_posted_.exchange(true)) {
       std::weak_ptr<bool> alive = alive_;
       boost::asio::post(ioc_, [this, alive] {
@@ -100,6 +142,13 @@ class LineSensor : public SensorBase {
   void Drain() {
     drain_posted_ = false;
     for (Line& line : queue_.TakeAll()) {
+      if (line.too_long) {
+        ++stats_.received;
+        ++stats_.rejected;
+        log_->warn("sensor {}: {} is longer than {} bytes; skipped", name_, line.where,
+                   kMaxLineBytes);
+        continue;
+      }
       std::optional<json> parsed = state::ParseJson(line.text);
       if (!parsed || !parsed->is_object()) {
         ++stats_.received;
@@ -141,15 +190,15 @@ class StdinSensor final : public LineSensor {
 
  private:
   void Produce() override {
-    std::string buf;
-    auto offer = [this](std::string l) { Offer(std::move(l)); };
+    LineSplitter lines;
+    auto offer = [this](std::optional<std::string> l) { Offer(std::move(l)); };
     while (!stop_) {
       pollfd p{0, POLLIN, 0};
       int r = poll(&p, 1, 200);
       if (r < 0 && errno != EINTR) break;
-      if (r > 0 && !ReadLines(0, buf, offer)) break;
+      if (r > 0 && !ReadLines(0, lines, offer)) break;
     }
-    if (!buf.empty()) Offer(buf);
+    lines.Finish(offer);
     log_->info("sensor {}: standard input closed", name_);
   }
 };
@@ -169,7 +218,8 @@ class JsonlSensor final : public LineSensor {
  private:
   void Produce() override {
     int fd = -1;
-    std::string buf;
+    LineSplitter lines;
+    auto offer = [this](std::optional<std::string> l) { Offer(std::move(l)); };
     bool first = true;
     char chunk[65536];
     while (!stop_) {
@@ -186,16 +236,12 @@ class JsonlSensor final : public LineSensor {
         }
         log_->info("sensor {}: following {} from line {}", name_, path_, skipped + 1);
         first = false;
-        buf.clear();
+        lines.Clear();
         NewStream("of " + path_, skipped);
       }
       ssize_t n = read(fd, chunk, sizeof chunk);
       if (n > 0) {
-        buf.append(chunk, static_cast<size_t>(n));
-        size_t start = 0;
-        for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
-          Offer(buf.substr(start, nl - start));
-        buf.erase(0, start);
+        lines.Feed(std::string_view(chunk, static_cast<size_t>(n)), offer);
         continue;
       }
       // At the end: has the file been rotated or truncated?
@@ -206,7 +252,7 @@ class JsonlSensor final : public LineSensor {
       if (!rotated && now_st.st_size < pos) {
         lseek(fd, 0, SEEK_SET);  // truncated: start over
         log_->info("sensor {}: {} was truncated; reading it from line 1", name_, path_);
-        buf.clear();
+        lines.Clear();
         NewStream("of " + path_);
         continue;
       }
@@ -272,17 +318,9 @@ class ExecSensor final : public LineSensor {
     std::vector<char*> args;
     for (auto& a : argv_) args.push_back(a.data());
     args.push_back(nullptr);
-    // The inherited environment, minus the names the config sets.
+    std::vector<std::string> vars = state::ChildEnvironment(env_);
     std::vector<char*> envp;
-    for (char** e = environ; *e; ++e) {
-      std::string_view var(*e);
-      bool overridden = std::any_of(env_.begin(), env_.end(), [&](const std::string& mine) {
-        size_t eq = mine.find('=');
-        return var.size() > eq && var.compare(0, eq + 1, mine, 0, eq + 1) == 0;
-      });
-      if (!overridden) envp.push_back(*e);
-    }
-    for (auto& e : env_) envp.push_back(e.data());
+    for (auto& e : vars) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = fork();
     if (pid == 0) {
@@ -303,18 +341,22 @@ class ExecSensor final : public LineSensor {
     }
     pid_ = pid;
     NewStream("from pid " + std::to_string(pid));
-    std::string obuf, ebuf;
-    auto offer = [this](std::string l) { Offer(std::move(l)); };
-    auto log_err = [this](std::string l) { log_->info("sensor {}: {}", name_, l); };
+    LineSplitter out_lines, err_lines;
+    auto offer = [this](std::optional<std::string> l) { Offer(std::move(l)); };
+    auto log_err = [this](std::optional<std::string> l) {
+      log_->info("sensor {}: {}", name_, l ? *l : "(a stderr line over 1 MiB, skipped)");
+    };
     bool out_open = true, err_open = true;
     while ((out_open || err_open) && !stop_) {
       pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
       if (poll(fds, 2, 200) <= 0) continue;
-      if (fds[0].revents) out_open = ReadLines(out[0], obuf, offer);
-      if (fds[1].revents) err_open = ReadLines(err[0], ebuf, log_err);
+      if (fds[0].revents) out_open = ReadLines(out[0], out_lines, offer);
+      if (fds[1].revents) err_open = ReadLines(err[0], err_lines, log_err);
     }
-    if (!stop_ && !obuf.empty()) Offer(obuf);  // a last line without '\n'
-    if (!stop_ && !ebuf.empty()) log_err(ebuf);
+    if (!stop_) {  // a last line without '\n'
+      out_lines.Finish(offer);
+      err_lines.Finish(log_err);
+    }
     close(out[0]);
     close(err[0]);
     if (stop_) {  // SIGTERM was sent; give it 2 s, then SIGKILL

@@ -78,4 +78,9 @@ class Env {
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
 };
 
+// The environment for a child process: this process's variables, except
+// those that `overrides` ("NAME=value") sets, then `overrides`. (Appending
+// instead would leave two entries of a name, and getenv(3) returns the first.)
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides);
+
 }  // namespace limbic::state

@@ -225,4 +225,20 @@ Env* Env::Default() {
   return &env;
 }
 
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    std::string_view var(*e);
+    bool overridden = false;
+    for (const std::string& mine : overrides) {
+      size_t eq = mine.find('=');
+      if (eq != std::string::npos && var.size() > eq && var.compare(0, eq + 1, mine, 0, eq + 1) == 0)
+        overridden = true;
+    }
+    if (!overridden) out.emplace_back(var);
+  }
+  out.insert(out.end(), overrides.begin(), overrides.end());
+  return out;
+}
+
 }  // namespace limbic::state

@@ -167,6 +167,32 @@ TEST_CASE("jsonl follows a file across rotation and skips garbage", "[sensors]")
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a line over 1 MiB is skipped, not buffered, and the next line still counts", "[sensors]") {
+  char tmpl[] = "/tmp/limbic-sens-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/in.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"source":"before","type":"t"})" << "\n";
+    out << std::string(3 << 20, 'x') << "\n";  // 3 MiB without a newline in between
+    out << R"({"source":"after","type":"t"})" << "\n";
+  }
+  boost::asio::io_context ioc;
+  Recorder rec;
+  CapturedLog log;
+  auto s = MakeSensor("tail", {{"kind", "jsonl"}, {"path", path}, {"from", "start"}}, ioc,
+                      rec.Sink(), log.log);
+  REQUIRE(s.ok());
+  REQUIRE((*s)->Start().ok());
+  REQUIRE(RunUntil(ioc, [&] { return rec.got.size() == 2; }));
+  CHECK(rec.got[0]["source"] == "before");
+  CHECK(rec.got[1]["source"] == "after");
+  CHECK((*s)->stats().rejected == 1);
+  CHECK_THAT(log.Text(), Catch::Contains("line 2 of " + path + " is longer than 1048576 bytes"));
+  (*s)->Stop();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("exec line numbers restart at 1 for each child process", "[sensors]") {
   // Two runs of an adapter: each child's lines count from 1.
   char tmpl[] = "/tmp/limbic-sens-XXXXXX";
