@@ -180,19 +180,10 @@ void Api::AddThreadRoutes(Router& r) {
     std::optional<std::string> status = Query(req, "status");
     if (!status) status = "active";
     if (*status == "all") status.reset();
-    auto threads = rt_.engine().projection().ListThreads(status);
+    auto threads = state::ThreadsBySalience(rt_.engine().projection(), status,
+                                            rt_.engine().clock().Now(), rt_.config().recency);
     if (!threads.ok()) return respond(ErrorResponse(threads.status()));
-    TimeMs now = rt_.engine().clock().Now();
-    json out = json::array();
-    for (const json& t : *threads) {
-      auto n = rt_.engine().projection().CountUnprocessed(t["id"].get<std::string>());
-      if (!n.ok()) return respond(ErrorResponse(n.status()));
-      out.push_back(state::ThreadWithRecency(t, *n, now, rt_.config().recency));
-    }
-    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
-      return a["effective_salience"].get<double>() > b["effective_salience"].get<double>();
-    });
-    respond(HttpResponse::Json(200, {{"threads", std::move(out)}}));
+    respond(HttpResponse::Json(200, {{"threads", std::move(*threads)}}));
   });
   r.Add("GET", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
@@ -287,19 +278,11 @@ void Api::AddOutboxRoutes(Router& r) {
     const auto& p = rt_.engine().projection();
     const auto& recency = rt_.config().recency;
     TimeMs now = rt_.engine().clock().Now();
-    auto threads = p.ListThreads(std::string("active"));
+    auto threads = state::ThreadsBySalience(p, std::string("active"), now, recency, 1);
     auto arousal = p.GetArousal();
     if (!threads.ok() || !arousal.ok())
       return respond(ErrorResponse(threads.ok() ? arousal.status() : threads.status()));
-    json best = nullptr;
-    for (const json& t : *threads) {
-      auto n = p.CountUnprocessed(t["id"].get<std::string>());
-      if (!n.ok()) return respond(ErrorResponse(n.status()));
-      json scored = state::ThreadWithRecency(t, *n, now, recency);
-      if (best.is_null() || scored["effective_salience"].get<double>() >
-                                best["effective_salience"].get<double>())
-        best = std::move(scored);
-    }
+    json best = threads->empty() ? json(nullptr) : std::move(threads->front());
     json thread_percepts = json::array();
     if (!best.is_null()) {
       state::PerceptQuery q;

@@ -353,17 +353,9 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
       std::optional<std::string> status;
       if (*list_status != "all") status = *list_status;
-      auto threads = e.projection().ListThreads(status);
+      auto threads = state::ThreadsBySalience(e.projection(), status, now, ctx.recency);
       if (!threads.ok()) return Fail(threads.status());
-      json out = json::array();
-      for (const json& t : *threads) {
-        auto unprocessed = e.projection().CountUnprocessed(t["id"].get<std::string>());
-        if (!unprocessed.ok()) return Fail(unprocessed.status());
-        out.push_back(state::ThreadWithRecency(t, *unprocessed, now, ctx.recency));
-      }
-      std::stable_sort(out.begin(), out.end(), [](const json& x, const json& y) {
-        return x["effective_salience"].get<double>() > y["effective_salience"].get<double>();
-      });
+      json out = std::move(*threads);
       if (ctx.json) {
         PrintJson(out);
         return 0;

@@ -86,4 +86,23 @@ json ThreadWithRecency(const json& thread, size_t unprocessed, TimeMs now, const
   return out;
 }
 
+Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
+                                            std::optional<std::string> status, TimeMs now,
+                                            const RecencyParams& p, size_t limit) {
+  auto threads = projection.ListThreads(std::move(status));
+  if (!threads.ok()) return threads.status();
+  std::vector<json> out;
+  out.reserve(threads->size());
+  for (const json& t : *threads) {
+    auto unprocessed = projection.CountUnprocessed(t["id"].get<std::string>());
+    if (!unprocessed.ok()) return unprocessed.status();
+    out.push_back(ThreadWithRecency(t, *unprocessed, now, p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
+    return a["effective_salience"].get<double>() > b["effective_salience"].get<double>();
+  });
+  if (limit && out.size() > limit) out.resize(limit);
+  return out;
+}
+
 }  // namespace limbic::state

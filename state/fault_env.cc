@@ -120,6 +120,13 @@ int FaultInjectionEnv::sync_calls() const {
   return sync_calls_;
 }
 
+uint64_t FaultInjectionEnv::unsynced_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t n = 0;
+  for (const auto& [path, f] : files_) n += f.size - f.synced;
+  return n;
+}
+
 int FaultInjectionEnv::append_calls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return append_calls_;

@@ -33,6 +33,8 @@ class FaultInjectionEnv final : public Env {
 
   int sync_calls() const;
   int append_calls() const;
+  // Bytes written through this Env and not yet synced, over all files.
+  uint64_t unsynced_bytes() const;
 
   // Env
   Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override;

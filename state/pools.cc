@@ -6,6 +6,8 @@
 //
 //   P|T|TS8 ID                 every percept, by time
 //   P|h|THREAD \0 TS8 ID       percepts by thread
+//   P|a|THREAD \0 TS8 ID       percepts assigned to the thread and not yet
+//                              processed or dropped (status "assigned")
 //   P|s|SOURCE \0 TS8 ID       percepts by source
 //   P|y|TYPE \0 TS8 ID         percepts by type
 //   P|u|STATUS \0 TS8 ID       percepts by status
@@ -72,7 +74,10 @@ std::vector<std::string> IndexKeys(Pool pool, const std::string& id, const json&
     keys.push_back("P|y|" + StrOf(rec, "type") + '\0' + tail);
     keys.push_back("P|u|" + StrOf(rec, "status") + '\0' + tail);
     std::string thread = StrOf(rec, "thread_id");
-    if (!thread.empty()) keys.push_back("P|h|" + thread + '\0' + tail);
+    if (!thread.empty()) {
+      keys.push_back("P|h|" + thread + '\0' + tail);
+      if (StrOf(rec, "status") == "assigned") keys.push_back("P|a|" + thread + '\0' + tail);
+    }
   } else if (pool == Pool::kThreads) {
     keys.push_back("T|u|" + StrOf(rec, "status") + '\0' + id);
   } else if (pool == Pool::kActions) {
@@ -285,7 +290,8 @@ Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeM
   LIMBIC_RETURN_IF_ERROR(
       CheckStatusFilter("percept", q.status, {"new", "assigned", "processed", "dropped"}));
   std::string prefix = "P|T|";
-  if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
+  if (q.thread_id && q.status == "assigned") prefix = "P|a|" + *q.thread_id + '\0';
+  else if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
   else if (q.source) prefix = "P|s|" + *q.source + '\0';
   else if (q.type) prefix = "P|y|" + *q.type + '\0';
   else if (q.status) prefix = "P|u|" + *q.status + '\0';
@@ -341,14 +347,11 @@ Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> sta
 }
 
 Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
-  std::string prefix = "P|h|" + std::string(thread_id) + '\0';
+  // Keys only: the P|a| index holds exactly the thread's unprocessed percepts.
+  std::string prefix = "P|a|" + std::string(thread_id) + '\0';
   size_t n = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto rec = Get(Pool::kPercepts, it->key().ToStringView().substr(prefix.size() + 8));
-    if (!rec.ok()) return rec.status();
-    if (rec->has_value() && StrOf(**rec, "status") == "assigned") ++n;
-  }
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
   return n;
 }

@@ -28,9 +28,12 @@
 //        raise arousal; it decays as they age)
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "state/event.h"
+#include "state/projection.h"
 #include "state/time.h"
 
 namespace limbic::state {
@@ -52,5 +55,12 @@ double EffectiveArousal(const json& arousal, const std::vector<json>& recent_per
 json PerceptWithRecency(const json& percept, TimeMs now, const RecencyParams& p);
 // A copy of the thread record with "idle_ms", "unprocessed" and "effective_salience".
 json ThreadWithRecency(const json& thread, size_t unprocessed, TimeMs now, const RecencyParams& p);
+
+// Threads (those with `status`, or all), each with its recency (as
+// ThreadWithRecency), highest effective salience first; at most `limit`
+// (0 = all). What the API, the command line and attention list.
+Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
+                                            std::optional<std::string> status, TimeMs now,
+                                            const RecencyParams& p, size_t limit = 0);
 
 }  // namespace limbic::state
