@@ -5,6 +5,7 @@ BUILD   ?= build
 TYPE    ?= RelWithDebInfo
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIG  ?=
+BENCH_ARGS ?=
 # Debian packages the build, the tests and the README tour need.
 PKGS := build-essential cmake pkg-config git \
         librocksdb-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
@@ -34,8 +35,9 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
+# make bench BENCH_ARGS="--quick" (or --scenarios ..., see bench/main.cc)
 bench: build
-	$(BUILD)/limbic_bench
+	$(BUILD)/limbic_bench $(BENCH_ARGS)
 	$(BUILD)/limbic_loop_bench
 
 clean:

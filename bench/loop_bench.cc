@@ -10,27 +10,18 @@
 //             the real Outbox (which logs action_sent durably first).
 //   http      percepts/s through the real `limbic run` binary over
 //             keep-alive connections, durability fsync.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <spdlog/sinks/null_sink.h>
-#include <thread>
 
+#include "bench/http_ingest.h"
+#include "bench/report.h"
 #include "reflexes/bench_rules.h"
 #include "reflexes/engine.h"
 #include "runtime/outbox.h"
@@ -43,13 +34,6 @@ using SteadyClock = std::chrono::steady_clock;
 namespace {
 
 double Us(SteadyClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
-  return v[i];
-}
 
 json BenchReflexes(size_t n_rules, bool one_bucket) {
   const size_t sources = one_bucket ? 1 : 50, types = one_bucket ? 1 : 20;
@@ -82,7 +66,7 @@ json BenchReflexes(size_t n_rules, bool one_bucket) {
   return {{"rules", n_rules}, {"layout", one_bucket ? "one_bucket" : "spread"},
           {"buckets", stats.buckets}, {"sets", stats.sets}, {"build_ms", build_ms},
           {"percepts", percepts.size()}, {"matched", matched},
-          {"p50_us", Percentile(lat, 0.5)}, {"p99_us", Percentile(lat, 0.99)}};
+          {"p50_us", bench::Quantile(lat, 0.5)}, {"p99_us", bench::Quantile(lat, 0.99)}};
 }
 
 // Completes at once, recording when each delivery started.
@@ -136,91 +120,20 @@ json BenchOutbox(const std::string& dir, int actions) {
   ioc.poll();
   std::vector<double> lat;
   for (auto& [id, t1] : timing->dispatched) lat.push_back(Us(t1 - committed[id]));
-  return {{"actions", actions}, {"p50_us", Percentile(lat, 0.5)}, {"p99_us", Percentile(lat, 0.99)}};
-}
-
-int Connect(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
+  return {{"actions", actions}, {"p50_us", bench::Quantile(lat, 0.5)}, {"p99_us", bench::Quantile(lat, 0.99)}};
 }
 
 json BenchHttp(const std::string& limbic, const std::string& dir, int connections, int seconds) {
-  std::ofstream(dir + "/reflexes.json") << R"({"reflexes": []})";
-  std::ofstream(dir + "/limbic.json") << R"({"api": {"port": 0}, "reflexes": "reflexes.json",
-                                             "effectors": {"log": {"kind": "log"}}})";
-  int out[2];
-  if (pipe(out) != 0) throw std::runtime_error("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 2);
-    dup2(out[1], 1);
-    execl(limbic.c_str(), limbic.c_str(), "--state", (dir + "/state").c_str(), "run", "--config",
-          (dir + "/limbic.json").c_str(), nullptr);
-    _exit(127);
-  }
-  close(out[1]);
-  std::string log;
-  uint16_t port = 0;
-  char buf[4096];
-  while (!port) {
-    ssize_t n = read(out[0], buf, sizeof buf);
-    if (n <= 0) throw std::runtime_error("limbic did not start: " + log);
-    log.append(buf, static_cast<size_t>(n));
-    auto at = log.find("api http://127.0.0.1:");
-    if (at != std::string::npos && log.find(',', at) != std::string::npos) port = static_cast<uint16_t>(std::stoi(log.substr(at + 21)));
-  }
-  std::atomic<bool> stop{false};
-  std::atomic<uint64_t> done{0}, failed{0};
-  std::vector<std::thread> clients;
-  for (int c = 0; c < connections; ++c) {
-    clients.emplace_back([&, c] {
-      int fd = Connect(port);
-      std::string body = R"({"source":"bench","type":"message","intensity":0.5,"text":"keep-alive percept from client )" + std::to_string(c) + "\"}";
-      std::string req = "POST /v1/percepts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\n\r\n" + body;
-      std::string in;
-      char rb[8192];
-      while (!stop) {
-        if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) break;
-        // Read one response (headers + Content-Length body).
-        size_t need = std::string::npos;
-        while (need == std::string::npos || in.size() < need) {
-          ssize_t n = read(fd, rb, sizeof rb);
-          if (n <= 0) return;
-          in.append(rb, static_cast<size_t>(n));
-          size_t end = in.find("\r\n\r\n");
-          if (end != std::string::npos && need == std::string::npos) {
-            size_t cl = in.find("Content-Length: ");
-            need = end + 4 + std::stoul(in.substr(cl + 16));
-          }
-        }
-        (in.compare(9, 3, "201") == 0 ? done : failed)++;
-        in.erase(0, need);
-      }
-      close(fd);
-    });
-  }
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // warm up
-  uint64_t start_count = done;
-  auto t0 = SteadyClock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  double elapsed = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  uint64_t counted = done - start_count;
-  stop = true;
-  for (auto& t : clients) t.join();
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out[0]);
-  return {{"connections", connections}, {"seconds", elapsed}, {"percepts", counted},
-          {"percepts_per_s", static_cast<double>(counted) / elapsed}, {"failed", failed.load()},
+  bench::HttpIngestOptions o;
+  o.limbic = limbic;
+  o.dir = dir;
+  o.connections = connections;
+  o.seconds = seconds;
+  auto r = bench::RunHttpIngest(o);
+  if (!r.ok()) throw std::runtime_error(r.status().ToString());
+  return {{"connections", connections}, {"seconds", r->seconds}, {"percepts", r->percepts},
+          {"percepts_per_s", static_cast<double>(r->percepts) / r->seconds}, {"failed", r->failed},
+          {"p50_us", bench::Quantile(r->latency_us, 0.5)}, {"p99_us", bench::Quantile(r->latency_us, 0.99)},
           {"durability", "fsync"}};
 }
 
