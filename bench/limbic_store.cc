@@ -37,7 +37,7 @@ class LimbicStore final : public Store {
     for (size_t t = 0; t < p.threads; ++t) {
       ids.threads.push_back("t-" + std::to_string(next_seq()));
       LIMBIC_RETURN_IF_ERROR(add(state::BuildThreadCreate(
-          {{"goal", "preloaded thread " + std::to_string(t)}, {"salience", 0.3 + 0.05 * (t % 10)}},
+          {{"goal", "preloaded thread " + std::to_string(t)}, {"salience", 0.5}},
           next_seq())));
     }
     for (size_t i = 0; i < p.percepts.size(); ++i) {

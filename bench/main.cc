@@ -29,7 +29,7 @@
 namespace fs = std::filesystem;
 using namespace limbic;
 using namespace limbic::bench;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
@@ -108,6 +108,15 @@ const std::vector<Comparison> kComparisons = {
     {"limbic", {"json-fsync", "sqlite-full"}, "durable"},
     {"limbic-none", {"json", "sqlite-normal"}, "relaxed"}};
 
+Row MakeRow(std::string scenario, size_t size, std::string system, std::string unit) {
+  Row row;
+  row.scenario = std::move(scenario);
+  row.size = size;
+  row.system = std::move(system);
+  row.unit = std::move(unit);
+  return row;
+}
+
 [[noreturn]] void Die(const std::string& what, const Status& s) {
   std::fprintf(stderr, "limbic_bench: %s: %s\n", what.c_str(), s.ToString().c_str());
   std::exit(1);
@@ -138,7 +147,7 @@ Row Driven(const Options& o, const std::string& scenario, size_t size, const Sys
            const std::vector<Step>& steps) {
   Preload preload = MakePreload(size, o.seed);
   (void)RunOnce(o, sys, preload, steps, o.budget_s / 4);  // warm-up
-  Row row{scenario, size, sys.name, "ops/s"};
+  Row row = MakeRow(scenario, size, sys.name, "ops/s");
   std::vector<double> all_latency;
   std::vector<std::pair<double, uint64_t>> reps;
   for (int r = 0; r < o.reps; ++r) {
@@ -172,16 +181,16 @@ std::vector<Row> Recovery(const Options& o, size_t size, const System& sys) {
     std::vector<double> ms;
     for (int r = 0; r < o.reps + 1; ++r) {
       if (unapplied) fs::remove_all(state::DbDirPath(dir));
-      auto t0 = Clock::now();
+      auto t0 = SteadyClock::now();
       auto store = sys.open(dir);
-      double took = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      double took = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
       if (!store.ok()) Die(sys.name + ": reopen", store.status());
       if (r > 0) ms.push_back(took);  // the first is the warm-up
     }
     return ms;
   };
   auto row_of = [&](std::string system, std::vector<double> ms, std::string note) {
-    Row row{"recovery", size, std::move(system), "ms"};
+    Row row = MakeRow("recovery", size, std::move(system), "ms");
     row.reps = ms;
     std::sort(ms.begin(), ms.end());
     row.median = ms[ms.size() / 2];
@@ -237,14 +246,14 @@ std::string MixedLog(const Options& o) {
 }
 
 Row Replay(const Options& o, const System& sys, const std::string& log) {
-  Row row{"replay", o.replay_events, sys.name, "events/s"};
+  Row row = MakeRow("replay", o.replay_events, sys.name, "events/s");
   std::vector<double> rates;
   for (int r = 0; r < o.reps; ++r) {
     std::string dir = o.dir + "/replayed";
     fs::remove_all(dir);
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     auto n = sys.replay(log, dir);
-    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    double s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
     if (!n.ok()) Die(sys.name + ": replay", n.status());
     rates.push_back(static_cast<double>(*n) / s);
     row.ops = *n;
@@ -263,7 +272,7 @@ Row Http(const Options& o) {
   h.warmup_s = o.quick ? 0.5 : 1;
   auto r = RunHttpIngest(h);
   if (!r.ok()) Die("http", r.status());
-  Row row{"http ingest (64 keep-alive connections)", 0, "limbic", "percepts/s"};
+  Row row = MakeRow("http ingest (64 keep-alive connections)", 0, "limbic", "percepts/s");
   row.median = static_cast<double>(r->percepts) / r->seconds;
   row.reps = {row.median};
   row.ops = r->percepts;

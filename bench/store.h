@@ -48,8 +48,9 @@ struct PerceptIn {
 };
 
 // What a store starts a scenario with: `percepts` live percepts, some of
-// them assigned to (and some of those processed by) `threads` threads, and
-// `actions` actions, half of them complete. Built by the store's own bulk
+// them assigned to (and some of those processed by) `threads` active threads
+// (salience 0.5), and `actions` pending actions, every second one (odd
+// indexes) then completed. Built by the store's own bulk
 // path (not timed); the ids it created are returned so the workload can
 // refer to them.
 struct Preload {

@@ -214,7 +214,7 @@ Result<PreloadIds> JsonStore::Preload(const bench::Preload& p) {
     ids.threads.push_back(NextId("t-"));
     event("thread_created", {{"thread_id", ids.threads.back()},
                              {"goal", "preloaded thread " + std::to_string(i)},
-                             {"salience", 0.1 * static_cast<double>(1 + i % 9)}});
+                             {"salience", 0.5}});
   }
   for (size_t i = 0; i < n; ++i) {
     const PerceptIn& in = p.percepts[i];
