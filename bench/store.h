@@ -85,18 +85,19 @@ class Store {
   // pending -> complete (limbic records the delivery: sent, then complete).
   virtual Status CompleteAction(const std::string& action, Ack ack) = 0;
 
-  // Reads: ids, newest or highest first, at most `limit`.
+  // Reads: whole records (every field, as the store keeps them, `data` and
+  // `state` as JSON objects), newest or highest first, at most `limit`.
   // Percepts with status new from `source`.
-  virtual Result<std::vector<std::string>> UnassignedBySource(const std::string& source,
-                                                              size_t limit) = 0;
+  virtual Result<std::vector<json>> UnassignedBySource(const std::string& source,
+                                                       size_t limit) = 0;
   // Percepts assigned to `thread` (any status).
-  virtual Result<std::vector<std::string>> PerceptsByThread(const std::string& thread,
-                                                            size_t limit) = 0;
+  virtual Result<std::vector<json>> PerceptsByThread(const std::string& thread,
+                                                     size_t limit) = 0;
   // Percepts from `source` no older than `max_age` ms.
-  virtual Result<std::vector<std::string>> PerceptsBySourceSince(const std::string& source,
-                                                                 TimeMs max_age, size_t limit) = 0;
-  // Active threads by effective salience.
-  virtual Result<std::vector<std::string>> TopActiveThreads(size_t limit) = 0;
+  virtual Result<std::vector<json>> PerceptsBySourceSince(const std::string& source,
+                                                          TimeMs max_age, size_t limit) = 0;
+  // Active threads by effective salience (each with its "effective_salience").
+  virtual Result<std::vector<json>> TopActiveThreads(size_t limit) = 0;
   // {level, factors}.
   virtual Result<json> Arousal() = 0;
 
