@@ -94,32 +94,32 @@ class LimbicStore final : public Store {
     return Submit(CompleteEvents(action), nullptr, std::move(ack)).status();
   }
 
-  Result<std::vector<std::string>> UnassignedBySource(const std::string& source,
-                                                      size_t limit) override {
+  Result<std::vector<json>> UnassignedBySource(const std::string& source,
+                                               size_t limit) override {
     state::PerceptQuery q;
     q.source = source;
     q.status = "new";
     q.limit = limit;
-    return Ids(engine_->projection().QueryPercepts(q, engine_->clock().Now()));
+    return engine_->projection().QueryPercepts(q, engine_->clock().Now());
   }
-  Result<std::vector<std::string>> PerceptsByThread(const std::string& thread,
-                                                    size_t limit) override {
+  Result<std::vector<json>> PerceptsByThread(const std::string& thread,
+                                             size_t limit) override {
     state::PerceptQuery q;
     q.thread_id = thread;
     q.limit = limit;
-    return Ids(engine_->projection().QueryPercepts(q, engine_->clock().Now()));
+    return engine_->projection().QueryPercepts(q, engine_->clock().Now());
   }
-  Result<std::vector<std::string>> PerceptsBySourceSince(const std::string& source,
-                                                         TimeMs max_age, size_t limit) override {
+  Result<std::vector<json>> PerceptsBySourceSince(const std::string& source, TimeMs max_age,
+                                                  size_t limit) override {
     state::PerceptQuery q;
     q.source = source;
     q.max_age = max_age;
     q.limit = limit;
-    return Ids(engine_->projection().QueryPercepts(q, engine_->clock().Now()));
+    return engine_->projection().QueryPercepts(q, engine_->clock().Now());
   }
-  Result<std::vector<std::string>> TopActiveThreads(size_t limit) override {
-    return Ids(state::ThreadsBySalience(engine_->projection(), std::string("active"),
-                                        engine_->clock().Now(), state::RecencyParams(), limit));
+  Result<std::vector<json>> TopActiveThreads(size_t limit) override {
+    return state::ThreadsBySalience(engine_->projection(), std::string("active"),
+                                    engine_->clock().Now(), state::RecencyParams(), limit);
   }
   Result<json> Arousal() override {
     auto a = engine_->projection().GetArousal();
@@ -141,14 +141,6 @@ class LimbicStore final : public Store {
     return {Event{0, 0, EventType::kActionSent, {{"action_id", action}, {"attempt", 1}}},
             Event{0, 0, EventType::kActionComplete, {{"action_id", action}, {"attempt", 1}}}};
   }
-  static Result<std::vector<std::string>> Ids(Result<std::vector<json>> records) {
-    if (!records.ok()) return records.status();
-    std::vector<std::string> ids;
-    ids.reserve(records->size());
-    for (const json& r : *records) ids.push_back(r["id"].get<std::string>());
-    return ids;
-  }
-
   // Submits `events`; the id is the `id_field` of the first event (ids are
   // assigned when the command is built).
   Result<std::string> Submit(Result<Events> events, const char* id_field, Ack ack) {

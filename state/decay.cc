@@ -89,19 +89,40 @@ json ThreadWithRecency(const json& thread, size_t unprocessed, TimeMs now, const
 Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
                                             std::optional<std::string> status, TimeMs now,
                                             const RecencyParams& p, size_t limit) {
-  auto threads = projection.ListThreads(std::move(status));
-  if (!threads.ok()) return threads.status();
-  std::vector<json> out;
-  out.reserve(threads->size());
-  for (const json& t : *threads) {
-    auto unprocessed = projection.CountUnprocessed(t["id"].get<std::string>());
-    if (!unprocessed.ok()) return unprocessed.status();
-    out.push_back(ThreadWithRecency(t, *unprocessed, now, p));
+  // Rank from the index (salience, last_active) and one scan of the
+  // unprocessed counts; read only the records that are returned.
+  auto summaries = projection.ThreadSummaries(std::move(status));
+  if (!summaries.ok()) return summaries.status();
+  auto counts = projection.UnprocessedCounts();
+  if (!counts.ok()) return counts.status();
+  struct Ranked {
+    double effective;
+    const ThreadSummary* thread;
+    size_t unprocessed;
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(summaries->size());
+  for (const ThreadSummary& t : *summaries) {
+    auto c = counts->find(t.id);
+    size_t unprocessed = c == counts->end() ? 0 : c->second;
+    ranked.push_back({EffectiveSalience(t.salience, std::max<TimeMs>(0, now - t.last_active),
+                                        unprocessed, p),
+                      &t, unprocessed});
   }
-  std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
-    return a["effective_salience"].get<double>() > b["effective_salience"].get<double>();
-  });
-  if (limit && out.size() > limit) out.resize(limit);
+  auto higher = [](const Ranked& a, const Ranked& b) {
+    if (a.effective != b.effective) return a.effective > b.effective;
+    return a.thread->id < b.thread->id;
+  };
+  size_t n = limit ? std::min(limit, ranked.size()) : ranked.size();
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(n), ranked.end(), higher);
+  std::vector<json> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto rec = projection.Get(Pool::kThreads, ranked[i].thread->id);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) continue;  // removed meanwhile
+    out.push_back(ThreadWithRecency(**rec, ranked[i].unprocessed, now, p));
+  }
   return out;
 }
 

@@ -1,17 +1,22 @@
 // Projection: the pools in RocksDB.
 //
-// Index CF key grammar (values are empty). TS8 is a timestamp in ms as 8
-// bytes big-endian with the sign bit flipped, so byte order is time order;
-// strings end at a 0x00 byte (names and ids never contain one):
+// Index CF key grammar. TS8 is a timestamp in ms as 8 bytes big-endian with
+// the sign bit flipped, so byte order is time order; strings end at a 0x00
+// byte (names and ids never contain one). Values are empty except where
+// given:
 //
 //   P|T|TS8 ID                 every percept, by time
 //   P|h|THREAD \0 TS8 ID       percepts by thread
 //   P|a|THREAD \0 TS8 ID       percepts assigned to the thread and not yet
 //                              processed or dropped (status "assigned")
 //   P|s|SOURCE \0 TS8 ID       percepts by source
+//   P|n|SOURCE \0 TS8 ID       new (unassigned) percepts by source
 //   P|y|TYPE \0 TS8 ID         percepts by type
 //   P|u|STATUS \0 TS8 ID       percepts by status
-//   T|u|STATUS \0 ID           threads by status
+//   T|u|STATUS \0 ID           threads by status; value SAL8 LAST8: the
+//                              thread's salience (IEEE double bits) and
+//                              last_active (ms), both little-endian, so
+//                              ranking threads needs no record reads
 //   A|u|STATUS \0 TS8 ID       actions by status, by enqueue time
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -20,7 +25,8 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
-#include <set>
+#include <cstring>
+#include <map>
 
 #include "state/json.h"
 #include "state/projection.h"
@@ -52,8 +58,8 @@ TimeMs FromTs8(std::string_view b) {
   return static_cast<TimeMs>(u ^ (uint64_t{1} << 63));
 }
 
-TimeMs RecordTime(const json& rec) {
-  auto it = rec.find("ts");
+TimeMs RecordTime(const json& rec, const char* field = "ts") {
+  auto it = rec.find(field);
   if (it == rec.end() || !it->is_string()) return 0;
   auto t = ParseTime(it->get_ref<const std::string&>());
   return t.ok() ? *t : 0;
@@ -64,26 +70,53 @@ std::string StrOf(const json& rec, const char* key) {
   return it != rec.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The index entries a record implies.
-std::vector<std::string> IndexKeys(Pool pool, const std::string& id, const json& rec) {
-  std::vector<std::string> keys;
+void PutLE64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetLE64(std::string_view b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[static_cast<size_t>(i)]);
+  return v;
+}
+
+// SAL8 LAST8 (see the grammar above).
+std::string ThreadIndexValue(const json& rec) {
+  double salience = 0;
+  auto it = rec.find("salience");
+  if (it != rec.end() && it->is_number()) salience = it->get<double>();
+  uint64_t bits;
+  std::memcpy(&bits, &salience, sizeof bits);
+  std::string v;
+  PutLE64(&v, bits);
+  PutLE64(&v, static_cast<uint64_t>(RecordTime(rec, "last_active")));
+  return v;
+}
+
+// The index entries (key, value) a record implies.
+using IndexEntry = std::pair<std::string, std::string>;
+std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec) {
+  std::vector<IndexEntry> out;
+  auto key = [&out](std::string k) { out.emplace_back(std::move(k), std::string()); };
   if (pool == Pool::kPercepts) {
     std::string tail = Ts8(RecordTime(rec)) + id;
-    keys.push_back("P|T|" + tail);
-    keys.push_back("P|s|" + StrOf(rec, "source") + '\0' + tail);
-    keys.push_back("P|y|" + StrOf(rec, "type") + '\0' + tail);
-    keys.push_back("P|u|" + StrOf(rec, "status") + '\0' + tail);
+    const std::string status = StrOf(rec, "status");
+    const std::string source = StrOf(rec, "source");
+    key("P|T|" + tail);
+    key("P|s|" + source + '\0' + tail);
+    key("P|y|" + StrOf(rec, "type") + '\0' + tail);
+    key("P|u|" + status + '\0' + tail);
+    if (status == "new") key("P|n|" + source + '\0' + tail);
     std::string thread = StrOf(rec, "thread_id");
     if (!thread.empty()) {
-      keys.push_back("P|h|" + thread + '\0' + tail);
-      if (StrOf(rec, "status") == "assigned") keys.push_back("P|a|" + thread + '\0' + tail);
+      key("P|h|" + thread + '\0' + tail);
+      if (status == "assigned") key("P|a|" + thread + '\0' + tail);
     }
   } else if (pool == Pool::kThreads) {
-    keys.push_back("T|u|" + StrOf(rec, "status") + '\0' + id);
+    out.emplace_back("T|u|" + StrOf(rec, "status") + '\0' + id, ThreadIndexValue(rec));
   } else if (pool == Pool::kActions) {
-    keys.push_back("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
+    key("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
   }
-  return keys;
+  return out;
 }
 
 std::string Printable(std::string_view key) {
@@ -202,13 +235,17 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
         fetched = std::move(*r);
         old = &fetched;
       }
-      std::vector<std::string> was, now;
-      if (old->has_value()) was = IndexKeys(pool, id, **old);
-      if (change.record) now = IndexKeys(pool, id, *change.record);
-      for (std::string& k : was)
-        if (std::find(now.begin(), now.end(), k) == now.end()) op(kIndexCf, true, std::move(k));
-      for (std::string& k : now)
-        if (std::find(was.begin(), was.end(), k) == was.end()) op(kIndexCf, false, std::move(k));
+      std::vector<IndexEntry> was, now;
+      if (old->has_value()) was = IndexEntries(pool, id, **old);
+      if (change.record) now = IndexEntries(pool, id, *change.record);
+      auto has_key = [](const std::vector<IndexEntry>& v, const std::string& k) {
+        return std::any_of(v.begin(), v.end(), [&](const IndexEntry& e) { return e.first == k; });
+      };
+      for (IndexEntry& e : was)
+        if (!has_key(now, e.first)) op(kIndexCf, true, std::move(e.first));
+      for (IndexEntry& e : now)
+        if (std::find(was.begin(), was.end(), e) == was.end())
+          op(kIndexCf, false, std::move(e.first), std::move(e.second));
     }
     if (change.record) op(record_cf, false, id, Dump(*change.record));
     else op(record_cf, true, id);
@@ -292,6 +329,7 @@ Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeM
   std::string prefix = "P|T|";
   if (q.thread_id && q.status == "assigned") prefix = "P|a|" + *q.thread_id + '\0';
   else if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
+  else if (q.source && q.status == "new") prefix = "P|n|" + *q.source + '\0';
   else if (q.source) prefix = "P|s|" + *q.source + '\0';
   else if (q.type) prefix = "P|y|" + *q.type + '\0';
   else if (q.status) prefix = "P|u|" + *q.status + '\0';
@@ -354,6 +392,42 @@ Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
   return n;
+}
+
+Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
+    std::optional<std::string> status) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
+  std::string prefix = status ? "T|u|" + *status + '\0' : std::string("T|u|");
+  std::vector<ThreadSummary> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    size_t nul = key.find('\0', 4);
+    std::string_view v = it->value().ToStringView();
+    if (nul == std::string_view::npos || v.size() != 16)
+      return Status::Corruption("thread index entry " + Printable(key) + " is malformed");
+    uint64_t bits = GetLE64(v);
+    double salience;
+    std::memcpy(&salience, &bits, sizeof salience);
+    out.push_back({std::string(key.substr(nul + 1)), salience,
+                   static_cast<TimeMs>(GetLE64(v.substr(8)))});
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing threads"));
+  return out;
+}
+
+Result<std::unordered_map<std::string, size_t>> Projection::UnprocessedCounts() const {
+  std::unordered_map<std::string, size_t> counts;
+  const std::string prefix = "P|a|";
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    size_t nul = key.find('\0', 4);
+    if (nul != std::string_view::npos) ++counts[std::string(key.substr(4, nul - 4))];
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
+  return counts;
 }
 
 Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
@@ -448,10 +522,10 @@ Result<std::string> Projection::Digest() const {
 }
 
 Status Projection::CheckIndexes() const {
-  std::set<std::string> expected;
+  std::map<std::string, std::string> expected;
   for (Pool pool : {Pool::kPercepts, Pool::kThreads, Pool::kActions}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
-      for (auto& k : IndexKeys(pool, std::string(id), rec)) expected.insert(std::move(k));
+      for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
       return true;
     });
     LIMBIC_RETURN_IF_ERROR(s);
@@ -460,14 +534,16 @@ Status Projection::CheckIndexes() const {
   auto want = expected.begin();
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string key = it->key().ToString();
-    if (want != expected.end() && *want < key)
-      return Status::Corruption("index entry missing: " + Printable(*want));
-    if (want == expected.end() || *want != key)
+    if (want != expected.end() && want->first < key)
+      return Status::Corruption("index entry missing: " + Printable(want->first));
+    if (want == expected.end() || want->first != key)
       return Status::Corruption("index entry without a record: " + Printable(key));
+    if (it->value() != rocksdb::Slice(want->second))
+      return Status::Corruption("index entry with a stale value: " + Printable(key));
     ++want;
   }
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "checking indexes"));
-  if (want != expected.end()) return Status::Corruption("index entry missing: " + Printable(*want));
+  if (want != expected.end()) return Status::Corruption("index entry missing: " + Printable(want->first));
   return Status::OK();
 }
 

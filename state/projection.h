@@ -33,6 +33,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "state/event.h"
@@ -65,6 +66,13 @@ struct PerceptQuery {
   std::optional<TimeMs> min_age;      // age = now - ts >= min_age
   std::optional<TimeMs> max_age;      // age <= max_age
   size_t limit = 100;                 // 0 = no limit
+};
+
+// What ranking a thread by effective salience needs (ThreadSummaries).
+struct ThreadSummary {
+  std::string id;
+  double salience = 0;
+  TimeMs last_active = 0;
 };
 
 // The RocksDB operations that carry one set of changes. Built by Prepare on
@@ -114,6 +122,11 @@ class Projection final : public RecordReader {
   Result<std::vector<json>> ListThreads(std::optional<std::string> status, size_t limit = 0) const;
   // Percepts assigned to `thread_id` and not yet processed or dropped.
   Result<size_t> CountUnprocessed(std::string_view thread_id) const;
+  // Threads with `status` (or all), with what ranking them needs, read from
+  // the index alone (no record reads); ordered by status, then id.
+  Result<std::vector<ThreadSummary>> ThreadSummaries(std::optional<std::string> status) const;
+  // Unprocessed (assigned) percepts per thread id, in one scan of the index.
+  Result<std::unordered_map<std::string, size_t>> UnprocessedCounts() const;
   // Actions, optionally only those with `status`, oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Every record of `pool` in key order; stop early by returning false.

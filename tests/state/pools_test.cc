@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 #include <rocksdb/db.h>
 
+#include <random>
+
 #include "state/projection.h"
+#include "state/recency.h"
 #include "state/reducer.h"
 #include "test_util.h"
 
@@ -390,6 +393,57 @@ TEST_CASE("threads and actions by status", "[projection]") {
   CHECK((*both)[0]["id"] == "a-1");  // oldest first
   CHECK(*db->Count(Pool::kThreads) == 2);
   CHECK((*db->GetArousal())["level"] == 0.5);
+}
+
+TEST_CASE("threads by salience: ranked from the index, as the formula ranks the records",
+          "[projection]") {
+  ScratchDir dir;
+  auto db = OpenDb(dir.path());
+  Log log;
+  std::mt19937 rng(3);
+  std::vector<std::string> threads;
+  for (int i = 0; i < 40; ++i) {
+    threads.push_back("t-" + std::to_string(i));
+    log.Add(EventType::kThreadCreated,
+            {{"thread_id", threads.back()}, {"goal", "g"}, {"salience", (rng() % 100) / 100.0}});
+  }
+  for (int i = 0; i < 200; ++i) {
+    std::string p = "p-" + std::to_string(i);
+    log.Percept(p);
+    if (rng() % 3 == 0) continue;
+    log.Add(EventType::kPerceptAssigned, {{"percept_id", p}, {"thread_id", threads[rng() % 40]}});
+    if (rng() % 2 == 0) log.Add(EventType::kPerceptProcessed, {{"percept_id", p}});
+  }
+  for (int i = 0; i < 40; i += 3)  // salience changes, pauses: the index follows
+    log.Add(EventType::kThreadUpdated, {{"thread_id", threads[static_cast<size_t>(i)]},
+                                        {"salience", (rng() % 100) / 100.0}});
+  for (int i = 1; i < 40; i += 7) log.Add(EventType::kThreadPaused, {{"thread_id", threads[static_cast<size_t>(i)]}});
+  REQUIRE(db->Apply(log.events).ok());
+  REQUIRE(db->CheckIndexes().ok());
+
+  RecencyParams params;
+  TimeMs now = kT0 + 3'600'000;
+  // The reference: every active record, scored by the formula, sorted.
+  auto all = db->ListThreads(std::string("active"));
+  REQUIRE(all.ok());
+  std::vector<std::pair<double, std::string>> want;
+  for (const json& t : *all) {
+    auto n = db->CountUnprocessed(t["id"].get<std::string>());
+    REQUIRE(n.ok());
+    json scored = ThreadWithRecency(t, *n, now, params);
+    want.emplace_back(-scored["effective_salience"].get<double>(), t["id"].get<std::string>());
+  }
+  std::sort(want.begin(), want.end());
+  auto top = ThreadsBySalience(*db, std::string("active"), now, params, 10);
+  REQUIRE(top.ok());
+  REQUIRE(top->size() == 10);
+  for (size_t i = 0; i < 10; ++i) {
+    CHECK((*top)[i]["id"] == want[i].second);
+    CHECK((*top)[i]["effective_salience"].get<double>() == Approx(-want[i].first));
+  }
+  auto every = ThreadsBySalience(*db, std::nullopt, now, params);
+  REQUIRE(every.ok());
+  CHECK(every->size() == 40);
 }
 
 TEST_CASE("digests: equal for the same events however grouped, different otherwise",
