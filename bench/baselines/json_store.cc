@@ -15,9 +15,7 @@
 namespace limbic::bench {
 namespace {
 
-bool Full(const std::vector<std::string>& out, size_t limit) {
-  return limit != 0 && out.size() >= limit;
-}
+bool Full(const std::vector<json>& out, size_t limit) { return limit != 0 && out.size() >= limit; }
 
 }  // namespace
 
@@ -328,21 +326,18 @@ Status JsonStore::CompleteAction(const std::string& action, Ack ack) {
                 ack);
 }
 
-// ---- Reads: scans of memory.
+// ---- Reads: scans of memory; each record found is copied out whole.
 
-Result<std::vector<std::string>> JsonStore::UnassignedBySource(const std::string& source,
-                                                               size_t limit) {
-  std::vector<std::string> out;
+Result<std::vector<json>> JsonStore::UnassignedBySource(const std::string& source, size_t limit) {
+  std::vector<json> out;
   const json& all = percepts();
   for (auto it = all.rbegin(); it != all.rend() && !Full(out, limit); ++it)
-    if (StrOf(*it, "status") == "new" && StrOf(*it, "source") == source)
-      out.push_back(StrOf(*it, "id"));
+    if (StrOf(*it, "status") == "new" && StrOf(*it, "source") == source) out.push_back(*it);
   return out;
 }
 
-Result<std::vector<std::string>> JsonStore::PerceptsByThread(const std::string& thread,
-                                                             size_t limit) {
-  std::vector<std::string> out;
+Result<std::vector<json>> JsonStore::PerceptsByThread(const std::string& thread, size_t limit) {
+  std::vector<json> out;
   const json* t = FindThread(thread);
   if (!t) return out;
   std::vector<size_t> at;  // positions in arrival order
@@ -351,24 +346,23 @@ Result<std::vector<std::string>> JsonStore::PerceptsByThread(const std::string& 
     if (it != percept_at_.end()) at.push_back(it->second);
   }
   std::sort(at.begin(), at.end(), std::greater<>());
-  for (size_t i = 0; i < at.size() && !Full(out, limit); ++i)
-    out.push_back(StrOf(percepts()[at[i]], "id"));
+  for (size_t i = 0; i < at.size() && !Full(out, limit); ++i) out.push_back(percepts()[at[i]]);
   return out;
 }
 
-Result<std::vector<std::string>> JsonStore::PerceptsBySourceSince(const std::string& source,
-                                                                  TimeMs max_age, size_t limit) {
+Result<std::vector<json>> JsonStore::PerceptsBySourceSince(const std::string& source,
+                                                           TimeMs max_age, size_t limit) {
   // Every ts is FormatTime's fixed-width UTC form, so text order is time order.
   const std::string cutoff = FormatTime(Now() - max_age);
-  std::vector<std::string> out;
+  std::vector<json> out;
   const json& all = percepts();
   for (auto it = all.rbegin(); it != all.rend() && !Full(out, limit); ++it)
-    if (StrOf(*it, "source") == source && StrOf(*it, "ts") >= cutoff)
-      out.push_back(StrOf(*it, "id"));
+    if (StrOf(*it, "source") == source && StrOf(*it, "ts") >= cutoff) out.push_back(*it);
   return out;
 }
 
-Result<std::vector<std::string>> JsonStore::TopActiveThreads(size_t limit) {
+// Ranks every active thread, then copies the top `limit` records only.
+Result<std::vector<json>> JsonStore::TopActiveThreads(size_t limit) {
   const TimeMs now = Now();
   std::vector<std::pair<double, size_t>> ranked;  // effective salience, position
   const json& all = threads();
@@ -387,9 +381,11 @@ Result<std::vector<std::string>> JsonStore::TopActiveThreads(size_t limit) {
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<std::string> out;
-  for (size_t i = 0; i < ranked.size() && !Full(out, limit); ++i)
-    out.push_back(StrOf(all[ranked[i].second], "id"));
+  std::vector<json> out;
+  for (size_t i = 0; i < ranked.size() && !Full(out, limit); ++i) {
+    out.push_back(all[ranked[i].second]);
+    out.back()["effective_salience"] = ranked[i].first;
+  }
   return out;
 }
 

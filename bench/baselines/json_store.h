@@ -39,8 +39,10 @@
 // of the files (reopen the store); one process per dir, not enforced.
 // Recovery trims a torn final line of events.jsonl and outbox.jsonl.
 //
-// Reads scan memory: "newest first" is latest arrival first; a `limit` of 0
-// means no limit; an unknown thread has no percepts.
+// Reads scan memory and return copies of the records found (PERCEPT and
+// THREAD above, ts as RFC 3339 strings); a TopActiveThreads record adds
+// "effective_salience". "Newest first" is latest arrival first; a `limit` of
+// 0 means no limit; an unknown thread has no percepts.
 //
 // Thread-safety: one thread drives a store (as bench/store.h says).
 #pragma once

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +53,14 @@ T Must(Result<T> r, const std::string& what) {
   }
   return std::move(r).value();
 }
+
+// The ids of a read's records, in order.
+Ids IdsOf(const std::vector<json>& records) {
+  Ids ids;
+  for (const json& r : records) ids.push_back(r.at("id").get<std::string>());
+  return ids;
+}
+Ids IdsOf(Result<std::vector<json>> r, const std::string& what) { return IdsOf(Must(r, what)); }
 
 void CheckError(const Status& s, Status::Code code, const std::string& names,
                 const std::string& what) {
@@ -148,7 +157,8 @@ json Snapshot(Store& s, const Ids& threads) {
     snap["since"][src] = Must(s.PerceptsBySourceSince(src, 3'600'000, 0), "since");
   }
   for (const std::string& t : threads) snap["by_thread"][t] = Must(s.PerceptsByThread(t, 0), t);
-  Ids top = Must(s.TopActiveThreads(0), "top");
+  // effective_salience moves with the clock; the records' ids may not.
+  Ids top = IdsOf(s.TopActiveThreads(0), "top");
   std::sort(top.begin(), top.end());  // order may shift as time passes; the set may not
   snap["top"] = top;
   snap["arousal"] = Must(s.Arousal(), "arousal");
@@ -174,32 +184,43 @@ void CheckStore(const std::string& base, bool fsync) {
                                                  : "assigned",
                           t < 0 ? "" : ids.threads[t]});
   }
-  for (size_t i = 0; i < 50; ++i) m.salience[ids.threads[i]] = 0.1 * static_cast<double>(1 + i % 9);
+  for (size_t i = 0; i < 50; ++i) m.salience[ids.threads[i]] = 0.5;  // Preload's contract
 
   auto check_reads = [&](const std::string& when) {
     bool ok = true;
     for (const char* src : kSources)
-      ok &= Must(store->UnassignedBySource(src, 0), "unassigned") ==
+      ok &= IdsOf(store->UnassignedBySource(src, 0), "unassigned") ==
             m.Newest([&](auto& p) { return p.status == "new" && p.source == src; });
     Check(ok, tag + when + ": UnassignedBySource = the new percepts of each source, newest first");
     ok = true;
     for (const auto& [t, s] : m.salience)
-      ok &= Must(store->PerceptsByThread(t, 0), t) ==
+      ok &= IdsOf(store->PerceptsByThread(t, 0), t) ==
             m.Newest([&](auto& p) { return p.thread == t; });
     Check(ok, tag + when + ": PerceptsByThread = each thread's percepts, newest first");
-    Ids top = Must(store->TopActiveThreads(0), "top");
+    auto top_records = Must(store->TopActiveThreads(0), "top");
+    Ids top = IdsOf(top_records);
     ok = top.size() == m.salience.size();
     for (size_t i = 1; i < top.size(); ++i)
       ok &= m.Effective(top[i - 1]) >= m.Effective(top[i]) - 1e-6;
+    for (const json& r : top_records)
+      ok &= std::abs(r["effective_salience"].get<double>() -
+                     m.Effective(r["id"].get<std::string>())) < 1e-3;
     Check(ok, tag + when + ": TopActiveThreads lists every active thread by effective salience");
   };
   check_reads("preloaded");
 
-  Ids first5 = Must(store->UnassignedBySource("github", 5), "limit");
-  Ids github = Must(store->UnassignedBySource("github", 0), "all");
+  auto first5 = Must(store->UnassignedBySource("github", 5), "limit");
+  auto github = Must(store->UnassignedBySource("github", 0), "all");
   Check(first5.size() == 5 && std::equal(first5.begin(), first5.end(), github.begin()),
         tag + "a limit keeps the newest");
-  Check(Must(store->PerceptsBySourceSince("discord", 60'000, 0), "since") ==
+  // github percepts are i % 4 == 0, new when not i % 3 == 0: the newest is 992.
+  const json& r992 = first5.front();
+  Check(r992["id"] == ids.percepts[992] && r992["source"] == "github" &&
+            r992["type"] == "message" && r992["intensity"] == 0.92 && r992["ts"].is_string() &&
+            r992["thread_id"].is_null() && r992["status"] == "new" &&
+            r992["text"] == "benchmark percept number 992" && r992["data"] == json{{"n", 992}},
+        tag + "a percept record is whole: " + r992.dump());
+  Check(IdsOf(store->PerceptsBySourceSince("discord", 60'000, 0), "since") ==
             m.Newest([](auto& p) { return p.source == "discord"; }),
         tag + "PerceptsBySourceSince(1 min) = every discord percept, newest first");
   Check(Must(store->Arousal(), "arousal") ==
@@ -216,16 +237,25 @@ void CheckStore(const std::string& base, bool fsync) {
     ++writes;
     m.percepts.push_back({added.back(), "github", "new", ""});
   }
-  Check(Must(store->UnassignedBySource("github", 1), "newest") == Ids{added.back()},
+  auto newest = Must(store->UnassignedBySource("github", 1), "newest");
+  Check(IdsOf(newest) == Ids{added.back()} && newest[0]["text"] == "hello" &&
+            newest[0]["data"] == json::object() && newest[0]["intensity"] == 0.6,
         tag + "AddPercept: the new percept is the newest unassigned one of its source");
+  // A copy: changing it changes nothing in the store.
+  newest[0]["text"] = "changed";
+  Check(Must(store->UnassignedBySource("github", 1), "newest")[0]["text"] == "hello",
+        tag + "reads return copies of the records");
   Check(added.back() == "p-" + std::to_string(1000 + 50 + 100 + 4),
         tag + "ids come from one counter (" + added.back() + ")");
 
   const std::string low = Must(store->CreateThread("low", 0.0, ack), "create");
   ++writes;
   m.salience[low] = 0.0;
-  Check(Must(store->TopActiveThreads(0), "top").back() == low,
-        tag + "CreateThread(salience 0): last in TopActiveThreads");
+  json low_record = Must(store->TopActiveThreads(0), "top").back();
+  Check(low_record["id"] == low && low_record["goal"] == "low" && low_record["salience"] == 0.0 &&
+            low_record["percepts"] == json::array() && low_record["state"].is_object() &&
+            low_record["effective_salience"] == 0.0,
+        tag + "CreateThread(salience 0): last in TopActiveThreads: " + low_record.dump());
   for (int i = 0; i < 3; ++i) {
     Status s = store->AssignPercept(added[i], low, ack);
     ++writes;
@@ -233,11 +263,13 @@ void CheckStore(const std::string& base, bool fsync) {
     m.Get(added[i]).status = "assigned";
     m.Get(added[i]).thread = low;
   }
-  Check(Must(store->PerceptsByThread(low, 1), "by thread") == Ids{added[2]},
+  auto by_low = Must(store->PerceptsByThread(low, 1), "by thread");
+  Check(IdsOf(by_low) == Ids{added[2]} && by_low[0]["status"] == "assigned" &&
+            by_low[0]["thread_id"] == low,
         tag + "after AssignPercept the percept is the newest of PerceptsByThread");
-  Check(Must(store->UnassignedBySource("github", 1), "newest") == Ids{added[3]},
+  Check(IdsOf(store->UnassignedBySource("github", 1), "newest") == Ids{added[3]},
         tag + "after AssignPercept it is no longer unassigned");
-  Ids top = Must(store->TopActiveThreads(0), "top");
+  Ids top = IdsOf(store->TopActiveThreads(0), "top");
   size_t rank = std::find(top.begin(), top.end(), low) - top.begin();
   size_t higher = std::count_if(m.salience.begin(), m.salience.end(),
                                 [&](auto& kv) { return m.Effective(kv.first) > 0.3 + 1e-6; });
@@ -248,7 +280,7 @@ void CheckStore(const std::string& base, bool fsync) {
     ++writes;
     m.Get(added[i]).status = "processed";
   }
-  Check(Must(store->TopActiveThreads(0), "top").back() == low,
+  Check(Must(store->TopActiveThreads(0), "top").back()["id"] == low,
         tag + "after ProcessPercept they no longer count as unprocessed: last again");
   Check(Must(store->PerceptsByThread(low, 0), "by thread").size() == 3,
         tag + "processed percepts stay in PerceptsByThread");
@@ -262,6 +294,8 @@ void CheckStore(const std::string& base, bool fsync) {
   Check(on_disk["threads"].size() == 51 &&
             state == json{{"phase", "drafting"}, {"context", {{"j", 2}}}, {"next_step", nullptr}},
         tag + "threads.json holds the merged state " + state.dump());
+  Check(Must(store->TopActiveThreads(0), "top").back()["state"] == state,
+        tag + "TopActiveThreads returns the thread with that state");
 
   const std::string action =
       Must(store->EnqueueAction("chat", "send_message", {{"text", "hi"}}, low, ack), "enqueue");
@@ -366,12 +400,17 @@ void CheckReplay(const std::string& base) {
   Check(applied == 10 && skipped == 1,
         "[replay] 10 events applied, reflex_fired skipped, torn last line ignored");
   auto store = Must(OpenJsonStore({dir, true}), "open replayed");
-  Check(Must(store->UnassignedBySource("github", 0), "") == Ids{"p-10"} &&
-            Must(store->PerceptsByThread("t-2", 0), "") == Ids{"p-1"} &&
-            Must(store->TopActiveThreads(0), "") == Ids{"t-2"},
+  auto p10 = Must(store->UnassignedBySource("github", 0), "");
+  auto by_t2 = Must(store->PerceptsByThread("t-2", 0), "");
+  Check(IdsOf(p10) == Ids{"p-10"} && IdsOf(by_t2) == Ids{"p-1"} &&
+            IdsOf(store->TopActiveThreads(0), "") == Ids{"t-2"},
         "[replay] unassigned [p-10], t-2 has [p-1], t-2 is the active thread");
+  Check(p10[0]["text"] == "" && p10[0]["data"] == json::object() &&
+            p10[0]["ts"] == "2020-01-01T00:00:09.000Z" && by_t2[0]["text"] == "old crash" &&
+            by_t2[0]["status"] == "processed",
+        "[replay] records: p-10 with text \"\" and data {}, p-1 processed with its text");
   Check(Must(store->PerceptsBySourceSince("github", 3'600'000, 0), "").empty() &&
-            Must(store->PerceptsBySourceSince("github", TimeMs{20} * 365 * 86'400'000, 0), "") ==
+            IdsOf(store->PerceptsBySourceSince("github", TimeMs{20} * 365 * 86'400'000, 0), "") ==
                 Ids({"p-10", "p-1"}),
         "[replay] 2020 percepts are older than an hour, younger than 20 years");
   Check(Must(store->Arousal(), "")["level"] == 0.7, "[replay] arousal_set: level 0.7");

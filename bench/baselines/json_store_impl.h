@@ -77,13 +77,12 @@ class JsonStore final : public Store {
                                     Ack ack) override;
   Status CompleteAction(const std::string& action, Ack ack) override;
 
-  Result<std::vector<std::string>> UnassignedBySource(const std::string& source,
-                                                      size_t limit) override;
-  Result<std::vector<std::string>> PerceptsByThread(const std::string& thread,
-                                                    size_t limit) override;
-  Result<std::vector<std::string>> PerceptsBySourceSince(const std::string& source, TimeMs max_age,
-                                                         size_t limit) override;
-  Result<std::vector<std::string>> TopActiveThreads(size_t limit) override;
+  // Reads copy the records out of memory (deep copies of the json values).
+  Result<std::vector<json>> UnassignedBySource(const std::string& source, size_t limit) override;
+  Result<std::vector<json>> PerceptsByThread(const std::string& thread, size_t limit) override;
+  Result<std::vector<json>> PerceptsBySourceSince(const std::string& source, TimeMs max_age,
+                                                  size_t limit) override;
+  Result<std::vector<json>> TopActiveThreads(size_t limit) override;
   Result<json> Arousal() override {
     return json{{"level", arousal_["level"]}, {"factors", arousal_["factors"]}};
   }

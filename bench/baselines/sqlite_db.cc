@@ -1,6 +1,7 @@
 #include "bench/baselines/sqlite_db.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace limbic::bench {
 namespace {
@@ -59,6 +60,7 @@ enum Q : int {
   kPerceptsByThread,
   kPerceptsBySourceSince,
   kActiveThreads,
+  kThread,
   kNumStatements,
 };
 
@@ -92,16 +94,48 @@ constexpr const char* kSql[kNumStatements] = {
     "WHERE id = ?1 AND status IN ('pending', 'failed', 'inflight')",
     "UPDATE outbox SET status = 'complete', attempts = coalesce(?2, attempts), updated_at = ?3 "
     "WHERE id = ?1 AND status = ?4",
-    "SELECT id FROM percepts WHERE source = ?1 AND status = 'new' "
-    "ORDER BY ts DESC, rowid DESC LIMIT ?2",
-    "SELECT id FROM percepts WHERE thread_id = ?1 ORDER BY ts DESC, rowid DESC LIMIT ?2",
-    "SELECT id FROM percepts WHERE source = ?1 AND ts >= ?2 "
-    "ORDER BY ts DESC, rowid DESC LIMIT ?3",
+    // The percept reads select the columns in PerceptRecord's order.
+    "SELECT id, source, type, intensity, ts, thread_id, status, text, data FROM percepts "
+    "WHERE source = ?1 AND status = 'new' ORDER BY ts DESC, rowid DESC LIMIT ?2",
+    "SELECT id, source, type, intensity, ts, thread_id, status, text, data FROM percepts "
+    "WHERE thread_id = ?1 ORDER BY ts DESC, rowid DESC LIMIT ?2",
+    "SELECT id, source, type, intensity, ts, thread_id, status, text, data FROM percepts "
+    "WHERE source = ?1 AND ts >= ?2 ORDER BY ts DESC, rowid DESC LIMIT ?3",
     // One pass: the count per thread is a range of the small percepts_assigned index.
     "SELECT t.id, t.salience, t.last_active, "
     "(SELECT count(*) FROM percepts p WHERE p.thread_id = t.id AND p.status = 'assigned') "
     "FROM threads t WHERE t.status = 'active'",
+    "SELECT id, goal, status, salience, state, created_at, last_active FROM threads "
+    "WHERE id = ?1",
 };
+
+// The reads, for ReadPlans().
+constexpr std::pair<Q, const char*> kReads[] = {
+    {kUnassignedBySource, "UnassignedBySource"},
+    {kPerceptsByThread, "PerceptsByThread"},
+    {kPerceptsBySourceSince, "PerceptsBySourceSince"},
+    {kActiveThreads, "ActiveThreads"},
+    {kThread, "Thread"},
+};
+
+nlohmann::json OptJson(std::optional<std::string> v) {
+  return v ? nlohmann::json(std::move(*v)) : nlohmann::json();
+}
+
+// A JSON text column as a user of SQLite reads it: nlohmann::json::parse.
+// Discarded (is_discarded()) when it is not JSON.
+nlohmann::json ParseColumn(const Stmt& s, int i) {
+  return nlohmann::json::parse(s.ColumnText(i), nullptr, /*allow_exceptions=*/false);
+}
+
+// The current row of a percept read (columns as in kSql) as a record.
+nlohmann::json PerceptRecord(const Stmt& s) {
+  return {{"id", s.ColumnText(0)},     {"source", s.ColumnText(1)},
+          {"type", s.ColumnText(2)},   {"intensity", s.ColumnReal(3)},
+          {"ts", s.ColumnInt(4)},      {"thread_id", OptJson(s.ColumnOptText(5))},
+          {"status", s.ColumnText(6)}, {"text", OptJson(s.ColumnOptText(7))},
+          {"data", ParseColumn(s, 8)}};
+}
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -352,29 +386,36 @@ Status SqliteDb::CompleteAction(const std::string& id, std::string_view from,
 
 // --- reads ---
 
-Result<std::vector<std::string>> SqliteDb::Ids(Stmt& s) {
-  std::vector<std::string> ids;
-  while (s.Next()) ids.push_back(s.ColumnText(0));
+Result<std::vector<nlohmann::json>> SqliteDb::Percepts(Stmt& s) {
+  std::vector<nlohmann::json> out;
+  while (s.Next()) {
+    out.push_back(PerceptRecord(s));
+    if (out.back()["data"].is_discarded()) {
+      (void)s.Finish();
+      return Status::Corruption("percept " + out.back()["id"].get<std::string>() +
+                                ": data is not JSON");
+    }
+  }
   LIMBIC_RETURN_IF_ERROR(s.Finish());
-  return ids;
+  return out;
 }
 
-Result<std::vector<std::string>> SqliteDb::UnassignedBySource(const std::string& source,
-                                                              size_t limit) {
-  return Ids(Use(kUnassignedBySource).Text(1, source).Int(2, static_cast<int64_t>(limit)));
+Result<std::vector<nlohmann::json>> SqliteDb::UnassignedBySource(const std::string& source,
+                                                                 size_t limit) {
+  return Percepts(Use(kUnassignedBySource).Text(1, source).Int(2, static_cast<int64_t>(limit)));
 }
 
-Result<std::vector<std::string>> SqliteDb::PerceptsByThread(const std::string& thread,
-                                                            size_t limit) {
-  return Ids(Use(kPerceptsByThread).Text(1, thread).Int(2, static_cast<int64_t>(limit)));
+Result<std::vector<nlohmann::json>> SqliteDb::PerceptsByThread(const std::string& thread,
+                                                               size_t limit) {
+  return Percepts(Use(kPerceptsByThread).Text(1, thread).Int(2, static_cast<int64_t>(limit)));
 }
 
-Result<std::vector<std::string>> SqliteDb::PerceptsBySourceSince(const std::string& source,
-                                                                 TimeMs since, size_t limit) {
-  return Ids(Use(kPerceptsBySourceSince)
-                 .Text(1, source)
-                 .Int(2, since)
-                 .Int(3, static_cast<int64_t>(limit)));
+Result<std::vector<nlohmann::json>> SqliteDb::PerceptsBySourceSince(const std::string& source,
+                                                                    TimeMs since, size_t limit) {
+  return Percepts(Use(kPerceptsBySourceSince)
+                      .Text(1, source)
+                      .Int(2, since)
+                      .Int(3, static_cast<int64_t>(limit)));
 }
 
 Result<std::vector<ActiveThread>> SqliteDb::ActiveThreads() {
@@ -384,6 +425,21 @@ Result<std::vector<ActiveThread>> SqliteDb::ActiveThreads() {
     out.push_back(
         {s.ColumnText(0), s.ColumnReal(1), s.ColumnInt(2), static_cast<size_t>(s.ColumnInt(3))});
   LIMBIC_RETURN_IF_ERROR(s.Finish());
+  return out;
+}
+
+Result<nlohmann::json> SqliteDb::Thread(const std::string& id) {
+  Stmt& s = Use(kThread).Text(1, id);
+  nlohmann::json out;
+  if (s.Next())
+    out = {{"id", s.ColumnText(0)},        {"goal", s.ColumnText(1)},
+           {"status", s.ColumnText(2)},    {"salience", s.ColumnReal(3)},
+           {"state", ParseColumn(s, 4)},   {"created_at", s.ColumnInt(5)},
+           {"last_active", s.ColumnInt(6)}};
+  LIMBIC_RETURN_IF_ERROR(s.Finish());
+  if (out.is_null()) return Status::NotFound("thread " + id + " not found");
+  if (out["state"].is_discarded())
+    return Status::Corruption("thread " + id + ": state is not JSON");
   return out;
 }
 
@@ -397,6 +453,20 @@ Result<nlohmann::json> SqliteDb::Arousal() {
   LIMBIC_RETURN_IF_ERROR(s.Finish());
   if (out["factors"].is_discarded()) return Status::Corruption("arousal.factors is not JSON");
   return out;
+}
+
+Result<std::vector<std::string>> SqliteDb::ReadPlans() {
+  std::vector<std::string> plans;
+  for (const auto& [q, name] : kReads) {
+    Stmt explain;
+    LIMBIC_RETURN_IF_ERROR(
+        explain.Prepare(db_, (std::string("EXPLAIN QUERY PLAN ") + kSql[q]).c_str()));
+    std::string plan = std::string(name) + ":";
+    for (const char* sep = " "; explain.Next(); sep = "; ") plan += sep + explain.ColumnText(3);
+    LIMBIC_RETURN_IF_ERROR(explain.Finish());
+    plans.push_back(std::move(plan));
+  }
+  return plans;
 }
 
 }  // namespace limbic::bench

@@ -23,7 +23,9 @@
 // Every newest-first read orders by (ts DESC, rowid DESC): insertion order
 // breaks ties between percepts of the same millisecond, and the indexes
 // above (whose last column is implicitly the rowid) serve that order without
-// a sort.
+// a sort. Reads return whole records, so each row the index yields is then
+// read from the table (by rowid) and its JSON text columns parsed.
+// ReadPlans() shows the plans.
 //
 // Ids are "<prefix>-<seq of the creating event>", as limbic generates them,
 // so the events table's MAX(seq) is the one id counter.
@@ -162,20 +164,31 @@ class SqliteDb {
   Status CompleteAction(const std::string& id, std::string_view from,
                         std::optional<int64_t> attempt, TimeMs ts);
 
-  // Reads (ids newest first, at most `limit`).
-  Result<std::vector<std::string>> UnassignedBySource(const std::string& source, size_t limit);
-  Result<std::vector<std::string>> PerceptsByThread(const std::string& thread, size_t limit);
-  Result<std::vector<std::string>> PerceptsBySourceSince(const std::string& source, TimeMs since,
-                                                         size_t limit);
+  // Reads of percepts: newest first, at most `limit`, each row as the record
+  // {id, source, type, intensity, ts (ms), thread_id|null, status, text|null,
+  // data} with `data` parsed. A `data` that is not JSON is Corruption.
+  Result<std::vector<nlohmann::json>> UnassignedBySource(const std::string& source, size_t limit);
+  Result<std::vector<nlohmann::json>> PerceptsByThread(const std::string& thread, size_t limit);
+  Result<std::vector<nlohmann::json>> PerceptsBySourceSince(const std::string& source, TimeMs since,
+                                                            size_t limit);
+  // What ranking needs of every active thread (no JSON parsed).
   Result<std::vector<ActiveThread>> ActiveThreads();
+  // One thread's record {id, goal, status, salience, state, created_at,
+  // last_active} with `state` parsed; NotFound when there is none.
+  Result<nlohmann::json> Thread(const std::string& id);
   // {level, factors} or the default record when never set.
   Result<nlohmann::json> Arousal();
+
+  // "<read>: <EXPLAIN QUERY PLAN details, '; '-separated>" for each read
+  // statement above, so a check can see which index serves it.
+  Result<std::vector<std::string>> ReadPlans();
 
  private:
   SqliteDb() = default;
   Stmt& Use(int q);  // a statement of sqlite_db.cc's Q, reset
   Status Fail(std::string_view what) const;
-  Result<std::vector<std::string>> Ids(Stmt& s);
+  // The rows of a percept read, as records; resets `s`.
+  Result<std::vector<nlohmann::json>> Percepts(Stmt& s);
   // Why an UPDATE of `id` in `table` changed nothing: NotFound, or the
   // record's status is not one the transition accepts.
   Status Explain(int lookup, std::string_view kind, const std::string& id);

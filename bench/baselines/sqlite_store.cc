@@ -86,19 +86,17 @@ class SqliteStore final : public Store {
                                     Ack ack) override;
   Status CompleteAction(const std::string& action, Ack ack) override;
 
-  Result<std::vector<std::string>> UnassignedBySource(const std::string& source,
-                                                      size_t limit) override {
+  Result<std::vector<json>> UnassignedBySource(const std::string& source, size_t limit) override {
     return db_->UnassignedBySource(source, limit);
   }
-  Result<std::vector<std::string>> PerceptsByThread(const std::string& thread,
-                                                    size_t limit) override {
+  Result<std::vector<json>> PerceptsByThread(const std::string& thread, size_t limit) override {
     return db_->PerceptsByThread(thread, limit);
   }
-  Result<std::vector<std::string>> PerceptsBySourceSince(const std::string& source, TimeMs max_age,
-                                                         size_t limit) override {
+  Result<std::vector<json>> PerceptsBySourceSince(const std::string& source, TimeMs max_age,
+                                                  size_t limit) override {
     return db_->PerceptsBySourceSince(source, Now() - max_age, limit);
   }
-  Result<std::vector<std::string>> TopActiveThreads(size_t limit) override;
+  Result<std::vector<json>> TopActiveThreads(size_t limit) override;
   Result<json> Arousal() override { return db_->Arousal(); }
 
  private:
@@ -311,26 +309,33 @@ Status SqliteStore::CompleteAction(const std::string& action, Ack ack) {
       ack);
 }
 
-Result<std::vector<std::string>> SqliteStore::TopActiveThreads(size_t limit) {
+// Ranks every active thread from the cheap query (no JSON parsed), then
+// reads and builds the whole record of the top `limit` only.
+Result<std::vector<json>> SqliteStore::TopActiveThreads(size_t limit) {
   auto rows = db_->ActiveThreads();
   if (!rows.ok()) return rows.status();
   const TimeMs now = Now();
-  std::vector<std::pair<double, std::string>> scored;
+  std::vector<std::pair<double, const ActiveThread*>> scored;
   scored.reserve(rows->size());
-  for (ActiveThread& t : *rows)
+  for (const ActiveThread& t : *rows)
     scored.emplace_back(
-        state::EffectiveSalience(t.salience, now - t.last_active, t.unprocessed, recency_),
-        std::move(t.id));
+        state::EffectiveSalience(t.salience, now - t.last_active, t.unprocessed, recency_), &t);
   size_t n = std::min(limit, scored.size());
   // Highest first; ties by id so the order is stable.
   std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end(),
                     [](const auto& a, const auto& b) {
-                      return a.first != b.first ? a.first > b.first : a.second < b.second;
+                      return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
                     });
-  std::vector<std::string> ids;
-  ids.reserve(n);
-  for (size_t i = 0; i < n; ++i) ids.push_back(std::move(scored[i].second));
-  return ids;
+  std::vector<json> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto record = db_->Thread(scored[i].second->id);
+    if (!record.ok()) return record.status();
+    (*record)["unprocessed"] = scored[i].second->unprocessed;
+    (*record)["effective_salience"] = scored[i].first;
+    out.push_back(std::move(*record));
+  }
+  return out;
 }
 
 // --- replay ---

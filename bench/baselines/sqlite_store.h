@@ -18,6 +18,14 @@
 //   - UpdateThreadState's merge patch runs inside SQLite (json_patch), one
 //     UPDATE statement rather than read, patch in C++, write;
 //   - CompleteAction records one event (action_complete, attempt 1);
+//   - reads return the records as the rows hold them: ts, created_at and
+//     last_active are integer ms, a NULL text or thread_id is null, and
+//     `data` / `state` are their JSON text columns parsed. A thread record
+//     has no percepts[] (its percepts are the rows with its thread_id); a
+//     TopActiveThreads record adds "unprocessed" and "effective_salience";
+//   - TopActiveThreads ranks every active thread from one query of (id,
+//     salience, last_active, unprocessed count) and reads the whole row of
+//     the top `limit` only, one primary-key lookup each;
 //   - failed commands (unknown id, wrong status) roll back and return a
 //     Status naming the id; nothing is acknowledged.
 //

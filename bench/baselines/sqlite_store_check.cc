@@ -14,13 +14,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "bench/baselines/sqlite_db.h"
 #include "bench/baselines/sqlite_store.h"
 
 using namespace limbic;
@@ -67,6 +71,13 @@ std::string Query(const fs::path& dir, const std::string& sql) {
   return out;
 }
 
+// The ids of a read's records, in order.
+std::vector<std::string> IdsOf(const std::vector<json>& records) {
+  std::vector<std::string> ids;
+  for (const json& r : records) ids.push_back(r.at("id").get<std::string>());
+  return ids;
+}
+
 bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -93,6 +104,27 @@ Preload MakePreload(size_t percepts, size_t threads, size_t actions) {
   return p;
 }
 
+// Each read statement is served by its index, in index order (no sort).
+void CheckPlans(const fs::path& dir) {
+  auto db = Must(SqliteDb::Open((dir / "limbic.sqlite").string(), /*full=*/true), "open db");
+  std::vector<std::string> plans = Must(db->ReadPlans(), "plans");
+  const std::pair<const char*, const char*> want[] = {
+      {"UnassignedBySource:", "USING INDEX percepts_new (source=?)"},
+      {"PerceptsByThread:", "USING INDEX percepts_by_thread (thread_id=?)"},
+      {"PerceptsBySourceSince:", "USING INDEX percepts_by_source (source=? AND ts>?)"},
+      {"ActiveThreads:", "USING INDEX percepts_assigned (thread_id=?)"},
+      {"Thread:", "USING INDEX sqlite_autoindex_threads_1 (id=?)"},
+  };
+  for (size_t i = 0; i < std::size(want); ++i) {
+    const std::string& plan = i < plans.size() ? plans[i] : std::string();
+    Check(plan.starts_with(want[i].first) && plan.find(want[i].second) != std::string::npos &&
+              plan.find("TEMP B-TREE") == std::string::npos,
+          "plan " + plan);
+  }
+  Check(plans.size() > 3 && plans[3].find("threads_by_status (status=?)") != std::string::npos,
+        "ActiveThreads finds the active threads by threads_by_status");
+}
+
 void CheckStore(bool full) {
   std::printf("synchronous=%s\n", full ? "FULL" : "NORMAL");
   const fs::path dir = TempDir("limbic-sqlite-check");
@@ -117,28 +149,43 @@ void CheckStore(bool full) {
   const std::string t0 = ids.threads[0];
   auto new_github = Must(store->UnassignedBySource("github", 5), "unassigned");
   // github percepts are i % 4 == 0, unassigned when i % 3 != 0: 992, 988, 980, 976, 968.
-  Check(new_github == std::vector<std::string>{ids.percepts[992], ids.percepts[988],
-                                               ids.percepts[980], ids.percepts[976],
-                                               ids.percepts[968]},
+  Check(IdsOf(new_github) == std::vector<std::string>{ids.percepts[992], ids.percepts[988],
+                                                      ids.percepts[980], ids.percepts[976],
+                                                      ids.percepts[968]},
         "UnassignedBySource: new github percepts, newest first");
-  Check(Must(store->PerceptsByThread(t0, 100), "by thread").size() == 7,
-        "PerceptsByThread: the 7 percepts preloaded into " + t0);
+  const json& r992 = new_github.front();
+  Check(r992["source"] == "github" && r992["type"] == "message" && r992["intensity"] == 0.5 &&
+            r992["ts"].is_number_integer() && r992["thread_id"].is_null() &&
+            r992["status"] == "new" && r992["text"] == "preloaded 992" &&
+            r992["data"] == json{{"n", 992}},
+        "its record is whole, data parsed: " + r992.dump());
+  auto t0_percepts = Must(store->PerceptsByThread(t0, 100), "by thread");
+  Check(t0_percepts.size() == 7 && std::all_of(t0_percepts.begin(), t0_percepts.end(),
+                                               [&](const json& r) {
+                                                 return r["thread_id"] == t0 &&
+                                                        r["data"].is_object() &&
+                                                        r["status"] != "new";
+                                               }),
+        "PerceptsByThread: the 7 percepts preloaded into " + t0 + ", records of " + t0);
 
   std::string p =
       Must(store->AddPercept({"github", "issue", 0.9, "crash", {{"n", 1}}}, ack), "add");
   Check(acks == 1, "AddPercept acks before returning");
   Check(p == "p-1702", "AddPercept id continues the counter: " + p);
-  Check(Must(store->UnassignedBySource("github", 1), "unassigned").front() == p,
-        "the new percept is the newest unassigned github percept");
-  Check(Must(store->PerceptsBySourceSince("github", 60'000, 1), "since").front() == p,
-        "PerceptsBySourceSince(github, 1 min) starts with it");
+  json added = Must(store->UnassignedBySource("github", 1), "unassigned").front();
+  Check(added["id"] == p && added["type"] == "issue" && added["intensity"] == 0.9 &&
+            added["text"] == "crash" && added["data"] == json{{"n", 1}},
+        "the new percept is the newest unassigned github percept: " + added.dump());
+  Check(Must(store->PerceptsBySourceSince("github", 60'000, 1), "since").front() == added,
+        "PerceptsBySourceSince(github, 1 min) starts with the same record");
   Check(Must(store->PerceptsBySourceSince("nobody", 60'000, 10), "since").empty(),
         "PerceptsBySourceSince of an unknown source is empty");
 
   Check(store->AssignPercept(p, t0, ack).ok() && acks == 2, "AssignPercept ok, acked");
-  Check(Must(store->PerceptsByThread(t0, 100), "by thread").front() == p,
-        "the percept is first in PerceptsByThread(" + t0 + ")");
-  Check(!Contains(Must(store->UnassignedBySource("github", 1000), "unassigned"), p),
+  json assigned = Must(store->PerceptsByThread(t0, 100), "by thread").front();
+  Check(assigned["id"] == p && assigned["status"] == "assigned" && assigned["thread_id"] == t0,
+        "the percept is first in PerceptsByThread(" + t0 + "), assigned to it");
+  Check(!Contains(IdsOf(Must(store->UnassignedBySource("github", 1000), "unassigned")), p),
         "and no longer unassigned");
 
   // Effective salience: x (0.1) with 3 unprocessed percepts beats y (0.3) by
@@ -150,12 +197,20 @@ void CheckStore(bool full) {
     xs.push_back(Must(store->AddPercept({"timer", "tick", 0.2, "", {}}, ack), "add"));
     Check(store->AssignPercept(xs.back(), x, ack).ok(), "assign " + xs.back() + " to " + x);
   }
-  auto top = Must(store->TopActiveThreads(100), "top");
+  auto top_records = Must(store->TopActiveThreads(100), "top");
+  auto top = IdsOf(top_records);
   Check(top.size() == 52 && Before(top, x, y), "TopActiveThreads: x (3 unprocessed) before y");
+  auto x_record = *std::find_if(top_records.begin(), top_records.end(),
+                                [&](const json& r) { return r["id"] == x; });
+  Check(x_record["goal"] == "x" && x_record["status"] == "active" && x_record["salience"] == 0.1 &&
+            x_record["state"] == json::parse(R"({"phase":null,"context":{},"next_step":null})") &&
+            x_record["created_at"].is_number_integer() && x_record["unprocessed"] == 3 &&
+            std::abs(x_record["effective_salience"].get<double>() - 0.4) < 0.01,
+        "x's record is whole, state parsed, effective_salience ~0.4: " + x_record.dump());
   Check(top.front() != x && top.front() != y,
         "preloaded threads with 0.5 salience and waiting percepts lead");
   for (const auto& id : xs) Check(store->ProcessPercept(id, ack).ok(), "ProcessPercept " + id);
-  top = Must(store->TopActiveThreads(100), "top");
+  top = IdsOf(Must(store->TopActiveThreads(100), "top"));
   Check(Before(top, y, x), "after processing, y before x (not counted as unprocessed)");
   Check(Must(store->TopActiveThreads(3), "top").size() == 3, "TopActiveThreads(3) has 3");
   Status again = store->ProcessPercept(xs[0], ack);
@@ -168,6 +223,9 @@ void CheckStore(bool full) {
   Check(Query(dir, "SELECT state FROM threads WHERE id = '" + x + "'") ==
             R"({"phase":"drafting","context":{"j":2},"next_step":null})",
         "the state is the merge of both patches");
+  Check(Must(store->TopActiveThreads(100), "top").back()["state"] ==
+            json{{"phase", "drafting"}, {"context", {{"j", 2}}}, {"next_step", nullptr}},
+        "TopActiveThreads returns x (now last) with its merged state");
 
   std::string a = Must(store->EnqueueAction("discord", "send", {{"text", "hi"}}, x, ack), "enq");
   Check(store->CompleteAction(a, ack).ok(), "CompleteAction " + a);
@@ -200,13 +258,13 @@ void CheckStore(bool full) {
   // Reopen: the state and the counter survive.
   auto by_thread = Must(store->PerceptsByThread(t0, 100), "by thread");
   auto unassigned = Must(store->UnassignedBySource("discord", 20), "unassigned");
-  top = Must(store->TopActiveThreads(10), "top");
+  top = IdsOf(Must(store->TopActiveThreads(10), "top"));
   std::string last_events = Query(dir, "SELECT max(seq) FROM events");
   store.reset();
   store = Must(OpenSqliteStore(options), "reopen");
   Check(Must(store->PerceptsByThread(t0, 100), "by thread") == by_thread &&
             Must(store->UnassignedBySource("discord", 20), "unassigned") == unassigned &&
-            Must(store->TopActiveThreads(10), "top") == top,
+            IdsOf(Must(store->TopActiveThreads(10), "top")) == top,
         "reopened: same PerceptsByThread, UnassignedBySource, TopActiveThreads");
   std::string next = Must(store->AddPercept({"email", "mail", 0.4, "", {}}, ack), "add");
   Check(next == "p-" + std::to_string(std::stoull(last_events) + 1),
@@ -228,9 +286,10 @@ void CheckStore(bool full) {
         "killed writer left a " + std::to_string(ec ? 0 : wal_bytes) + "-byte WAL");
   store = Must(OpenSqliteStore(options), "reopen after kill");
   std::string crashed = "p-" + std::to_string(std::stoull(next.substr(2)) + 1);
-  Check(Must(store->UnassignedBySource("email", 1), "unassigned").front() == crashed,
+  Check(Must(store->UnassignedBySource("email", 1), "unassigned").front()["id"] == crashed,
         "reopened after kill: its acknowledged " + crashed + " is there");
   store.reset();
+  CheckPlans(dir);
   fs::remove_all(dir);
 }
 
@@ -267,9 +326,14 @@ void CheckReplay() {
         "a-9 complete after 1 attempt");
   auto store = Must(OpenSqliteStore({out.string(), true}), "open replayed");
   Check(Must(store->Arousal(), "arousal")["level"] == 0.8, "arousal level 0.8");
-  Check(Must(store->UnassignedBySource("discord", 5), "unassigned") ==
-            std::vector<std::string>{"p-6"},
-        "p-6 unassigned");
+  auto discord = Must(store->UnassignedBySource("discord", 5), "unassigned");
+  Check(IdsOf(discord) == std::vector<std::string>{"p-6"} && discord[0]["text"].is_null() &&
+            discord[0]["data"] == json::object() && discord[0]["ts"] == 1767225605000,
+        "p-6 unassigned, no text, data {}, ts as logged");
+  auto t2 = Must(store->PerceptsByThread("t-2", 5), "by thread");
+  Check(IdsOf(t2) == std::vector<std::string>{"p-1"} && t2[0]["text"] == "crash" &&
+            t2[0]["data"] == json{{"n", 1}} && t2[0]["status"] == "processed",
+        "t-2 has p-1, processed, with its text and data");
   Check(Must(store->AddPercept({"github", "x", 0.1, "", {}}, nullptr), "add") == "p-12",
         "ids continue after the replayed log: p-12");
   store.reset();
