@@ -89,12 +89,10 @@ json ThreadWithRecency(const json& thread, size_t unprocessed, TimeMs now, const
 Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
                                             std::optional<std::string> status, TimeMs now,
                                             const RecencyParams& p, size_t limit) {
-  // Rank from the index (salience, last_active) and one scan of the
-  // unprocessed counts; read only the records that are returned.
+  // Rank from the projection's thread table; read only the records that
+  // are returned.
   auto summaries = projection.ThreadSummaries(std::move(status));
   if (!summaries.ok()) return summaries.status();
-  auto counts = projection.UnprocessedCounts();
-  if (!counts.ok()) return counts.status();
   struct Ranked {
     double effective;
     const ThreadSummary* thread;
@@ -103,11 +101,9 @@ Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
   std::vector<Ranked> ranked;
   ranked.reserve(summaries->size());
   for (const ThreadSummary& t : *summaries) {
-    auto c = counts->find(t.id);
-    size_t unprocessed = c == counts->end() ? 0 : c->second;
     ranked.push_back({EffectiveSalience(t.salience, std::max<TimeMs>(0, now - t.last_active),
-                                        unprocessed, p),
-                      &t, unprocessed});
+                                        t.unprocessed, p),
+                      &t, t.unprocessed});
   }
   auto higher = [](const Ranked& a, const Ranked& b) {
     if (a.effective != b.effective) return a.effective > b.effective;

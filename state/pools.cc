@@ -92,6 +92,21 @@ std::string ThreadIndexValue(const json& rec) {
   return v;
 }
 
+ThreadSummary SummaryOf(const std::string& id, const json& rec) {
+  ThreadSummary t;
+  t.id = id;
+  t.status = StrOf(rec, "status");
+  auto it = rec.find("salience");
+  if (it != rec.end() && it->is_number()) t.salience = it->get<double>();
+  t.last_active = RecordTime(rec, "last_active");
+  return t;
+}
+
+// The thread an assigned, unprocessed percept counts for ("" if none).
+std::string UnprocessedFor(const json& percept) {
+  return StrOf(percept, "status") == "assigned" ? StrOf(percept, "thread_id") : std::string();
+}
+
 // The index entries (key, value) a record implies.
 using IndexEntry = std::pair<std::string, std::string>;
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec) {
@@ -208,6 +223,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   s = db->Get(rocksdb::ReadOptions(), p->cf_->meta(), std::string(kAppliedSeqKey), &value);
   if (s.ok()) p->applied_seq_ = std::stoull(value);
   else if (!s.IsNotFound()) return FromRocks(s, "reading applied_seq in " + options.path);
+  LIMBIC_RETURN_IF_ERROR(p->LoadThreadTable());
   return p;
 }
 
@@ -246,6 +262,19 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
       for (IndexEntry& e : now)
         if (std::find(was.begin(), was.end(), e) == was.end())
           op(kIndexCf, false, std::move(e.first), std::move(e.second));
+      // The thread table follows the same changes.
+      if (pool == Pool::kThreads) {
+        out->threads.emplace_back(id, change.record ? std::optional<ThreadSummary>(
+                                                          SummaryOf(id, *change.record))
+                                                    : std::nullopt);
+      } else if (pool == Pool::kPercepts) {
+        std::string from = old->has_value() ? UnprocessedFor(**old) : std::string();
+        std::string to = change.record ? UnprocessedFor(*change.record) : std::string();
+        if (from != to) {
+          if (!from.empty()) out->unprocessed.emplace_back(from, -1);
+          if (!to.empty()) out->unprocessed.emplace_back(to, +1);
+        }
+      }
     }
     if (change.record) op(record_cf, false, id, Dump(*change.record));
     else op(record_cf, true, id);
@@ -267,6 +296,26 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   wo.sync = false;  // the events log is the durability point
   wo.disableWAL = bulk_load_;
   LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (const PreparedWrite* w : writes) {
+      for (const auto& [id, summary] : w->threads) {
+        if (!summary) {
+          thread_table_.erase(id);
+          continue;
+        }
+        ThreadSummary& row = thread_table_[id];
+        size_t unprocessed = row.unprocessed;  // kept: percept changes maintain it
+        row = *summary;
+        row.unprocessed = unprocessed;
+      }
+      for (const auto& [id, delta] : w->unprocessed) {
+        auto it = thread_table_.find(id);
+        if (it == thread_table_.end()) continue;
+        it->second.unprocessed = static_cast<size_t>(static_cast<int64_t>(it->second.unprocessed) + delta);
+      }
+    }
+  }
   applied_seq_.store(last_seq, std::memory_order_release);
   return Status::OK();
 }
@@ -385,49 +434,58 @@ Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> sta
 }
 
 Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
-  // Keys only: the P|a| index holds exactly the thread's unprocessed percepts.
-  std::string prefix = "P|a|" + std::string(thread_id) + '\0';
-  size_t n = 0;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
-  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
-  return n;
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  auto it = thread_table_.find(std::string(thread_id));
+  return it == thread_table_.end() ? 0 : it->second.unprocessed;
 }
 
 Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
     std::optional<std::string> status) const {
   LIMBIC_RETURN_IF_ERROR(
       CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
-  std::string prefix = status ? "T|u|" + *status + '\0' : std::string("T|u|");
   std::vector<ThreadSummary> out;
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (const auto& [id, t] : thread_table_)
+      if (!status || t.status == *status) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ThreadSummary& a, const ThreadSummary& b) { return a.id < b.id; });
+  return out;
+}
+
+// The thread table from the thread index (status, salience, last_active)
+// and one scan of the P|a| index (unprocessed counts).
+Status Projection::LoadThreadTable() {
+  std::unordered_map<std::string, ThreadSummary> table;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+  const std::string threads = "T|u|";
+  for (it->Seek(threads); it->Valid() && it->key().starts_with(threads); it->Next()) {
     std::string_view key = it->key().ToStringView();
     size_t nul = key.find('\0', 4);
     std::string_view v = it->value().ToStringView();
     if (nul == std::string_view::npos || v.size() != 16)
       return Status::Corruption("thread index entry " + Printable(key) + " is malformed");
+    ThreadSummary t;
+    t.id = std::string(key.substr(nul + 1));
+    t.status = std::string(key.substr(4, nul - 4));
     uint64_t bits = GetLE64(v);
-    double salience;
-    std::memcpy(&salience, &bits, sizeof salience);
-    out.push_back({std::string(key.substr(nul + 1)), salience,
-                   static_cast<TimeMs>(GetLE64(v.substr(8)))});
+    std::memcpy(&t.salience, &bits, sizeof t.salience);
+    t.last_active = static_cast<TimeMs>(GetLE64(v.substr(8)));
+    table.emplace(t.id, std::move(t));
   }
-  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing threads"));
-  return out;
-}
-
-Result<std::unordered_map<std::string, size_t>> Projection::UnprocessedCounts() const {
-  std::unordered_map<std::string, size_t> counts;
-  const std::string prefix = "P|a|";
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+  const std::string assigned = "P|a|";
+  for (it->Seek(assigned); it->Valid() && it->key().starts_with(assigned); it->Next()) {
     std::string_view key = it->key().ToStringView();
     size_t nul = key.find('\0', 4);
-    if (nul != std::string_view::npos) ++counts[std::string(key.substr(4, nul - 4))];
+    if (nul == std::string_view::npos) continue;
+    auto t = table.find(std::string(key.substr(4, nul - 4)));
+    if (t != table.end()) ++t->second.unprocessed;
   }
-  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting percepts"));
-  return counts;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "loading the thread table"));
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  thread_table_ = std::move(table);
+  return Status::OK();
 }
 
 Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
@@ -523,12 +581,31 @@ Result<std::string> Projection::Digest() const {
 
 Status Projection::CheckIndexes() const {
   std::map<std::string, std::string> expected;
-  for (Pool pool : {Pool::kPercepts, Pool::kThreads, Pool::kActions}) {
+  std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
+  for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
       for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
+      if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));
+      if (pool == Pool::kPercepts) {
+        auto t = threads.find(UnprocessedFor(rec));
+        if (t != threads.end()) ++t->second.unprocessed;
+      }
       return true;
     });
     LIMBIC_RETURN_IF_ERROR(s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    if (thread_table_.size() != threads.size())
+      return Status::Corruption("thread table holds " + std::to_string(thread_table_.size()) +
+                                " threads, the pool " + std::to_string(threads.size()));
+    for (const auto& [id, want] : threads) {
+      auto it = thread_table_.find(id);
+      if (it == thread_table_.end() || it->second.status != want.status ||
+          it->second.salience != want.salience || it->second.last_active != want.last_active ||
+          it->second.unprocessed != want.unprocessed)
+        return Status::Corruption("thread table entry of " + id + " does not match its record");
+    }
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
   auto want = expected.begin();

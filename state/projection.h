@@ -30,6 +30,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,8 +72,10 @@ struct PerceptQuery {
 // What ranking a thread by effective salience needs (ThreadSummaries).
 struct ThreadSummary {
   std::string id;
+  std::string status;
   double salience = 0;
   TimeMs last_active = 0;
+  size_t unprocessed = 0;  // assigned percepts not yet processed or dropped
 };
 
 // The RocksDB operations that carry one set of changes. Built by Prepare on
@@ -85,6 +88,10 @@ struct PreparedWrite {
     std::string value;  // the record, serialised (unless erase)
   };
   std::vector<Op> ops;
+  // For the in-memory thread table: threads changed (nullopt = deleted) and
+  // changes to threads' unprocessed counts.
+  std::vector<std::pair<std::string, std::optional<ThreadSummary>>> threads;
+  std::vector<std::pair<std::string, int>> unprocessed;
 };
 
 class Projection final : public RecordReader {
@@ -122,11 +129,11 @@ class Projection final : public RecordReader {
   Result<std::vector<json>> ListThreads(std::optional<std::string> status, size_t limit = 0) const;
   // Percepts assigned to `thread_id` and not yet processed or dropped.
   Result<size_t> CountUnprocessed(std::string_view thread_id) const;
-  // Threads with `status` (or all), with what ranking them needs, read from
-  // the index alone (no record reads); ordered by status, then id.
+  // Threads with `status` (or all) and what ranking them needs. Served from
+  // a table the projection keeps in memory, in step with its commits (built
+  // at open from the thread index and the P|a| index): no RocksDB reads.
+  // Any thread may call it.
   Result<std::vector<ThreadSummary>> ThreadSummaries(std::optional<std::string> status) const;
-  // Unprocessed (assigned) percepts per thread id, in one scan of the index.
-  Result<std::unordered_map<std::string, size_t>> UnprocessedCounts() const;
   // Actions, optionally only those with `status`, oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Every record of `pool` in key order; stop early by returning false.
@@ -140,7 +147,8 @@ class Projection final : public RecordReader {
   //   "pool " NAME "\n" then per record: ID "\t" compact-sorted-JSON "\n"
   Result<std::string> Digest() const;
 
-  // Checks that the index CF holds exactly the entries the records imply.
+  // Checks that the index CF holds exactly the entries (keys and values) the
+  // records imply, and that the thread table matches the records.
   // Returns the first difference as Corruption.
   Status CheckIndexes() const;
 
@@ -152,8 +160,13 @@ class Projection final : public RecordReader {
   struct Handles;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
+  Status LoadThreadTable();
+
   std::atomic<uint64_t> applied_seq_{0};
   bool read_only_ = false;
+  // The thread table: written by Commit (the writer thread), read anywhere.
+  mutable std::mutex threads_mu_;
+  std::unordered_map<std::string, ThreadSummary> thread_table_;
   bool bulk_load_ = false;
 };
 
