@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "state/replay.h"
+
 namespace limbic::state {
 
 std::string LockFilePath(const std::string& state_dir) { return state_dir + "/limbic.lock"; }
@@ -48,6 +50,15 @@ Status Engine::Recover(EngineRecovery* recovery) {
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return projection.status();
   projection_ = std::move(projection).value();
+  if (!projection_->outdated().empty()) {
+    // Derived state of another layout: rebuild it from the log, below.
+    options_.logger->warn("{}; rebuilding them from the log", projection_->outdated());
+    projection_.reset();
+    LIMBIC_RETURN_IF_ERROR(RemoveTree(DbDirPath(dir)));
+    projection = Projection::Open(popts);
+    if (!projection.ok()) return projection.status();
+    projection_ = std::move(projection).value();
+  }
   pending_ = Overlay(projection_.get());
   recovery->applied_seq_at_open = projection_->applied_seq();
 

@@ -1,18 +1,21 @@
 // Projection: the pools in RocksDB.
 //
 // Index CF key grammar. TS8 is a timestamp in ms as 8 bytes big-endian with
-// the sign bit flipped, so byte order is time order; strings end at a 0x00
-// byte (names and ids never contain one). Values are empty except where
-// given:
+// the sign bit flipped, so byte order is time order; RT8 is its complement,
+// so byte order is newest first. Strings end at a 0x00 byte (names and ids
+// never contain one). Values are empty except where given:
 //
-//   P|T|TS8 ID                 every percept, by time
-//   P|h|THREAD \0 TS8 ID       percepts by thread
-//   P|a|THREAD \0 TS8 ID       percepts assigned to the thread and not yet
+//   P|T|AT ID                  every percept, newest first
+//   P|h|THREAD \0 AT ID        percepts by thread
+//   P|a|THREAD \0 AT ID        percepts assigned to the thread and not yet
 //                              processed or dropped (status "assigned")
-//   P|s|SOURCE \0 TS8 ID       percepts by source
-//   P|n|SOURCE \0 TS8 ID       new (unassigned) percepts by source
-//   P|y|TYPE \0 TS8 ID         percepts by type
-//   P|u|STATUS \0 TS8 ID       percepts by status
+//   P|s|SOURCE \0 AT ID        percepts by source
+//   P|n|SOURCE \0 AT ID        new (unassigned) percepts by source
+//   P|y|TYPE \0 AT ID          percepts by type
+//   P|u|STATUS \0 AT ID        percepts by status
+//   where AT = RT8 of the percept's ts, then the complement of its seq (8
+//   bytes big-endian): newest first, and within one millisecond the later
+//   arrival first
 //   T|u|STATUS \0 ID           threads by status; value SAL8 LAST8: the
 //                              thread's salience (IEEE double bits) and
 //                              last_active (ms), both little-endian, so
@@ -38,8 +41,11 @@ namespace {
 const char* const kCfNames[] = {"default", "percepts", "threads", "arousal",
                                 "actions", "reflexes", "index"};
 constexpr std::string_view kAppliedSeqKey = "applied_seq";
-const std::string kMax(9, '\xff');  // sorts after any TS8 + id
-
+constexpr std::string_view kSchemaKey = "schema";
+// The layout of records and indexes; a DB of another layout is rebuilt from
+// the log (Engine) rather than read wrongly. 2: newest-first percept keys
+// (AT), P|n|, P|a|, thread index values, the percept's seq.
+constexpr std::string_view kSchema = "2";
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string Ts8(TimeMs t) {
@@ -56,6 +62,31 @@ TimeMs FromTs8(std::string_view b) {
   uint64_t u = 0;
   for (size_t i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(b[i]);
   return static_cast<TimeMs>(u ^ (uint64_t{1} << 63));
+}
+
+// RT8: the complement of TS8, so byte order is newest first and queries
+// read forward (a memtable skiplist has no back links: each step back is a
+// search from the top).
+std::string Rt8(TimeMs t) {
+  std::string out = Ts8(t);
+  for (char& c : out) c = static_cast<char>(~c);
+  return out;
+}
+
+// The big-endian complement of a seq: newest first, like RT8.
+std::string Rseq8(uint64_t seq) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(~(seq & 0xff));
+    seq >>= 8;
+  }
+  return out;
+}
+
+TimeMs FromRt8(std::string_view b) {
+  char buf[8];
+  for (size_t i = 0; i < 8; ++i) buf[i] = static_cast<char>(~b[i]);
+  return FromTs8(std::string_view(buf, 8));
 }
 
 TimeMs RecordTime(const json& rec, const char* field = "ts") {
@@ -113,7 +144,10 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
   std::vector<IndexEntry> out;
   auto key = [&out](std::string k) { out.emplace_back(std::move(k), std::string()); };
   if (pool == Pool::kPercepts) {
-    std::string tail = Ts8(RecordTime(rec)) + id;
+    auto seq = rec.find("seq");
+    std::string tail = Rt8(RecordTime(rec)) +
+                       Rseq8(seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0) +
+                       id;
     const std::string status = StrOf(rec, "status");
     const std::string source = StrOf(rec, "source");
     key("P|T|" + tail);
@@ -223,6 +257,23 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   s = db->Get(rocksdb::ReadOptions(), p->cf_->meta(), std::string(kAppliedSeqKey), &value);
   if (s.ok()) p->applied_seq_ = std::stoull(value);
   else if (!s.IsNotFound()) return FromRocks(s, "reading applied_seq in " + options.path);
+  std::string schema;
+  s = db->Get(rocksdb::ReadOptions(), p->cf_->meta(), std::string(kSchemaKey), &schema);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading the schema in " + options.path);
+  if (s.IsNotFound() && p->applied_seq_ == 0 && !options.read_only) {
+    schema = std::string(kSchema);  // a new DB
+    LIMBIC_RETURN_IF_ERROR(FromRocks(
+        db->Put(rocksdb::WriteOptions(), p->cf_->meta(), std::string(kSchemaKey), schema),
+        "writing the schema in " + options.path));
+  }
+  if (schema != kSchema) {
+    p->outdated_ = "projections in " + options.path + " have layout \"" + schema +
+                   "\", this limbic uses \"" + std::string(kSchema) + "\"";
+    if (options.read_only)
+      return Status::FailedPrecondition(p->outdated_ +
+                                        "; a writing command (or limbic run) rebuilds them from the log");
+    return p;  // the Engine rebuilds it
+  }
   LIMBIC_RETURN_IF_ERROR(p->LoadThreadTable());
   return p;
 }
@@ -385,15 +436,14 @@ Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeM
   std::vector<json> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
   // Newest first; min_age skips straight past everything younger.
-  if (q.min_age) it->SeekForPrev(prefix + Ts8(now - *q.min_age) + kMax.substr(8));
-  else it->SeekForPrev(prefix + kMax);
-  for (; it->Valid(); it->Prev()) {
+  it->Seek(q.min_age ? prefix + Rt8(now - *q.min_age) : prefix);
+  for (; it->Valid(); it->Next()) {
     rocksdb::Slice key = it->key();
-    if (!key.starts_with(prefix) || key.size() < prefix.size() + 8) break;
+    if (!key.starts_with(prefix) || key.size() < prefix.size() + 16) break;
     std::string_view rest(key.data() + prefix.size(), key.size() - prefix.size());
-    TimeMs ts = FromTs8(rest);
+    TimeMs ts = FromRt8(rest);
     if (q.max_age && ts < now - *q.max_age) break;
-    auto rec = Get(Pool::kPercepts, rest.substr(8));
+    auto rec = Get(Pool::kPercepts, rest.substr(16));
     if (!rec.ok()) return rec.status();
     if (!rec->has_value()) continue;
     const json& p = **rec;

@@ -1,7 +1,8 @@
 // The pools, projected from the events log into RocksDB.
 //
 // Column families:
-//   default   meta: "applied_seq" (decimal) -- last event applied; "schema" ("1")
+//   default   meta: "applied_seq" (decimal) -- last event applied; "schema"
+//             (the layout version, see kSchema in pools.cc)
 //   percepts  id -> percept record (JSON)
 //   threads   id -> thread record
 //   arousal   "arousal" -> arousal record
@@ -102,6 +103,12 @@ class Projection final : public RecordReader {
   // Last event applied (0 for a new DB).
   uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
 
+  // Not empty when the DB was written by a limbic with another layout of
+  // records and indexes: nothing may be read from or applied to it; it is
+  // to be removed and rebuilt from the log (Engine does). Read-only opens of
+  // such a DB fail instead.
+  const std::string& outdated() const { return outdated_; }
+
   // The writes that turn `before` + `changes` into the new records: each
   // changed record serialised (or deleted) and its index entries replaced.
   // `changes` must have been reduced over `before` with remember_base_reads
@@ -123,7 +130,7 @@ class Projection final : public RecordReader {
   // The arousal record (DefaultArousal() before any arousal event).
   Result<json> GetArousal() const;
 
-  // Newest first (by ts, then id descending), at most q.limit.
+  // Newest first (by ts; within one millisecond by id), at most q.limit.
   Result<std::vector<json>> QueryPercepts(const PerceptQuery& q, TimeMs now) const;
   // Threads, optionally only those with `status`, ordered by id.
   Result<std::vector<json>> ListThreads(std::optional<std::string> status, size_t limit = 0) const;
@@ -163,6 +170,7 @@ class Projection final : public RecordReader {
   Status LoadThreadTable();
 
   std::atomic<uint64_t> applied_seq_{0};
+  std::string outdated_;
   bool read_only_ = false;
   // The thread table: written by Commit (the writer thread), read anywhere.
   mutable std::mutex threads_mu_;

@@ -158,6 +158,7 @@ Status ReducePercept(const Event& e, Step& s) {
         .Set("type", s.F()["percept_type"])
         .Set("intensity", s.F()["intensity"])
         .Set("ts", s.ts())
+        .Set("seq", e.seq)
         .Set("thread_id", nullptr)
         .Set("status", "new")
         .Set("data", FieldOr(s.F(), "data", json::object()));

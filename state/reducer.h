@@ -12,7 +12,8 @@
 // processed percept, ...) is an error naming the event and the record.
 //
 // Records are JSON objects (their shape is in docs/events.md, "Pools"):
-//   percept  {id, source, type, intensity, ts, thread_id|null, status, text?, data}
+//   percept  {id, source, type, intensity, ts, seq, thread_id|null, status, text?, data}
+//            (seq: of its percept_arrived event; orders percepts of one millisecond)
 //   thread   {id, goal, status, salience, percepts[], state{phase, context, next_step},
 //             created_at, last_active, from_percept?}
 //   arousal  {level, factors{user_waiting, recent_errors, budget_pressure, ...}, updated_at}

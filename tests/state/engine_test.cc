@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <rocksdb/db.h>
 
 #include "state/commands.h"
 #include "state/replay.h"
@@ -206,4 +207,41 @@ TEST_CASE("batches in flight that change one record apply in order, indexes incl
   auto replayed = Replay(ro);
   REQUIRE(replayed.ok());
   CHECK(replayed->digest == *live);
+}
+
+TEST_CASE("projections of another layout are rebuilt from the log", "[engine]") {
+  ScratchDir dir;
+  std::string digest;
+  {
+    auto e = OpenEngine(dir.path());
+    for (int i = 0; i < 20; ++i) REQUIRE(e->Commit(AddPercept(*e)).ok());
+    digest = *e->projection().Digest();
+  }
+  {  // What an older limbic left: no (or another) schema.
+    rocksdb::Options options;
+    std::vector<std::string> names;
+    REQUIRE(rocksdb::DB::ListColumnFamilies(options, DbDirPath(dir.path()), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, DbDirPath(dir.path()), cfs, &handles, &db).ok());
+    REQUIRE(db->Put(rocksdb::WriteOptions(), handles[0], "schema", "1").ok());
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    delete db;
+  }
+  EngineOptions ro;
+  ro.state_dir = dir.path();
+  ro.read_only = true;
+  auto reader = Engine::Open(ro);
+  REQUIRE_FALSE(reader.ok());
+  CHECK_THAT(reader.status().message(), Catch::Contains("layout") && Catch::Contains("rebuilds"));
+  EngineRecovery rec;
+  EngineOptions o;
+  o.state_dir = dir.path();
+  auto e = Engine::Open(o, &rec);
+  REQUIRE(e.ok());
+  CHECK(rec.reapplied == 20);
+  CHECK(*(*e)->projection().Digest() == digest);
+  CHECK((*e)->projection().CheckIndexes().ok());
 }
