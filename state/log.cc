@@ -68,9 +68,11 @@ class EventLog::Impl {
   Status error_;  // sticky; guarded by mu_
 
  private:
-  Status ScanSegment(const Segment& seg, bool last, uint64_t* expected, LogRecovery* rec,
-                     Sha256* sha);
-  Status CheckSealed(const Segment& seg, uint64_t* expected, LogRecovery* rec, bool* sealed);
+  Status ScanSegment(const Segment& seg, bool last, uint64_t sealed, const std::string& seal_sha,
+                     uint64_t* expected, LogRecovery* rec, Sha256* sha, bool* prefix_ok);
+  Status RecoverSegment(const Segment& seg, bool last, uint64_t* expected, LogRecovery* rec,
+                        Sha256* sha);
+  Status SealOpenSegment();
   void WriterLoop();
   Status WriteGroup(std::vector<LogBatch>& group);
   Status OpenSegment(uint64_t first_seq);
@@ -97,65 +99,42 @@ class EventLog::Impl {
   Sha256 seg_sha_;      // of the open segment's bytes
 };
 
-// A closed segment with a seal: hashing it proves it is what was written,
-// without decoding its lines. *sealed is false when there is no usable seal
-// (then the caller decodes the segment in full).
-Status EventLog::Impl::CheckSealed(const Segment& seg, uint64_t* expected, LogRecovery* rec,
-                                   bool* sealed) {
-  *sealed = false;
-  if (seg.first_seq != *expected)
-    return Status::Corruption(seg.path + " offset 0: segment name says first seq " +
-                              std::to_string(seg.first_seq) + " but the log continues at seq " +
-                              std::to_string(*expected));
-  auto seal = ReadSeal(options_.env, seg.path);
-  if (!seal.ok()) {
-    if (!seal.status().IsNotFound())
-      options_.logger->warn("events log: {}; checking the segment line by line",
-                            seal.status().message());
-    return Status::OK();
-  }
-  if (seal->first_seq != seg.first_seq) return Status::OK();
-  std::string sha;
-  uint64_t bytes = 0;
-  LIMBIC_RETURN_IF_ERROR(HashFile(options_.env, seg.path, &sha, &bytes));
-  if (sha != seal->sha256 || bytes != seal->bytes) {
-    // Decode the segment line by line: that names the first bad line, or,
-    // if every line is still a valid event, reseals it.
-    options_.logger->warn("events log: {} does not match its seal ({} bytes, sha256 {}); "
-                          "checking it line by line",
-                          seg.path, bytes, sha.substr(0, 12));
-    return Status::OK();
-  }
-  *sealed = true;
-  if (rec->first_seq == 0 && seal->last_seq >= seal->first_seq) rec->first_seq = seal->first_seq;
-  *expected = seal->last_seq + 1;
-  rec->bytes += bytes;
-  rec->last_ts = seal->last_ts;
-  return Status::OK();
-}
-
-// Reads one segment line by line, decoding each and checking it against the
-// expected seq and the previous ts. Only the last segment may end in a torn
-// tail, which is truncated. *sha receives the bytes kept.
-Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expected,
-                                   LogRecovery* rec, Sha256* sha) {
+// Checks one segment, decoding each line after the first `sealed` bytes
+// against the expected seq and the previous ts; the sealed prefix (0 bytes
+// when there is no seal) is only hashed, and *prefix_ok says whether it
+// hashed to `seal_sha` and ended on a line boundary (when not, nothing else
+// was checked: the caller starts over without the seal). Only the last
+// segment may end in a torn tail, which is truncated. *sha receives the hash
+// of the bytes kept.
+Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t sealed,
+                                   const std::string& seal_sha, uint64_t* expected,
+                                   LogRecovery* rec, Sha256* sha, bool* prefix_ok) {
   Env* env = options_.env;
+  *prefix_ok = true;
   auto file = env->NewSequentialFile(seg.path);
   if (!file.ok()) return file.status();
   auto where = [&](uint64_t off) { return seg.path + " offset " + std::to_string(off); };
-  if (seg.first_seq != *expected)
-    return Status::Corruption(where(0) + ": segment name says first seq " +
-                              std::to_string(seg.first_seq) + " but the log continues at seq " +
-                              std::to_string(*expected));
   std::string buf, chunk;
   uint64_t base = 0;  // file offset of buf[0]
   bool eof = false;
   std::optional<uint64_t> bad_at;  // first bad line's offset (last segment only)
+  bool prefix_checked = sealed == 0;
+  auto check_prefix = [&](uint64_t at) {
+    prefix_checked = true;
+    *prefix_ok = at == sealed && sha->PeekHexDigest() == seal_sha;
+    return *prefix_ok;
+  };
   for (;;) {
     size_t pos = 0;
     for (size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1) {
       std::string_view line(buf.data() + pos, nl - pos);
+      std::string_view with_nl(line.data(), line.size() + 1);
       uint64_t off = base + pos;
+      if (off < sealed) {  // covered by the seal: hash only
+        sha->Update(with_nl);
+        continue;
+      }
+      if (!prefix_checked && !check_prefix(off)) return Status::OK();
       uint64_t seq = 0;
       TimeMs ts = 0;
       bool ok = GoodLine(line, &seq, &ts);
@@ -182,7 +161,7 @@ Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expe
       ++*expected;
       rec->last_ts = ts;
       if (rec->first_seq == 0) rec->first_seq = seq;
-      sha->Update(std::string_view(line.data(), line.size() + 1));  // with its '\n'
+      sha->Update(with_nl);
     }
     buf.erase(0, pos);
     base += pos;
@@ -191,6 +170,7 @@ Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expe
     if (chunk.empty()) eof = true;
     buf += chunk;
   }
+  if (!prefix_checked && !check_prefix(base)) return Status::OK();
   rec->bytes += base + buf.size();
   uint64_t torn_at = bad_at ? *bad_at : base;
   uint64_t torn_bytes = base + buf.size() - torn_at;
@@ -208,6 +188,55 @@ Status EventLog::Impl::ScanSegment(const Segment& seg, bool last, uint64_t* expe
   return Status::OK();
 }
 
+// One segment, through its seal when the seal still holds: the sealed
+// prefix gives the seqs and the last ts it covers without decoding, and
+// only what follows it is decoded. A closed segment decoded in full is
+// sealed for next time.
+Status EventLog::Impl::RecoverSegment(const Segment& seg, bool last, uint64_t* expected,
+                                      LogRecovery* rec, Sha256* sha) {
+  if (seg.first_seq != *expected)
+    return Status::Corruption(seg.path + " offset 0: segment name says first seq " +
+                              std::to_string(seg.first_seq) + " but the log continues at seq " +
+                              std::to_string(*expected));
+  auto seal = ReadSeal(options_.env, seg.path);
+  if (!seal.ok() && !seal.status().IsNotFound())
+    options_.logger->warn("events log: {}; checking the segment line by line",
+                          seal.status().message());
+  if (seal.ok() && seal->first_seq == seg.first_seq && seal->last_seq + 1 >= seal->first_seq) {
+    LogRecovery trial = *rec;
+    trial.last_ts = seal->last_ts;
+    if (trial.first_seq == 0 && seal->last_seq >= seal->first_seq) trial.first_seq = seal->first_seq;
+    uint64_t next = seal->last_seq + 1;
+    Sha256 hashed;
+    bool prefix_ok = false;
+    LIMBIC_RETURN_IF_ERROR(
+        ScanSegment(seg, last, seal->bytes, seal->sha256, &next, &trial, &hashed, &prefix_ok));
+    if (prefix_ok) {
+      *expected = next;
+      *rec = trial;
+      *sha = std::move(hashed);
+      return Status::OK();
+    }
+    options_.logger->warn("events log: {} does not match its seal; checking it line by line",
+                          seg.path);
+  }
+  const uint64_t first = *expected;
+  Sha256 full;
+  bool unused = true;
+  LIMBIC_RETURN_IF_ERROR(ScanSegment(seg, last, 0, "", expected, rec, &full, &unused));
+  if (!last && !options_.read_only) {
+    // Decoded in full and good: seal it, so the next open only hashes it.
+    uint64_t bytes = 0;
+    auto size = options_.env->GetFileSize(seg.path);
+    if (size.ok()) bytes = *size;
+    Status s = WriteSeal(options_.env, seg.path,
+                         {first, *expected - 1, bytes, rec->last_ts, full.PeekHexDigest()});
+    if (!s.ok()) options_.logger->warn("events log: could not seal {}: {}", seg.path, s.message());
+  }
+  *sha = std::move(full);
+  return Status::OK();
+}
+
 Status EventLog::Impl::Recover(LogRecovery* rec) {
   *rec = LogRecovery{};
   Env* env = options_.env;
@@ -220,26 +249,10 @@ Status EventLog::Impl::Recover(LogRecovery* rec) {
     return Status::Corruption((*segments)[0].path + " offset 0: the log starts at seq " +
                               std::to_string(expected) + ", not 1");
   for (size_t i = 0; i < segments->size(); ++i) {
-    const Segment& seg = (*segments)[i];
     const bool last = i + 1 == segments->size();
-    if (!last) {
-      bool sealed = false;
-      LIMBIC_RETURN_IF_ERROR(CheckSealed(seg, &expected, rec, &sealed));
-      if (sealed) continue;
-    }
     Sha256 sha;
-    const uint64_t first = expected;
-    LIMBIC_RETURN_IF_ERROR(ScanSegment(seg, last, &expected, rec, &sha));
-    if (last) {
-      seg_sha_ = std::move(sha);
-    } else if (!options_.read_only) {
-      // Decoded in full and good: seal it, so the next open only hashes it.
-      uint64_t bytes = 0;
-      auto size = env->GetFileSize(seg.path);
-      if (size.ok()) bytes = *size;
-      Status s = WriteSeal(env, seg.path, {first, expected - 1, bytes, rec->last_ts, sha.HexDigest()});
-      if (!s.ok()) options_.logger->warn("events log: could not seal {}: {}", seg.path, s.message());
-    }
+    LIMBIC_RETURN_IF_ERROR(RecoverSegment((*segments)[i], last, &expected, rec, &sha));
+    if (last) seg_sha_ = std::move(sha);
   }
   rec->last_seq = expected - 1;
   last_ts_ = rec->last_ts;
@@ -424,12 +437,27 @@ Status EventLog::Impl::Close() {
   }
   work_cv_.notify_one();
   if (writer_.joinable()) writer_.join();
+  if (s.ok()) {
+    // Everything is synced: seal the open segment as it is now, so the next
+    // open hashes it instead of decoding it. Not fatal: it only costs time.
+    Status seal = SealOpenSegment();
+    if (!seal.ok()) options_.logger->warn("events log: could not seal {}: {}", seg_path_, seal.message());
+  }
   if (file_) {
     Status c = file_->Close();
     if (s.ok()) s = c;
     file_.reset();
   }
   return s;
+}
+
+// The writer has stopped (or is this thread): its state is ours to read.
+Status EventLog::Impl::SealOpenSegment() {
+  if (!file_ || seg_path_.empty()) return Status::OK();
+  const uint64_t last = submitted_seq_;
+  if (last < seg_first_seq_) return Status::OK();  // nothing in it yet
+  return WriteSeal(options_.env, seg_path_,
+                   {seg_first_seq_, last, file_->Size(), last_ts_, seg_sha_.PeekHexDigest()});
 }
 
 EventLog::EventLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -71,14 +71,15 @@ Result<SegmentSeal> ReadSeal(Env* env, const std::string& segment_path) {
   return seal;
 }
 
-Status HashFile(Env* env, const std::string& path, std::string* sha256, uint64_t* bytes) {
+Status HashFile(Env* env, const std::string& path, uint64_t limit, std::string* sha256,
+                uint64_t* bytes) {
   auto file = env->NewSequentialFile(path);
   if (!file.ok()) return file.status();
   Sha256 sha;
   std::string chunk;
   *bytes = 0;
-  for (;;) {
-    LIMBIC_RETURN_IF_ERROR((*file)->Read(1 << 20, &chunk));
+  while (*bytes < limit) {
+    LIMBIC_RETURN_IF_ERROR((*file)->Read(static_cast<size_t>(std::min<uint64_t>(1 << 20, limit - *bytes)), &chunk));
     if (chunk.empty()) break;
     sha.Update(chunk);
     *bytes += chunk.size();

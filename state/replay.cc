@@ -390,24 +390,28 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
       report.last_seq = e.seq;
     }
   }
-  // ... and the seal of every closed segment.
-  for (size_t i = 0; i + 1 < segments->size(); ++i) {
+  // ... and the seals: every closed segment's, and the open one's if any.
+  for (size_t i = 0; i < segments->size(); ++i) {
     const std::string& path = (*segments)[i].path;
+    const bool last = i + 1 == segments->size();
     auto seal = ReadSeal(e_env, path);
     if (!seal.ok()) {
-      report.warnings.push_back(seal.status().IsNotFound()
-                                    ? path + ": no seal (the next start checks it line by line "
-                                             "and seals it)"
-                                    : seal.status().message());
+      if (!last || !seal.status().IsNotFound())
+        report.warnings.push_back(seal.status().IsNotFound()
+                                      ? path + ": no seal (the next start checks it line by "
+                                               "line and seals it)"
+                                      : seal.status().message());
       continue;
     }
     std::string sha;
     uint64_t bytes = 0;
-    Status s = HashFile(e_env, path, &sha, &bytes);
+    Status s = HashFile(e_env, path, seal->bytes, &sha, &bytes);
+    auto size = e_env->GetFileSize(path);
     if (!s.ok()) problem(s.message());
-    else if (sha != seal->sha256 || bytes != seal->bytes)
-      report.warnings.push_back(path + ": does not match its seal (" + std::to_string(bytes) +
-                                " bytes now, " + std::to_string(seal->bytes) + " sealed)");
+    else if (sha != seal->sha256 || bytes != seal->bytes || (!last && size.ok() && *size != bytes))
+      report.warnings.push_back(path + ": does not match its seal (" +
+                                std::to_string(size.ok() ? *size : 0) + " bytes now, " +
+                                std::to_string(seal->bytes) + " sealed)");
   }
 
   // The projections.

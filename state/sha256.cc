@@ -39,6 +39,12 @@ std::string Sha256::HexDigest() {
   return hex;
 }
 
+std::string Sha256::PeekHexDigest() const {
+  Sha256 copy;
+  if (EVP_MD_CTX_copy_ex(copy.ctx_->md, ctx_->md) != 1) std::abort();
+  return copy.HexDigest();
+}
+
 std::string Sha256::Hex(std::string_view data) {
   Sha256 h;
   h.Update(data);

@@ -21,6 +21,8 @@ class Sha256 {
   // The digest of everything given so far, as 64 lowercase hex digits. The
   // object starts over afterwards.
   std::string HexDigest();
+  // The same, leaving the object as it was (more data may follow).
+  std::string PeekHexDigest() const;
 
   // Shorthand: the hex digest of `data`.
   static std::string Hex(std::string_view data);

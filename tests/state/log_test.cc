@@ -140,9 +140,13 @@ TEST_CASE("segments rotate at the configured size and the reader crosses them", 
   CHECK(names[0] == SegmentFileName(dir.path(), 1));
   for (auto& n : names) CHECK(FileSize(n) < 1000 + 400);
   CHECK(ReadAll(dir.path()).size() == 50);
-  // Every segment but the open one is sealed.
-  for (size_t i = 0; i < names.size(); ++i)
-    CHECK(std::filesystem::exists(SealFileName(names[i])) == (i + 1 < names.size()));
+  // Every segment is sealed: the closed ones when the writer moved on, the
+  // open one at the clean close, as it was then.
+  for (const auto& n : names) {
+    auto seal = ReadSeal(Env::Default(), n);
+    REQUIRE(seal.ok());
+    CHECK(seal->bytes == FileSize(n));
+  }
 
   // from_seq starts inside the right segment.
   LogReader::Options ro;
@@ -553,4 +557,56 @@ TEST_CASE("a ts that goes backwards is corruption, and recovery reports the last
   Result<bool> more = true;
   while (more.ok() && *more) more = (*reader)->Next(&e);
   CHECK(more.status().IsCorruption());
+}
+
+TEST_CASE("the open segment's seal covers what it held at a clean close", "[log]") {
+  ScratchDir dir;
+  FaultInjectionEnv env(Env::Default());
+  Harness h;
+  auto o = h.Options(dir.path(), &env);
+  {
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    Write(**log, 1, 10);
+  }
+  std::string seg = SegmentFileName(dir.path(), 1);
+  auto seal = ReadSeal(Env::Default(), seg);
+  REQUIRE(seal.ok());
+  CHECK(seal->last_seq == 10);
+  CHECK(seal->bytes == FileSize(seg));
+  {  // More events after the seal, then a crash: no new seal.
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    Write(**log, 11, 15);
+    REQUIRE(env.SimulateCrash().ok());
+  }
+  LogRecovery rec;
+  {
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE(log.ok());
+    CHECK(rec.last_seq == 15);  // the prefix from the seal, the rest decoded
+    CHECK(rec.last_ts == MakeEvent(15).ts);
+    Write(**log, 16, 16);
+  }
+  CHECK(ReadAll(dir.path()).size() == 16);
+  CHECK(ReadSeal(Env::Default(), seg)->last_seq == 16);
+
+  SECTION("a broken line inside the sealed prefix is still found") {
+    Corrupt(seg, 0, "XXXX");
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(), Catch::Contains(seg + " offset 0"));
+  }
+  SECTION("a sealed prefix that no longer matches is decoded and the log opens") {
+    std::string text;
+    {
+      std::ifstream in(seg);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    Corrupt(seg, text.find("hello"), "HELLO");
+    LogRecovery again;
+    auto log = EventLog::Open(o, &again);
+    REQUIRE(log.ok());
+    CHECK(again.last_seq == 16);
+  }
 }
