@@ -96,21 +96,11 @@ Status Engine::Recover(EngineRecovery* recovery) {
     ropts.tolerate_partial_tail = false;
     auto reader = LogReader::Open(EventsDirPath(dir), ropts);
     if (!reader.ok()) return reader.status();
-    std::vector<Event> chunk;
-    Event event;
-    EventLocation where;
-    for (;;) {
-      auto more = (*reader)->Next(&event, &where);
-      if (!more.ok()) return more.status();
-      if (*more) chunk.push_back(std::move(event));
-      if (chunk.size() >= 1024 || (!*more && !chunk.empty())) {
-        Status s = projection_->Apply(chunk);
-        if (!s.ok()) return s.WithContext("re-applying " + where.file);
-        recovery->reapplied += chunk.size();
-        chunk.clear();
-      }
-      if (!*more) break;
-    }
+    ApplyLimits limits;
+    limits.first_seq = applied + 1;
+    auto done = ApplyLog(**reader, *projection_, limits);
+    if (!done.ok()) return done.status().WithContext("re-applying the log");
+    recovery->reapplied = done->events;
     options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, applied);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;

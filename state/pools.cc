@@ -246,6 +246,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   p->cf_ = std::make_unique<Handles>();
   p->read_only_ = options.read_only;
   p->bulk_load_ = options.bulk_load;
+  p->bulk_flush_records_ = std::max<size_t>(1, options.bulk_flush_records);
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
       options.read_only
@@ -371,21 +372,54 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   return Status::OK();
 }
 
-Status Projection::Apply(std::span<const Event> events) {
+Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
   if (events.empty()) return Status::OK();
   if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
-  uint64_t next = applied_seq() + 1;
+  uint64_t next = (bulk_ ? bulk_seq_ : applied_seq()) + 1;
   for (const Event& e : events)
     if (e.seq != next++)
       return Status::Internal("apply: seq " + std::to_string(e.seq) + " where " +
                               std::to_string(next - 1) + " was due");
+  if (bulk_load_) {
+    // Records stay in memory across calls: a record touched by many events
+    // is read, parsed and written once per flush instead of once per chunk.
+    if (!bulk_) {
+      bulk_ = std::make_unique<Overlay>(this);
+      bulk_->remember_base_reads(true);
+    }
+    for (size_t i = 0; i < events.size(); ++i) {
+      Status s = Reduce(events[i], bulk_.get());
+      if (!s.ok()) {
+        if (failed_at) *failed_at = i;
+        return s;
+      }
+    }
+    bulk_seq_ = events.back().seq;
+    return bulk_->changes().size() >= bulk_flush_records_ ? FlushBulk() : Status::OK();
+  }
   Overlay overlay(this);
   overlay.remember_base_reads(true);
-  for (const Event& e : events) LIMBIC_RETURN_IF_ERROR(Reduce(e, &overlay));
+  for (size_t i = 0; i < events.size(); ++i) {
+    Status s = Reduce(events[i], &overlay);
+    if (!s.ok()) {
+      if (failed_at) *failed_at = i;
+      return s;
+    }
+  }
   PreparedWrite write;
   LIMBIC_RETURN_IF_ERROR(Prepare(overlay, *this, &write));
   const PreparedWrite* writes[] = {&write};
   return Commit(writes, events.back().seq);
+}
+
+Status Projection::FlushBulk() {
+  if (!bulk_) return Status::OK();
+  PreparedWrite write;
+  LIMBIC_RETURN_IF_ERROR(Prepare(*bulk_, *this, &write));
+  const PreparedWrite* writes[] = {&write};
+  LIMBIC_RETURN_IF_ERROR(Commit(writes, bulk_seq_));
+  bulk_.reset();
+  return Status::OK();
 }
 
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
@@ -676,6 +710,7 @@ Status Projection::CheckIndexes() const {
 
 Status Projection::Flush() {
   if (read_only_) return Status::OK();
+  LIMBIC_RETURN_IF_ERROR(FlushBulk());
   rocksdb::FlushOptions fo;
   return FromRocks(db_->Flush(fo, cf_->all), "flushing the projections");
 }

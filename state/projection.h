@@ -57,6 +57,9 @@ struct ProjectionOptions {
   // end, and a crash part way leaves a dir that is removed anyway) and use
   // bigger memtables. Never for live state.
   bool bulk_load = false;
+  // In a bulk load, changed records are kept in memory and written once
+  // this many have accumulated (and by Flush).
+  size_t bulk_flush_records = 100000;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -121,9 +124,11 @@ class Projection final : public RecordReader {
   Status Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq);
 
   // Reduces `events` (seqs must continue applied_seq contiguously) onto the
-  // current records and commits the result. On error nothing is written and
-  // the error names the event's seq and type.
-  Status Apply(std::span<const Event> events);
+  // current records and commits the result. On error nothing is written, the
+  // error names the event's seq and type, and *failed_at (if given) is the
+  // index of that event. In a bulk load, records are kept in memory across
+  // calls and written every bulk_flush_records changed records and by Flush.
+  Status Apply(std::span<const Event> events, size_t* failed_at = nullptr);
 
   // RecordReader: the applied record, or nullopt.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
@@ -159,7 +164,8 @@ class Projection final : public RecordReader {
   // Returns the first difference as Corruption.
   Status CheckIndexes() const;
 
-  // Flushes memtables to SST files (used on clean shutdown).
+  // Writes what a bulk load holds in memory, then flushes memtables to SST
+  // files (on clean shutdown; at the end of a bulk load).
   Status Flush();
 
  private:
@@ -168,7 +174,12 @@ class Projection final : public RecordReader {
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
   Status LoadThreadTable();
+  Status FlushBulk();
 
+  // Bulk load: records changed since the last flush, and the last seq in it.
+  size_t bulk_flush_records_ = 100000;
+  std::unique_ptr<Overlay> bulk_;
+  uint64_t bulk_seq_ = 0;
   std::atomic<uint64_t> applied_seq_{0};
   std::string outdated_;
   bool read_only_ = false;

@@ -39,19 +39,6 @@ std::string TempDir(const std::string& purpose) {
       .string();
 }
 
-// Finds the event of `batch` that the reducer rejects, so the error can name
-// where it is in the log. Runs only on the error path.
-Status Locate(const std::vector<Event>& batch, const std::vector<EventLocation>& where,
-              const Projection& base, const Status& error) {
-  Overlay overlay(&base);
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Status s = Reduce(batch[i], &overlay);
-    if (!s.ok())
-      return s.WithContext(where[i].file + " offset " + std::to_string(where[i].offset));
-  }
-  return error;
-}
-
 }  // namespace
 
 Status RemoveTree(const std::string& path) {
@@ -115,7 +102,7 @@ class ChunkQueue {
 };
 
 // Reads and decodes on its own thread, so decoding overlaps applying.
-void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& queue) {
+void ReadChunks(LogReader& reader, const ApplyLimits& limits, size_t batch, ChunkQueue& queue) {
   Chunk chunk;
   Event event;
   EventLocation loc;
@@ -128,12 +115,13 @@ void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& que
       break;
     }
     if (!*more) break;
-    if (options.until_seq && event.seq > *options.until_seq) break;
-    if (options.until_time && event.ts > *options.until_time) break;
-    if (first && event.seq != 1) {
+    if (limits.until_seq && event.seq > *limits.until_seq) break;
+    if (limits.until_time && event.ts > *limits.until_time) break;
+    if (first && event.seq != limits.first_seq) {
       chunk.error = Status::InvalidArgument(loc.file + " offset " + std::to_string(loc.offset) +
                                             ": log starts at seq " + std::to_string(event.seq) +
-                                            "; replay needs the whole log from seq 1");
+                                            " where seq " + std::to_string(limits.first_seq) +
+                                            " is needed");
       break;
     }
     first = false;
@@ -143,8 +131,8 @@ void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& que
     chunk.events.push_back(std::move(event));
     chunk.where.push_back(loc);
     // Stop right at until_seq: what follows may still be being written.
-    if (options.until_seq && seq >= *options.until_seq) break;
-    if (chunk.events.size() >= options.batch) {
+    if (limits.until_seq && seq >= *limits.until_seq) break;
+    if (chunk.events.size() >= batch) {
       queue.Push(std::move(chunk));
       chunk = Chunk();
     }
@@ -154,6 +142,37 @@ void ReadChunks(LogReader& reader, const ReplayOptions& options, ChunkQueue& que
 }
 
 }  // namespace
+
+Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const ApplyLimits& limits,
+                            const ChunkSink& on_chunk) {
+  ChunkQueue queue;
+  std::thread reading([&] { ReadChunks(reader, limits, limits.batch, queue); });
+  ApplyStats stats;
+  Status status;
+  Chunk chunk;
+  while (status.ok() && queue.Pop(&chunk)) {
+    if (!chunk.events.empty()) {
+      size_t failed = 0;
+      status = projection.Apply(chunk.events, &failed);
+      if (!status.ok()) {
+        // Name where the rejected event is in the log.
+        if (failed < chunk.where.size())
+          status = status.WithContext(chunk.where[failed].file + " offset " +
+                                      std::to_string(chunk.where[failed].offset));
+        break;
+      }
+      if (on_chunk) status = on_chunk(chunk.events, chunk.lines);
+      stats.events += chunk.events.size();
+      stats.last_seq = chunk.events.back().seq;
+      stats.last_ts = chunk.events.back().ts;
+    }
+    if (status.ok()) status = chunk.error;
+  }
+  queue.Cancel();
+  reading.join();
+  if (!status.ok()) return status;
+  return stats;
+}
 
 Result<ReplayResult> Replay(const ReplayOptions& options) {
   auto started = std::chrono::steady_clock::now();
@@ -182,46 +201,36 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
 
   ProjectionOptions popts;
   popts.path = DbDirPath(options.into);
+  popts.bulk_flush_records = options.flush_records;
   popts.bulk_load = true;  // flushed below; a half-built dir is removed anyway
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());
 
-  ChunkQueue queue;
-  std::thread reading([&] { ReadChunks(**reader, options, queue); });
-  ReplayResult result;
-  Status status;
   // The new state dir gets a copy of the events it was built from, rotated
   // into segments like a live log.
   std::unique_ptr<WritableFile> segment;
-  Chunk chunk;
-  while (status.ok() && queue.Pop(&chunk)) {
-    if (!chunk.events.empty()) {
-      status = (*projection)->Apply(chunk.events);
-      if (!status.ok()) {
-        status = Locate(chunk.events, chunk.where, **projection, status);
-        break;
-      }
-      if (!segment || segment->Size() >= kDefaultSegmentBytes) {
-        if (segment) status = segment->Sync();
-        auto file = status.ok() ? env->NewAppendableFile(SegmentFileName(
-                                      EventsDirPath(options.into), chunk.events.front().seq))
-                                : Result<std::unique_ptr<WritableFile>>(status);
-        if (!file.ok()) {
-          status = file.status();
-          break;
-        }
-        segment = std::move(file).value();
-      }
-      status = segment->Append(chunk.lines);
-      result.events += chunk.events.size();
-      result.last_seq = chunk.events.back().seq;
-      result.last_ts = chunk.events.back().ts;
+  auto copy = [&](const std::vector<Event>& events, std::string_view lines) -> Status {
+    if (!segment || segment->Size() >= kDefaultSegmentBytes) {
+      if (segment) LIMBIC_RETURN_IF_ERROR(segment->Sync());
+      auto file = env->NewAppendableFile(
+          SegmentFileName(EventsDirPath(options.into), events.front().seq));
+      if (!file.ok()) return file.status();
+      segment = std::move(file).value();
     }
-    if (status.ok()) status = chunk.error;
-  }
-  queue.Cancel();
-  reading.join();
-  if (status.ok() && segment) status = segment->Sync();
+    return segment->Append(lines);
+  };
+  ApplyLimits limits;
+  limits.until_seq = options.until_seq;
+  limits.until_time = options.until_time;
+  limits.batch = options.batch;
+  auto applied = ApplyLog(**reader, **projection, limits, copy);
+  if (!applied.ok()) return fail(applied.status());
+  ReplayResult result;
+  result.events = applied->events;
+  result.last_seq = applied->last_seq;
+  result.last_ts = applied->last_ts;
+  Status status;
+  if (segment) status = segment->Sync();
   if (status.ok()) status = env->SyncDir(EventsDirPath(options.into));
   if (status.ok()) status = (*projection)->Flush();
   if (!status.ok()) return fail(status);

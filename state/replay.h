@@ -12,10 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
 #include <optional>
 #include <string>
 
 #include "state/env.h"
+#include "state/event_log.h"
 #include "state/projection.h"
 #include "state/status.h"
 #include "state/time.h"
@@ -28,7 +32,8 @@ struct ReplayOptions {
   std::optional<uint64_t> until_seq;  // stop after this seq
   std::optional<TimeMs> until_time;   // stop before the first event after this time
   Env* env = nullptr;                 // nullptr = Env::Default()
-  size_t batch = 4096;                // events per WriteBatch
+  size_t batch = 4096;                // events per chunk read and reduced
+  size_t flush_records = 100000;      // changed records held in memory between writes
 };
 
 struct ReplayResult {
@@ -38,6 +43,28 @@ struct ReplayResult {
   std::string digest;
   double seconds = 0;
 };
+
+// Where ApplyLog starts and stops.
+struct ApplyLimits {
+  uint64_t first_seq = 1;             // the first event read must have this seq
+  std::optional<uint64_t> until_seq;  // stop after this seq
+  std::optional<TimeMs> until_time;   // stop before the first event after this time
+  size_t batch = 4096;                // events per chunk (one WriteBatch each)
+};
+struct ApplyStats {
+  uint64_t events = 0;
+  uint64_t last_seq = 0;
+  TimeMs last_ts = 0;
+};
+// Sees each applied chunk: its events and their lines as read.
+using ChunkSink = std::function<Status(const std::vector<Event>& events, std::string_view lines)>;
+
+// Applies what `reader` yields to `projection`: a second thread reads and
+// decodes while this one reduces and writes, a chunk at a time. Used
+// by replay and by recovery. Errors name the file and byte offset of the
+// offending event; what was applied before it stays applied.
+Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const ApplyLimits& limits,
+                            const ChunkSink& on_chunk = nullptr);
 
 // Errors name the file and byte offset of the offending event (malformed,
 // out of sequence, or not applicable to the state, e.g. an unknown thread);
