@@ -1,0 +1,211 @@
+// The long-term archive: daily staging files and a hash-chained document per
+// day, in the COMB format.
+//
+//   <state>/archive/staging/YYYY-MM-DD.jsonl  append-only entries, one per line:
+//       {"timestamp","text","byte_size","est_tokens","metadata"}
+//   <state>/archive/archive/YYYY-MM-DD.json   one document per rolled-up day:
+//       {"date","content","hash","prev_hash","metadata",
+//        "links":{"temporal":{"prev","next"},
+//                 "semantic":[{"target","score"}],
+//                 "social":[{"target","direction","delta"}]}}
+//
+// hash = hex(SHA-256((prev_hash or "") + content)); the first day's
+// prev_hash is null. Documents are in date order; each one's prev_hash is
+// the hash of the one before, so changing any content breaks every later
+// link of the chain.
+//
+// Rollup moves a day's staged entries into its document. Staging files are
+// never rewritten: a document's metadata.staged_entries counts the staged
+// lines it holds, so a second rollup of the same day appends only what was
+// staged since, and every later document is re-hashed. Links are a function
+// of all documents' content (see links.h), recomputed on every rollup and
+// checked by Verify.
+//
+// Crash safety: every file is written to a temp file, fsynced, renamed and
+// the directory fsynced. A rollup that rewrites several documents first
+// writes all of them as temp files, then a journal naming them (the commit
+// point), then renames; Open finishes a journaled rollup and removes temp
+// files of one that never reached its journal. A crash at any point leaves
+// the archive as it was before or after the rollup, never between.
+//
+// Thread-safety: an Archive is used by one thread at a time; several
+// processes must not write one archive dir at once (the state dir lock
+// makes sure of that).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "state/env.h"
+#include "state/status.h"
+#include "state/time.h"
+
+namespace limbic::archive {
+
+using json = nlohmann::json;
+using state::Env;
+using state::Result;
+using state::Status;
+using state::TimeMs;
+
+// One staged entry.
+struct Entry {
+  std::string timestamp;   // RFC 3339 UTC, milliseconds
+  std::string text;
+  uint64_t byte_size = 0;  // bytes of text (UTF-8)
+  uint64_t est_tokens = 0; // (byte_size + 3) / 4
+  json metadata = json::object();  // consolidation sets "seq", "kind", ids
+};
+// An entry with byte_size and est_tokens filled in.
+Entry MakeEntry(TimeMs ts, std::string text, json metadata = json::object());
+json EntryToJson(const Entry& entry);
+// Errors name the field that is missing or of the wrong type.
+Result<Entry> EntryFromJson(const json& j);
+
+// "YYYY-MM-DD" of a real calendar date (2026-02-30 is not one).
+bool IsValidDate(std::string_view date);
+// Clear error naming the text when it is not a date.
+Status CheckDate(std::string_view date);
+// The UTC date of a time.
+std::string DateOf(TimeMs t);
+
+// The staging directory: one append-only JSON-lines file per day.
+class Staging {
+ public:
+  Staging(std::string dir, Env* env);
+
+  // Appends `entry` to the day's file and fsyncs it. Idempotent by
+  // metadata.seq: when the entry has one and the file's last entry has a
+  // seq >= it, nothing is written (so a catch-up after a crash may offer
+  // the same entries again). A torn last line (a crash mid-append) is cut
+  // before appending.
+  Status Append(std::string_view date, const Entry& entry);
+  // The day's entries in order; a missing file is an empty day. A line that
+  // is not an entry is an error naming the file and line number.
+  Result<std::vector<Entry>> Read(std::string_view date) const;
+  // Days with a staging file, sorted.
+  Result<std::vector<std::string>> Days() const;
+  std::string PathOf(std::string_view date) const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  Env* env_;
+};
+
+struct SemanticLink {
+  std::string target;  // a date
+  double score = 0;    // cosine similarity, rounded to 4 decimals
+  bool operator==(const SemanticLink&) const = default;
+};
+struct SocialLink {
+  std::string target;     // a date
+  std::string direction;  // "inward" (delta > 0) or "outward" (delta < 0)
+  double delta = 0;       // in [-1, 1], rounded to 4 decimals
+  bool operator==(const SocialLink&) const = default;
+};
+struct Links {
+  std::optional<std::string> prev, next;  // temporal: neighbouring dates
+  std::vector<SemanticLink> semantic;     // best first
+  std::vector<SocialLink> social;         // largest |delta| first
+  bool operator==(const Links&) const = default;
+};
+
+struct Document {
+  std::string date;
+  std::string content;
+  std::string hash;
+  std::optional<std::string> prev_hash;  // null for the first day
+  json metadata = json::object();        // staged_entries, entries, byte_size, est_tokens, rolled_up_at
+  Links links;
+};
+json DocumentToJson(const Document& doc);
+// `where` (a file name) prefixes errors.
+Result<Document> DocumentFromJson(const json& j, std::string_view where);
+
+// hex(SHA-256((prev_hash or "") + content))
+std::string ChainHash(const std::optional<std::string>& prev_hash, std::string_view content);
+
+struct ArchiveOptions {
+  std::string dir;           // <state>/archive
+  Env* env = nullptr;        // nullptr = Env::Default()
+  size_t semantic_k = 5;     // semantic links kept per document
+  double semantic_min = 0.1; // weaker similarities are not links
+  size_t social_k = 5;       // social links kept per document
+  bool read_only = false;    // no journal recovery, no writes
+};
+
+struct RollupResult {
+  std::string date;
+  size_t added = 0;     // staged entries moved into the document
+  bool created = false; // the day had no document before
+  size_t rewritten = 0; // documents written (re-hashed or re-linked)
+};
+
+struct Problem {
+  std::string date;
+  std::string what;  // "hash does not match content", "prev_hash ...", "semantic link ..."
+};
+struct VerifyReport {
+  size_t documents = 0;
+  uint64_t bytes = 0;             // bytes of document files read
+  std::vector<Problem> problems;  // every broken document, in date order
+  bool ok() const { return problems.empty(); }
+};
+
+struct ArchiveStats {
+  size_t documents = 0;
+  std::optional<std::string> first, last;  // dates
+  uint64_t content_bytes = 0;
+  uint64_t est_tokens = 0;
+  size_t staged_days = 0;
+  size_t staged_pending = 0;  // staged entries not yet rolled up
+};
+
+class Archive {
+ public:
+  // Creates the directories when missing (unless read_only) and finishes
+  // or discards an interrupted rollup.
+  static Result<std::unique_ptr<Archive>> Open(const ArchiveOptions& options);
+
+  Staging& staging() { return staging_; }
+  const Staging& staging() const { return staging_; }
+  const std::string& dir() const { return options_.dir; }
+
+  // Archived dates, sorted.
+  Result<std::vector<std::string>> Dates() const;
+  // NotFound for a day without a document; a file that is not a document
+  // is Corruption naming the file.
+  Result<Document> Load(std::string_view date) const;
+  std::string PathOf(std::string_view date) const;
+
+  // Moves the day's staged entries that its document does not hold yet
+  // into it (creating it when needed), re-hashes every later document and
+  // recomputes links. A day with nothing new is left alone (added == 0).
+  // An empty day (no staged entries, no document) is InvalidArgument.
+  Result<RollupResult> Rollup(std::string_view date);
+  // Rolls up every staged day before `before` (exclusive) that has entries
+  // not yet in its document: what the loop does at the day boundary.
+  Result<std::vector<RollupResult>> RollupBefore(std::string_view before);
+
+  // Recomputes the chain and the links of every document; reports every
+  // broken one (a file that does not parse is one problem, and the check
+  // goes on with the next). Never writes.
+  Result<VerifyReport> Verify() const;
+  Result<ArchiveStats> Stats() const;
+
+  // Staged entries of a day that its document does not hold yet.
+  Result<std::vector<Entry>> Pending(std::string_view date) const;
+
+ private:
+  explicit Archive(ArchiveOptions options);
+  ArchiveOptions options_;
+  Staging staging_;
+};
+
+}  // namespace limbic::archive
