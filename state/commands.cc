@@ -315,6 +315,27 @@ Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, Time
   return Events{Make(EventType::kActionsPruned, {{"action_ids", std::move(ids)}})};
 }
 
+json MakeStagedEntry(TimeMs ts, std::string text, json metadata) {
+  json entry = json::object();
+  entry["timestamp"] = FormatTime(ts);
+  entry["byte_size"] = static_cast<uint64_t>(text.size());
+  entry["est_tokens"] = EstimateTokens(text.size());
+  entry["text"] = std::move(text);
+  entry["metadata"] = std::move(metadata);
+  return entry;
+}
+
+Result<Events> BuildBlink(const json& req, TimeMs now) {
+  Request r(req, {"text", "metadata"});
+  std::string text = r.String("text", true);
+  json metadata = r.Object("metadata");
+  if (!r.ok()) return r.status();
+  if (!metadata.contains("kind")) metadata["kind"] = "blink";
+  return Events{Make(EventType::kEntryStaged,
+                     {{"date", FormatDate(now)},
+                      {"entry", MakeStagedEntry(now, std::move(text), std::move(metadata))}})};
+}
+
 Result<json> ParseJsonObject(std::string_view text, std::string_view what) {
   std::optional<json> v = ParseJson(text);
   if (!v || !v->is_object())

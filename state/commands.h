@@ -60,6 +60,17 @@ Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq);
 //   -> actions_pruned (empty when there is nothing to prune)
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now);
 
+// {text, metadata? {}} -> entry_staged dated today (UTC), consolidating
+// nothing: what `limbic archive blink` stages, e.g. before the agent
+// restarts. metadata.kind defaults to "blink".
+Result<Events> BuildBlink(const json& req, TimeMs now);
+
+// est_tokens of a text: bytes / 4, rounded up.
+inline uint64_t EstimateTokens(size_t bytes) { return (bytes + 3) / 4; }
+// The `entry` of an entry_staged event: {timestamp, text, byte_size,
+// est_tokens, metadata}, the archive's staging line.
+json MakeStagedEntry(TimeMs ts, std::string text, json metadata);
+
 // A JSON value parsed from user text (CLI flags): an object, or an error
 // naming `what`.
 Result<json> ParseJsonObject(std::string_view text, std::string_view what);

@@ -24,6 +24,9 @@ enum class Kind {
   kSeqList,   // an array of unsigned integers
   kThreadStatus,  // active | paused | frozen | complete
   kFactorValue,   // bool, number, string or null
+  kDate,          // "YYYY-MM-DD" of a real day
+  kEntry,         // an archive staging entry (see CheckEntry)
+  kConsolidates,  // {thread_ids?, percept_ids?, action_ids?}
 };
 
 struct FieldSpec {
@@ -109,6 +112,10 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"reflex_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
       {EventType::kReflexEnabled, "reflex_enabled",
        {{"reflex_id", Kind::kId, true}, {"enabled", Kind::kBool, true}}},
+      {EventType::kEntryStaged, "entry_staged",
+       {{"date", Kind::kDate, true},
+        {"entry", Kind::kEntry, true},
+        {"consolidates", Kind::kConsolidates, false}}},
   }};
   return specs;
 }
@@ -186,6 +193,40 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
       return v.is_boolean() || v.is_number() || v.is_string() || v.is_null()
                  ? Status::OK()
                  : bad("a boolean, number, string or null");
+    case Kind::kDate:
+      return v.is_string() && IsValidDate(v.get_ref<const std::string&>())
+                 ? Status::OK()
+                 : bad("a date (YYYY-MM-DD)");
+    case Kind::kEntry: {
+      // {timestamp, text, byte_size, est_tokens, metadata}: the archive's
+      // staging line, byte_size the text's length in bytes.
+      const char* want =
+          "an entry {timestamp: RFC 3339, text, byte_size: bytes of text, est_tokens, metadata: {}}";
+      if (!v.is_object() || v.size() != 5) return bad(want);
+      auto ts = v.find("timestamp");
+      auto text = v.find("text");
+      auto bytes = v.find("byte_size");
+      auto tokens = v.find("est_tokens");
+      auto meta = v.find("metadata");
+      if (ts == v.end() || !ts->is_string() || !ParseTime(ts->get_ref<const std::string&>()).ok() ||
+          text == v.end() || !text->is_string() || bytes == v.end() || !bytes->is_number_unsigned() ||
+          bytes->get<uint64_t>() != text->get_ref<const std::string&>().size() ||
+          tokens == v.end() || !tokens->is_number_unsigned() || meta == v.end() || !meta->is_object())
+        return bad(want);
+      return Status::OK();
+    }
+    case Kind::kConsolidates: {
+      const char* want = "{thread_ids?, percept_ids?, action_ids?} (arrays of ids)";
+      if (!v.is_object()) return bad(want);
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it.key() != "thread_ids" && it.key() != "percept_ids" && it.key() != "action_ids")
+          return bad(want);
+        if (!it->is_array()) return bad(want);
+        for (const auto& e : *it)
+          if (!e.is_string() || !IsValidId(e.get_ref<const std::string&>())) return bad(want);
+      }
+      return Status::OK();
+    }
   }
   return Status::Internal("unhandled field kind");
 }

@@ -62,8 +62,9 @@ enum class EventType : uint8_t {
   kReflexPut,
   kReflexDeleted,
   kReflexEnabled,
+  kEntryStaged,
 };
-inline constexpr int kEventTypeCount = 22;
+inline constexpr int kEventTypeCount = 23;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

@@ -411,6 +411,49 @@ Status ReduceReflex(const Event& e, Step& s) {
   return Status::OK();
 }
 
+// entry_staged: the entry itself goes to the archive's staging files (they
+// follow the log); what it consolidates leaves the pools. Consolidated
+// threads must be complete, their percepts go with them whatever their
+// status, other percepts must be processed or dropped, actions finished.
+Status ReduceStaged(const Event& e, Step& s) {
+  auto c = e.fields.find("consolidates");
+  if (c == e.fields.end()) return Status::OK();
+  std::vector<std::string> threads;
+  auto ids = [&](const char* key) {
+    auto it = c->find(key);
+    std::vector<std::string> out;
+    if (it != c->end())
+      for (const json& v : *it) out.push_back(v.get<std::string>());
+    return out;
+  };
+  for (const std::string& id : ids("thread_ids")) {
+    auto t = s.Need(Pool::kThreads, id, "thread");
+    if (!t.ok()) return t.status();
+    if (!Is(*t, "status", "complete"))
+      return s.Wrong("thread", id, "is " + t->value("status", "?") + ", not complete");
+    s.Delete(Pool::kThreads, id);
+    threads.push_back(id);
+  }
+  for (const std::string& id : ids("percept_ids")) {
+    auto p = s.Need(Pool::kPercepts, id, "percept");
+    if (!p.ok()) return p.status();
+    auto owner = p->find("thread_id");
+    bool with_thread = owner != p->end() && owner->is_string() &&
+                       std::find(threads.begin(), threads.end(), owner->get<std::string>()) != threads.end();
+    if (!with_thread && !Is(*p, "status", "processed") && !Is(*p, "status", "dropped"))
+      return s.Wrong("percept", id, "is " + p->value("status", "?") + ", not processed or dropped");
+    s.Delete(Pool::kPercepts, id);
+  }
+  for (const std::string& id : ids("action_ids")) {
+    auto a = s.Need(Pool::kActions, id, "action");
+    if (!a.ok()) return a.status();
+    if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
+      return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
+    s.Delete(Pool::kActions, id);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Reduce(const Event& event, Overlay* overlay) {
@@ -443,6 +486,8 @@ Status Reduce(const Event& event, Overlay* overlay) {
     case EventType::kReflexDeleted:
     case EventType::kReflexEnabled:
       return ReduceReflex(event, s);
+    case EventType::kEntryStaged:
+      return ReduceStaged(event, s);
   }
   return Status::Internal("unknown event type");
 }

@@ -133,4 +133,24 @@ Result<TimeMs> ParseDuration(std::string_view s) {
                                  "\" (use ms, s, m, h or d)");
 }
 
+std::string FormatDate(TimeMs t) { return FormatTime(t).substr(0, 10); }
+
+Result<TimeMs> ParseDate(std::string_view s) {
+  auto bad = [&] {
+    return Status::InvalidArgument("\"" + std::string(s.substr(0, 40)) +
+                                   "\" is not a date (want YYYY-MM-DD, e.g. 2026-11-22)");
+  };
+  int y, m, d;
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !Digits(s, 0, 4, &y) || !Digits(s, 5, 2, &m) ||
+      !Digits(s, 8, 2, &d) || m < 1 || m > 12 || d < 1)
+    return bad();
+  // A day past the month's end comes back as another date.
+  int64_t days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
+  int64_t yy;
+  unsigned mm, dd;
+  CivilFromDays(days, &yy, &mm, &dd);
+  if (yy != y || mm != static_cast<unsigned>(m) || dd != static_cast<unsigned>(d)) return bad();
+  return days * 86400000;
+}
+
 }  // namespace limbic

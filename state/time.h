@@ -51,6 +51,13 @@ std::string FormatTime(TimeMs t);
 // 'z' and a space instead of 'T' are accepted too. Fractions beyond
 // milliseconds are truncated.
 Result<TimeMs> ParseTime(std::string_view s);
+// Calendar days (UTC), as the archive names them: "2026-11-22".
+// FormatDate gives the day of `t`; ParseDate accepts exactly YYYY-MM-DD of
+// a real date (2026-02-30 is an error naming the text) and returns its
+// midnight.
+std::string FormatDate(TimeMs t);
+Result<TimeMs> ParseDate(std::string_view s);
+inline bool IsValidDate(std::string_view s) { return ParseDate(s).ok(); }
 // Durations for the command line and config: "250ms", "30s", "5m", "2h",
 // "7d"; a bare number is seconds.
 Result<TimeMs> ParseDuration(std::string_view s);

@@ -43,3 +43,16 @@ TEST_CASE("ParseDuration understands units") {
   CHECK_FALSE(ParseDuration("5x").ok());
   CHECK_FALSE(ParseDuration("m").ok());
 }
+
+TEST_CASE("dates are real calendar days in YYYY-MM-DD") {
+  CHECK(FormatDate(*ParseTime("2026-11-22T23:59:59.999Z")) == "2026-11-22");
+  CHECK(*ParseDate("2026-11-22") == *ParseTime("2026-11-22T00:00:00Z"));
+  CHECK(IsValidDate("2024-02-29"));
+  for (const char* bad : {"2026-02-29", "2026-02-30", "2026-13-01", "2026-00-10", "2026-1-01",
+                          "26-11-22", "2026/11/22", "2026-11-22T", "", "yesterday"}) {
+    INFO(bad);
+    auto r = ParseDate(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("not a date") != std::string::npos);
+  }
+}

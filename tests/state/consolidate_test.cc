@@ -1,0 +1,163 @@
+#include "state/consolidate.h"
+
+#include <catch2/catch.hpp>
+
+#include "state/engine.h"
+#include "state/replay.h"
+#include "test_util.h"
+
+using namespace limbic;
+using namespace limbic::state;
+using limbic::testing::ScratchDir;
+
+namespace {
+
+constexpr TimeMs kDay = 86400000;
+
+struct Fixture {
+  ScratchDir dir;
+  ManualClock clock{*ParseTime("2026-11-01T09:00:00Z")};
+  std::unique_ptr<Engine> engine;
+
+  Fixture() {
+    EngineOptions o;
+    o.state_dir = dir / "live";
+    o.clock = &clock;
+    auto e = Engine::Open(o);
+    REQUIRE(e.ok());
+    engine = std::move(e).value();
+  }
+  void Commit(Result<Events> ev) {
+    INFO(ev.status().ToString());
+    REQUIRE(ev.ok());
+    Status s = engine->Commit(*ev);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  }
+  void Raw(EventType type, json fields) {
+    Event e;
+    e.type = type;
+    e.fields = std::move(fields);
+    Commit(Events{e});
+  }
+  size_t Count(Pool pool) { return *engine->projection().Count(pool); }
+};
+
+}  // namespace
+
+TEST_CASE("consolidation stages an episode per finished thread and a digest per day", "[consolidate]") {
+  Fixture f;
+  f.Commit(BuildThreadCreate({{"id", "t-1"}, {"goal", "fix the login bug"}}, f.engine->next_seq()));
+  f.Commit(BuildThreadCreate({{"id", "t-2"}, {"goal", "still going"}}, f.engine->next_seq()));
+  f.Commit(BuildPerceptAdd({{"id", "p-1"}, {"source", "github"}, {"type", "issues.opened"},
+                            {"text", "login fails with 500"}, {"thread_id", "t-1"}},
+                           f.engine->next_seq()));
+  f.Commit(BuildPerceptAdd({{"id", "p-2"}, {"source", "chat"}, {"type", "msg"}, {"text", "hello there"}},
+                           f.engine->next_seq()));
+  f.Commit(BuildPerceptAdd({{"id", "p-3"}, {"source", "chat"}, {"type", "msg"}, {"thread_id", "t-2"}},
+                           f.engine->next_seq()));
+  f.Commit(BuildPerceptAdd({{"id", "p-4"}, {"source", "chat"}, {"type", "msg"}, {"text", "new one"}},
+                           f.engine->next_seq()));
+  f.Commit(BuildPerceptProcess("p-2"));
+  f.Commit(BuildPerceptProcess("p-3"));
+  f.Commit(BuildActionEnqueue({{"id", "a-1"}, {"effector", "log"}, {"type", "reply"}, {"thread_id", "t-1"}},
+                              f.engine->next_seq()));
+  f.Raw(EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}});
+  f.Raw(EventType::kActionComplete, {{"action_id", "a-1"}, {"result", "posted"}});
+  f.Commit(BuildThreadUpdate("t-1", {{"status", "complete"}, {"outcome", "fixed in v2"}}));
+
+  ConsolidationPolicy policy;
+  policy.threads_after = 2 * kDay;
+  policy.percepts_after = 1 * kDay;
+  policy.actions_after = 1 * kDay;
+
+  // Too early: nothing is old enough.
+  auto early = BuildConsolidation(f.engine->projection(), policy, f.clock.Now() + kDay / 2);
+  REQUIRE(early.ok());
+  CHECK(early->events.empty());
+
+  TimeMs later = f.clock.Now() + 3 * kDay;
+  auto plan = BuildConsolidation(f.engine->projection(), policy, later);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->events.size() == 2);  // t-1's episode, the digest of 2026-11-01 (p-2)
+  CHECK(plan->threads == 1);
+  CHECK(plan->percepts == 2);
+  CHECK(plan->actions == 1);
+  const json& episode = plan->events[0].fields;
+  CHECK(episode["date"] == "2026-11-01");
+  std::string text = episode["entry"]["text"];
+  CHECK(text.find("[episode] fix the login bug") == 0);
+  CHECK(text.find("login fails with 500") != std::string::npos);
+  CHECK(text.find("outcome: fixed in v2") != std::string::npos);
+  CHECK(text.find("log/reply -> complete: posted") != std::string::npos);
+  CHECK(episode["entry"]["byte_size"] == text.size());
+  CHECK(episode["consolidates"]["thread_ids"] == json::array({"t-1"}));
+  CHECK(episode["consolidates"]["percept_ids"] == json::array({"p-1"}));
+  CHECK(episode["consolidates"]["action_ids"] == json::array({"a-1"}));
+  const json& digest = plan->events[1].fields;
+  CHECK(digest["entry"]["metadata"]["kind"] == "digest");
+  // p-3 waits for its live thread t-2; p-4 is not processed.
+  CHECK(digest["consolidates"]["percept_ids"] == json::array({"p-2"}));
+
+  f.Commit(plan->events);
+  CHECK(f.Count(Pool::kThreads) == 1);
+  CHECK(f.Count(Pool::kPercepts) == 2);
+  CHECK(f.Count(Pool::kActions) == 0);
+  CHECK(f.engine->projection().CheckIndexes().ok());
+
+  // Nothing left to do.
+  auto again = BuildConsolidation(f.engine->projection(), policy, later);
+  REQUIRE(again.ok());
+  CHECK(again->events.empty());
+
+  // Replay reproduces the consolidated state.
+  std::string live = *f.engine->projection().Digest();
+  ReplayOptions ro;
+  ro.from = EventsDirPath(f.dir / "live");
+  ro.into = f.dir / "copy";
+  auto r = Replay(ro);
+  REQUIRE(r.ok());
+  CHECK(r->digest == live);
+}
+
+TEST_CASE("an entry_staged event cannot consolidate unfinished work", "[consolidate]") {
+  Fixture f;
+  f.Commit(BuildThreadCreate({{"id", "t-1"}, {"goal", "open"}}, f.engine->next_seq()));
+  f.Commit(BuildPerceptAdd({{"id", "p-1"}, {"source", "chat"}, {"type", "msg"}}, f.engine->next_seq()));
+  auto try_commit = [&](json consolidates) {
+    Event e;
+    e.type = EventType::kEntryStaged;
+    e.fields = {{"date", "2026-11-01"},
+                {"entry", MakeStagedEntry(f.clock.Now(), "x", json::object())},
+                {"consolidates", std::move(consolidates)}};
+    return f.engine->Commit(Events{e});
+  };
+  Status s = try_commit({{"thread_ids", {"t-1"}}});
+  CHECK(s.code() == Status::Code::kFailedPrecondition);
+  CHECK(s.message().find("thread t-1 is active, not complete") != std::string::npos);
+  s = try_commit({{"percept_ids", {"p-1"}}});
+  CHECK(s.message().find("percept p-1 is new, not processed or dropped") != std::string::npos);
+  s = try_commit({{"action_ids", {"a-9"}}});
+  CHECK(s.code() == Status::Code::kNotFound);
+  CHECK(f.Count(Pool::kThreads) == 1);
+  CHECK(f.Count(Pool::kPercepts) == 1);
+}
+
+TEST_CASE("entry_staged fields are checked", "[consolidate]") {
+  json entry = MakeStagedEntry(0, "four", json::object());
+  CHECK(ValidateEventFields(EventType::kEntryStaged, {{"date", "2026-11-01"}, {"entry", entry}}).ok());
+  CHECK_FALSE(ValidateEventFields(EventType::kEntryStaged, {{"date", "2026-02-30"}, {"entry", entry}}).ok());
+  json wrong = entry;
+  wrong["byte_size"] = 3;
+  Status s = ValidateEventFields(EventType::kEntryStaged, {{"date", "2026-11-01"}, {"entry", wrong}});
+  CHECK(s.message().find("entry_staged.entry") != std::string::npos);
+  CHECK_FALSE(ValidateEventFields(EventType::kEntryStaged,
+                                  {{"date", "2026-11-01"}, {"entry", entry}, {"consolidates", {{"x", 1}}}})
+                   .ok());
+  auto blink = BuildBlink({{"text", "remember the deploy"}}, *ParseTime("2026-11-02T10:00:00Z"));
+  REQUIRE(blink.ok());
+  CHECK((*blink)[0].fields["date"] == "2026-11-02");
+  CHECK((*blink)[0].fields["entry"]["metadata"]["kind"] == "blink");
+  CHECK_FALSE(BuildBlink({{"text", ""}}, 0).ok());
+  CHECK_FALSE(BuildBlink({{"txt", "a"}}, 0).ok());
+}
