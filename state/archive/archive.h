@@ -240,8 +240,9 @@ class Archive {
   //   links == what links.h computes from all documents
   // so changing a content, a hash or a prev_hash is reported where it was
   // made (a changed hash also at the next document, whose prev_hash no
-  // longer matches it). Links of a document that does not parse are
-  // unknown: other documents' links are checked as far as they can be
+  // longer matches it). The content of a document that does not parse, or
+  // does not match its hash, is unknown: its own semantic and social links
+  // are not checked, and the others' are checked as far as they can be
   // without it. Reads documents on all cores. Never writes.
   Result<VerifyReport> Verify() const;
   Result<ArchiveStats> Stats() const;
