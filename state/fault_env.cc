@@ -92,6 +92,20 @@ Status FaultInjectionEnv::RemoveFile(const std::string& path) {
   return base_->RemoveFile(path);
 }
 
+Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (renames_left_ == 0) return Status::IOError("injected rename failure: " + from);
+    if (renames_left_ > 0) --renames_left_;
+  }
+  return base_->RenameFile(from, to);
+}
+
+void FaultInjectionEnv::FailRenameAfter(int renames) {
+  std::lock_guard<std::mutex> lock(mu_);
+  renames_left_ = renames;
+}
+
 Status FaultInjectionEnv::TruncateFile(const std::string& path, uint64_t size) {
   LIMBIC_RETURN_IF_ERROR(base_->TruncateFile(path, size));
   std::lock_guard<std::mutex> lock(mu_);

@@ -30,6 +30,10 @@ class FaultInjectionEnv final : public Env {
   // The Append that crosses `bytes` in total (over all files) writes only
   // what fits, then fails: a torn write. Later appends fail too.
   void FailAppendAfter(uint64_t bytes);
+  // After `renames` more successful RenameFile calls, every one fails with
+  // IOError and renames nothing: a crash between two steps of a
+  // multi-file update.
+  void FailRenameAfter(int renames);
 
   int sync_calls() const;
   int append_calls() const;
@@ -48,9 +52,7 @@ class FaultInjectionEnv final : public Env {
   }
   Status CreateDirs(const std::string& dir) override { return base_->CreateDirs(dir); }
   Status RemoveFile(const std::string& path) override;
-  Status RenameFile(const std::string& from, const std::string& to) override {
-    return base_->RenameFile(from, to);
-  }
+  Status RenameFile(const std::string& from, const std::string& to) override;
   Status TruncateFile(const std::string& path, uint64_t size) override;
   Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
@@ -84,6 +86,7 @@ class FaultInjectionEnv final : public Env {
   uint64_t appended_ = 0;
   int sync_calls_ = 0;
   int append_calls_ = 0;
+  int renames_left_ = -1;  // -1: no rename fails
 };
 
 }  // namespace limbic::state

@@ -9,6 +9,17 @@
 //                 "semantic":[{"target","score"}],
 //                 "social":[{"target","direction","delta"}]}}
 //
+// Content: a day's entries in staging order, each a block headed by its
+// timestamp, blocks separated by a blank line:
+//
+//   content = block *("\n\n" block)
+//   block   = "## " timestamp "\n" text
+//
+// Texts are taken as they are (not escaped): the headers are for a reader,
+// and only links.h looks at lines (it skips lines that are exactly a
+// header). A re-rollup appends "\n\n" and the new blocks to what is there,
+// so a document's content only ever grows.
+//
 // hash = hex(SHA-256((prev_hash or "") + content)); the first day's
 // prev_hash is null. Documents are in date order; each one's prev_hash is
 // the hash of the one before, so changing any content breaks every later
@@ -19,14 +30,17 @@
 // lines it holds, so a second rollup of the same day appends only what was
 // staged since, and every later document is re-hashed. Links are a function
 // of all documents' content (see links.h), recomputed on every rollup and
-// checked by Verify.
+// checked by Verify, which must be given the options the archive was
+// rolled up with (semantic_k, semantic_min, social_k).
 //
 // Crash safety: every file is written to a temp file, fsynced, renamed and
 // the directory fsynced. A rollup that rewrites several documents first
 // writes all of them as temp files, then a journal naming them (the commit
 // point), then renames; Open finishes a journaled rollup and removes temp
 // files of one that never reached its journal. A crash at any point leaves
-// the archive as it was before or after the rollup, never between.
+// the archive as it was before or after the rollup, never between. Readers
+// (Dates, Load, Verify, Stats) see a journaled rollup as done even before
+// Open finishes it, so a read-only process never sees the middle of one.
 //
 // Thread-safety: an Archive is used by one thread at a time; several
 // processes must not write one archive dir at once (the state dir lock
@@ -47,11 +61,14 @@
 
 namespace limbic::archive {
 
+class DocFiles;  // doc_files.h
+
 using json = nlohmann::json;
 using state::Env;
-using state::Result;
-using state::Status;
-using state::TimeMs;
+using limbic::Result;
+using limbic::Status;
+using limbic::Clock;
+using limbic::TimeMs;
 
 // One staged entry.
 struct Entry {
@@ -61,7 +78,8 @@ struct Entry {
   uint64_t est_tokens = 0; // (byte_size + 3) / 4
   json metadata = json::object();  // consolidation sets "seq", "kind", ids
 };
-// An entry with byte_size and est_tokens filled in.
+// An entry with byte_size and est_tokens filled in. Bytes of `text` that are
+// not valid UTF-8 become U+FFFD (JSON cannot hold them).
 Entry MakeEntry(TimeMs ts, std::string text, json metadata = json::object());
 json EntryToJson(const Entry& entry);
 // Errors name the field that is missing or of the wrong type.
@@ -83,12 +101,16 @@ class Staging {
   // metadata.seq: when the entry has one and the file's last entry has a
   // seq >= it, nothing is written (so a catch-up after a crash may offer
   // the same entries again). A torn last line (a crash mid-append) is cut
-  // before appending.
+  // before appending; an unterminated last line that is a whole entry (the
+  // crash hit between the text and its newline) is kept and terminated.
+  // Text that is not valid UTF-8 is InvalidArgument (use MakeEntry).
   Status Append(std::string_view date, const Entry& entry);
   // The day's entries in order; a missing file is an empty day. A line that
-  // is not an entry is an error naming the file and line number.
+  // is not an entry is Corruption naming the file and line number; an
+  // unterminated last line that is not one is a torn append and skipped.
   Result<std::vector<Entry>> Read(std::string_view date) const;
-  // Days with a staging file, sorted.
+  // Days with a staging file, sorted; names that are not DATE.jsonl of a
+  // real date are ignored.
   Result<std::vector<std::string>> Days() const;
   std::string PathOf(std::string_view date) const;
   const std::string& dir() const { return dir_; }
@@ -96,7 +118,18 @@ class Staging {
  private:
   std::string dir_;
   Env* env_;
+  // The last file appended to, so appends do not re-read a growing day
+  // file: trusted while the file still has the size we left it with.
+  struct Tail {
+    std::string path;
+    uint64_t size = 0;
+    std::optional<uint64_t> last_seq;
+  };
+  Tail tail_;
 };
+
+// Appends the blocks of `entries` to `content` (see "Content" above).
+void AppendToContent(std::string* content, const std::vector<Entry>& entries);
 
 struct SemanticLink {
   std::string target;  // a date
@@ -138,6 +171,7 @@ struct ArchiveOptions {
   double semantic_min = 0.1; // weaker similarities are not links
   size_t social_k = 5;       // social links kept per document
   bool read_only = false;    // no journal recovery, no writes
+  const Clock* clock = nullptr;  // metadata.rolled_up_at; nullptr = the wall clock
 };
 
 struct RollupResult {
@@ -147,14 +181,15 @@ struct RollupResult {
   size_t rewritten = 0; // documents written (re-hashed or re-linked)
 };
 
+// One thing wrong with one document; a document can have several.
 struct Problem {
-  std::string date;
-  std::string what;  // "hash does not match content", "prev_hash ...", "semantic link ..."
+  std::string date;  // from the file name
+  std::string what;  // "hash does not match content", "prev_hash ...", "semantic links ..."
 };
 struct VerifyReport {
   size_t documents = 0;
   uint64_t bytes = 0;             // bytes of document files read
-  std::vector<Problem> problems;  // every broken document, in date order
+  std::vector<Problem> problems;  // everything wrong with every document, in date order
   bool ok() const { return problems.empty(); }
 };
 
@@ -172,6 +207,7 @@ class Archive {
   // Creates the directories when missing (unless read_only) and finishes
   // or discards an interrupted rollup.
   static Result<std::unique_ptr<Archive>> Open(const ArchiveOptions& options);
+  ~Archive();
 
   Staging& staging() { return staging_; }
   const Staging& staging() const { return staging_; }
@@ -187,7 +223,10 @@ class Archive {
   // Moves the day's staged entries that its document does not hold yet
   // into it (creating it when needed), re-hashes every later document and
   // recomputes links. A day with nothing new is left alone (added == 0).
-  // An empty day (no staged entries, no document) is InvalidArgument.
+  // An empty day (no staged entries, no document) is InvalidArgument; an
+  // archive document that does not parse is Corruption naming it, and
+  // nothing is written. Links are computed from the documents' features
+  // remembered from earlier calls while their files keep their size.
   Result<RollupResult> Rollup(std::string_view date);
   // Rolls up every staged day before `before` (exclusive) that has entries
   // not yet in its document: what the loop does at the day boundary.
@@ -195,7 +234,16 @@ class Archive {
 
   // Recomputes the chain and the links of every document; reports every
   // broken one (a file that does not parse is one problem, and the check
-  // goes on with the next). Never writes.
+  // goes on with the next). Each document must satisfy
+  //   hash == ChainHash(prev_hash, content)
+  //   prev_hash == the previous document's stored hash (null for the first)
+  //   links == what links.h computes from all documents
+  // so changing a content, a hash or a prev_hash is reported where it was
+  // made (a changed hash also at the next document, whose prev_hash no
+  // longer matches it). The content of a document that does not parse, or
+  // does not match its hash, is unknown: its own semantic and social links
+  // are not checked, and the others' are checked as far as they can be
+  // without it. Reads documents on all cores. Never writes.
   Result<VerifyReport> Verify() const;
   Result<ArchiveStats> Stats() const;
 
@@ -203,9 +251,19 @@ class Archive {
   Result<std::vector<Entry>> Pending(std::string_view date) const;
 
  private:
+  struct Memo;  // what Rollup remembers of each document (archive.cc)
+
   explicit Archive(ArchiveOptions options);
+  DocFiles Files() const;
+  Status Recover();
+  // Brings the memo in step with the document files.
+  Status RefreshMemo();
+  // Rollup; nullopt for an empty day.
+  Result<std::optional<RollupResult>> RollupDay(std::string_view date);
+
   ArchiveOptions options_;
   Staging staging_;
+  std::unique_ptr<Memo> memo_;
 };
 
 }  // namespace limbic::archive

@@ -1,0 +1,85 @@
+// The document directory (<state>/archive/archive) and how a set of its
+// files is replaced at once. Internal to limbic_archive.
+//
+//   DATE.json        a document
+//   DATE.json.tmp    its next version, written during a rollup
+//   ROLLUP.journal   {"dates":[DATE,...]} "\n": the commit record of a
+//                    rollup that replaces several documents: each listed
+//                    DATE.json.tmp replaces DATE.json
+//   *.tmp            anything else ending in .tmp is an unfinished write
+//
+// A batch of one file is written as DATE.json.tmp, fsynced, renamed over
+// DATE.json, and the directory fsynced: rename is atomic. A batch of
+// several writes every temp file (each fsynced), fsyncs the directory,
+// writes the journal the same way (ROLLUP.journal.tmp, rename: the commit
+// point), renames the temp files, fsyncs the directory and removes the
+// journal (fsynced again, so an old journal can never adopt the temp files
+// of a later batch). Recover() finishes a batch whose journal exists and
+// removes the temp files of one whose journal does not.
+//
+// Thread-safety: one writer (the process holding the state dir); List() may
+// run in other processes at the same time.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "state/archive/archive.h"
+
+namespace limbic::archive {
+
+class DocFiles {
+ public:
+  DocFiles(std::string dir, state::Env* env) : dir_(std::move(dir)), env_(env) {}
+
+  const std::string& dir() const { return dir_; }
+  std::string PathOf(std::string_view date) const { return dir_ + "/" + std::string(date) + ".json"; }
+
+  struct Listing {
+    // date -> file to read: DATE.json, or DATE.json.tmp while a journal
+    // names it (the batch is committed, its renames not all done).
+    std::map<std::string, std::string> paths;
+    // "NAME.json" files whose NAME is not a date.
+    std::vector<std::string> bad_names;
+  };
+  // A missing directory lists nothing.
+  Result<Listing> List() const;
+
+  // The file to read for `date` (see Listing), without listing the
+  // directory unless a journal exists.
+  std::string PathToRead(std::string_view date) const;
+  // The document in `path`; Corruption naming the file when it does not
+  // parse or is not a document. *bytes (when given) gets the file size.
+  Result<Document> Read(const std::string& path, uint64_t* bytes = nullptr) const;
+
+  Status Recover();
+
+  // Writes a batch: Add() each file (written and fsynced as a temp file),
+  // then Commit(). A batch that is not committed leaves only temp files,
+  // which the next Recover() removes.
+  class Batch {
+   public:
+    explicit Batch(DocFiles* files) : files_(files) {}
+    Status Add(const std::string& date, std::string_view data);
+    Status Commit();
+
+   private:
+    DocFiles* files_;
+    std::vector<std::string> dates_;
+  };
+
+ private:
+  std::string JournalPath() const { return dir_ + "/ROLLUP.journal"; }
+  // Dates named by the journal; nullopt when there is none.
+  Result<std::optional<std::vector<std::string>>> ReadJournal() const;
+  // Writes `path` (replacing what is there), fsyncs and closes it.
+  Status WriteSynced(const std::string& path, std::string_view data);
+
+  std::string dir_;
+  state::Env* env_;
+};
+
+}  // namespace limbic::archive

@@ -1,0 +1,494 @@
+#include "state/archive/archive.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "state/fault_env.h"
+#include "state/test_util.h"
+
+using namespace limbic;
+using namespace limbic::archive;
+using limbic::testing::ScratchDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr TimeMs kDay = 86400000;
+constexpr TimeMs kJan1 = 1767225600000;  // 2026-01-01T00:00:00Z
+
+std::string Day(int n) { return DateOf(kJan1 + (n - 1) * kDay); }  // Day(1) = 2026-01-01
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+// Words that give each day its own vocabulary, engagement and mood.
+std::string TextFor(int day, int entry) {
+  static const char* kTopics[] = {"deploy pipeline",   "garden tomatoes", "database index",
+                                  "holiday travel",    "release notes",   "garden roses"};
+  static const char* kMoods[] = {"great thanks", "bad error", "fine", "awful problem sorry",
+                                 "happy love"};
+  std::string text = "[user] about the " + std::string(kTopics[day % 6]) + " " +
+                     kMoods[(day + entry) % 5] + "\n[assistant] " +
+                     std::string(static_cast<size_t>(10 + 30 * (day % 4)), 'z') + " " +
+                     kTopics[(day + 1) % 6] + " entry" + std::to_string(entry);
+  return text;
+}
+
+class Fixture {
+ public:
+  Fixture() : clock_(kJan1 + 400 * kDay) {}
+
+  ArchiveOptions Options(state::Env* env = nullptr, bool read_only = false) const {
+    ArchiveOptions o;
+    o.dir = dir_ / "archive";
+    o.env = env;
+    o.clock = &clock_;
+    o.read_only = read_only;
+    return o;
+  }
+  std::unique_ptr<Archive> Open(state::Env* env = nullptr, bool read_only = false) const {
+    auto r = Archive::Open(Options(env, read_only));
+    REQUIRE(r.ok());
+    return std::move(r).value();
+  }
+  // Stages `entries` texts for day `n`.
+  static void Stage(Archive& a, int n, int entries = 2) {
+    size_t have = a.staging().Read(Day(n))->size();
+    for (int e = 0; e < entries; ++e) {
+      int k = static_cast<int>(have) + e;
+      REQUIRE(a.staging()
+                  .Append(Day(n), MakeEntry(kJan1 + (n - 1) * kDay + 3600000 * (k + 1), TextFor(n, k)))
+                  .ok());
+    }
+  }
+  static void StageAndRollup(Archive& a, int n, int entries = 2) {
+    Stage(a, n, entries);
+    auto r = a.Rollup(Day(n));
+    REQUIRE(r.ok());
+  }
+  std::string DocPath(int n) const { return dir_ / ("archive/archive/" + Day(n) + ".json"); }
+  const std::string& root() const { return dir_.path(); }
+
+  // name -> bytes of every file of the document directory.
+  std::map<std::string, std::string> Snapshot() const {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_ / "archive/archive"))
+      out[e.path().filename().string()] = ReadFile(e.path().string());
+    return out;
+  }
+
+ private:
+  ScratchDir dir_;
+  ManualClock clock_;
+};
+
+void EditJson(const std::string& path, const std::function<void(json&)>& edit) {
+  json j = json::parse(ReadFile(path));
+  edit(j);
+  WriteFile(path, j.dump(1));
+}
+
+std::set<std::string> ProblemDates(const VerifyReport& r) {
+  std::set<std::string> out;
+  for (const Problem& p : r.problems) out.insert(p.date);
+  return out;
+}
+
+std::string Describe(const VerifyReport& r) {
+  std::string out;
+  for (const Problem& p : r.problems) out += p.date + ": " + p.what + "\n";
+  return out;
+}
+
+bool Mentions(const VerifyReport& r, const std::string& date, const std::string& what) {
+  for (const Problem& p : r.problems)
+    if (p.date == date && p.what.find(what) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("rollup moves staged entries into a new day document", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  Fixture::Stage(*a, 1, 2);
+  auto staged = a->staging().Read(Day(1));
+  auto r = a->Rollup(Day(1));
+  REQUIRE(r.ok());
+  CHECK(r->date == Day(1));
+  CHECK(r->added == 2);
+  CHECK(r->created);
+  CHECK(r->rewritten == 1);
+
+  auto doc = a->Load(Day(1));
+  REQUIRE(doc.ok());
+  CHECK(doc->content == "## 2026-01-01T01:00:00.000Z\n" + (*staged)[0].text +
+                            "\n\n## 2026-01-01T02:00:00.000Z\n" + (*staged)[1].text);
+  CHECK_FALSE(doc->prev_hash);
+  CHECK(doc->hash == ChainHash(std::nullopt, doc->content));
+  CHECK(doc->metadata["staged_entries"] == 2);
+  CHECK(doc->metadata["entries"] == 2);
+  CHECK(doc->metadata["byte_size"] == doc->content.size());
+  CHECK(doc->metadata["est_tokens"] == (*staged)[0].est_tokens + (*staged)[1].est_tokens);
+  CHECK(doc->metadata["rolled_up_at"] == FormatTime(kJan1 + 400 * kDay));
+  CHECK(a->Pending(Day(1))->empty());
+
+  // Nothing new: left alone.
+  std::string before = ReadFile(f.DocPath(1));
+  auto again = a->Rollup(Day(1));
+  REQUIRE(again.ok());
+  CHECK(again->added == 0);
+  CHECK(again->rewritten == 0);
+  CHECK(ReadFile(f.DocPath(1)) == before);
+  CHECK(*a->Dates() == std::vector<std::string>{Day(1)});
+}
+
+TEST_CASE("a second rollup of a day appends to it and re-hashes every later day", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  for (int n = 1; n <= 4; ++n) Fixture::StageAndRollup(*a, n);
+  std::string old_content = a->Load(Day(2))->content;
+  std::string old_hash4 = a->Load(Day(4))->hash;
+
+  Fixture::Stage(*a, 2, 1);
+  CHECK(a->Pending(Day(2))->size() == 1);
+  // A new process: nothing remembered.
+  a.reset();
+  a = f.Open();
+  auto r = a->Rollup(Day(2));
+  REQUIRE(r.ok());
+  CHECK(r->added == 1);
+  CHECK_FALSE(r->created);
+  CHECK(r->rewritten >= 3);
+
+  auto d2 = a->Load(Day(2));
+  CHECK(d2->content.starts_with(old_content + "\n\n## 2026-01-02T03:00:00.000Z\n"));
+  CHECK(d2->metadata["staged_entries"] == 3);
+  CHECK(d2->metadata["entries"] == 3);
+  CHECK(a->Load(Day(3))->prev_hash == d2->hash);
+  CHECK(a->Load(Day(4))->hash != old_hash4);
+  auto v = a->Verify();
+  REQUIRE(v.ok());
+  CHECK(v->ok());
+  INFO(Describe(*v));
+  CHECK(v->documents == 4);
+  CHECK(a->Pending(Day(2))->empty());
+}
+
+TEST_CASE("rolling up a day before the first inserts it into the chain", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  Fixture::StageAndRollup(*a, 5);
+  Fixture::StageAndRollup(*a, 7);
+  Fixture::StageAndRollup(*a, 3);
+  Fixture::StageAndRollup(*a, 6);  // and one in between
+  CHECK(*a->Dates() == std::vector<std::string>{Day(3), Day(5), Day(6), Day(7)});
+  auto d3 = a->Load(Day(3)), d5 = a->Load(Day(5)), d6 = a->Load(Day(6)), d7 = a->Load(Day(7));
+  CHECK_FALSE(d3->prev_hash);
+  CHECK(d5->prev_hash == d3->hash);
+  CHECK(d6->prev_hash == d5->hash);
+  CHECK(d7->prev_hash == d6->hash);
+  CHECK(d5->links.prev == Day(3));
+  CHECK(d5->links.next == Day(6));
+  CHECK(d3->links.next == Day(5));
+  auto v = a->Verify();
+  INFO(Describe(*v));
+  CHECK(v->ok());
+}
+
+TEST_CASE("RollupBefore rolls up every earlier day with new entries", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  Fixture::Stage(*a, 1);
+  Fixture::Stage(*a, 2);
+  Fixture::Stage(*a, 3);
+  auto r = a->RollupBefore(Day(3));
+  REQUIRE(r.ok());
+  REQUIRE(r->size() == 2);
+  CHECK((*r)[0].date == Day(1));
+  CHECK((*r)[1].date == Day(2));
+  CHECK(a->Pending(Day(3))->size() == 2);
+  CHECK(a->RollupBefore(Day(3))->empty());
+
+  Fixture::Stage(*a, 1, 1);
+  auto stats = a->Stats();
+  REQUIRE(stats.ok());
+  CHECK(stats->documents == 2);
+  CHECK(stats->first == Day(1));
+  CHECK(stats->last == Day(2));
+  CHECK(stats->staged_days == 3);
+  CHECK(stats->staged_pending == 3);
+  CHECK(stats->content_bytes == a->Load(Day(1))->content.size() + a->Load(Day(2))->content.size());
+  CHECK(stats->est_tokens > 0);
+  auto again = a->RollupBefore(Day(3));
+  REQUIRE(again->size() == 1);
+  CHECK((*again)[0].added == 1);
+  CHECK(a->Stats()->staged_pending == 2);
+}
+
+TEST_CASE("empty days and bad dates are clear errors", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  auto empty = a->Rollup(Day(9));
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().IsInvalidArgument());
+  CHECK(empty.status().message().find(a->staging().PathOf(Day(9))) != std::string::npos);
+  CHECK(a->Rollup("2026-02-30").status().IsInvalidArgument());
+  CHECK(a->Rollup("2026-02-30").status().message().find("2026-02-30") != std::string::npos);
+  CHECK(a->RollupBefore("soon").status().IsInvalidArgument());
+  CHECK(a->Load("01/02/2026").status().IsInvalidArgument());
+  CHECK(a->Pending("2026-1-1").status().IsInvalidArgument());
+  CHECK(a->Load(Day(9)).status().IsNotFound());
+
+  // A staging line that is not JSON stops the rollup of its day only.
+  Fixture::Stage(*a, 2);
+  Fixture::Stage(*a, 4);
+  WriteFile(a->staging().PathOf(Day(4)), ReadFile(a->staging().PathOf(Day(4))) + "garbage\n");
+  auto bad = a->Rollup(Day(4));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find(Day(4) + ".jsonl line 3") != std::string::npos);
+  CHECK(a->Rollup(Day(2)).ok());
+  CHECK(*a->Dates() == std::vector<std::string>{Day(2)});
+
+  // Read-only archives do not write.
+  auto ro = f.Open(nullptr, true);
+  CHECK(ro->Rollup(Day(2)).status().IsFailedPrecondition());
+}
+
+TEST_CASE("a corrupted document file is an error naming it, and nothing is lost", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  for (int n = 1; n <= 3; ++n) Fixture::StageAndRollup(*a, n);
+  WriteFile(f.DocPath(2), "{\"date\": \"2026-01-02\", \"content\": ");
+  auto before = f.Snapshot();
+
+  auto load = a->Load(Day(2));
+  REQUIRE_FALSE(load.ok());
+  CHECK(load.status().IsCorruption());
+  CHECK(load.status().message().find(f.DocPath(2)) != std::string::npos);
+  Fixture::Stage(*a, 4);
+  auto r = a->Rollup(Day(4));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsCorruption());
+  CHECK(r.status().message().find(f.DocPath(2)) != std::string::npos);
+  CHECK(a->Stats().status().message().find(f.DocPath(2)) != std::string::npos);
+  CHECK(f.Snapshot() == before);
+  CHECK(a->Pending(Day(4))->size() == 2);
+
+  // A document of the wrong shape is named too, with the field.
+  EditJson(f.DocPath(3), [](json& j) { j["links"]["social"][0]["direction"] = "sideways"; });
+  auto shape = a->Load(Day(3));
+  CHECK(shape.status().message().find(f.DocPath(3)) != std::string::npos);
+  CHECK(shape.status().message().find("links.social[0].direction") != std::string::npos);
+}
+
+TEST_CASE("verify finds each kind of tampering and names the date", "[archive]") {
+  Fixture f;
+  auto a = f.Open();
+  for (int n = 1; n <= 6; ++n) Fixture::StageAndRollup(*a, n);
+  auto clean = a->Verify();
+  REQUIRE(clean.ok());
+  INFO(Describe(*clean));
+  REQUIRE(clean->ok());
+  CHECK(clean->documents == 6);
+  CHECK(clean->bytes > 0);
+
+  auto expect_only = [&](std::set<std::string> dates, const std::string& what) {
+    auto v = a->Verify();
+    REQUIRE(v.ok());
+    INFO(Describe(*v));
+    CHECK(ProblemDates(*v) == dates);
+    CHECK(Mentions(*v, *dates.begin(), what));
+  };
+  SECTION("content") {
+    EditJson(f.DocPath(3), [](json& j) { j["content"] = j["content"].get<std::string>() + "!"; });
+    expect_only({Day(3)}, "hash does not match content");
+  }
+  SECTION("hash") {
+    EditJson(f.DocPath(3), [](json& j) { j["hash"] = std::string(64, '0'); });
+    expect_only({Day(3), Day(4)}, "hash does not match content");
+    CHECK(Mentions(*a->Verify(), Day(4), "prev_hash"));
+  }
+  SECTION("prev_hash") {
+    EditJson(f.DocPath(5), [](json& j) { j["prev_hash"] = std::string(64, 'a'); });
+    expect_only({Day(5)}, "prev_hash");
+  }
+  SECTION("prev_hash of the first document") {
+    EditJson(f.DocPath(1), [](json& j) { j["prev_hash"] = std::string(64, 'a'); });
+    expect_only({Day(1)}, "first document");
+  }
+  SECTION("content re-hashed by the tamperer breaks the next link of the chain") {
+    EditJson(f.DocPath(2), [](json& j) {
+      j["content"] = "## 2026-01-02T01:00:00.000Z\nsomething else entirely";
+      j["hash"] = ChainHash(j["prev_hash"].get<std::string>(), j["content"].get<std::string>());
+    });
+    auto v = a->Verify();
+    INFO(Describe(*v));
+    CHECK(Mentions(*v, Day(3), "prev_hash"));
+    CHECK_FALSE(v->ok());
+  }
+  SECTION("temporal link") {
+    EditJson(f.DocPath(4), [](json& j) { j["links"]["temporal"]["next"] = Day(6); });
+    expect_only({Day(4)}, "temporal link next");
+  }
+  SECTION("semantic link score") {
+    EditJson(f.DocPath(2), [](json& j) {
+      auto& s = j["links"]["semantic"];
+      REQUIRE(!s.empty());
+      s[0]["score"] = s[0]["score"].get<double>() - 0.01;
+    });
+    expect_only({Day(2)}, "semantic links");
+  }
+  SECTION("semantic link removed") {
+    EditJson(f.DocPath(6), [](json& j) { j["links"]["semantic"] = json::array(); });
+    expect_only({Day(6)}, "semantic links");
+  }
+  SECTION("social link") {
+    EditJson(f.DocPath(1), [](json& j) {
+      auto& s = j["links"]["social"];
+      REQUIRE(!s.empty());
+      s[0]["direction"] = s[0]["direction"] == "inward" ? "outward" : "inward";
+    });
+    expect_only({Day(1)}, "social links");
+  }
+  SECTION("social delta") {
+    EditJson(f.DocPath(5), [](json& j) {
+      auto& s = j["links"]["social"];
+      REQUIRE(!s.empty());
+      s[0]["delta"] = 0.123;
+    });
+    expect_only({Day(5)}, "social links");
+  }
+  SECTION("several documents at once: every one is listed") {
+    EditJson(f.DocPath(1), [](json& j) { j["links"]["temporal"]["prev"] = Day(9); });
+    EditJson(f.DocPath(3), [](json& j) { j["content"] = "changed"; });
+    EditJson(f.DocPath(6), [](json& j) { j["links"]["social"] = json::array(); });
+    auto v = a->Verify();
+    INFO(Describe(*v));
+    CHECK(ProblemDates(*v) == std::set<std::string>{Day(1), Day(3), Day(6)});
+    CHECK(v->problems.front().date == Day(1));
+    CHECK(v->problems.back().date == Day(6));
+  }
+  SECTION("a file that does not parse is one problem, and verify goes on") {
+    WriteFile(f.DocPath(2), "not json at all");
+    EditJson(f.DocPath(5), [](json& j) { j["hash"] = std::string(64, 'f'); });
+    WriteFile(f.root() + "/archive/archive/2026-02-30.json", "{}");
+    auto v = a->Verify();
+    REQUIRE(v.ok());
+    INFO(Describe(*v));
+    CHECK(v->documents == 6);
+    CHECK(ProblemDates(*v) == std::set<std::string>{Day(2), "2026-02-30", Day(5), Day(6)});
+    CHECK(Mentions(*v, Day(2), "not JSON"));
+    CHECK(Mentions(*v, Day(2), f.DocPath(2)));
+    CHECK(Mentions(*v, "2026-02-30", "not a date"));
+    CHECK(*a->Dates() == std::vector<std::string>{Day(1), Day(2), Day(3), Day(4), Day(5), Day(6)});
+  }
+}
+
+// Runs the same rollup with a rename failing at every step in turn; after
+// each, a crash and a reopen must leave the archive exactly as it was
+// before the rollup or as a clean rollup leaves it.
+TEST_CASE("a crash at any step of a rollup leaves the archive before or after it", "[archive]") {
+  Fixture base;
+  {
+    auto a = base.Open();
+    for (int n = 1; n <= 5; ++n) Fixture::StageAndRollup(*a, n);
+    Fixture::Stage(*a, 2, 1);  // re-rollup of day 2: every later day is rewritten
+    Fixture::Stage(*a, 6, 2);  // a new day
+  }
+  const std::string day = GENERATE(Day(2), Day(6));
+  auto copy_of_base = [&](const Fixture& to) {
+    fs::copy(base.root() + "/archive", to.root() + "/archive", fs::copy_options::recursive);
+  };
+  Fixture clean;
+  copy_of_base(clean);
+  auto before = clean.Snapshot();
+  REQUIRE(clean.Open()->Rollup(day).ok());
+  auto after = clean.Snapshot();
+  REQUIRE(before != after);
+
+  bool saw_before = false, saw_after = false;
+  for (int renames = 0;; ++renames) {
+    INFO("day " << day << ", failing after " << renames << " renames");
+    Fixture f;
+    copy_of_base(f);
+    state::FaultInjectionEnv env(state::Env::Default());
+    env.FailRenameAfter(renames);
+    Result<RollupResult> r = f.Open(&env)->Rollup(day);
+    if (r.ok()) break;
+    REQUIRE(env.SimulateCrash().ok());
+
+    auto reopened = f.Open();
+    auto now = f.Snapshot();
+    CHECK((now == before || now == after));
+    saw_before |= now == before;
+    saw_after |= now == after;
+    auto v = reopened->Verify();
+    INFO(Describe(*v));
+    CHECK(v->ok());
+    REQUIRE(renames < 50);
+  }
+  CHECK(saw_before);
+  CHECK(saw_after);
+}
+
+TEST_CASE("a failed sync during a rollup leaves the archive as it was", "[archive]") {
+  Fixture f;
+  {
+    auto a = f.Open();
+    for (int n = 1; n <= 3; ++n) Fixture::StageAndRollup(*a, n);
+    Fixture::Stage(*a, 1, 1);
+  }
+  auto before = f.Snapshot();
+  state::FaultInjectionEnv env(state::Env::Default());
+  auto a = f.Open(&env);
+  env.SetSyncError(true);
+  CHECK_FALSE(a->Rollup(Day(1)).ok());
+  env.SetSyncError(false);
+  REQUIRE(env.SimulateCrash().ok());
+  a.reset();
+  a = f.Open();
+  CHECK(f.Snapshot() == before);
+  // And the rollup can be done again.
+  REQUIRE(a->Rollup(Day(1)).ok());
+  CHECK(a->Load(Day(1))->metadata["staged_entries"] == 3);
+  CHECK(a->Verify()->ok());
+}
+
+TEST_CASE("readers see a committed rollup before its renames are finished", "[archive]") {
+  Fixture f;
+  {
+    auto a = f.Open();
+    for (int n = 1; n <= 4; ++n) Fixture::StageAndRollup(*a, n);
+    Fixture::Stage(*a, 1, 1);
+  }
+  state::FaultInjectionEnv env(state::Env::Default());
+  env.FailRenameAfter(2);  // the journal and one document renamed
+  REQUIRE_FALSE(f.Open(&env)->Rollup(Day(1)).ok());
+  REQUIRE(fs::exists(f.root() + "/archive/archive/ROLLUP.journal"));
+
+  auto ro = f.Open(nullptr, true);
+  CHECK(ro->Load(Day(1))->metadata["staged_entries"] == 3);
+  auto v = ro->Verify();
+  INFO(Describe(*v));
+  CHECK(v->ok());
+  CHECK(fs::exists(f.root() + "/archive/archive/ROLLUP.journal"));  // read-only: untouched
+
+  auto rw = f.Open();
+  CHECK_FALSE(fs::exists(f.root() + "/archive/archive/ROLLUP.journal"));
+  for (const auto& [name, bytes] : f.Snapshot()) CHECK_FALSE(name.ends_with(".tmp"));
+  CHECK(rw->Load(Day(1))->metadata["staged_entries"] == 3);
+  CHECK(rw->Verify()->ok());
+}

@@ -1,0 +1,186 @@
+#include "state/archive/links.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+
+#include "state/archive/text.h"
+
+using namespace limbic::archive;
+
+namespace {
+
+const std::vector<std::string> kDates = {"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"};
+
+std::vector<Links> LinksOf(const std::vector<Features>& fs, LinkOptions options) {
+  std::vector<std::string> dates(kDates.begin(), kDates.begin() + static_cast<long>(fs.size()));
+  std::vector<const Features*> ptrs;
+  for (const Features& f : fs) ptrs.push_back(&f);
+  return ComputeLinks(dates, ptrs, options);
+}
+
+Features WithSocial(double engagement, double sentiment) {
+  Features f;
+  f.engagement = engagement;
+  f.sentiment = sentiment;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("semantic links are rounded TF cosines, both ways, above the minimum", "[links]") {
+  // Hand-computed: d1 {apple:2, banana:1}, d2 {apple, banana}, d3 {cherry,
+  // durian}, d4 {cherry:2, durian, banana}.
+  //   d1-d2 3/sqrt(5*2) = 0.9487   d3-d4 3/sqrt(2*6) = 0.8660
+  //   d2-d4 1/sqrt(2*6) = 0.2887   d1-d4 1/sqrt(5*6) = 0.1826 (< 0.2)
+  std::vector<Features> fs = {
+      ComputeFeatures("## 2026-01-01T08:00:00.000Z\napple banana apple"),
+      ComputeFeatures("## 2026-01-02T08:00:00.000Z\nApple, banana!"),
+      ComputeFeatures("## 2026-01-03T08:00:00.000Z\ncherry durian"),
+      ComputeFeatures("## 2026-01-04T08:00:00.000Z\ncherry durian cherry banana"),
+  };
+  CHECK(SemanticScore(fs[0], fs[1]) == 0.9487);
+  CHECK(SemanticScore(fs[0], fs[3]) == 0.1826);
+  CHECK(SemanticScore(fs[0], fs[2]) == 0);
+  auto links = LinksOf(fs, LinkOptions{5, 0.2, 5});
+  using S = std::vector<SemanticLink>;
+  CHECK(links[0].semantic == S{{"2026-01-02", 0.9487}});
+  CHECK(links[1].semantic == S{{"2026-01-01", 0.9487}, {"2026-01-04", 0.2887}});
+  CHECK(links[2].semantic == S{{"2026-01-04", 0.866}});  // older to newer
+  CHECK(links[3].semantic == S{{"2026-01-03", 0.866}, {"2026-01-02", 0.2887}});
+  // Temporal: the neighbours.
+  CHECK_FALSE(links[0].prev);
+  CHECK(links[0].next == "2026-01-02");
+  CHECK(links[3].prev == "2026-01-03");
+  CHECK_FALSE(links[3].next);
+
+  // TF, not TF-IDF: a new document leaves existing pairs' scores alone.
+  auto three = LinksOf({fs[0], fs[1], fs[2]}, LinkOptions{5, 0.2, 5});
+  CHECK(three[0].semantic == links[0].semantic);
+  CHECK(three[1].semantic == S{{"2026-01-01", 0.9487}});
+}
+
+TEST_CASE("semantic links keep the best k, ties by the earlier date", "[links]") {
+  Features same = ComputeFeatures("kiwi mango kiwi");
+  auto links = LinksOf({same, same, same, same}, LinkOptions{2, 0.1, 0});
+  using S = std::vector<SemanticLink>;
+  CHECK(links[0].semantic == S{{"2026-01-02", 1.0}, {"2026-01-03", 1.0}});
+  CHECK(links[3].semantic == S{{"2026-01-01", 1.0}, {"2026-01-02", 1.0}});
+  CHECK(links[0].social.empty());  // social_k 0
+}
+
+TEST_CASE("term vectors are Tokenize counts of the 200 most frequent terms", "[links]") {
+  std::mt19937 rng(7);
+  std::vector<std::string> vocab;
+  for (int i = 0; i < 400; ++i) vocab.push_back("w" + std::to_string(i * 7919 % 1000));
+  vocab.insert(vocab.end(), {"Café", "the", "x", "東京", "Déjà"});
+  std::string content;
+  for (int block = 0; block < 5; ++block) {
+    if (block) content += "\n\n";
+    content += "## 2026-03-0" + std::to_string(block + 1) + "T10:00:00.000Z\n[user] ";
+    for (int i = 0; i < 600; ++i) {
+      content += vocab[std::min<size_t>(rng() % vocab.size(), rng() % vocab.size())];
+      content += (i % 17 == 0) ? "\n" : (i % 5 == 0 ? ", " : " ");
+    }
+  }
+  Features f = ComputeFeatures(content);
+
+  // The same by hand: count terms outside header lines, keep the top 200.
+  std::map<uint64_t, uint32_t> counts;
+  size_t start = 0;
+  while (start <= content.size()) {
+    size_t nl = std::min(content.find('\n', start), content.size());
+    std::string line = content.substr(start, nl - start);
+    start = nl + 1;
+    if (line.starts_with("## 2026-")) continue;
+    for (const std::string& t : Tokenize(line)) ++counts[TermId(t)];
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> all(counts.begin(), counts.end());
+  REQUIRE(all.size() > kTermCap);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
+  all.resize(kTermCap);
+  std::sort(all.begin(), all.end());
+  CHECK(f.terms == all);
+  uint64_t norm2 = 0;
+  for (const auto& [id, n] : all) norm2 += uint64_t{n} * n;
+  CHECK(f.norm2 == norm2);
+  CHECK(counts.count(TermId("2026")) == 0);  // header lines are not text
+}
+
+TEST_CASE("engagement is the average turn length, else paragraph length", "[links]") {
+  // Turns run to the next tag over blank lines: 3 + 14 bytes, then 2.
+  Features turns = ComputeFeatures(
+      "## 2026-01-01T00:00:00.000Z\n[user] abc\ncontinued here\n\n[assistant] de");
+  CHECK(turns.engagement == Approx(9.5 / 209.5).epsilon(1e-12));
+  // A source tag is a turn too; a header ends a turn.
+  Features source = ComputeFeatures(
+      "## 2026-01-01T00:00:00.000Z\n[email] 1234\n\n## 2026-01-01T01:00:00.000Z\nnot in a turn");
+  CHECK(source.engagement == Approx(4.0 / 204).epsilon(1e-12));
+  // No turns: paragraphs (13 + 11 bytes, then 11).
+  Features paragraphs = ComputeFeatures("para one line\nsecond line\n\nsecond para");
+  CHECK(paragraphs.engagement == Approx(17.5 / 217.5).epsilon(1e-12));
+  // "[ x]" and "[]" are not tags.
+  CHECK(ComputeFeatures("[ x] ab").engagement == Approx(7.0 / 207).epsilon(1e-12));
+  CHECK(ComputeFeatures("").engagement == 0);
+}
+
+TEST_CASE("social links point inward to warmer, more engaged days", "[links]") {
+  // X: turns of 3 and 5 bytes (engagement 4/204), sentiment (0-2)/(0+2+2).
+  // Y: one 196-byte turn (196/396), sentiment (2-0)/(2+0+2).
+  Features x = ComputeFeatures("[user] bad\n[assistant] wrong");
+  Features y = ComputeFeatures("[user] great thanks " + std::string(183, 'x'));
+  CHECK(x.sentiment == -0.5);
+  CHECK(y.sentiment == 0.5);
+  // 0.6 * (196/396 - 4/204) + 0.4 * (0.5 + 0.5) = 0.68520...
+  CHECK(SocialDelta(x, y) == 0.6852);
+  CHECK(SocialDelta(y, x) == -0.6852);
+  auto links = LinksOf({x, y}, LinkOptions{5, 0.1, 5});
+  CHECK(links[0].social == std::vector<SocialLink>{{"2026-01-02", "inward", 0.6852}});
+  CHECK(links[1].social == std::vector<SocialLink>{{"2026-01-01", "outward", -0.6852}});
+}
+
+TEST_CASE("social links keep the largest deltas, drop zeros and clamp to one", "[links]") {
+  auto links = LinksOf({WithSocial(0.1, 0), WithSocial(0.5, 0), WithSocial(0.9, 0),
+                        WithSocial(0.5, 0)},
+                       LinkOptions{5, 0.1, 2});
+  using So = std::vector<SocialLink>;
+  CHECK(links[0].social == So{{"2026-01-03", "inward", 0.48}, {"2026-01-02", "inward", 0.24}});
+  CHECK(links[2].social == So{{"2026-01-01", "outward", -0.48}, {"2026-01-02", "outward", -0.24}});
+  // d2 and d4 are alike: no link between them; |0.24| ties go to the earlier date.
+  CHECK(links[1].social == So{{"2026-01-01", "outward", -0.24}, {"2026-01-03", "inward", 0.24}});
+  CHECK(links[3].social == So{{"2026-01-01", "outward", -0.24}, {"2026-01-03", "inward", 0.24}});
+
+  CHECK(SocialDelta(WithSocial(0, -0.99), WithSocial(1, 0.99)) == 1.0);
+  CHECK(SocialDelta(WithSocial(1, 0.99), WithSocial(0, -0.99)) == -1.0);
+}
+
+TEST_CASE("a document of unknown content is a temporal neighbour only", "[links]") {
+  Features a = ComputeFeatures("alpha beta"), c = ComputeFeatures("alpha beta gamma");
+  a.engagement = 0.2;
+  auto links = ComputeLinks(kDates, {&a, nullptr, &c, nullptr}, LinkOptions{});
+  CHECK(links[1].prev == "2026-01-01");
+  CHECK(links[1].semantic.empty());
+  CHECK(links[1].social.empty());
+  REQUIRE(links[0].semantic.size() == 1);
+  CHECK(links[0].semantic[0].target == "2026-01-03");
+  CHECK(links[2].social.size() == 1);
+}
+
+TEST_CASE("stored links agree with links computed without unknown documents", "[links]") {
+  using S = std::vector<SemanticLink>;
+  const std::vector<std::string> unknown = {"2026-01-09"};
+  S expected = {{"2026-01-01", 0.9}, {"2026-01-02", 0.5}, {"2026-01-03", 0.2}};
+  // Full list of k = 3 with the unknown document in it.
+  CHECK(LinksAgree(S{{"2026-01-01", 0.9}, {"2026-01-09", 0.6}, {"2026-01-02", 0.5}}, expected,
+                   unknown, 3));
+  // A list that is not full must hold every known candidate.
+  CHECK_FALSE(LinksAgree(S{{"2026-01-01", 0.9}, {"2026-01-09", 0.6}}, expected, unknown, 5));
+  CHECK_FALSE(LinksAgree(S{{"2026-01-02", 0.5}, {"2026-01-01", 0.9}, {"2026-01-03", 0.2}},
+                         expected, unknown, 3));
+  CHECK_FALSE(LinksAgree(S{{"2026-01-01", 0.9001}, {"2026-01-02", 0.5}, {"2026-01-03", 0.2}},
+                         expected, unknown, 3));
+  CHECK(LinksAgree(expected, expected, {}, 3));
+  CHECK_FALSE(LinksAgree(expected, expected, {}, 2));  // more than k
+}
