@@ -49,9 +49,9 @@ namespace limbic::archive {
 
 using json = nlohmann::json;
 using state::Env;
-using state::Result;
-using state::Status;
-using state::TimeMs;
+using limbic::Result;
+using limbic::Status;
+using limbic::TimeMs;
 
 // One staged entry.
 struct Entry {
