@@ -33,6 +33,7 @@
 
 #include "state/json.h"
 #include "state/projection.h"
+#include "state/rocks.h"
 #include "state/sha256.h"
 
 namespace limbic::state {
@@ -168,21 +169,6 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
   return out;
 }
 
-std::string Printable(std::string_view key) {
-  std::string out;
-  static const char* kHex = "0123456789abcdef";
-  for (unsigned char c : key) {
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 // The part of an index key before its TS8/id tail: "P|T|", or the
 // "X|y|NAME\0" of a named index. Keys of one prefix mostly arrive in time
 // order, so RocksDB inserts each next to the previous one of its prefix
@@ -198,12 +184,6 @@ class IndexPrefix final : public rocksdb::SliceTransform {
   }
   bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= 4; }
 };
-
-Status FromRocks(const rocksdb::Status& s, const std::string& what) {
-  if (s.ok()) return Status::OK();
-  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
-  return Status::IOError(what + ": " + s.ToString());
-}
 
 }  // namespace
 
