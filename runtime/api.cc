@@ -35,7 +35,6 @@ json CommitReceipt(std::span<const Event> done, const char* id_field) {
   return out;
 }
 
-namespace {
 
 // The request body as JSON; an empty body is an empty object.
 Result<json> Body(HttpRequest& req) {
@@ -75,7 +74,6 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
   return it == req.params.end() ? kEmpty : it->second;
 }
 
-}  // namespace
 
 Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log) : rt_(runtime), log_(std::move(log)) {}
 
@@ -111,6 +109,7 @@ Router Api::MakeRouter() {
   AddEventRoutes(r);
   AddReflexRoutes(r);
   AddSensorRoutes(r);
+  AddArchiveRoutes(r);
   return r;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <spdlog/logger.h>
 
@@ -26,6 +27,17 @@ HttpResponse ErrorResponse(const Status& status);
 // in the first event (nullptr: no id). `done` is not empty.
 nlohmann::json CommitReceipt(std::span<const state::Event> done, const char* id_field);
 
+// Request helpers shared by the route files.
+// The body as JSON; an empty body is an empty object.
+Result<nlohmann::json> Body(HttpRequest& req);
+// A query parameter; nullopt when absent or empty.
+std::optional<std::string> Query(const HttpRequest& req, const std::string& key);
+// A count (capped at `max`), `dflt` when absent; InvalidArgument naming the key.
+Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t dflt, size_t max);
+Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::string& key);
+// A route parameter ({id}); "" when absent.
+const std::string& Param(const HttpRequest& req, const std::string& key);
+
 class Api {
  public:
   Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log);
@@ -42,6 +54,7 @@ class Api {
   void AddEventRoutes(Router& r);
   void AddReflexRoutes(Router& r);
   void AddSensorRoutes(Router& r);
+  void AddArchiveRoutes(Router& r);  // consolidate, archive (api_archive.cc)
 
   Runtime& rt_;
   std::shared_ptr<spdlog::logger> log_;

@@ -14,12 +14,6 @@ using state::EventType;
 
 namespace {
 
-std::optional<std::string> Query(const HttpRequest& req, const std::string& key) {
-  auto it = req.query.find(key);
-  if (it == req.query.end() || it->second.empty()) return std::nullopt;
-  return it->second;
-}
-
 Result<uint64_t> QueryNumber(const HttpRequest& req, const std::string& key, uint64_t dflt) {
   auto v = Query(req, key);
   if (!v) return dflt;
@@ -49,12 +43,6 @@ Result<EventHub::Types> QueryTypes(const HttpRequest& req) {
     start = comma + 1;
   }
   return types;
-}
-
-const std::string& Param(const HttpRequest& req, const std::string& key) {
-  static const std::string kEmpty;
-  auto it = req.params.find(key);
-  return it == req.params.end() ? kEmpty : it->second;
 }
 
 // {"events": [...], "last_seq": N}. The items are already encoded: they are

@@ -57,5 +57,6 @@ int CommitAndReport(const CliContext& ctx, state::Engine& engine,
 // Subcommand groups, one file each.
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
+void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
 
 }  // namespace limbic::runtime

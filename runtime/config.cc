@@ -42,6 +42,13 @@ class Section {
     }
   }
 
+  void Bool(const std::string& key, bool* out) {
+    if (const json* v = Get(key)) {
+      if (v->is_boolean()) *out = v->get<bool>();
+      else Fail(Path(key), "must be true or false, got " + v->dump());
+    }
+  }
+
   template <typename Int>
   void Integer(const std::string& key, Int* out, int64_t lo, int64_t hi) {
     if (const json* v = Get(key)) {
@@ -187,6 +194,18 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     o.Duration("retention", &c.outbox.retention);
     o.Duration("shutdown_grace", &c.outbox.shutdown_grace);
     o.RejectUnknown();
+  }
+  if (const json* v = root.Get("archive")) {
+    Section a(*v, "archive", &errors);
+    a.Duration("consolidate_every", &c.archive.consolidate_every);
+    a.Duration("threads_after", &c.archive.policy.threads_after);
+    a.Duration("percepts_after", &c.archive.policy.percepts_after);
+    a.Duration("actions_after", &c.archive.policy.actions_after);
+    a.Integer("digest_items", &c.archive.policy.digest_items, 1, 100000);
+    a.Bool("rollup", &c.archive.rollup);
+    a.Integer("semantic_links", &c.archive.semantic_links, 0, 100);
+    a.Integer("social_links", &c.archive.social_links, 0, 100);
+    a.RejectUnknown();
   }
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "state/consolidate.h"
 #include "state/event_log.h"
 #include "state/recency.h"
 #include "state/status.h"
@@ -31,6 +32,15 @@ struct OutboxConfig {
   double jitter = 0.2;              // +-20%
   TimeMs retention = 24 * 3600000;  // complete/dead actions pruned after this
   TimeMs shutdown_grace = 5000;     // in-flight deliveries may finish within this on stop
+};
+
+// Consolidation into the archive and the archive's upkeep (docs/archive.md).
+struct ArchiveConfig {
+  TimeMs consolidate_every = 3600000;  // 0 = only on demand (limbic consolidate, POST /v1/consolidate)
+  state::ConsolidationPolicy policy;   // threads_after, percepts_after, actions_after
+  bool rollup = true;                  // roll past days up at the day boundary
+  size_t semantic_links = 5;
+  size_t social_links = 5;
 };
 
 struct Config {
@@ -50,6 +60,7 @@ struct Config {
   size_t attention_limit = 20;
 
   OutboxConfig outbox;
+  ArchiveConfig archive;
 
   // Reflex rules: {"reflexes": [...]}, loaded from `reflexes_file` (relative
   // to the config file) or, for the embedded config, the embedded rules.

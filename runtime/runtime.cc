@@ -26,6 +26,7 @@ Runtime::~Runtime() {
   api_.reset();
   sensors_.clear();
   outbox_.reset();
+  archive_.reset();  // joins its worker
   effectors_.clear();
   hub_.reset();
   engine_.reset();
@@ -81,6 +82,8 @@ Status Runtime::Open() {
 
   // 3. The loop's parts, then intake.
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
+  archive_ = std::make_unique<ArchiveService>(ioc_, *engine_, config_, log_);
+  LIMBIC_RETURN_IF_ERROR(archive_->Open());
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
@@ -102,6 +105,7 @@ Status Runtime::Open() {
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
   SchedulePrune();
+  archive_->Start();
   return Status::OK();
 }
 
@@ -252,6 +256,7 @@ void Runtime::OnApplied(std::span<const Event> events) {
   if (!stopping_)
     for (const std::string& id : arrived) FireReflexes(id);
   outbox_->OnEvents(events);
+  archive_->OnApplied(events);
 }
 
 double Runtime::EffectiveArousal() {
@@ -365,6 +370,7 @@ void Runtime::ShutdownStep(int step) {
       if (http_) http_->StopAccepting();
       for (auto& [name, sensor] : sensors_) sensor->Stop();
       prune_timer_.cancel();
+      if (archive_) archive_->Stop();
       outbox_->Stop(config_.outbox.shutdown_grace, [this] { ShutdownStep(1); });
       return;
     case 1:  // finish in-flight requests

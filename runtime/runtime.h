@@ -27,6 +27,7 @@
 #include <string>
 
 #include "reflexes/engine.h"
+#include "runtime/archive_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
 #include "runtime/http_server.h"
@@ -56,6 +57,7 @@ class Runtime {
   reflexes::ReflexEngine& reflexes() { return reflexes_; }
   EventHub& hub() { return *hub_; }
   Metrics& metrics() { return metrics_; }
+  ArchiveService& archive() { return *archive_; }
   sensors::Sensor* sensor(const std::string& name);
   bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
   std::vector<std::string> effector_names() const;
@@ -87,6 +89,7 @@ class Runtime {
   std::unique_ptr<EventHub> hub_;
   std::map<std::string, Outbox::EffectorSlot> effectors_;
   std::unique_ptr<Outbox> outbox_;
+  std::unique_ptr<ArchiveService> archive_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   std::unique_ptr<Api> api_;

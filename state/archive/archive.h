@@ -85,12 +85,12 @@ json EntryToJson(const Entry& entry);
 // Errors name the field that is missing or of the wrong type.
 Result<Entry> EntryFromJson(const json& j);
 
-// "YYYY-MM-DD" of a real calendar date (2026-02-30 is not one).
-bool IsValidDate(std::string_view date);
-// Clear error naming the text when it is not a date.
+// Dates are limbic's calendar days (state/time.h): IsValidDate,
+// FormatDate (the UTC day of a time), ParseDate.
+using limbic::FormatDate;
+using limbic::IsValidDate;
+// OK, or InvalidArgument naming the text when it is not a date.
 Status CheckDate(std::string_view date);
-// The UTC date of a time.
-std::string DateOf(TimeMs t);
 
 // The staging directory: one append-only JSON-lines file per day.
 class Staging {

@@ -124,29 +124,10 @@ Result<Entry> EntryFromJson(const json& j) {
   return e;
 }
 
-bool IsValidDate(std::string_view d) {
-  if (d.size() != 10 || d[4] != '-' || d[7] != '-') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (d[i] < '0' || d[i] > '9') return false;
-  auto num = [&](size_t pos, size_t n) {
-    int v = 0;
-    for (size_t i = pos; i < pos + n; ++i) v = v * 10 + (d[i] - '0');
-    return v;
-  };
-  int y = num(0, 4), m = num(5, 2), day = num(8, 2);
-  if (m < 1 || m > 12 || day < 1) return false;
-  static constexpr int kDaysIn[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return day <= kDaysIn[m - 1] + (m == 2 && leap ? 1 : 0);
-}
-
 Status CheckDate(std::string_view date) {
-  if (IsValidDate(date)) return Status::OK();
-  return Status::InvalidArgument("\"" + std::string(date) +
-                                 "\" is not a date (want YYYY-MM-DD, e.g. 2026-03-01)");
+  auto d = ParseDate(date);
+  return d.ok() ? Status::OK() : d.status();
 }
-
-std::string DateOf(TimeMs t) { return FormatTime(t).substr(0, 10); }
 
 void AppendToContent(std::string* content, const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {

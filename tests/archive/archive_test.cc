@@ -20,7 +20,7 @@ namespace {
 constexpr TimeMs kDay = 86400000;
 constexpr TimeMs kJan1 = 1767225600000;  // 2026-01-01T00:00:00Z
 
-std::string Day(int n) { return DateOf(kJan1 + (n - 1) * kDay); }  // Day(1) = 2026-01-01
+std::string Day(int n) { return FormatDate(kJan1 + (n - 1) * kDay); }  // Day(1) = 2026-01-01
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -53,8 +53,8 @@ TEST_CASE("dates are real calendar dates", "[staging]") {
   Status s = CheckDate("2026-02-30");
   CHECK(s.IsInvalidArgument());
   CHECK(s.message().find("2026-02-30") != std::string::npos);
-  CHECK(DateOf(kJan1 + kDay - 1) == "2026-01-01");
-  CHECK(DateOf(kJan1 + kDay) == "2026-01-02");
+  CHECK(FormatDate(kJan1 + kDay - 1) == "2026-01-01");
+  CHECK(FormatDate(kJan1 + kDay) == "2026-01-02");
 }
 
 TEST_CASE("entries carry their size and survive JSON", "[staging]") {

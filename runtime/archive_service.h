@@ -1,0 +1,75 @@
+// ArchiveService: the archive in the loop (docs/archive.md).
+//
+// The ArchiveStore lives on a worker thread of its own: staging appends and
+// their fsyncs, rollups, the search index and searches are file work that
+// must not stall the io thread. The io thread hands it jobs with Run() and
+// gets each answer posted back.
+//
+//   - staging follows the log: an applied entry_staged event schedules a
+//     catch-up;
+//   - every archive.consolidate_every, consolidation plans from the pools
+//     (on the io thread, which owns the state) and submits the events;
+//   - at each UTC day boundary (and once at start), past days with staged
+//     entries are rolled up, when archive.rollup is set.
+//
+// Thread-safety: every public method on the io thread; jobs on the worker.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <span>
+#include <spdlog/logger.h>
+#include <thread>
+
+#include "runtime/config.h"
+#include "state/archive/store.h"
+#include "state/engine.h"
+
+namespace limbic::runtime {
+
+class ArchiveService {
+ public:
+  using Job = std::function<Result<nlohmann::json>(archive::ArchiveStore&)>;
+  using Reply = std::function<void(Result<nlohmann::json>)>;
+
+  ArchiveService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
+                 std::shared_ptr<spdlog::logger> log);
+  ~ArchiveService();  // stops the worker after the job it is running
+
+  // Opens the store (on the calling thread, before the loop runs) and
+  // catches staging up with the log.
+  Status Open();
+  // Starts the timers.
+  void Start();
+  // Cancels the timers; jobs already queued still run and answer.
+  void Stop();
+
+  // Runs `job` on the worker; `reply` gets its result on the io thread.
+  void Run(Job job, Reply reply);
+  // Sees every applied group: entry_staged events schedule a catch-up.
+  void OnApplied(std::span<const state::Event> events);
+  // One consolidation pass now; replies {entries, threads, percepts,
+  // actions} once the events are durable and staged.
+  void Consolidate(Reply reply);
+
+ private:
+  void ScheduleConsolidate();
+  void ScheduleRollup();
+  void CatchUp();
+
+  boost::asio::io_context& io_;
+  state::Engine& engine_;
+  const Config& config_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<archive::ArchiveStore> store_;
+  boost::asio::io_context worker_io_;
+  std::unique_ptr<std::thread> worker_;
+  boost::asio::steady_timer consolidate_timer_;
+  boost::asio::steady_timer rollup_timer_;
+  bool catch_up_queued_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace limbic::runtime

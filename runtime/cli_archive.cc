@@ -1,0 +1,287 @@
+// consolidate / archive: the long-term archive from the command line. The
+// same ArchiveStore calls as the HTTP API (docs/archive.md), so both print
+// the same JSON.
+#include <iostream>
+
+#include "runtime/cli.h"
+#include "runtime/config.h"
+#include "state/archive/store.h"
+#include "state/consolidate.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+
+// The archive of the state dir. With the lock (`engine` writable) staging
+// first catches up with the log and the index with the files; without it
+// (another process runs) the files and index are read as they are.
+Result<std::unique_ptr<archive::ArchiveStore>> OpenStore(const CliContext& ctx, const state::Engine& engine,
+                                                         const ArchiveConfig& config) {
+  archive::StoreOptions o;
+  o.state_dir = ctx.state_dir;
+  o.read_only = engine.read_only();
+  o.semantic_links = config.semantic_links;
+  o.social_links = config.social_links;
+  auto store = archive::ArchiveStore::Open(o);
+  if (!store.ok()) return store.status();
+  if (!o.read_only) {
+    auto caught = (*store)->CatchUp(engine.applied_seq());
+    if (!caught.ok()) return caught.status();
+  }
+  return store;
+}
+
+// The archive settings of --config, or of the built-in config.
+Result<ArchiveConfig> ArchiveSettings(const std::string& config_path) {
+  auto config = config_path.empty() ? DefaultConfig() : LoadConfigFile(config_path);
+  if (!config.ok()) return config.status();
+  return config->archive;
+}
+
+void PrintText(const json& out, const std::string& what) {
+  if (what == "search") {
+    if (out["results"].empty()) std::cout << "no matches\n";
+    for (const json& r : out["results"])
+      std::printf("%s  %-8s  %8.4f  %s\n", r["date"].get<std::string>().c_str(),
+                  r["kind"].get<std::string>().c_str(), r["score"].get<double>(),
+                  r["snippet"].get<std::string>().c_str());
+  } else if (what == "show") {
+    std::cout << "date:      " << out["date"].get<std::string>() << "\n"
+              << "hash:      " << out["hash"].get<std::string>() << "\n"
+              << "prev_hash: " << (out["prev_hash"].is_null() ? "(none)" : out["prev_hash"].get<std::string>())
+              << "\n\n"
+              << out["content"].get<std::string>() << "\n";
+  } else if (what == "walk") {
+    for (const json& v : out["visited"]) {
+      std::cout << std::string(2 * v["depth"].get<int>(), ' ') << v["date"].get<std::string>();
+      if (v.contains("score")) std::cout << "  " << v["score"].get<double>();
+      std::cout << "\n";
+    }
+  } else if (what == "verify") {
+    for (const json& p : out["problems"])
+      std::cout << p["date"].get<std::string>() << ": " << p["what"].get<std::string>() << "\n";
+    std::cout << out["documents"] << " documents, " << out["bytes"] << " bytes: "
+              << (out["ok"].get<bool>() ? "ok" : std::to_string(out["problems"].size()) + " problems") << "\n";
+  } else if (what == "recall") {
+    for (const json& item : out["items"])
+      std::cout << "--- " << item["kind"].get<std::string>() << " " << item["date"].get<std::string>()
+                << (item.contains("timestamp") ? " " + item["timestamp"].get<std::string>() : "") << "\n"
+                << item["text"].get<std::string>() << "\n";
+  } else if (what == "rollup") {
+    if (out["rolled_up"].empty()) std::cout << "nothing to roll up\n";
+    for (const json& r : out["rolled_up"])
+      std::cout << r["date"].get<std::string>() << ": " << r["added"] << " entries added"
+                << (r["created"].get<bool>() ? " (new document)" : "") << ", " << r["rewritten"]
+                << " documents written\n";
+  } else {
+    std::cout << out.dump(2) << "\n";
+  }
+}
+
+void Print(const CliContext& ctx, const json& out, const std::string& what) {
+  if (ctx.json) PrintJson(out);
+  else PrintText(out, what);
+}
+
+struct ArchiveArgs {
+  std::string config;
+  std::string date;
+  std::string query;
+  size_t k = 5;
+  std::string direction = "temporal";
+  int depth = 1;
+  std::string text;
+  std::string metadata;
+};
+
+// Opens the engine (`write`: with the lock) and the store, runs `fn`.
+template <typename Fn>
+int WithStore(const CliContext& ctx, const ArchiveArgs& a, bool write, Fn&& fn) {
+  auto settings = ArchiveSettings(a.config);
+  if (!settings.ok()) return Fail(settings.status());
+  auto engine = write ? ctx.OpenForWrite() : ctx.OpenForRead();
+  if (!engine.ok()) return Fail(engine.status());
+  auto store = OpenStore(ctx, **engine, *settings);
+  if (!store.ok()) return Fail(store.status());
+  return fn(**engine, **store);
+}
+
+}  // namespace
+
+void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
+  auto a = std::make_shared<ArchiveArgs>();
+
+  // consolidate
+  struct Policy {
+    std::string threads_after, percepts_after, actions_after;
+  };
+  auto p = std::make_shared<Policy>();
+  auto* cons = app.add_subcommand("consolidate", "move finished work from the pools into the archive's staging");
+  cons->add_option("--config", a->config, "config whose archive policy to use (default: the built-in one)");
+  cons->add_option("--threads-after", p->threads_after, "completed threads idle at least this long (e.g. 7d)");
+  cons->add_option("--percepts-after", p->percepts_after, "processed/dropped percepts at least this old");
+  cons->add_option("--actions-after", p->actions_after, "complete/dead actions at least this old");
+  cons->callback([&ctx, &rc, a, p] {
+    auto settings = ArchiveSettings(a->config);
+    if (!settings.ok()) {
+      rc = Fail(settings.status());
+      return;
+    }
+    state::ConsolidationPolicy policy = settings->policy;
+    for (auto [text, field, name] : {std::tuple{&p->threads_after, &policy.threads_after, "--threads-after"},
+                                     std::tuple{&p->percepts_after, &policy.percepts_after, "--percepts-after"},
+                                     std::tuple{&p->actions_after, &policy.actions_after, "--actions-after"}}) {
+      if (text->empty()) continue;
+      auto d = ParseDuration(*text);
+      if (!d.ok()) {
+        rc = UsageError(std::string(name) + ": " + d.status().message());
+        return;
+      }
+      *field = *d;
+    }
+    rc = WithStore(ctx, *a, true, [&](state::Engine& engine, archive::ArchiveStore& store) {
+      auto now = ctx.Now();
+      if (!now.ok()) return Fail(now.status());
+      size_t threads = 0, percepts = 0, actions = 0, entries = 0;
+      // Each run takes at most max_events; go on until nothing is left.
+      for (;;) {
+        auto plan = state::BuildConsolidation(engine.projection(), policy, *now);
+        if (!plan.ok()) return Fail(plan.status());
+        if (plan->events.empty()) break;
+        Status s = engine.Commit(plan->events);
+        if (!s.ok()) return Fail(s);
+        threads += plan->threads;
+        percepts += plan->percepts;
+        actions += plan->actions;
+        entries += plan->events.size();
+      }
+      auto staged = store.CatchUp(engine.applied_seq());
+      if (!staged.ok()) return Fail(staged.status());
+      json out = {{"entries", entries}, {"threads", threads}, {"percepts", percepts}, {"actions", actions}};
+      if (ctx.json) PrintJson(out);
+      else
+        std::cout << "staged " << entries << " entries: " << threads << " threads, " << percepts << " percepts, "
+                  << actions << " actions\n";
+      return 0;
+    });
+  });
+
+  auto* cmd = app.add_subcommand("archive", "the hash-chained daily archive: rollup, verify, search, ...");
+  cmd->require_subcommand(1);
+  cmd->add_option("--config", a->config, "config whose archive settings to use (default: the built-in one)");
+
+  auto* rollup = cmd->add_subcommand("rollup", "roll staged entries up into day documents");
+  rollup->add_option("--date", a->date, "only this day (default: every day before today with staged entries)");
+  rollup->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
+      Result<json> out = Status::OK();
+      if (!a->date.empty()) {
+        out = store.Rollup(a->date);
+      } else {
+        auto now = ctx.Now();
+        if (!now.ok()) return Fail(now.status());
+        out = store.RollupBefore(FormatDate(*now));
+      }
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "rollup");
+      return 0;
+    });
+  });
+
+  auto* verify = cmd->add_subcommand("verify", "recompute the hash chain and the links; exit 1 if broken");
+  verify->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Verify();
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "verify");
+      if (!(*out)["ok"].get<bool>()) {
+        const json& first = (*out)["problems"][0];
+        return Fail(Status::Corruption("archive broken from " + first["date"].get<std::string>() + ": " +
+                                       first["what"].get<std::string>()));
+      }
+      return 0;
+    });
+  });
+
+  auto* search = cmd->add_subcommand("search", "BM25 search over archived days and staged entries");
+  search->add_option("query", a->query, "words to search for")->required();
+  search->add_option("-k", a->k, "how many results")->capture_default_str();
+  search->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Search(a->query, a->k);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "search");
+      return 0;
+    });
+  });
+
+  auto* show = cmd->add_subcommand("show", "print one day's document");
+  show->add_option("date", a->date, "YYYY-MM-DD")->required();
+  show->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Show(a->date);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "show");
+      return 0;
+    });
+  });
+
+  auto* walk = cmd->add_subcommand("walk", "follow a day's temporal or semantic links");
+  walk->add_option("date", a->date, "YYYY-MM-DD")->required();
+  walk->add_option("--direction", a->direction, "temporal or semantic")
+      ->check(CLI::IsMember({"temporal", "semantic"}))
+      ->capture_default_str();
+  walk->add_option("--depth", a->depth, "steps to follow")->check(CLI::Range(1, 100))->capture_default_str();
+  walk->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Walk(a->date, a->direction, a->depth);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "walk");
+      return 0;
+    });
+  });
+
+  auto* stats = cmd->add_subcommand("stats", "documents, bytes, tokens, staged entries");
+  stats->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Stats();
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "stats");
+      return 0;
+    });
+  });
+
+  auto* blink = cmd->add_subcommand("blink", "stage a text now (e.g. before the agent restarts)");
+  blink->add_option("text", a->text, "what to keep")->required();
+  blink->add_option("--metadata", a->metadata, "a JSON object stored with the entry");
+  blink->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, true, [&](state::Engine& engine, archive::ArchiveStore& store) {
+      json req = {{"text", a->text}};
+      if (!a->metadata.empty()) {
+        auto meta = state::ParseJsonObject(a->metadata, "--metadata");
+        if (!meta.ok()) return Fail(meta.status());
+        req["metadata"] = *meta;
+      }
+      auto now = ctx.Now();
+      if (!now.ok()) return Fail(now.status());
+      int code = CommitAndReport(ctx, engine, state::BuildBlink(req, *now), "");
+      if (code != 0) return code;
+      auto staged = store.CatchUp(engine.applied_seq());
+      return staged.ok() ? 0 : Fail(staged.status());
+    });
+  });
+
+  auto* recall = cmd->add_subcommand("recall", "the most recent staged and archived context");
+  recall->add_option("-k", a->k, "how many items")->capture_default_str();
+  recall->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Recall(a->k);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "recall");
+      return 0;
+    });
+  });
+}
+
+}  // namespace limbic::runtime
