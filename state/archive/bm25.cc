@@ -359,12 +359,15 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     double score = 0;
     uint64_t terms = 0;
   };
-  std::unordered_map<std::string, Match> matches;
-  struct Posting {
-    std::string id;
-    uint64_t tf, length;
+  // Keyed by id, looked up by the string_view of a posting key, so only a
+  // document's first posting copies its id.
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  std::vector<Posting> postings;
+  std::unordered_map<std::string, Match, IdHash, std::equal_to<>> matches;
+  // A term's postings: the document and its tf part, until n gives the idf.
+  std::vector<std::pair<Match*, double>> parts;
   // Terms in sorted order, so a document's sum is the same however the
   // query spelled them.
   for (size_t t = 0; t < terms.size(); ++t) {
@@ -376,40 +379,43 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     ro.iterate_upper_bound = &upper;
     ro.prefix_same_as_start = true;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_[kPostings]));
-    postings.clear();
+    parts.clear();
+    const uint64_t bit = t < 64 ? uint64_t{1} << t : ~uint64_t{0};
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       std::string_view key = it->key().ToStringView(), in = it->value().ToStringView();
-      Posting p{std::string(key.substr(prefix.size())), 0, 0};
-      if (!GetVarint(&in, &p.tf) || !GetVarint(&in, &p.length) || !in.empty() || p.tf == 0 ||
-          p.tf > p.length)
+      uint64_t tf, length;
+      if (!GetVarint(&in, &tf) || !GetVarint(&in, &length) || !in.empty() || tf == 0 || tf > length)
         return Corrupt("posting", key);
-      postings.push_back(std::move(p));
+      std::string_view id = key.substr(prefix.size());
+      auto m = matches.find(id);
+      if (m == matches.end()) m = matches.emplace(std::string(id), Match{}).first;
+      m->second.terms |= bit;
+      const double norm = k1 * (1 - b + b * static_cast<double>(length) / avgdl);
+      const double tfd = static_cast<double>(tf);
+      parts.emplace_back(&m->second, tfd * (k1 + 1) / (tfd + norm));
     }
     LIMBIC_RETURN_IF_ERROR(
         FromRocks(it->status(), "reading the postings of " + terms[t] + " in " + options_.path));
-    if (postings.empty()) continue;
-    const double n = static_cast<double>(postings.size());
+    const double n = static_cast<double>(parts.size());
     const double idf = std::log(1 + (n_docs - n + 0.5) / (n + 0.5));
-    const uint64_t bit = t < 64 ? uint64_t{1} << t : ~uint64_t{0};
-    for (Posting& p : postings) {
-      const double tf = static_cast<double>(p.tf);
-      const double norm = k1 * (1 - b + b * static_cast<double>(p.length) / avgdl);
-      Match& m = matches[std::move(p.id)];
-      m.score += idf * tf * (k1 + 1) / (tf + norm);
-      m.terms |= bit;
-    }
+    for (auto& [m, part] : parts) m->score += idf * part;
   }
 
-  std::vector<std::pair<std::string, Match>> ranked(matches.begin(), matches.end());
-  auto better = [](const auto& x, const auto& y) {
-    return x.second.score != y.second.score ? x.second.score > y.second.score : x.first < y.first;
+  using Entry = const std::pair<const std::string, Match>*;
+  std::vector<Entry> ranked;
+  ranked.reserve(matches.size());
+  for (const auto& e : matches) ranked.push_back(&e);
+  auto better = [](Entry x, Entry y) {
+    return x->second.score != y->second.score ? x->second.score > y->second.score
+                                              : x->first < y->first;
   };
   const size_t n_hits = std::min(k, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n_hits),
                     ranked.end(), better);
   std::vector<std::string> found;
   for (size_t i = 0; i < n_hits; ++i) {
-    auto& [id, match] = ranked[i];
+    const std::string& id = ranked[i]->first;
+    const Match& match = ranked[i]->second;
     auto doc = Get(kDocs, id);
     if (!doc.ok()) return doc.status();
     DocRecord rec;
@@ -421,8 +427,8 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     found.clear();
     for (size_t t = 0; t < terms.size(); ++t)
       if (t >= 64 || (match.terms >> t & 1)) found.push_back(terms[t]);
-    hits.push_back(SearchHit{std::move(id), std::move(rec.date), match.score,
-                             Snippet(text.ToStringView(), found)});
+    hits.push_back(
+        SearchHit{id, std::move(rec.date), match.score, Snippet(text.ToStringView(), found)});
   }
   return hits;
 }
