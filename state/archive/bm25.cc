@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <thread>
 #include <unordered_map>
 
 #include "state/archive/search.h"
@@ -33,6 +35,7 @@ using state::Printable;
 constexpr std::string_view kSchemaKey = "schema";
 constexpr std::string_view kSchema = "1";
 constexpr std::string_view kTotalsKey = "totals";
+constexpr int kReadOnlyAttempts = 5;
 const char* const kCfNames[] = {"default", "docs", "terms", "text", "postings"};
 enum Cf : size_t { kMeta = 0, kDocs, kTerms, kText, kPostings };
 
@@ -130,8 +133,12 @@ class Bm25 final : public SearchBackend {
  public:
   static Result<std::unique_ptr<SearchBackend>> Open(const Bm25Options& options);
   ~Bm25() override {
-    if (db_)
-      for (auto* h : cf_) db_->DestroyColumnFamilyHandle(h);
+    if (!db_) return;
+    // Flushed at close, so the next open (often a read-only one, by a
+    // command) reads tables instead of replaying the log. A failure only
+    // costs that replay: the log still holds everything.
+    if (!options_.read_only) (void)db_->Flush(rocksdb::FlushOptions(), cf_);
+    for (auto* h : cf_) db_->DestroyColumnFamilyHandle(h);
   }
 
   Status Index(const SearchDoc& doc) override;
@@ -170,6 +177,12 @@ Result<std::unique_ptr<SearchBackend>> Bm25::Open(const Bm25Options& options) {
   db_options.create_missing_column_families = !options.read_only;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
+  // A reader opening while the writer runs replays the writer's log: keep
+  // it short (a day's document and postings are ~150 KB of log).
+  db_options.max_total_wal_size = 4 << 20;
+  // Every table is opened with the DB, so a reader keeps reading the files
+  // a running writer's compactions delete afterwards.
+  db_options.max_open_files = -1;
   rocksdb::ColumnFamilyOptions cf_options;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -177,12 +190,26 @@ Result<std::unique_ptr<SearchBackend>> Bm25::Open(const Bm25Options& options) {
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
   cfs[kPostings].options.prefix_extractor = std::make_shared<TermPrefix>();
+  cfs[kText].options.compression = rocksdb::kNoCompression;
 
   std::unique_ptr<Bm25> b(new Bm25(options));
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = options.read_only
-                          ? rocksdb::DB::OpenForReadOnly(db_options, options.path, cfs, &b->cf_, &db)
-                          : rocksdb::DB::Open(db_options, options.path, cfs, &b->cf_, &db);
+  rocksdb::Status s;
+  if (!options.read_only) {
+    s = rocksdb::DB::Open(db_options, options.path, cfs, &b->cf_, &db);
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::exists(options.path + "/CURRENT", ec))
+      return Status::NotFound("no search index at " + options.path);
+    // Before it has opened them, a running writer may delete a table or log
+    // file that the manifest it read still names: try again.
+    for (int attempt = 0; attempt < kReadOnlyAttempts; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+      b->cf_.clear();
+      s = rocksdb::DB::OpenForReadOnly(db_options, options.path, cfs, &b->cf_, &db);
+      if (s.ok() || !(s.IsIOError() || s.IsCorruption() || s.IsPathNotFound())) break;
+    }
+  }
   if (!s.ok()) return FromRocks(s, "opening the search index " + options.path);
   b->db_.reset(db);
 
@@ -218,7 +245,8 @@ Result<std::optional<std::string>> Bm25::Get(Cf cf, std::string_view key) const 
   return std::optional<std::string>(std::move(value));
 }
 
-Result<bool> Bm25::ReadDoc(std::string_view id, DocRecord* rec, std::vector<std::string>* terms) const {
+Result<bool> Bm25::ReadDoc(std::string_view id, DocRecord* rec,
+                           std::vector<std::string>* terms) const {
   auto doc = Get(kDocs, id);
   if (!doc.ok()) return doc.status();
   if (!*doc) return false;
@@ -251,8 +279,8 @@ Status Bm25::Write(rocksdb::WriteBatch* batch, const Totals& totals, std::string
   batch->Put(cf_[kMeta], kTotalsKey, value);
   // Not synced: the archive's files are the truth, and a batch lost to a
   // power cut leaves an older version in Versions(), which Refresh redoes.
-  LIMBIC_RETURN_IF_ERROR(
-      FromRocks(db_->Write(rocksdb::WriteOptions(), batch), std::string(what) + " in " + options_.path));
+  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(rocksdb::WriteOptions(), batch),
+                                   std::string(what) + " in " + options_.path));
   totals_ = totals;
   return Status::OK();
 }
@@ -324,16 +352,26 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
   const double n_docs = static_cast<double>(totals_.docs);
   const double avgdl = static_cast<double>(totals_.length) / n_docs;
   const double k1 = options_.k1, b = options_.b;
-  std::unordered_map<std::string, double> scores;
-  struct Posting {
-    std::string id;
-    uint64_t tf, length;
+  // Per document: its score and which terms it has (bit i: terms[i]), so
+  // the snippet looks only for those; a term it lacks costs a scan of the
+  // whole text.
+  struct Match {
+    double score = 0;
+    uint64_t terms = 0;
   };
-  std::vector<Posting> postings;
+  // Keyed by id, looked up by the string_view of a posting key, so only a
+  // document's first posting copies its id.
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, Match, IdHash, std::equal_to<>> matches;
+  // A term's postings: the document and its tf part, until n gives the idf.
+  std::vector<std::pair<Match*, double>> parts;
   // Terms in sorted order, so a document's sum is the same however the
   // query spelled them.
-  for (const std::string& term : terms) {
-    const std::string prefix = PostingKey(term, "");
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::string prefix = PostingKey(terms[t], "");
     std::string end = prefix;
     end.back() = '\1';
     rocksdb::Slice upper(end);
@@ -341,35 +379,43 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     ro.iterate_upper_bound = &upper;
     ro.prefix_same_as_start = true;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_[kPostings]));
-    postings.clear();
+    parts.clear();
+    const uint64_t bit = t < 64 ? uint64_t{1} << t : ~uint64_t{0};
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       std::string_view key = it->key().ToStringView(), in = it->value().ToStringView();
-      Posting p{std::string(key.substr(prefix.size())), 0, 0};
-      if (!GetVarint(&in, &p.tf) || !GetVarint(&in, &p.length) || !in.empty() || p.tf == 0 ||
-          p.tf > p.length)
+      uint64_t tf, length;
+      if (!GetVarint(&in, &tf) || !GetVarint(&in, &length) || !in.empty() || tf == 0 || tf > length)
         return Corrupt("posting", key);
-      postings.push_back(std::move(p));
+      std::string_view id = key.substr(prefix.size());
+      auto m = matches.find(id);
+      if (m == matches.end()) m = matches.emplace(std::string(id), Match{}).first;
+      m->second.terms |= bit;
+      const double norm = k1 * (1 - b + b * static_cast<double>(length) / avgdl);
+      const double tfd = static_cast<double>(tf);
+      parts.emplace_back(&m->second, tfd * (k1 + 1) / (tfd + norm));
     }
-    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading the postings of " + term + " in " + options_.path));
-    if (postings.empty()) continue;
-    const double n = static_cast<double>(postings.size());
+    LIMBIC_RETURN_IF_ERROR(
+        FromRocks(it->status(), "reading the postings of " + terms[t] + " in " + options_.path));
+    const double n = static_cast<double>(parts.size());
     const double idf = std::log(1 + (n_docs - n + 0.5) / (n + 0.5));
-    for (Posting& p : postings) {
-      const double tf = static_cast<double>(p.tf);
-      const double norm = k1 * (1 - b + b * static_cast<double>(p.length) / avgdl);
-      scores[std::move(p.id)] += idf * tf * (k1 + 1) / (tf + norm);
-    }
+    for (auto& [m, part] : parts) m->score += idf * part;
   }
 
-  std::vector<std::pair<std::string, double>> ranked(scores.begin(), scores.end());
-  auto better = [](const auto& x, const auto& y) {
-    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  using Entry = const std::pair<const std::string, Match>*;
+  std::vector<Entry> ranked;
+  ranked.reserve(matches.size());
+  for (const auto& e : matches) ranked.push_back(&e);
+  auto better = [](Entry x, Entry y) {
+    return x->second.score != y->second.score ? x->second.score > y->second.score
+                                              : x->first < y->first;
   };
   const size_t n_hits = std::min(k, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n_hits), ranked.end(),
-                    better);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n_hits),
+                    ranked.end(), better);
+  std::vector<std::string> found;
   for (size_t i = 0; i < n_hits; ++i) {
-    auto& [id, score] = ranked[i];
+    const std::string& id = ranked[i]->first;
+    const Match& match = ranked[i]->second;
     auto doc = Get(kDocs, id);
     if (!doc.ok()) return doc.status();
     DocRecord rec;
@@ -378,7 +424,11 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     rocksdb::PinnableSlice text;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_[kText], id, &text);
     if (!s.ok()) return FromRocks(s, "reading the text of " + id + " in " + options_.path);
-    hits.push_back(SearchHit{std::move(id), std::move(rec.date), score, Snippet(text.ToStringView(), terms)});
+    found.clear();
+    for (size_t t = 0; t < terms.size(); ++t)
+      if (t >= 64 || (match.terms >> t & 1)) found.push_back(terms[t]);
+    hits.push_back(
+        SearchHit{id, std::move(rec.date), match.score, Snippet(text.ToStringView(), found)});
   }
   return hits;
 }
@@ -388,7 +438,8 @@ Result<std::map<std::string, std::string>> Bm25::Versions() const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[kDocs]));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     DocRecord rec;
-    if (!DecodeDoc(it->value().ToStringView(), &rec)) return Corrupt("document record", it->key().ToStringView());
+    if (!DecodeDoc(it->value().ToStringView(), &rec))
+      return Corrupt("document record", it->key().ToStringView());
     out.emplace(it->key().ToString(), std::move(rec.version));
   }
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing the search index " + options_.path));
@@ -397,6 +448,8 @@ Result<std::map<std::string, std::string>> Bm25::Versions() const {
 
 }  // namespace
 
-Result<std::unique_ptr<SearchBackend>> OpenBm25(const Bm25Options& options) { return Bm25::Open(options); }
+Result<std::unique_ptr<SearchBackend>> OpenBm25(const Bm25Options& options) {
+  return Bm25::Open(options);
+}
 
 }  // namespace limbic::archive
