@@ -13,7 +13,7 @@ TEST_CASE("terms are lower-cased word runs without stop words", "[text]") {
   CHECK(Tokenize(std::string(64, 'z')).size() == 1);
 }
 
-TEST_CASE("non-ASCII UTF-8 is part of terms; invalid bytes split them", "[text]") {
+TEST_CASE("non-ASCII UTF-8 is part of terms, invalid bytes split them", "[text]") {
   CHECK(Tokenize("Café crème") == std::vector<std::string>{"café", "crème"});
   CHECK(Tokenize("東京 tower") == std::vector<std::string>{"東京", "tower"});
   CHECK(Tokenize("ab\xff" "cd") == std::vector<std::string>{"ab", "cd"});
