@@ -268,13 +268,22 @@ Result<std::vector<RollupResult>> Archive::RollupBefore(std::string_view before)
   LIMBIC_RETURN_IF_ERROR(CheckDate(before));
   auto days = staging_.Days();
   if (!days.ok()) return days.status();
+  // A day that cannot be rolled up (a bad staging line) does not hold up
+  // the others; its error is returned once they are done.
   std::vector<RollupResult> out;
+  Status first_error;
   for (const std::string& day : *days) {
     if (day >= before) break;
     auto r = RollupDay(day);
-    if (!r.ok()) return r.status();
+    if (!r.ok()) {
+      if (first_error.ok()) first_error = r.status();
+      continue;
+    }
     if (*r && (*r)->added > 0) out.push_back(std::move(**r));
   }
+  if (!first_error.ok())
+    return first_error.WithMessage(first_error.message() + " (" + std::to_string(out.size()) +
+                                   " other days rolled up)");
   return out;
 }
 

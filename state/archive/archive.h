@@ -15,6 +15,9 @@
 //   content = block *("\n\n" block)
 //   block   = "## " timestamp "\n" text
 //
+// where timestamp is the entry's, in UTC with milliseconds (24 bytes,
+// "2026-03-01T09:30:00.000Z", whatever offset the entry was written with).
+//
 // Texts are taken as they are (not escaped): the headers are for a reader,
 // and only links.h looks at lines (it skips lines that are exactly a
 // header). A re-rollup appends "\n\n" and the new blocks to what is there,
@@ -229,7 +232,8 @@ class Archive {
   // remembered from earlier calls while their files keep their size.
   Result<RollupResult> Rollup(std::string_view date);
   // Rolls up every staged day before `before` (exclusive) that has entries
-  // not yet in its document: what the loop does at the day boundary.
+  // not yet in its document: what the loop does at the day boundary. A day
+  // that fails does not stop the others; the first error is returned after.
   Result<std::vector<RollupResult>> RollupBefore(std::string_view before);
 
   // Recomputes the chain and the links of every document; reports every

@@ -75,6 +75,7 @@ class DocFiles {
   std::string JournalPath() const { return dir_ + "/ROLLUP.journal"; }
   // Dates named by the journal; nullopt when there is none.
   Result<std::optional<std::vector<std::string>>> ReadJournal() const;
+  Result<std::string> ReadAll(const std::string& path) const;
   // Writes `path` (replacing what is there), fsyncs and closes it.
   Status WriteSynced(const std::string& path, std::string_view data);
 

@@ -1,9 +1,11 @@
 #include "state/archive/links.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
-#include "state/archive/text.h"
+#include "state/archive/parallel.h"
+#include "state/archive/terms.h"
 
 namespace limbic::archive {
 namespace {
@@ -33,50 +35,6 @@ size_t TagLength(std::string_view line) {
   }
   return 0;
 }
-
-// Term id -> count, open addressing: a document has a few thousand
-// distinct terms and this is the inner loop of Verify.
-class TermCounter {
- public:
-  TermCounter() : slots_(4096) {}
-  void Add(uint64_t id) {
-    if (2 * (used_ + 1) > slots_.size()) Grow();
-    Slot& s = slots_[IndexOf(id)];
-    if (s.count == 0) {
-      s.id = id;
-      ++used_;
-    }
-    ++s.count;
-  }
-  uint32_t Count(uint64_t id) const { return slots_[IndexOf(id)].count; }
-  template <typename Fn>
-  void ForEach(Fn&& fn) const {
-    for (const Slot& s : slots_)
-      if (s.count) fn(s.id, s.count);
-  }
-  size_t size() const { return used_; }
-
- private:
-  struct Slot {
-    uint64_t id = 0;
-    uint32_t count = 0;  // 0: empty
-  };
-  // The slot holding `id`, or the empty one where it would go.
-  size_t IndexOf(uint64_t id) const {
-    size_t mask = slots_.size() - 1;
-    size_t i = (id * 0x9E3779B97F4A7C15ull) >> 20 & mask;
-    while (slots_[i].count != 0 && slots_[i].id != id) i = (i + 1) & mask;
-    return i;
-  }
-  void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    for (const Slot& s : old)
-      if (s.count) slots_[IndexOf(s.id)] = s;
-  }
-  std::vector<Slot> slots_;
-  size_t used_ = 0;
-};
 
 template <size_t N>
 std::array<uint64_t, N> Ids(const std::array<std::string_view, N>& words) {
@@ -114,16 +72,11 @@ class TopK {
 
 }  // namespace
 
-uint64_t TermId(std::string_view term) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : term) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
 Features ComputeFeatures(std::string_view content) {
   static const auto kPositive = Ids(kPositiveWords);
   static const auto kNegative = Ids(kNegativeWords);
-  TermCounter counter;
+  TermCounter counter(content);
+  size_t body = 0;  // start of the text since the last header
   uint64_t turns = 0, turn_bytes = 0, paragraphs = 0, paragraph_bytes = 0;
   bool in_turn = false, in_paragraph = false;
   size_t start = 0;
@@ -133,10 +86,12 @@ Features ComputeFeatures(std::string_view content) {
     std::string_view line = content.substr(start, nl - start);
     start = nl + 1;
     if (IsHeader(line)) {
+      const size_t at = static_cast<size_t>(line.data() - content.data());
+      counter.Scan(body, at);
+      body = std::min(start, content.size());
       in_turn = in_paragraph = false;
       continue;
     }
-    ForEachTerm(line, [&](std::string_view term) { counter.Add(TermId(term)); });
     std::string_view trimmed = Trim(line);
     if (trimmed.empty()) {
       in_paragraph = false;  // a turn goes on over blank lines
@@ -154,6 +109,8 @@ Features ComputeFeatures(std::string_view content) {
     }
   }
 
+  counter.Scan(body, content.size());
+
   Features f;
   double avg = turns ? double(turn_bytes) / double(turns)
                : paragraphs ? double(paragraph_bytes) / double(paragraphs)
@@ -164,16 +121,7 @@ Features ComputeFeatures(std::string_view content) {
   for (uint64_t id : kNegative) neg += counter.Count(id);
   f.sentiment = (double(pos) - double(neg)) / double(pos + neg + 2);
 
-  f.terms.reserve(counter.size());
-  counter.ForEach([&](uint64_t id, uint32_t n) { f.terms.emplace_back(id, n); });
-  if (f.terms.size() > kTermCap) {
-    auto more_frequent = [](const auto& a, const auto& b) {
-      return a.second > b.second || (a.second == b.second && a.first < b.first);
-    };
-    std::nth_element(f.terms.begin(), f.terms.begin() + kTermCap, f.terms.end(), more_frequent);
-    f.terms.resize(kTermCap);
-  }
-  std::sort(f.terms.begin(), f.terms.end());
+  f.terms = counter.Top(kTermCap);
   for (const auto& [id, n] : f.terms) f.norm2 += uint64_t{n} * n;
   return f;
 }
@@ -218,57 +166,103 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
 
   // Semantic, through an inverted index: each pair sharing a term is met
   // once per shared term, and pairs sharing none are never met.
+  // Postings grouped by term (a flat id -> group table and a counting
+  // sort), in document order within a group.
   struct Posting {
-    uint64_t id;
     uint32_t doc, count;
   };
-  std::vector<Posting> postings;
+  size_t total = 0;
+  for (size_t d = 0; d < n; ++d) total += features[d] ? features[d]->terms.size() : 0;
+  const size_t table_size = std::bit_ceil(2 * total + 2);
+  std::vector<uint64_t> table_id(table_size);
+  std::vector<uint32_t> table_group(table_size, UINT32_MAX);
+  std::vector<uint32_t> group_of;  // per posting, in (doc, term) order
+  std::vector<uint32_t> group_start;  // sizes first, then starts
+  group_of.reserve(total);
   for (size_t d = 0; d < n; ++d) {
     if (!features[d]) continue;
-    for (const auto& [id, count] : features[d]->terms)
-      postings.push_back({id, static_cast<uint32_t>(d), count});
+    for (const auto& [id, count] : features[d]->terms) {
+      size_t slot = (id >> 20) & (table_size - 1);
+      while (table_group[slot] != UINT32_MAX && table_id[slot] != id) slot = (slot + 1) & (table_size - 1);
+      if (table_group[slot] == UINT32_MAX) {
+        table_id[slot] = id;
+        table_group[slot] = static_cast<uint32_t>(group_start.size());
+        group_start.push_back(0);
+      }
+      group_of.push_back(table_group[slot]);
+      ++group_start[table_group[slot]];
+    }
   }
-  std::sort(postings.begin(), postings.end(), [](const Posting& a, const Posting& b) {
-    return a.id < b.id || (a.id == b.id && a.doc < b.doc);
-  });
-  std::vector<uint32_t> group_end(postings.size());
+  group_start.push_back(0);
+  for (size_t g = 0, sum = 0; g < group_start.size(); ++g) {
+    size_t size = group_start[g];
+    group_start[g] = static_cast<uint32_t>(sum);
+    sum += size;
+  }
+  std::vector<Posting> postings(total);
+  std::vector<uint32_t> group_end(total);
   std::vector<std::vector<uint32_t>> own(n);  // doc -> its postings
-  for (size_t p = postings.size(); p-- > 0;) {
-    bool last = p + 1 == postings.size() || postings[p + 1].id != postings[p].id;
-    group_end[p] = last ? static_cast<uint32_t>(p + 1) : group_end[p + 1];
-    own[postings[p].doc].push_back(static_cast<uint32_t>(p));
+  {
+    std::vector<uint32_t> next(group_start.begin(), group_start.end() - 1);
+    size_t k = 0;
+    for (size_t d = 0; d < n; ++d) {
+      if (!features[d]) continue;
+      own[d].reserve(features[d]->terms.size());
+      for (const auto& term : features[d]->terms) {
+        uint32_t g = group_of[k++];
+        uint32_t p = next[g]++;
+        postings[p] = {static_cast<uint32_t>(d), term.second};
+        group_end[p] = group_start[g + 1];
+        own[d].push_back(p);
+      }
+    }
   }
-  std::vector<TopK> semantic(n, TopK(options.semantic_k));
-  std::vector<uint64_t> dot(n, 0);
-  std::vector<uint32_t> touched;
-  for (size_t i = 0; i < n; ++i) {
+  // Rows run in parallel. A pair is met in the row of its earlier
+  // document and offered to both documents' best-k lists of that worker;
+  // the workers' lists are merged after (the order is total, so the best k
+  // of a union are the best k of the parts' best k).
+  struct Worker {
+    std::vector<uint64_t> dot;
+    std::vector<uint32_t> touched;
+    std::vector<TopK> semantic;
+  };
+  std::vector<Worker> workers(Workers(n));
+  for (Worker& w : workers) {
+    w.dot.assign(n, 0);
+    w.semantic.assign(n, TopK(options.semantic_k));
+  }
+  std::vector<TopK> social(n, TopK(options.social_k));
+  ParallelForWorkers(n, [&](size_t i, size_t worker) {
+    if (!features[i]) return;
+    Worker& w = workers[worker];
     for (uint32_t p : own[i]) {
       const uint64_t ci = postings[p].count;
       for (uint32_t q = p + 1; q < group_end[p]; ++q) {
         uint32_t j = postings[q].doc;
-        if (dot[j] == 0) touched.push_back(j);
-        dot[j] += ci * postings[q].count;
+        if (w.dot[j] == 0) w.touched.push_back(j);
+        w.dot[j] += ci * postings[q].count;
       }
     }
-    for (uint32_t j : touched) {
-      double score = Cosine(dot[j], *features[i], *features[j]);
-      dot[j] = 0;
+    for (uint32_t j : w.touched) {
+      double score = Cosine(w.dot[j], *features[i], *features[j]);
+      w.dot[j] = 0;
       if (score < options.semantic_min || score <= 0) continue;
-      semantic[i].Offer(score, j, score);
-      semantic[j].Offer(score, static_cast<uint32_t>(i), score);
+      w.semantic[i].Offer(score, j, score);
+      w.semantic[j].Offer(score, static_cast<uint32_t>(i), score);
     }
-    touched.clear();
-  }
+    w.touched.clear();
 
-  std::vector<TopK> social(n, TopK(options.social_k));
-  for (size_t i = 0; i < n; ++i) {
-    if (!features[i]) continue;
+    // Social links need the whole row, so each row is its own.
     for (size_t j = 0; j < n; ++j) {
       if (j == i || !features[j]) continue;
       double delta = SocialDelta(*features[i], *features[j]);
       if (delta != 0) social[i].Offer(std::fabs(delta), static_cast<uint32_t>(j), delta);
     }
-  }
+  });
+  std::vector<TopK> semantic(n, TopK(options.semantic_k));
+  for (const Worker& w : workers)
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& item : w.semantic[i].items()) semantic[i].Offer(item.key, item.index, item.value);
 
   for (size_t i = 0; i < n; ++i) {
     for (const auto& item : semantic[i].items())

@@ -12,8 +12,8 @@
 // the kTermCap (200) most frequent (ties: smaller term id first); a term's
 // weight is its raw count (TF, not TF-IDF: a weight that depends on the
 // other documents would change the scores of existing pairs whenever a day
-// is added). Terms are identified by TermId, a 64-bit FNV-1a hash; two
-// terms of one hash would count as one. The score is the cosine rounded to
+// is added). Terms are identified by TermId, a 64-bit hash of their bytes
+// (the same on every machine); two terms of one hash would count as one. The score is the cosine rounded to
 // 4 decimals; pairs scoring below semantic_min are not links. Each
 // document keeps its semantic_k best, older and newer alike (so adding a
 // day can add a link to it from an older document), best first, ties by
@@ -68,7 +68,7 @@ inline constexpr std::array<std::string_view, 24> kNegativeWords = {
     "failure", "frustrated", "hate",  "problem", "sad",     "sorry",
     "terrible", "ugly",   "upset",    "worried", "worse",   "wrong"};
 
-// 64-bit FNV-1a of the term's bytes.
+// A term's id: a 64-bit hash of its bytes, 8 at a time (terms.cc).
 uint64_t TermId(std::string_view term);
 
 // What links need to know of one document's content.

@@ -1,5 +1,5 @@
-// ParallelFor: the loops over every document (Verify, loading an archive)
-// run on all cores. Internal to limbic_archive.
+// ParallelFor: the loops over every document (Verify, loading an archive,
+// links) run on all cores. Internal to limbic_archive.
 #pragma once
 
 #include <algorithm>
@@ -9,24 +9,32 @@
 
 namespace limbic::archive {
 
-// Calls fn(i) for every i in [0, n), on up to 8 threads (this one
-// included), each taking the next index; returns when all are done. `fn`
-// must be safe to call from several threads for different i.
+// How many threads ParallelFor uses for n items: one per core, at most 8.
+inline size_t Workers(size_t n) {
+  return std::max<size_t>(1, std::min<size_t>({std::thread::hardware_concurrency(), 8, n}));
+}
+
+// Calls fn(i, worker) for every i in [0, n) on Workers(n) threads (this one
+// included) that each take the next index; `worker` in [0, Workers(n))
+// names the calling thread, for per-thread scratch state. Returns when all
+// are done. `fn` must be safe to call from several threads for different i.
 template <typename Fn>
-void ParallelFor(size_t n, Fn&& fn) {
-  size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, n});
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
+void ParallelForWorkers(size_t n, Fn&& fn) {
+  const size_t threads = Workers(n);
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  auto work = [&](size_t worker) {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i, worker);
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
   for (std::thread& t : pool) t.join();
+}
+
+// The same without the worker index.
+template <typename Fn>
+void ParallelFor(size_t n, Fn&& fn) {
+  ParallelForWorkers(n, [&](size_t i, size_t) { fn(i); });
 }
 
 }  // namespace limbic::archive

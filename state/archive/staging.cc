@@ -133,7 +133,9 @@ void AppendToContent(std::string* content, const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {
     if (!content->empty()) *content += "\n\n";
     *content += "## ";
-    *content += e.timestamp;
+    // Entries are checked on reading; an unparsable one is kept as it is.
+    auto t = ParseTime(e.timestamp);
+    *content += t.ok() ? FormatTime(*t) : e.timestamp;
     *content += '\n';
     *content += e.text;
   }

@@ -236,6 +236,17 @@ TEST_CASE("RollupBefore rolls up every earlier day with new entries", "[archive]
   REQUIRE(again->size() == 1);
   CHECK((*again)[0].added == 1);
   CHECK(a->Stats()->staged_pending == 2);
+
+  // A bad staging line on one day does not hold up the days after it.
+  Fixture::Stage(*a, 4);
+  Fixture::Stage(*a, 5);
+  WriteFile(a->staging().PathOf(Day(4)), ReadFile(a->staging().PathOf(Day(4))) + "garbage\n");
+  auto partial = a->RollupBefore(Day(6));
+  REQUIRE_FALSE(partial.ok());
+  CHECK(partial.status().IsCorruption());
+  CHECK(partial.status().message().find(Day(4) + ".jsonl line 3") != std::string::npos);
+  CHECK(*a->Dates() == std::vector<std::string>{Day(1), Day(2), Day(3), Day(5)});
+  CHECK(a->Pending(Day(5))->empty());
 }
 
 TEST_CASE("empty days and bad dates are clear errors", "[archive]") {

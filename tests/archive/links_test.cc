@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 
+#include "state/archive/terms.h"
 #include "state/archive/text.h"
 
 using namespace limbic::archive;
@@ -73,7 +74,12 @@ TEST_CASE("term vectors are Tokenize counts of the 200 most frequent terms", "[l
   std::mt19937 rng(7);
   std::vector<std::string> vocab;
   for (int i = 0; i < 400; ++i) vocab.push_back("w" + std::to_string(i * 7919 % 1000));
-  vocab.insert(vocab.end(), {"Café", "the", "x", "東京", "Déjà"});
+  // Stop words in any case, one-letter and over-long runs, UTF-8 and bytes
+  // that are not UTF-8, digits: each must count as Tokenize counts it.
+  for (int i = 0; i < 30; ++i)
+    vocab.insert(vocab.end(), {"Café", "the", "THE", "With", "x", "東京", "Déjà", "a\xff" "b",
+                               "ab\xe2\x82", std::string(65, 'q'), std::string(64, 'r'), "R2D2",
+                               "don't", "e-mail"});
   std::string content;
   for (int block = 0; block < 5; ++block) {
     if (block) content += "\n\n";
@@ -107,6 +113,34 @@ TEST_CASE("term vectors are Tokenize counts of the 200 most frequent terms", "[l
   for (const auto& [id, n] : all) norm2 += uint64_t{n} * n;
   CHECK(f.norm2 == norm2);
   CHECK(counts.count(TermId("2026")) == 0);  // header lines are not text
+}
+
+TEST_CASE("the term counter counts exactly the terms of Tokenize in any bytes", "[links]") {
+  std::mt19937 rng(11);
+  const std::vector<std::string> pieces = {
+      "a", "Z", "q", "7", "0", " ", "\n", ",", "-", "'", "é", "東", "😀", "\xff", "\x80",
+      "\xc3", "\xe2\x82", "\xed\xa0\x80" /* surrogate */, "\xc0\xaf" /* overlong */,
+      "THE", "and", "Of", std::string(63, 'k'), std::string(70, 'm')};
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    size_t want = rng() % 700;
+    while (text.size() < want) text += pieces[rng() % pieces.size()];
+    std::map<std::string, uint32_t> expected;
+    ForEachTerm(text, [&](std::string_view t) { ++expected[std::string(t)]; });
+
+    TermCounter counter(text);
+    counter.Scan(0, text.size());
+    INFO("round " << round);
+    for (const auto& [term, n] : expected) CHECK(counter.Count(TermId(term)) == n);
+    auto top = counter.Top(100000);
+    CHECK(top.size() == expected.size());
+  }
+}
+
+TEST_CASE("sentiment words are terms, not stop words", "[links]") {
+  for (std::string_view w : kPositiveWords) CHECK(Tokenize(w) == std::vector<std::string>{std::string(w)});
+  for (std::string_view w : kNegativeWords) CHECK(Tokenize(w) == std::vector<std::string>{std::string(w)});
+  CHECK(ComputeFeatures("Great, GOOD; bad").sentiment == (2.0 - 1) / (3 + 2));
 }
 
 TEST_CASE("engagement is the average turn length, else paragraph length", "[links]") {

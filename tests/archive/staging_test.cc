@@ -86,6 +86,18 @@ TEST_CASE("entries carry their size and survive JSON", "[staging]") {
   CHECK(raw.byte_size == 5);
 }
 
+TEST_CASE("content is the entries as blocks headed by UTC timestamps", "[staging]") {
+  Entry a = MakeEntry(kJan1, "first\nline two");
+  Entry b = MakeEntry(kJan1, "second");
+  b.timestamp = "2026-01-01T12:00:00+02:00";
+  std::string content;
+  AppendToContent(&content, {a});
+  CHECK(content == "## 2026-01-01T00:00:00.000Z\nfirst\nline two");
+  AppendToContent(&content, {b});
+  CHECK(content ==
+        "## 2026-01-01T00:00:00.000Z\nfirst\nline two\n\n## 2026-01-01T10:00:00.000Z\nsecond");
+}
+
 TEST_CASE("staging appends entries and reads them back in order", "[staging]") {
   ScratchDir dir;
   Staging staging(dir / "staging", state::Env::Default());
