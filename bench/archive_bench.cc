@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   double staging_s = 0, rollup_s = 0, slowest_s = 0;
   size_t written = 0;
   for (int d = 0; d < flags.days; ++d) {
-    const std::string date = DateOf(start + d * kDay);
+    const std::string date = FormatDate(start + d * kDay);
     auto t0 = SteadyClock::now();
     const std::vector<std::string> topic = Topic(words, d);
     for (int e = 0; e < flags.entries; ++e) {
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   RollupResult re;
   double rerollup_s = 0;
   if (!flags.verify_only) {
-  const std::string early = DateOf(start + 9 * kDay);
+  const std::string early = FormatDate(start + 9 * kDay);
   if (Status s = archive->staging().Append(early, MakeEntry(start + 9 * kDay + 86000000,
                                                             EntryText(words, Topic(words, 9), entry_bytes)));
       !s.ok()) {
