@@ -39,6 +39,7 @@ test: build
 bench: build
 	$(BUILD)/limbic_bench $(BENCH_ARGS)
 	$(BUILD)/limbic_loop_bench
+	cd $(BUILD) && ./limbic_archive_bench && ./limbic_search_bench
 
 clean:
 	rm -rf $(BUILD)
