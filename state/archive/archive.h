@@ -29,7 +29,7 @@
 // link of the chain.
 //
 // Rollup moves a day's staged entries into its document. Staging files are
-// never rewritten: a document's metadata.staged_entries counts the staged
+// never rewritten (only a torn last line is cut): a document's metadata.staged_entries counts the staged
 // lines it holds, so a second rollup of the same day appends only what was
 // staged since, and every later document is re-hashed. Links are a function
 // of all documents' content (see links.h), recomputed on every rollup and
