@@ -163,6 +163,8 @@ struct Document {
 json DocumentToJson(const Document& doc);
 // `where` (a file name) prefixes errors.
 Result<Document> DocumentFromJson(const json& j, std::string_view where);
+// The same, moving the (large) content out of `j` instead of copying it.
+Result<Document> DocumentFromJson(json&& j, std::string_view where);
 
 // hex(SHA-256((prev_hash or "") + content))
 std::string ChainHash(const std::optional<std::string>& prev_hash, std::string_view content);

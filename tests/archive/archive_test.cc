@@ -8,6 +8,43 @@ using namespace limbic;
 using namespace limbic::archive;
 using namespace limbic::archive::test;
 
+TEST_CASE("documents round-trip through JSON and a bad field is named", "[archive]") {
+  Document doc;
+  doc.date = "2026-01-02";
+  doc.content = "## 2026-01-02T01:00:00.000Z\n[user] hi";
+  doc.prev_hash = std::string(64, 'a');
+  doc.hash = ChainHash(doc.prev_hash, doc.content);
+  doc.metadata = json{{"staged_entries", 1}};
+  doc.links.prev = "2026-01-01";
+  doc.links.semantic = {{"2026-01-05", 0.5123}};
+  doc.links.social = {{"2026-01-01", "outward", -0.25}};
+  json j = DocumentToJson(doc);
+  CHECK(j["hash"] == ChainHash(std::string(64, 'a'), doc.content));
+  CHECK(j["links"]["temporal"]["next"].is_null());
+  for (auto back : {DocumentFromJson(j, "x"), DocumentFromJson(json(j), "x")}) {
+    REQUIRE(back.ok());
+    CHECK(back->content == doc.content);
+    CHECK(back->prev_hash == doc.prev_hash);
+    CHECK(back->links == doc.links);
+    CHECK(back->metadata == doc.metadata);
+  }
+
+  json bad = j;
+  bad["links"]["semantic"][0]["score"] = "high";
+  auto r = DocumentFromJson(std::move(bad), "archive/2026-01-02.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsCorruption());
+  CHECK(r.status().message() ==
+        "archive/2026-01-02.json: links.semantic[0].score is not a number");
+  bad = j;
+  bad.erase("prev_hash");
+  CHECK(DocumentFromJson(bad, "f").status().message().find("prev_hash is missing") !=
+        std::string::npos);
+  bad = j;
+  bad["date"] = "2026-02-30";
+  CHECK(DocumentFromJson(bad, "f").status().message().find("date") != std::string::npos);
+}
+
 TEST_CASE("rollup moves staged entries into a new day document", "[archive]") {
   Fixture f;
   auto a = f.Open();
