@@ -29,7 +29,7 @@
 // link of the chain.
 //
 // Rollup moves a day's staged entries into its document. Staging files are
-// never rewritten: a document's metadata.staged_entries counts the staged
+// never rewritten (only a torn last line is cut): a document's metadata.staged_entries counts the staged
 // lines it holds, so a second rollup of the same day appends only what was
 // staged since, and every later document is re-hashed. Links are a function
 // of all documents' content (see links.h), recomputed on every rollup and
@@ -163,6 +163,8 @@ struct Document {
 json DocumentToJson(const Document& doc);
 // `where` (a file name) prefixes errors.
 Result<Document> DocumentFromJson(const json& j, std::string_view where);
+// The same, moving the (large) content out of `j` instead of copying it.
+Result<Document> DocumentFromJson(json&& j, std::string_view where);
 
 // hex(SHA-256((prev_hash or "") + content))
 std::string ChainHash(const std::optional<std::string>& prev_hash, std::string_view content);

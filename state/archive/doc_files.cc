@@ -83,7 +83,7 @@ Result<Document> DocFiles::Read(const std::string& path, uint64_t* bytes) const 
   if (bytes) *bytes = text->size();
   std::optional<json> j = state::ParseJson(*text);
   if (!j) return Status::Corruption(path + ": not JSON (" + state::JsonError(*text) + ")");
-  return DocumentFromJson(*j, path);
+  return DocumentFromJson(std::move(*j), path);
 }
 
 Status DocFiles::Recover() {

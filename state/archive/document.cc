@@ -123,6 +123,20 @@ json DocumentToJson(const Document& doc) {
   };
 }
 
+Result<Document> DocumentFromJson(json&& j, std::string_view where) {
+  std::string content;
+  if (j.is_object()) {
+    auto it = j.find("content");
+    if (it != j.end() && it->is_string()) {
+      content = std::move(it->get_ref<std::string&>());
+      *it = "";
+    }
+  }
+  auto doc = DocumentFromJson(static_cast<const json&>(j), where);
+  if (doc.ok()) doc->content = std::move(content);
+  return doc;
+}
+
 Result<Document> DocumentFromJson(const json& j, std::string_view where) {
   auto fail = [&](const Status& s) { return s.WithContext(where); };
   if (!j.is_object()) return Status::Corruption(std::string(where) + ": not a JSON object");

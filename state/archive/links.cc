@@ -222,8 +222,7 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
   // the workers' lists are merged after (the order is total, so the best k
   // of a union are the best k of the parts' best k).
   struct Worker {
-    std::vector<uint64_t> dot;
-    std::vector<uint32_t> touched;
+    std::vector<uint64_t> dot;  // row i's dot products with the later documents
     std::vector<TopK> semantic;
   };
   std::vector<Worker> workers(Workers(n));
@@ -235,22 +234,20 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
   ParallelForWorkers(n, [&](size_t i, size_t worker) {
     if (!features[i]) return;
     Worker& w = workers[worker];
+    // The inner loop of the whole archive's links: keep it branch-free.
+    uint64_t* dot = w.dot.data();
     for (uint32_t p : own[i]) {
       const uint64_t ci = postings[p].count;
-      for (uint32_t q = p + 1; q < group_end[p]; ++q) {
-        uint32_t j = postings[q].doc;
-        if (w.dot[j] == 0) w.touched.push_back(j);
-        w.dot[j] += ci * postings[q].count;
-      }
+      for (uint32_t q = p + 1; q < group_end[p]; ++q) dot[postings[q].doc] += ci * postings[q].count;
     }
-    for (uint32_t j : w.touched) {
-      double score = Cosine(w.dot[j], *features[i], *features[j]);
-      w.dot[j] = 0;
+    for (size_t j = i + 1; j < n; ++j) {
+      if (dot[j] == 0) continue;
+      double score = Cosine(dot[j], *features[i], *features[j]);
+      dot[j] = 0;
       if (score < options.semantic_min || score <= 0) continue;
-      w.semantic[i].Offer(score, j, score);
+      w.semantic[i].Offer(score, static_cast<uint32_t>(j), score);
       w.semantic[j].Offer(score, static_cast<uint32_t>(i), score);
     }
-    w.touched.clear();
 
     // Social links need the whole row, so each row is its own.
     for (size_t j = 0; j < n; ++j) {

@@ -111,7 +111,7 @@ uint64_t TermId(std::string_view term) {
 }
 
 TermCounter::TermCounter(std::string_view content) : content_(content), index_(8192, 0) {
-  terms_.reserve(1024);
+  terms_.reserve(std::max<size_t>(1024, content.size() / 16));
 }
 
 // The common case inline: a term of 2..16 ASCII bytes, one or two loads.

@@ -1,6 +1,7 @@
 #include "state/archive/links.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -59,6 +60,52 @@ TEST_CASE("semantic links are rounded TF cosines, both ways, above the minimum",
   auto three = LinksOf({fs[0], fs[1], fs[2]}, LinkOptions{5, 0.2, 5});
   CHECK(three[0].semantic == links[0].semantic);
   CHECK(three[1].semantic == S{{"2026-01-01", 0.9487}});
+}
+
+TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[links]") {
+  // Through the inverted index, in parallel rows, merged: the same as
+  // scoring every pair by hand.
+  std::mt19937 rng(5);
+  std::vector<std::string> dates;
+  std::vector<Features> fs;
+  for (int d = 0; d < 60; ++d) {
+    dates.push_back(FormatDate(1767225600000 + int64_t{d} * 86400000));
+    std::string text;
+    for (int w = 0; w < 300; ++w) {
+      if (w % 40 == 0) text += rng() % 2 ? "\n[user] " : "\n[assistant] ";
+      size_t word = std::min(rng() % 80, rng() % 80) + (d % 3) * 20;
+      text += (word % 17 == 0 ? "good" : word % 13 == 0 ? "bad" : "w" + std::to_string(word)) + " ";
+    }
+    fs.push_back(ComputeFeatures(text));
+  }
+  std::vector<const Features*> ptrs;
+  for (const Features& f : fs) ptrs.push_back(&f);
+  const LinkOptions options{3, 0.5, 4};
+  auto links = ComputeLinks(dates, ptrs, options);
+  size_t semantic_links = 0;
+  for (size_t i = 0; i < fs.size(); ++i) {
+    std::vector<std::pair<double, size_t>> sem, soc;  // (-key, j): sorted best first
+    for (size_t j = 0; j < fs.size(); ++j) {
+      if (j == i) continue;
+      if (double s = SemanticScore(fs[i], fs[j]); s >= options.semantic_min) sem.push_back({-s, j});
+      if (double d = SocialDelta(fs[i], fs[j]); d != 0) soc.push_back({-std::fabs(d), j});
+    }
+    std::sort(sem.begin(), sem.end());
+    std::sort(soc.begin(), soc.end());
+    std::vector<SemanticLink> want_sem;
+    for (size_t k = 0; k < std::min<size_t>(3, sem.size()); ++k)
+      want_sem.push_back({dates[sem[k].second], -sem[k].first});
+    std::vector<SocialLink> want_soc;
+    for (size_t k = 0; k < std::min<size_t>(4, soc.size()); ++k) {
+      double d = SocialDelta(fs[i], fs[soc[k].second]);
+      want_soc.push_back({dates[soc[k].second], d > 0 ? "inward" : "outward", d});
+    }
+    INFO("document " << i);
+    CHECK(links[i].semantic == want_sem);
+    CHECK(links[i].social == want_soc);
+    semantic_links += links[i].semantic.size();
+  }
+  CHECK(semantic_links > 60);  // the corpus does link
 }
 
 TEST_CASE("semantic links keep the best k, ties by the earlier date", "[links]") {
