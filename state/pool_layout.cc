@@ -1,0 +1,127 @@
+#include "state/pool_layout.h"
+
+#include <cstring>
+
+namespace limbic::state {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string Ts8(TimeMs t) {
+  uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  return out;
+}
+
+TimeMs FromTs8(std::string_view b) {
+  uint64_t u = 0;
+  for (size_t i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(b[i]);
+  return static_cast<TimeMs>(u ^ (uint64_t{1} << 63));
+}
+
+// RT8: the complement of TS8, so byte order is newest first and queries
+// read forward (a memtable skiplist has no back links: each step back is a
+// search from the top).
+std::string Rt8(TimeMs t) {
+  std::string out = Ts8(t);
+  for (char& c : out) c = static_cast<char>(~c);
+  return out;
+}
+
+// The big-endian complement of a seq: newest first, like RT8.
+std::string Rseq8(uint64_t seq) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(~(seq & 0xff));
+    seq >>= 8;
+  }
+  return out;
+}
+
+TimeMs FromRt8(std::string_view b) {
+  char buf[8];
+  for (size_t i = 0; i < 8; ++i) buf[i] = static_cast<char>(~b[i]);
+  return FromTs8(std::string_view(buf, 8));
+}
+
+TimeMs RecordTime(const json& rec, const char* field) {
+  auto it = rec.find(field);
+  if (it == rec.end() || !it->is_string()) return 0;
+  auto t = ParseTime(it->get_ref<const std::string&>());
+  return t.ok() ? *t : 0;
+}
+
+std::string StrOf(const json& rec, const char* key) {
+  auto it = rec.find(key);
+  return it != rec.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+void PutLE64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetLE64(std::string_view b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[static_cast<size_t>(i)]);
+  return v;
+}
+
+// SAL8 LAST8 (see the grammar above).
+std::string ThreadIndexValue(const json& rec) {
+  double salience = 0;
+  auto it = rec.find("salience");
+  if (it != rec.end() && it->is_number()) salience = it->get<double>();
+  uint64_t bits;
+  std::memcpy(&bits, &salience, sizeof bits);
+  std::string v;
+  PutLE64(&v, bits);
+  PutLE64(&v, static_cast<uint64_t>(RecordTime(rec, "last_active")));
+  return v;
+}
+
+ThreadSummary SummaryOf(const std::string& id, const json& rec) {
+  ThreadSummary t;
+  t.id = id;
+  t.status = StrOf(rec, "status");
+  auto it = rec.find("salience");
+  if (it != rec.end() && it->is_number()) t.salience = it->get<double>();
+  t.last_active = RecordTime(rec, "last_active");
+  return t;
+}
+
+// The thread an assigned, unprocessed percept counts for ("" if none).
+std::string UnprocessedFor(const json& percept) {
+  return StrOf(percept, "status") == "assigned" ? StrOf(percept, "thread_id") : std::string();
+}
+
+std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec) {
+  std::vector<IndexEntry> out;
+  auto key = [&out](std::string k) { out.emplace_back(std::move(k), std::string()); };
+  if (pool == Pool::kPercepts) {
+    auto seq = rec.find("seq");
+    std::string tail = Rt8(RecordTime(rec)) +
+                       Rseq8(seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0) +
+                       id;
+    const std::string status = StrOf(rec, "status");
+    const std::string source = StrOf(rec, "source");
+    key("P|T|" + tail);
+    key("P|s|" + source + '\0' + tail);
+    key("P|y|" + StrOf(rec, "type") + '\0' + tail);
+    key("P|u|" + status + '\0' + tail);
+    if (status == "new") key("P|n|" + source + '\0' + tail);
+    std::string thread = StrOf(rec, "thread_id");
+    if (!thread.empty()) {
+      key("P|h|" + thread + '\0' + tail);
+      if (status == "assigned") key("P|a|" + thread + '\0' + tail);
+    }
+  } else if (pool == Pool::kThreads) {
+    out.emplace_back("T|u|" + StrOf(rec, "status") + '\0' + id, ThreadIndexValue(rec));
+  } else if (pool == Pool::kActions) {
+    key("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
+  }
+  return out;
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,82 @@
+// The layout of the pools in RocksDB: column families, the index key
+// grammar, and the encodings both the write path (pools.cc) and the reads
+// (pools_read.cc) use. Internal to state/.
+//
+// Index CF key grammar. TS8 is a timestamp in ms as 8 bytes big-endian with
+// the sign bit flipped, so byte order is time order; RT8 is its complement,
+// so byte order is newest first. Strings end at a 0x00 byte (names and ids
+// never contain one). Values are empty except where given:
+//
+//   P|T|AT ID                  every percept, newest first
+//   P|h|THREAD \0 AT ID        percepts by thread
+//   P|a|THREAD \0 AT ID        percepts assigned to the thread and not yet
+//                              processed or dropped (status "assigned")
+//   P|s|SOURCE \0 AT ID        percepts by source
+//   P|n|SOURCE \0 AT ID        new (unassigned) percepts by source
+//   P|y|TYPE \0 AT ID          percepts by type
+//   P|u|STATUS \0 AT ID        percepts by status
+//   where AT = RT8 of the percept's ts, then the complement of its seq (8
+//   bytes big-endian): newest first, and within one millisecond the later
+//   arrival first
+//   T|u|STATUS \0 ID           threads by status; value SAL8 LAST8: the
+//                              thread's salience (IEEE double bits) and
+//                              last_active (ms), both little-endian, so
+//                              ranking threads needs no record reads
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "state/projection.h"
+
+namespace limbic::state {
+
+inline const char* const kCfNames[] = {"default", "percepts", "threads", "arousal",
+                                       "actions", "reflexes", "index"};
+inline constexpr uint8_t kIndexCf = 6;  // position of "index" in kCfNames
+inline constexpr std::string_view kAppliedSeqKey = "applied_seq";
+inline constexpr std::string_view kSchemaKey = "schema";
+// The layout of records and indexes; a DB of another layout is rebuilt from
+// the log (Engine) rather than read wrongly. 2: newest-first percept keys
+// (AT), P|n|, P|a|, thread index values, the percept's seq.
+inline constexpr std::string_view kSchema = "2";
+
+struct Projection::Handles {
+  std::vector<rocksdb::ColumnFamilyHandle*> all;
+  rocksdb::ColumnFamilyHandle* meta() const { return all[0]; }
+  rocksdb::ColumnFamilyHandle* index() const { return all[kIndexCf]; }
+  rocksdb::ColumnFamilyHandle* pool(Pool p) const { return all[1 + static_cast<size_t>(p)]; }
+};
+
+// A record as stored: compact JSON, invalid UTF-8 replaced.
+std::string Dump(const json& j);
+
+// TS8: ms as 8 bytes big-endian, sign bit flipped (byte order = time order).
+std::string Ts8(TimeMs t);
+TimeMs FromTs8(std::string_view b);
+// RT8: the complement of TS8 (byte order = newest first).
+std::string Rt8(TimeMs t);
+TimeMs FromRt8(std::string_view b);
+// The complement of a seq, 8 bytes big-endian (later arrival first).
+std::string Rseq8(uint64_t seq);
+// A record's time field (RFC 3339) in ms; 0 when absent or malformed.
+TimeMs RecordTime(const json& rec, const char* field = "ts");
+// A string field, or "".
+std::string StrOf(const json& rec, const char* key);
+void PutLE64(std::string* out, uint64_t v);
+uint64_t GetLE64(std::string_view b);
+// SAL8 LAST8: a thread index entry's value.
+std::string ThreadIndexValue(const json& rec);
+ThreadSummary SummaryOf(const std::string& id, const json& rec);
+// The thread an assigned, unprocessed percept counts for ("" if none).
+std::string UnprocessedFor(const json& percept);
+// The index entries (key, value) a record implies.
+using IndexEntry = std::pair<std::string, std::string>;
+std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec);
+
+}  // namespace limbic::state

@@ -1,0 +1,303 @@
+// Projection's reads: records, queries over the index CF, the thread
+// table, the digest and the index check. The key layout is in
+// pool_layout.h.
+#include <rocksdb/db.h>
+
+#include <algorithm>
+#include <map>
+
+#include "state/json.h"
+#include "state/pool_layout.h"
+#include "state/projection.h"
+#include "state/rocks.h"
+#include "state/sha256.h"
+
+namespace limbic::state {
+
+Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return std::optional<json>();
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  std::optional<json> rec = ParseJson(value);
+  if (!rec)
+    return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) +
+                              " is not valid JSON");
+  return rec;
+}
+
+Result<json> Projection::GetArousal() const {
+  auto r = Get(Pool::kArousal, kArousalId);
+  if (!r.ok()) return r.status();
+  return r->has_value() ? std::move(**r) : DefaultArousal();
+}
+
+namespace {
+
+// Filters name a status the pool knows, or the query is refused.
+Status CheckStatusFilter(std::string_view what, const std::optional<std::string>& status,
+                         std::initializer_list<std::string_view> allowed) {
+  if (!status) return Status::OK();
+  std::string list;
+  for (std::string_view a : allowed) {
+    if (*status == a) return Status::OK();
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  return Status::InvalidArgument(std::string(what) + " status \"" + *status +
+                                 "\": must be one of " + list);
+}
+
+}  // namespace
+
+Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeMs now) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("percept", q.status, {"new", "assigned", "processed", "dropped"}));
+  std::string prefix = "P|T|";
+  if (q.thread_id && q.status == "assigned") prefix = "P|a|" + *q.thread_id + '\0';
+  else if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
+  else if (q.source && q.status == "new") prefix = "P|n|" + *q.source + '\0';
+  else if (q.source) prefix = "P|s|" + *q.source + '\0';
+  else if (q.type) prefix = "P|y|" + *q.type + '\0';
+  else if (q.status) prefix = "P|u|" + *q.status + '\0';
+  std::vector<json> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  // Newest first; min_age skips straight past everything younger.
+  it->Seek(q.min_age ? prefix + Rt8(now - *q.min_age) : prefix);
+  for (; it->Valid(); it->Next()) {
+    rocksdb::Slice key = it->key();
+    if (!key.starts_with(prefix) || key.size() < prefix.size() + 16) break;
+    std::string_view rest(key.data() + prefix.size(), key.size() - prefix.size());
+    TimeMs ts = FromRt8(rest);
+    if (q.max_age && ts < now - *q.max_age) break;
+    auto rec = Get(Pool::kPercepts, rest.substr(16));
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) continue;
+    const json& p = **rec;
+    if ((q.thread_id && StrOf(p, "thread_id") != *q.thread_id) ||
+        (q.source && StrOf(p, "source") != *q.source) || (q.type && StrOf(p, "type") != *q.type) ||
+        (q.status && StrOf(p, "status") != *q.status))
+      continue;
+    out.push_back(std::move(**rec));
+    if (q.limit && out.size() >= q.limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "querying percepts"));
+  return out;
+}
+
+Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> status,
+                                                  size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
+  std::vector<json> out;
+  if (!status) {
+    Status s = ForEach(Pool::kThreads, [&](std::string_view, const json& rec) {
+      out.push_back(rec);
+      return limit == 0 || out.size() < limit;
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+  std::string prefix = "T|u|" + *status + '\0';
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = Get(Pool::kThreads, it->key().ToStringView().substr(prefix.size()));
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value()) out.push_back(std::move(**rec));
+    if (limit && out.size() >= limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing threads"));
+  return out;
+}
+
+Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  auto it = thread_table_.find(std::string(thread_id));
+  return it == thread_table_.end() ? 0 : it->second.unprocessed;
+}
+
+Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
+    std::optional<std::string> status) const {
+  LIMBIC_RETURN_IF_ERROR(
+      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
+  std::vector<ThreadSummary> out;
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (const auto& [id, t] : thread_table_)
+      if (!status || t.status == *status) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ThreadSummary& a, const ThreadSummary& b) { return a.id < b.id; });
+  return out;
+}
+
+// The thread table from the thread index (status, salience, last_active)
+// and one scan of the P|a| index (unprocessed counts).
+Status Projection::LoadThreadTable() {
+  std::unordered_map<std::string, ThreadSummary> table;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  const std::string threads = "T|u|";
+  for (it->Seek(threads); it->Valid() && it->key().starts_with(threads); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    size_t nul = key.find('\0', 4);
+    std::string_view v = it->value().ToStringView();
+    if (nul == std::string_view::npos || v.size() != 16)
+      return Status::Corruption("thread index entry " + Printable(key) + " is malformed");
+    ThreadSummary t;
+    t.id = std::string(key.substr(nul + 1));
+    t.status = std::string(key.substr(4, nul - 4));
+    uint64_t bits = GetLE64(v);
+    std::memcpy(&t.salience, &bits, sizeof t.salience);
+    t.last_active = static_cast<TimeMs>(GetLE64(v.substr(8)));
+    table.emplace(t.id, std::move(t));
+  }
+  const std::string assigned = "P|a|";
+  for (it->Seek(assigned); it->Valid() && it->key().starts_with(assigned); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    size_t nul = key.find('\0', 4);
+    if (nul == std::string_view::npos) continue;
+    auto t = table.find(std::string(key.substr(4, nul - 4)));
+    if (t != table.end()) ++t->second.unprocessed;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "loading the thread table"));
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  thread_table_ = std::move(table);
+  return Status::OK();
+}
+
+Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
+                                                  size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter(
+      "action", status, {"pending", "inflight", "complete", "failed", "dead"}));
+  std::vector<json> out;
+  if (!status) {
+    Status s = ForEach(Pool::kActions, [&](std::string_view, const json& rec) {
+      out.push_back(rec);
+      return true;
+    });
+    if (!s.ok()) return s;
+    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
+      return RecordTime(a) < RecordTime(b);
+    });
+    if (limit && out.size() > limit) out.resize(limit);
+    return out;
+  }
+  std::string prefix = "A|u|" + *status + '\0';
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = Get(Pool::kActions, it->key().ToStringView().substr(prefix.size() + 8));
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value()) out.push_back(std::move(**rec));
+    if (limit && out.size() >= limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing actions"));
+  return out;
+}
+
+Status Projection::ForEach(Pool pool,
+                           const std::function<bool(std::string_view, const json&)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::optional<json> rec = ParseJson(it->value().ToStringView());
+    if (!rec)
+      return Status::Corruption("record " + std::string(PoolName(pool)) + "/" +
+                                it->key().ToString() + " is not valid JSON");
+    if (!fn(it->key().ToStringView(), *rec)) break;
+  }
+  return FromRocks(it->status(), std::string("reading ") + std::string(PoolName(pool)));
+}
+
+Result<size_t> Projection::Count(Pool pool) const {
+  size_t n = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting"));
+  return n;
+}
+
+Result<std::string> Projection::Digest() const {
+  // One consistent view, though the writer thread may commit meanwhile.
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* s;
+    ~Release() { db->ReleaseSnapshot(s); }
+  } release{db_.get(), snapshot};
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::string seq_text = "0";
+  rocksdb::Status gs = db_->Get(ro, cf_->meta(), std::string(kAppliedSeqKey), &seq_text);
+  if (!gs.ok() && !gs.IsNotFound()) return FromRocks(gs, "digest");
+  if (gs.IsNotFound()) seq_text = "0";
+  Sha256 sha;
+  // Fed in large pieces: each Update call has a fixed cost.
+  std::string buf;
+  auto feed = [&](std::string_view s) {
+    buf.append(s);
+    if (buf.size() >= (1 << 16)) {
+      sha.Update(buf);
+      buf.clear();
+    }
+  };
+  feed("applied_seq " + seq_text + "\n");
+  for (Pool pool : kAllPools) {
+    feed("pool " + std::string(PoolName(pool)) + "\n");
+    // Stored values are already canonical: compact, keys sorted.
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->pool(pool)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      feed(it->key().ToStringView());
+      feed("\t");
+      feed(it->value().ToStringView());
+      feed("\n");
+    }
+    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "digest"));
+  }
+  sha.Update(buf);
+  return sha.HexDigest();
+}
+
+Status Projection::CheckIndexes() const {
+  std::map<std::string, std::string> expected;
+  std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
+  for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions}) {
+    Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
+      for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
+      if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));
+      if (pool == Pool::kPercepts) {
+        auto t = threads.find(UnprocessedFor(rec));
+        if (t != threads.end()) ++t->second.unprocessed;
+      }
+      return true;
+    });
+    LIMBIC_RETURN_IF_ERROR(s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    if (thread_table_.size() != threads.size())
+      return Status::Corruption("thread table holds " + std::to_string(thread_table_.size()) +
+                                " threads, the pool " + std::to_string(threads.size()));
+    for (const auto& [id, want] : threads) {
+      auto it = thread_table_.find(id);
+      if (it == thread_table_.end() || it->second.status != want.status ||
+          it->second.salience != want.salience || it->second.last_active != want.last_active ||
+          it->second.unprocessed != want.unprocessed)
+        return Status::Corruption("thread table entry of " + id + " does not match its record");
+    }
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  auto want = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string key = it->key().ToString();
+    if (want != expected.end() && want->first < key)
+      return Status::Corruption("index entry missing: " + Printable(want->first));
+    if (want == expected.end() || want->first != key)
+      return Status::Corruption("index entry without a record: " + Printable(key));
+    if (it->value() != rocksdb::Slice(want->second))
+      return Status::Corruption("index entry with a stale value: " + Printable(key));
+    ++want;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "checking indexes"));
+  if (want != expected.end()) return Status::Corruption("index entry missing: " + Printable(want->first));
+  return Status::OK();
+}
+
+}  // namespace limbic::state
