@@ -293,16 +293,21 @@ Status ReduceArousal(const Event& e, Step& s) {
   return Status::OK();
 }
 
+// Removes a finished (complete or dead) action: actions_pruned and
+// entry_staged both do.
+Status RemoveFinishedAction(Step& s, const std::string& id) {
+  auto a = s.Need(Pool::kActions, id, "action");
+  if (!a.ok()) return a.status();
+  if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
+    return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
+  s.Delete(Pool::kActions, id);
+  return Status::OK();
+}
+
 Status ReduceAction(const Event& e, Step& s) {
   if (e.type == EventType::kActionsPruned) {
-    for (const json& v : s.F()["action_ids"]) {
-      std::string id = v.get<std::string>();
-      auto a = s.Need(Pool::kActions, id, "action");
-      if (!a.ok()) return a.status();
-      if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
-        return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
-      s.Delete(Pool::kActions, id);
-    }
+    for (const json& v : s.F()["action_ids"])
+      LIMBIC_RETURN_IF_ERROR(RemoveFinishedAction(s, v.get<std::string>()));
     return Status::OK();
   }
   const std::string id = s.Str("action_id");
@@ -444,13 +449,7 @@ Status ReduceStaged(const Event& e, Step& s) {
       return s.Wrong("percept", id, "is " + p->value("status", "?") + ", not processed or dropped");
     s.Delete(Pool::kPercepts, id);
   }
-  for (const std::string& id : ids("action_ids")) {
-    auto a = s.Need(Pool::kActions, id, "action");
-    if (!a.ok()) return a.status();
-    if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
-      return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
-    s.Delete(Pool::kActions, id);
-  }
+  for (const std::string& id : ids("action_ids")) LIMBIC_RETURN_IF_ERROR(RemoveFinishedAction(s, id));
   return Status::OK();
 }
 
