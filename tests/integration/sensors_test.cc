@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "http.h"
+#include "runtime_util.h"
 
 using nlohmann::json;
 using namespace limbic::testing;
@@ -24,21 +25,6 @@ json Config(const TempDir& dir, json sensors, json effectors = json::object()) {
           {"reflexes", "reflexes.json"},
           {"sensors", std::move(sensors)},
           {"effectors", std::move(effectors)}};
-}
-
-// Polls GET `path` until `pred` holds or the deadline passes.
-json Poll(uint16_t port, const std::string& path, const std::function<bool(const json&)>& pred,
-          int timeout_ms = 20000) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  json last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    last = Http(port, "GET", path).Json();
-    if (pred(last)) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  INFO("last answer: " << last.dump());
-  FAIL("timed out waiting on " << path);
-  return last;
 }
 
 // "2026-11-22T14:05:09.123Z" -> ms since the epoch.
@@ -177,8 +163,8 @@ TEST_CASE("an exec sensor that exits is restarted with growing backoff, bad line
   RunningLimbic l(dir, Config(dir, sensors));
   REQUIRE(l.port() != 0);
   // Runs at 0, then after 100, 200, 400 and 800 ms.
-  json got = Poll(l.port(), "/v1/percepts?source=pulse&limit=100",
-                  [](const json& j) { return j["percepts"].size() >= 5; });
+  json got = WaitJson(l.port(), "/v1/percepts?source=pulse&limit=100",
+                  [](const json& j) { return j["percepts"].size() >= 5; }, 20000);
   std::vector<int64_t> ts;
   for (const json& p : got["percepts"]) ts.push_back(ParseTs(p["ts"]));
   std::sort(ts.begin(), ts.end());
@@ -227,16 +213,16 @@ TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a 
 
   { std::ofstream(dir / "inbox/.report.txt.tmp") << "quarterly numbers\n"; }
   REQUIRE(rename((dir / "inbox/.report.txt.tmp").c_str(), (dir / "inbox/report.txt").c_str()) == 0);
-  json percepts = Poll(l.port(), "/v1/percepts?source=dir_watch",
-                       [](const json& j) { return j["percepts"].size() == 1; });
+  json percepts = WaitJson(l.port(), "/v1/percepts?source=dir_watch",
+                       [](const json& j) { return j["percepts"].size() == 1; }, 20000);
   json p = percepts["percepts"][0];
   CHECK(p["type"] == "file.created");
   CHECK(p["text"] == "new file report.txt");
   CHECK(p["data"]["size"] == 18);
   CHECK(p["id"].get<std::string>().rfind("file-", 0) == 0);
 
-  json actions = Poll(l.port(), "/v1/actions?status=complete",
-                      [](const json& j) { return j["actions"].size() == 1; });
+  json actions = WaitJson(l.port(), "/v1/actions?status=complete",
+                      [](const json& j) { return j["actions"].size() == 1; }, 20000);
   json action = actions["actions"][0];
   CHECK(action["effector"] == "notify");
   CHECK_THAT(action["result"]["stdout"].get<std::string>(), Catch::Contains("\"appended\": true"));
