@@ -87,7 +87,8 @@ std::string MarkdownTables(const std::vector<Row>& rows, const std::vector<Compa
       if (std::find(systems.begin(), systems.end(), c.ours) != systems.end()) md += "---|";
     md += "\n";
     for (size_t size : sizes) {
-      md += "| " + Number(static_cast<double>(size)) + " |";
+      // Size 0: a scenario that starts from an empty state (http).
+      md += "| " + (size ? Number(static_cast<double>(size)) : std::string("empty state")) + " |";
       for (const auto& s : systems) {
         auto it = cell.find({size, s});
         if (it == cell.end()) {
