@@ -9,7 +9,7 @@ BENCH_ARGS ?=
 # Debian packages the build, the tests and the README tour need.
 PKGS := build-essential cmake pkg-config git \
         librocksdb-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
-        catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev curl openssl python3
+        catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev libpoppler-cpp-dev libhnswlib-dev curl openssl python3
 
 .PHONY: deps configure build run test bench clean format
 
