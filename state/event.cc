@@ -1,6 +1,7 @@
 #include "state/event.h"
 
 #include "state/json.h"
+#include "state/memory_schema.h"
 
 #include <array>
 #include <cmath>
@@ -27,6 +28,10 @@ enum class Kind {
   kDate,          // "YYYY-MM-DD" of a real day
   kEntry,         // an archive staging entry (see CheckEntry)
   kConsolidates,  // {thread_ids?, percept_ids?, action_ids?}
+  kMemory,        // a memory object (memory_schema.h)
+  kTouches,       // [{memory_id, strength}]
+  kVectors,       // [{memory_id, embedder, vector}]
+  kDocument,      // an ingested document
 };
 
 struct FieldSpec {
@@ -116,6 +121,22 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"date", Kind::kDate, true},
         {"entry", Kind::kEntry, true},
         {"consolidates", Kind::kConsolidates, false}}},
+      {EventType::kMemoryStored, "memory_stored", {{"memory", Kind::kMemory, true}}},
+      {EventType::kMemorySuperseded, "memory_superseded",
+       {{"memory_id", Kind::kId, true}, {"by", Kind::kId, true}}},
+      {EventType::kMemoryTouched, "memory_touched",
+       {{"touches", Kind::kTouches, true}, {"reason", Kind::kText, false}}},
+      {EventType::kMemoryForgotten, "memory_forgotten",
+       {{"memory_ids", Kind::kIdList, true},
+        {"document_ids", Kind::kIdList, false},
+        {"reason", Kind::kText, false}}},
+      {EventType::kMemoryEmbedded, "memory_embedded", {{"vectors", Kind::kVectors, true}}},
+      {EventType::kAssociationAdded, "association_added",
+       {{"association_id", Kind::kId, true},
+        {"entity_a", Kind::kName, true},
+        {"relation", Kind::kName, true},
+        {"entity_b", Kind::kName, true}}},
+      {EventType::kDocumentIngested, "document_ingested", {{"document", Kind::kDocument, true}}},
   }};
   return specs;
 }
@@ -226,6 +247,17 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
           if (!e.is_string() || !IsValidId(e.get_ref<const std::string&>())) return bad(want);
       }
       return Status::OK();
+    }
+    case Kind::kMemory:
+    case Kind::kTouches:
+    case Kind::kVectors:
+    case Kind::kDocument: {
+      std::string why = f.kind == Kind::kMemory    ? CheckMemoryObject(v)
+                        : f.kind == Kind::kTouches ? CheckTouches(v)
+                        : f.kind == Kind::kVectors ? CheckVectors(v)
+                                                   : CheckDocument(v);
+      if (why.empty()) return Status::OK();
+      return Status::InvalidArgument(std::string(spec.name) + "." + why);
     }
   }
   return Status::Internal("unhandled field kind");

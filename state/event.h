@@ -63,8 +63,15 @@ enum class EventType : uint8_t {
   kReflexDeleted,
   kReflexEnabled,
   kEntryStaged,
+  kMemoryStored,
+  kMemorySuperseded,
+  kMemoryTouched,
+  kMemoryForgotten,
+  kMemoryEmbedded,
+  kAssociationAdded,
+  kDocumentIngested,
 };
-inline constexpr int kEventTypeCount = 23;
+inline constexpr int kEventTypeCount = 30;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

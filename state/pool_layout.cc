@@ -120,6 +120,20 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
     out.emplace_back("T|u|" + StrOf(rec, "status") + '\0' + id, ThreadIndexValue(rec));
   } else if (pool == Pool::kActions) {
     key("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
+  } else if (pool == Pool::kMemories) {
+    key("M|c|" + Ts8(RecordTime(rec, "created_at")) + id);
+    if (StrOf(rec, "kind") == "fact") {
+      const std::string subject = StrOf(rec, "subject");
+      if (!rec.contains("superseded_by"))
+        key("M|f|" + StrOf(rec, "namespace") + '\0' + subject + '\0' + StrOf(rec, "relation") + '\0' + id);
+      key("M|s|" + subject + '\0' + id);
+      key("M|o|" + StrOf(rec, "object") + '\0' + id);
+    }
+  } else if (pool == Pool::kAssociations) {
+    const std::string a = StrOf(rec, "entity_a"), b = StrOf(rec, "entity_b");
+    out.emplace_back("S|k|" + a + '\0' + StrOf(rec, "relation") + '\0' + b, id);
+    key("S|e|" + a + '\0' + id);
+    if (b != a) key("S|e|" + b + '\0' + id);
   }
   return out;
 }

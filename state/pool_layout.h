@@ -22,6 +22,13 @@
 //                              thread's salience (IEEE double bits) and
 //                              last_active (ms), both little-endian, so
 //                              ranking threads needs no record reads
+//   A|u|STATUS \0 TS8 ID       actions by status, oldest first
+//   M|f|NS \0 SUBJECT \0 RELATION \0 ID   current (not superseded) facts
+//   M|s|SUBJECT \0 ID          facts by subject, superseded ones too
+//   M|o|OBJECT \0 ID           facts by object
+//   M|c|TS8 ID                 every memory by created_at, oldest first
+//   S|k|A \0 RELATION \0 B     an association; value: its id
+//   S|e|ENTITY \0 ID           associations by either end
 #pragma once
 
 #include <rocksdb/db.h>
@@ -36,15 +43,17 @@
 
 namespace limbic::state {
 
-inline const char* const kCfNames[] = {"default", "percepts", "threads", "arousal",
-                                       "actions", "reflexes", "index"};
-inline constexpr uint8_t kIndexCf = 6;  // position of "index" in kCfNames
+inline const char* const kCfNames[] = {"default",  "percepts", "threads",      "arousal",
+                                       "actions",  "reflexes", "memories",     "associations",
+                                       "documents", "index"};
+inline constexpr uint8_t kIndexCf = 9;  // position of "index" in kCfNames
 inline constexpr std::string_view kAppliedSeqKey = "applied_seq";
 inline constexpr std::string_view kSchemaKey = "schema";
 // The layout of records and indexes; a DB of another layout is rebuilt from
 // the log (Engine) rather than read wrongly. 2: newest-first percept keys
-// (AT), P|n|, P|a|, thread index values, the percept's seq.
-inline constexpr std::string_view kSchema = "2";
+// (AT), P|n|, P|a|, thread index values, the percept's seq. 3: the memory
+// pools and their indexes.
+inline constexpr std::string_view kSchema = "3";
 
 struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;

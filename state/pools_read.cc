@@ -258,7 +258,8 @@ Result<std::string> Projection::Digest() const {
 Status Projection::CheckIndexes() const {
   std::map<std::string, std::string> expected;
   std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
-  for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions}) {
+  for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions, Pool::kMemories,
+                    Pool::kAssociations}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
       for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
       if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));

@@ -148,6 +148,20 @@ class Projection final : public RecordReader {
   Result<std::vector<ThreadSummary>> ThreadSummaries(std::optional<std::string> status) const;
   // Actions, optionally only those with `status`, oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
+  // Memory lookups over the index (grammar in pool_layout.h); ids in key
+  // order. Current facts of (namespace, subject, relation):
+  Result<std::vector<std::string>> CurrentFacts(std::string_view ns, std::string_view subject,
+                                                std::string_view relation) const;
+  // Facts, current or superseded, whose `field` ("subject" or "object") is `value`.
+  Result<std::vector<std::string>> FactsWith(std::string_view field, std::string_view value) const;
+  // Memories created before `t`, oldest first.
+  Result<std::vector<std::string>> MemoriesCreatedBefore(TimeMs t) const;
+  // The association (a, relation, b), if any.
+  Result<std::optional<std::string>> FindAssociation(std::string_view a, std::string_view relation,
+                                                     std::string_view b) const;
+  // Associations with `entity` at either end.
+  Result<std::vector<std::string>> AssociationsOf(std::string_view entity) const;
+
   // Every record of `pool` in key order; stop early by returning false.
   Status ForEach(Pool pool, const std::function<bool(std::string_view id, const json&)>& fn) const;
   // Number of records in `pool`.

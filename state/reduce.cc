@@ -12,6 +12,9 @@ std::string_view PoolName(Pool pool) {
     case Pool::kArousal: return "arousal";
     case Pool::kActions: return "actions";
     case Pool::kReflexes: return "reflexes";
+    case Pool::kMemories: return "memories";
+    case Pool::kAssociations: return "associations";
+    case Pool::kDocuments: return "documents";
   }
   return "?";
 }
@@ -487,6 +490,14 @@ Status Reduce(const Event& event, Overlay* overlay) {
       return ReduceReflex(event, s);
     case EventType::kEntryStaged:
       return ReduceStaged(event, s);
+    case EventType::kMemoryStored:
+    case EventType::kMemorySuperseded:
+    case EventType::kMemoryTouched:
+    case EventType::kMemoryForgotten:
+    case EventType::kMemoryEmbedded:
+    case EventType::kAssociationAdded:
+    case EventType::kDocumentIngested:
+      return ReduceMemory(event, overlay);
   }
   return Status::Internal("unknown event type");
 }

@@ -22,6 +22,12 @@
 //             thread_id|null, percept_id|null, ts, updated_at, last_error|null,
 //             next_attempt_at|null, result?}
 //   reflex   {id, rule, enabled, updated_at, fired_count, last_fired_at|null}
+//   memory   the memory_stored object (memory_schema.h) completed with text
+//            (a fact's: "subject relation object"), created_at,
+//            last_accessed_at, access_count, valid_from (facts), seq and,
+//            once embedded, embedding {embedder, vector} and vector_seq
+//   association {id, entity_a, relation, entity_b, created_at}
+//   document {sha256, source_uri, ext, bytes, chunks, raw, episode_id?, ingested_at}
 //
 // Thread-safety: none; an Overlay belongs to one thread.
 #pragma once
@@ -38,10 +44,21 @@
 
 namespace limbic::state {
 
-enum class Pool : uint8_t { kPercepts, kThreads, kArousal, kActions, kReflexes };
-inline constexpr Pool kAllPools[] = {Pool::kPercepts, Pool::kThreads, Pool::kArousal,
-                                     Pool::kActions, Pool::kReflexes};
-// "percepts", "threads", "arousal", "actions", "reflexes"
+enum class Pool : uint8_t {
+  kPercepts,
+  kThreads,
+  kArousal,
+  kActions,
+  kReflexes,
+  kMemories,
+  kAssociations,
+  kDocuments,
+};
+inline constexpr Pool kAllPools[] = {Pool::kPercepts, Pool::kThreads,      Pool::kArousal,
+                                     Pool::kActions,  Pool::kReflexes,     Pool::kMemories,
+                                     Pool::kAssociations, Pool::kDocuments};
+// "percepts", "threads", "arousal", "actions", "reflexes", "memories",
+// "associations", "documents"
 std::string_view PoolName(Pool pool);
 std::optional<Pool> ParsePool(std::string_view name);
 
@@ -109,5 +126,7 @@ class Overlay final : public RecordReader {
 // touches in *overlay. On error *overlay may hold partial changes of this
 // event: callers reduce into a scratch child Overlay and Absorb on success.
 Status Reduce(const Event& event, Overlay* overlay);
+// The memory events' part of Reduce (reduce_memory.cc).
+Status ReduceMemory(const Event& event, Overlay* overlay);
 
 }  // namespace limbic::state

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "state/pool_layout.h"
 #include "state/projection.h"
 #include "state/recency.h"
 #include "state/reducer.h"
@@ -481,17 +482,16 @@ TEST_CASE("CheckIndexes finds a missing index entry", "[projection]") {
   {
     // Delete the by-time index entry behind the projection's back.
     std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const char* n : {"default", "percepts", "threads", "arousal", "actions", "reflexes", "index"})
-      cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    for (const char* n : kCfNames) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* raw = nullptr;
     REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions(), dir / "db", cfs, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), handles[6]));
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), handles[kIndexCf]));
     it->Seek("P|T|");
     REQUIRE(it->Valid());
     std::string key = it->key().ToString();
     it.reset();
-    REQUIRE(raw->Delete(rocksdb::WriteOptions(), handles[6], key).ok());
+    REQUIRE(raw->Delete(rocksdb::WriteOptions(), handles[kIndexCf], key).ok());
     for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
     delete raw;
   }

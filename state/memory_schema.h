@@ -1,0 +1,36 @@
+// The shapes of the nested objects memory events carry (docs/events.md,
+// "Memory"). Internal to state/: event.cc validates with them, reduce_
+// memory.cc relies on what they guarantee.
+//
+//   memory     {id, kind: fact|episode|chunk, importance: [0,1], tags: [names],
+//               namespace: name, strength: (0, 1],
+//               fact:    subject: name, relation: name, object: string (no NUL)
+//               episode: text (non-empty), episode_id?: id
+//               chunk:   text (non-empty), source_uri, chunk_index, document: id,
+//                        episode_id?: id
+//               optional: created_at, last_accessed_at (RFC 3339), access_count,
+//               superseded_by: id, valid_until (RFC 3339),
+//               embedding {embedder: name, vector: base64 f32}}
+//   touches    [{memory_id, strength: [0, 1]}]  (at least one)
+//   vectors    [{memory_id, embedder: name, vector: base64}]  (at least one)
+//   document   {sha256: 64 hex, source_uri, ext, bytes, chunks, raw, episode_id?}
+//
+// Unknown keys are errors: these objects are limbic's own, not user data.
+// Each check returns "" when the value fits, else what is wrong with it,
+// naming the key ("memory.subject: must be a name ...").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace limbic::state {
+
+std::string CheckMemoryObject(const nlohmann::json& v);
+std::string CheckTouches(const nlohmann::json& v);
+std::string CheckVectors(const nlohmann::json& v);
+std::string CheckDocument(const nlohmann::json& v);
+
+// A name: 1-256 characters, no control characters (what kName accepts).
+bool IsName(const nlohmann::json& v);
+
+}  // namespace limbic::state
