@@ -15,6 +15,7 @@
 
 #include "runtime/http_server.h"
 #include "state/commands.h"
+#include "state/memory/store.h"
 
 namespace limbic::runtime {
 
@@ -55,6 +56,18 @@ class Api {
   void AddReflexRoutes(Router& r);
   void AddSensorRoutes(Router& r);
   void AddArchiveRoutes(Router& r);  // consolidate, archive (api_archive.cc)
+  void AddMemoryRoutes(Router& r);   // memory, context (api_memory.cc)
+  // What GET /v1/attention answers (also the start of GET /v1/context).
+  Result<nlohmann::json> Attention();
+  // Submits a memory plan's events and answers (201 when it created
+  // something) once they are durable, with "seq" (the last event's) and
+  // "events_written" added; a plan without events answers at once.
+  void CommitPlan(Result<memory::MemoryPlan> plan, Responder respond);
+  // Recall, with archive hits fetched from the archive's worker first when
+  // the request may want them; `done` runs on the loop.
+  void RecallWithArchive(memory::RecallRequest req, std::function<void(Result<memory::MemoryPlan>)> done);
+  static nlohmann::json ContextBundle(const nlohmann::json& attention, const std::string& query,
+                                      const std::vector<nlohmann::json>& memories, size_t budget);
 
   Runtime& rt_;
   std::shared_ptr<spdlog::logger> log_;

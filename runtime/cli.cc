@@ -128,6 +128,7 @@ int RunCli(int argc, char** argv) {
   AddPoolCommands(app, ctx, rc);
   AddLogCommands(app, ctx, rc);
   AddArchiveCommands(app, ctx, rc);
+  AddMemoryCommands(app, ctx, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

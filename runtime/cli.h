@@ -58,5 +58,6 @@ int CommitAndReport(const CliContext& ctx, state::Engine& engine,
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
+void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc);   // memory
 
 }  // namespace limbic::runtime

@@ -1,5 +1,6 @@
 #include "runtime/config.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -206,6 +207,47 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     a.Integer("semantic_links", &c.archive.semantic_links, 0, 100);
     a.Integer("social_links", &c.archive.social_links, 0, 100);
     a.RejectUnknown();
+  }
+  if (const json* v = root.Get("memory")) {
+    Section m(*v, "memory", &errors);
+    memory::MemoryOptions& o = c.memory;
+    if (const json* e = m.Get("embedder")) {
+      Section em(*e, "memory.embedder", &errors);
+      em.String("kind", &o.embedder.kind);
+      if (o.embedder.kind != "hash" && o.embedder.kind != "openai")
+        errors.push_back("memory.embedder.kind: must be hash or openai, got \"" + o.embedder.kind + "\"");
+      em.Integer("dims", &o.embedder.dims, 8, 65536);
+      em.String("url", &o.embedder.url);
+      em.String("model", &o.embedder.model);
+      em.String("api_key", &o.embedder.api_key);
+      std::string key_env;
+      em.String("api_key_env", &key_env);
+      if (!key_env.empty())
+        if (const char* k = std::getenv(key_env.c_str())) o.embedder.api_key = k;
+      TimeMs timeout = o.embedder.timeout_ms;
+      em.Duration("timeout", &timeout, 1);
+      o.embedder.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
+      em.Integer("batch", &o.embedder.batch, 1, 4096);
+      em.RejectUnknown();
+    }
+    TimeMs half_life = static_cast<TimeMs>(o.half_life_hours * 3600000);
+    m.Duration("half_life", &half_life, 1);
+    o.half_life_hours = static_cast<double>(half_life) / 3600000.0;
+    m.Number("min_strength", &o.min_strength, 0, 1);
+    double threshold = o.vector_threshold;
+    m.Number("vector_threshold", &threshold, -1, 1);
+    o.vector_threshold = static_cast<float>(threshold);
+    m.Number("duplicate_cosine", &o.duplicate_cosine, 0, 1);
+    m.Integer("rrf_k", &o.rrf_k, 1, 100000);
+    m.Number("recency_days", &o.recency_days, 0, 1e6);
+    m.Integer("vector_exact_limit", &o.vectors.exact_limit, 0, int64_t{1} << 40);
+    if (const json* b = m.Get("bm25")) {
+      Section bm(*b, "memory.bm25", &errors);
+      bm.Number("k1", &o.bm25.k1, 0, 100);
+      bm.Number("b", &o.bm25.b, 0, 1);
+      bm.RejectUnknown();
+    }
+    m.RejectUnknown();
   }
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);

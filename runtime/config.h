@@ -19,6 +19,7 @@
 
 #include "state/consolidate.h"
 #include "state/event_log.h"
+#include "state/memory/store.h"
 #include "state/recency.h"
 #include "state/status.h"
 #include "state/time.h"
@@ -61,6 +62,10 @@ struct Config {
 
   OutboxConfig outbox;
   ArchiveConfig archive;
+  // Long-term memory (docs/memory.md): the embedder, decay, recall weights.
+  // embedder.api_key may also come from the environment variable named by
+  // memory.embedder.api_key_env; EMBEDDING_MODEL overrides the model.
+  memory::MemoryOptions memory;
 
   // Reflex rules: {"reflexes": [...]}, loaded from `reflexes_file` (relative
   // to the config file) or, for the embedded config, the embedded rules.

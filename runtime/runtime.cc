@@ -27,6 +27,7 @@ Runtime::~Runtime() {
   sensors_.clear();
   outbox_.reset();
   archive_.reset();  // joins its worker
+  memory_.reset();   // saves its vector index
   effectors_.clear();
   hub_.reset();
   engine_.reset();
@@ -84,6 +85,12 @@ Status Runtime::Open() {
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
   archive_ = std::make_unique<ArchiveService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(archive_->Open());
+  {
+    auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
+    if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
+    memory_ = std::move(*memory);
+    log_->info("memory: embedder {}", memory_->embedder().id());
+  }
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());

@@ -34,6 +34,7 @@
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
 #include "sensors/sensor.h"
+#include "state/memory/store.h"
 #include "state/engine.h"
 
 namespace limbic::runtime {
@@ -58,6 +59,7 @@ class Runtime {
   EventHub& hub() { return *hub_; }
   Metrics& metrics() { return metrics_; }
   ArchiveService& archive() { return *archive_; }
+  memory::MemoryStore& memory() { return *memory_; }
   sensors::Sensor* sensor(const std::string& name);
   bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
   std::vector<std::string> effector_names() const;
@@ -90,6 +92,7 @@ class Runtime {
   std::map<std::string, Outbox::EffectorSlot> effectors_;
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<ArchiveService> archive_;
+  std::unique_ptr<memory::MemoryStore> memory_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   std::unique_ptr<Api> api_;

@@ -86,7 +86,9 @@ Status MemoryStore::Load() {
 }
 
 Status MemoryStore::SaveIndex() {
-  if (engine_.read_only() || !index_ || !index_->vectors().dirty()) return Status::OK();
+  // Exact search needs no saved state: the vectors are in the records.
+  if (engine_.read_only() || !index_ || !index_->vectors().approximate() || !index_->vectors().dirty())
+    return Status::OK();
   std::error_code ec;
   std::filesystem::create_directories(dir(), ec);
   return index_->vectors().Save(HnswPath());

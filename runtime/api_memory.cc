@@ -1,0 +1,197 @@
+// Routes for long-term memory and the mind's context bundle (docs/api.md
+// "Memory", "Context"). Each write is a MemoryStore plan submitted to the
+// Engine; the answer goes out once its events are durable and applied.
+#include "runtime/api.h"
+#include "runtime/runtime.h"
+#include "state/commands.h"
+
+namespace limbic::runtime {
+
+using nlohmann::json;
+
+namespace {
+
+// Archive hits for recall, from ArchiveStore::Search's answer.
+std::vector<memory::ArchiveHit> ArchiveHits(const json& search) {
+  std::vector<memory::ArchiveHit> hits;
+  for (const json& r : search.value("results", json::array()))
+    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged",
+                    r.value("date", ""), r.value("snippet", ""), r.value("score", 0.0)});
+  return hits;
+}
+
+bool WantsArchive(const memory::RecallRequest& r) {
+  return (!r.kind || *r.kind == "archive" || *r.kind == "staged") && !r.tag && !r.ns && !r.episode_id;
+}
+
+}  // namespace
+
+void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
+  if (!plan.ok()) return respond(ErrorResponse(plan.status()));
+  if (plan->events.empty()) return respond(HttpResponse::Json(200, plan->answer));
+  const bool created = plan->created;
+  Status s = rt_.engine().Submit(
+      std::move(plan->events), [respond, created, answer = std::move(plan->answer)](
+                                   const Status& st, std::span<const state::Event> done) mutable {
+        if (!st.ok()) return respond(ErrorResponse(st));
+        answer["seq"] = done.back().seq;
+        answer["events_written"] = done.size();
+        respond(HttpResponse::Json(created ? 201 : 200, answer));
+      });
+  if (!s.ok()) respond(ErrorResponse(s));
+}
+
+// Runs recall with the archive's hits: a hop to the archive's worker first
+// when archive items may be wanted, then the memory store on the loop.
+void Api::RecallWithArchive(memory::RecallRequest req, std::function<void(Result<memory::MemoryPlan>)> done) {
+  if (!WantsArchive(req)) return done(rt_.memory().Recall(req, rt_.engine().clock().Now()));
+  const size_t depth = std::max<size_t>(50, req.k * 10);
+  rt_.archive().Run([q = req.query, depth](archive::ArchiveStore& s) { return s.Search(q, depth); },
+                    [this, req, done](Result<json> found) {
+                      std::vector<memory::ArchiveHit> hits;
+                      if (found.ok()) hits = ArchiveHits(*found);
+                      else log_->warn("recall: archive search failed: {}", found.status().ToString());
+                      done(rt_.memory().Recall(req, rt_.engine().clock().Now(), hits));
+                    });
+}
+
+void Api::AddMemoryRoutes(Router& r) {
+  r.Add("POST", "/v1/memory/facts", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().RememberFact(*body), respond);
+  });
+  r.Add("POST", "/v1/memory/episodes", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().RememberEpisode(*body, rt_.engine().clock().Now()), respond);
+  });
+  r.Add("POST", "/v1/memory/recall", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    auto parsed = memory::ParseRecallRequest(*body);
+    if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
+    RecallWithArchive(*parsed, [this, respond](Result<memory::MemoryPlan> plan) { CommitPlan(std::move(plan), respond); });
+  });
+  r.Add("POST", "/v1/memory/associations", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().Relate(*body), respond);
+  });
+  r.Add("GET", "/v1/memory/related", [this](HttpRequest& req, Responder respond) {
+    auto depth = QueryCount(req, "depth", 1, 3);
+    if (!depth.ok()) return respond(ErrorResponse(depth.status()));
+    auto out = rt_.memory().Related(Query(req, "entity").value_or(""), static_cast<int>(*depth));
+    if (!out.ok()) return respond(ErrorResponse(out.status()));
+    respond(HttpResponse::Json(200, *out));
+  });
+  r.Add("POST", "/v1/memory/forget", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().Forget(*body, rt_.engine().clock().Now()), respond);
+  });
+  r.Add("POST", "/v1/memory/decay", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    for (auto it = body->begin(); it != body->end(); ++it)
+      if (it.key() != "force" || !it->is_boolean())
+        return respond(ErrorResponse(Status::InvalidArgument("the body takes only {force: true|false}")));
+    CommitPlan(rt_.memory().Decay(body->value("force", false), rt_.engine().clock().Now()), respond);
+  });
+  r.Add("GET", "/v1/memory/stats", [this](HttpRequest&, Responder respond) {
+    auto out = rt_.memory().Stats(rt_.engine().clock().Now());
+    if (!out.ok()) return respond(ErrorResponse(out.status()));
+    respond(HttpResponse::Json(200, *out));
+  });
+  r.Add("POST", "/v1/memory/embed", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    for (auto it = body->begin(); it != body->end(); ++it)
+      if (it.key() != "all" || !it->is_boolean())
+        return respond(ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
+    CommitPlan(rt_.memory().Embed(body->value("all", false)), respond);
+  });
+  r.Add("GET", "/v1/memory/export", [this](HttpRequest&, Responder respond) {
+    auto out = rt_.memory().Export();
+    if (!out.ok()) return respond(ErrorResponse(out.status()));
+    respond(HttpResponse::Json(200, *out));
+  });
+  r.Add("POST", "/v1/memory/import", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().Import(*body), respond);
+  });
+  r.Add("POST", "/v1/memory/ingest", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    CommitPlan(rt_.memory().Ingest(*body), respond);
+  });
+  r.Add("GET", "/v1/memory/{id}", [this](HttpRequest& req, Responder respond) {
+    auto out = rt_.memory().Get(Param(req, "id"), rt_.engine().clock().Now());
+    if (!out.ok()) return respond(ErrorResponse(out.status()));
+    respond(HttpResponse::Json(200, *out));
+  });
+  r.Add("GET", "/v1/context", [this](HttpRequest& req, Responder respond) {
+    auto budget = QueryCount(req, "budget_tokens", 2000, 1000000);
+    if (!budget.ok()) return respond(ErrorResponse(budget.status()));
+    auto attention = Attention();
+    if (!attention.ok()) return respond(ErrorResponse(attention.status()));
+    // Without a query, the focused thread's goal is what to remember about.
+    std::string query = Query(req, "query").value_or("");
+    if (query.empty() && (*attention)["thread"].is_object())
+      query = (*attention)["thread"].value("goal", "");
+    auto bundle = [this, budget = *budget, attention = std::move(*attention), respond,
+                   query](std::vector<json> memories) {
+      respond(HttpResponse::Json(200, ContextBundle(attention, query, memories, budget)));
+    };
+    if (query.empty()) return bundle({});
+    memory::RecallRequest rr;
+    rr.query = query;
+    rr.k = 20;
+    rr.reinforce = false;  // reading the context is not recalling on purpose
+    RecallWithArchive(rr, [bundle, this](Result<memory::MemoryPlan> plan) {
+      std::vector<json> memories;
+      if (plan.ok())
+        for (json& m : plan->answer["results"]) memories.push_back(std::move(m));
+      else
+        log_->warn("context: recall failed: {}", plan.status().ToString());
+      bundle(std::move(memories));
+    });
+  });
+}
+
+// Fills the budget in order: arousal, the focused thread, its percepts,
+// then memories, each while it fits (tokens = bytes of its JSON / 4).
+json Api::ContextBundle(const json& attention, const std::string& query, const std::vector<json>& memories,
+                        size_t budget) {
+  size_t used = 0;
+  bool truncated = false;
+  auto fits = [&](const json& item) {
+    const size_t t = state::EstimateTokens(item.dump().size());
+    if (used + t > budget) {
+      truncated = true;
+      return false;
+    }
+    used += t;
+    return true;
+  };
+  json out = {{"now", attention["now"]}, {"budget_tokens", budget}, {"query", query}};
+  out["arousal"] = attention["arousal"];
+  fits(out["arousal"]);
+  out["thread"] = fits(attention["thread"]) ? attention["thread"] : json(nullptr);
+  out["thread_percepts"] = json::array();
+  for (const json& p : attention["thread_percepts"])
+    if (fits(p)) out["thread_percepts"].push_back(p);
+  out["memories"] = json::array();
+  for (const json& m : memories) {
+    json slim = {{"id", m["id"]}, {"kind", m["kind"]}, {"text", m.value("text", "")}, {"score", m["score"]}};
+    if (m.contains("source")) slim["source"] = m["source"];
+    if (m.contains("subject")) slim["subject"] = m["subject"];
+    if (fits(slim)) out["memories"].push_back(std::move(slim));
+  }
+  out["used_tokens"] = used;
+  out["truncated"] = truncated;
+  return out;
+}
+
+}  // namespace limbic::runtime

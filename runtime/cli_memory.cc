@@ -1,0 +1,328 @@
+// `limbic memory ...`: long-term memory from the command line. The same
+// MemoryStore plans as the HTTP API (docs/memory.md), so both print the
+// same JSON. Every command takes --json and --quiet (print nothing; the
+// exit code tells).
+#include <iostream>
+#include <iterator>
+
+#include "runtime/cli.h"
+#include "runtime/config.h"
+#include "state/archive/store.h"
+#include "state/memory/store.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+
+struct MemoryArgs {
+  std::string config;
+  bool quiet = false;
+  // remember / remember-episode / relate
+  std::vector<std::string> words;
+  double importance = -1;
+  std::vector<std::string> tags;
+  std::string ns, episode;
+  // recall
+  std::string query, kind, tag;
+  size_t k = 5;
+  bool explain = false, no_reinforce = false, include_superseded = false;
+  // related, forget, decay, embed, ingest, show
+  int depth = 1;
+  std::string id, subject, older_than, path;
+  bool force = false, all = false;
+};
+
+Result<memory::MemoryOptions> MemorySettings(const std::string& config_path) {
+  auto config = config_path.empty() ? DefaultConfig() : LoadConfigFile(config_path);
+  if (!config.ok()) return config.status();
+  return config->memory;
+}
+
+void PrintText(const json& out, const std::string& what) {
+  if (what == "recall") {
+    if (out.contains("vector") && out["vector"].contains("note"))
+      std::cerr << "limbic: note: " << out["vector"]["note"].get<std::string>() << "\n";
+    if (out["results"].empty()) std::cout << "nothing recalled\n";
+    for (const json& r : out["results"]) {
+      std::printf("%-10s %-8s %.5f  %s\n", r["id"].get<std::string>().c_str(), r["kind"].get<std::string>().c_str(),
+                  r["score"].get<double>(), r.value("text", "").substr(0, 200).c_str());
+      if (r.contains("explain")) std::cout << "    " << r["explain"].dump() << "\n";
+    }
+  } else if (what == "related") {
+    for (const json& r : out["related"])
+      std::cout << std::string(2 * (r["depth"].get<int>() - 1), ' ') << r["from"].get<std::string>() << " —"
+                << r["relation"].get<std::string>() << "→ " << r["to"].get<std::string>() << "  ("
+                << r["via"].get<std::string>() << ")\n";
+  } else if (what == "remember") {
+    std::cout << out["id"].get<std::string>();
+    if (out.value("reinforced", false)) std::cout << " (already known: reinforced)";
+    if (out.contains("superseded") && !out["superseded"].empty())
+      std::cout << " (supersedes " << out["superseded"].dump() << ")";
+    std::cout << "\n";
+    if (out.contains("note")) std::cerr << "limbic: note: " << out["note"].get<std::string>() << "\n";
+  } else if (what == "ingest") {
+    for (const json& f : out["files"])
+      std::cout << f["status"].get<std::string>() << "  " << f["path"].get<std::string>() << "  ("
+                << f["chunks"] << " chunks)\n";
+    for (const json& s : out["skipped"])
+      std::cout << "skipped  " << s["path"].get<std::string>() << "  (" << s["reason"].get<std::string>() << ")\n";
+    for (const json& e : out["errors"])
+      std::cerr << "limbic: error: " << e["path"].get<std::string>() << ": " << e["error"].get<std::string>() << "\n";
+  } else {
+    std::cout << out.dump(2) << "\n";
+  }
+}
+
+void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const std::string& what) {
+  if (a.quiet) return;
+  if (ctx.json) PrintJson(out);
+  else PrintText(out, what);
+}
+
+enum class Access { kRead, kWrite, kWriteElseRead };
+
+// Opens the engine and the store. kWrite takes the lock; kWriteElseRead
+// opens read-only while another process holds it (`fn` sees read_only()).
+template <typename Fn>
+int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& fn) {
+  auto settings = MemorySettings(a.config);
+  if (!settings.ok()) return Fail(settings.status());
+  auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
+  if (!engine.ok() && engine.status().IsBusy() && access == Access::kWriteElseRead) {
+    if (!a.quiet) std::cerr << "limbic: note: " << engine.status().message() << "; recalling without reinforcing\n";
+    engine = ctx.OpenForRead();
+  }
+  if (!engine.ok()) return Fail(engine.status());
+  auto store = memory::MemoryStore::Open(**engine, *settings, ctx.logger);
+  if (!store.ok()) return Fail(store.status());
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  return fn(**engine, **store, *now);
+}
+
+// Commits a plan and prints its answer (with seq and events_written).
+int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine, Result<memory::MemoryPlan> plan,
+               const std::string& what) {
+  if (!plan.ok()) return Fail(plan.status());
+  if (!plan->events.empty()) {
+    std::vector<state::Event> committed;
+    Status s = engine.Commit(std::move(plan->events), &committed);
+    if (!s.ok()) return Fail(s);
+    plan->answer["seq"] = committed.back().seq;
+    plan->answer["events_written"] = committed.size();
+  }
+  Print(ctx, a, plan->answer, what);
+  if (what == "ingest" && !plan->answer["errors"].empty()) return 1;
+  return 0;
+}
+
+json Common(const MemoryArgs& a) {
+  json req = json::object();
+  if (a.importance >= 0) req["importance"] = a.importance;
+  if (!a.tags.empty()) req["tags"] = a.tags;
+  if (!a.ns.empty()) req["namespace"] = a.ns;
+  return req;
+}
+
+// Archive hits for recall from the state dir's archive, if it has one.
+std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::string& query, size_t depth) {
+  std::vector<memory::ArchiveHit> hits;
+  archive::StoreOptions o;
+  o.state_dir = ctx.state_dir;
+  o.read_only = true;
+  auto store = archive::ArchiveStore::Open(o);
+  if (!store.ok()) return hits;
+  auto found = (*store)->Search(query, depth);
+  if (!found.ok()) return hits;
+  for (const json& r : (*found)["results"])
+    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged", r.value("date", ""),
+                    r.value("snippet", ""), r.value("score", 0.0)});
+  return hits;
+}
+
+}  // namespace
+
+void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
+  auto a = std::make_shared<MemoryArgs>();
+  auto* cmd = app.add_subcommand("memory", "long-term memory: facts, episodes, documents, recall, decay");
+  cmd->require_subcommand(1);
+  cmd->add_option("--config", a->config, "config whose memory settings to use (default: the built-in one)");
+  cmd->add_flag("--quiet,-q", a->quiet, "print nothing; the exit code tells");
+  auto tagging = [a](CLI::App* c) {
+    c->add_option("--importance", a->importance, "0..1 (default 0.5)")->check(CLI::Range(0.0, 1.0));
+    c->add_option("--tag", a->tags, "a tag (repeatable)");
+    c->add_option("--namespace", a->ns, "namespace (default \"default\")");
+  };
+
+  auto* remember = cmd->add_subcommand("remember", "remember a fact: SUBJECT RELATION OBJECT");
+  remember->add_option("triple", a->words, "subject relation object")->required()->expected(3);
+  tagging(remember);
+  remember->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+      json req = Common(*a);
+      req["subject"] = a->words[0];
+      req["relation"] = a->words[1];
+      req["object"] = a->words[2];
+      return CommitPlan(ctx, *a, e, m.RememberFact(req), "remember");
+    });
+  });
+
+  auto* episode = cmd->add_subcommand("remember-episode", "remember an episode (free text)");
+  episode->add_option("text", a->query, "what happened")->required();
+  episode->add_option("--episode", a->episode, "an episode id to file it under");
+  tagging(episode);
+  episode->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+      json req = Common(*a);
+      req["text"] = a->query;
+      if (!a->episode.empty()) req["episode_id"] = a->episode;
+      return CommitPlan(ctx, *a, e, m.RememberEpisode(req, now), "remember");
+    });
+  });
+
+  auto* recall = cmd->add_subcommand("recall", "hybrid search over memories and the archive");
+  recall->add_option("query", a->query, "what to recall")->required();
+  recall->add_option("-k,--limit", a->k, "how many (default 5)")->check(CLI::Range(1, 1000));
+  recall->add_option("--kind", a->kind, "fact, episode, chunk, archive or staged");
+  recall->add_option("--tag", a->tag, "only memories with this tag");
+  recall->add_option("--namespace", a->ns, "only this namespace");
+  recall->add_option("--episode", a->episode, "only memories of this episode id");
+  recall->add_flag("--explain", a->explain, "show each score component");
+  recall->add_flag("--no-reinforce", a->no_reinforce, "do not strengthen what is recalled");
+  recall->add_flag("--include-superseded", a->include_superseded, "also superseded facts");
+  recall->callback([&ctx, &rc, a] {
+    json req = {{"query", a->query}, {"k", a->k}, {"explain", a->explain}, {"reinforce", !a->no_reinforce},
+                {"include_superseded", a->include_superseded}};
+    if (!a->kind.empty()) req["kind"] = a->kind;
+    if (!a->tag.empty()) req["tag"] = a->tag;
+    if (!a->ns.empty()) req["namespace"] = a->ns;
+    if (!a->episode.empty()) req["episode_id"] = a->episode;
+    auto parsed = memory::ParseRecallRequest(req);
+    if (!parsed.ok()) {
+      rc = UsageError(parsed.status().message());
+      return;
+    }
+    // Recall reinforces, so it wants the lock; while another process holds
+    // it, recall reads without reinforcing.
+    auto hits = ArchiveHits(ctx, parsed->query, std::max<size_t>(50, parsed->k * 10));
+    Access access = parsed->reinforce ? Access::kWriteElseRead : Access::kRead;
+    rc = WithMemory(ctx, *a, access, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+      if (e.read_only()) parsed->reinforce = false;
+      return CommitPlan(ctx, *a, e, m.Recall(*parsed, now, hits), "recall");
+    });
+  });
+
+  auto* relate = cmd->add_subcommand("relate", "associate two entities: ENTITY_A RELATION ENTITY_B");
+  relate->add_option("triple", a->words, "entity_a relation entity_b")->required()->expected(3);
+  relate->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+      return CommitPlan(ctx, *a, e,
+                        m.Relate({{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}}),
+                        "relate");
+    });
+  });
+
+  auto* related = cmd->add_subcommand("related", "what an entity is connected to (associations and facts)");
+  related->add_option("entity", a->subject, "the entity")->required();
+  related->add_option("--depth", a->depth, "hops, 1-3 (default 1)")->check(CLI::Range(1, 3));
+  related->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
+      auto out = m.Related(a->subject, a->depth);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *a, *out, "related");
+      return 0;
+    });
+  });
+
+  auto* forget = cmd->add_subcommand("forget", "delete memories: --id, --subject or --older-than");
+  auto* by_id = forget->add_option("--id", a->id, "one memory");
+  auto* by_subject = forget->add_option("--subject", a->subject, "every fact about this subject");
+  auto* by_age = forget->add_option("--older-than", a->older_than, "memories created before now - this (e.g. 30d)");
+  by_id->excludes(by_subject)->excludes(by_age);
+  by_subject->excludes(by_age);
+  forget->callback([&ctx, &rc, a, by_id, by_subject, by_age] {
+    if (!*by_id && !*by_subject && !*by_age) {
+      rc = UsageError("memory forget: give one of --id, --subject, --older-than");
+      return;
+    }
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+      json req = *by_id ? json{{"id", a->id}} : *by_subject ? json{{"subject", a->subject}}
+                                                           : json{{"older_than", a->older_than}};
+      return CommitPlan(ctx, *a, e, m.Forget(req, now), "forget");
+    });
+  });
+
+  auto* decay = cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
+  decay->add_flag("--force", a->force, "even when that is more than half of all memories");
+  decay->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+      return CommitPlan(ctx, *a, e, m.Decay(a->force, now), "decay");
+    });
+  });
+
+  auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");
+  stats->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
+      auto out = m.Stats(now);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *a, *out, "stats");
+      return 0;
+    });
+  });
+
+  auto* embed = cmd->add_subcommand("embed", "fill in missing vectors (--all: redo every one)");
+  embed->add_flag("--all", a->all, "re-embed every memory");
+  embed->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+      return CommitPlan(ctx, *a, e, m.Embed(a->all), "embed");
+    });
+  });
+
+  auto* exp = cmd->add_subcommand("export", "every memory, association and document as JSON on stdout");
+  exp->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
+      auto out = m.Export();
+      if (!out.ok()) return Fail(out.status());
+      if (!a->quiet) PrintJson(*out);
+      return 0;
+    });
+  });
+
+  auto* imp = cmd->add_subcommand("import", "read an export from stdin (validated whole; existing items skipped)");
+  imp->callback([&ctx, &rc, a] {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    auto doc = state::ParseJsonObject(text, "stdin");
+    if (!doc.ok()) {
+      rc = Fail(doc.status());
+      return;
+    }
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+      return CommitPlan(ctx, *a, e, m.Import(*doc), "import");
+    });
+  });
+
+  auto* ingest = cmd->add_subcommand("ingest", "ingest files or folders (.md .txt .py .csv .yaml .yml .json .pdf)");
+  ingest->add_option("path", a->path, "a file or folder")->required();
+  ingest->add_option("--episode", a->episode, "an episode id stored on every chunk");
+  ingest->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+      json req = {{"path", a->path}};
+      if (!a->episode.empty()) req["episode_id"] = a->episode;
+      return CommitPlan(ctx, *a, e, m.Ingest(req), "ingest");
+    });
+  });
+
+  auto* show = cmd->add_subcommand("show", "one memory");
+  show->add_option("id", a->id, "its id")->required();
+  show->callback([&ctx, &rc, a] {
+    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
+      auto out = m.Get(a->id, now);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *a, *out, "show");
+      return 0;
+    });
+  });
+}
+
+}  // namespace limbic::runtime

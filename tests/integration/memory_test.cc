@@ -1,0 +1,172 @@
+// Long-term memory through the real binary: every operation from the
+// command line and over HTTP, the two agreeing; ingest of a folder;
+// recall through a SIGKILL; the context bundle.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "http.h"
+#include "runtime_util.h"
+
+using nlohmann::json;
+using namespace limbic::testing;
+
+namespace {
+
+RunResult M(const TempDir& dir, std::vector<std::string> args, int want_exit = 0, const std::string& input = "") {
+  args.insert(args.begin(), {"--state", dir / "state", "memory"});
+  RunResult r = Limbic(args, input);
+  INFO("limbic memory " << args[3] << " ... stdout: " << r.out << " stderr: " << r.err);
+  REQUIRE(r.exit_code == want_exit);
+  return r;
+}
+
+json MJ(const TempDir& dir, std::vector<std::string> args, int want_exit = 0, const std::string& input = "") {
+  args.push_back("--json");
+  RunResult r = M(dir, std::move(args), want_exit, input);
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("memory from the command line: every operation", "[memory]") {
+  TempDir dir;
+  json a = MJ(dir, {"remember", "alice", "works_at", "Acme", "--tag", "people"});
+  CHECK(a["id"].get<std::string>().rfind("m-", 0) == 0);
+  json b = MJ(dir, {"remember", "alice", "works_at", "Initech"});
+  CHECK(b["superseded"] == json::array({a["id"]}));
+  json e = MJ(dir, {"remember-episode", "The nightly backup failed twice because the disk was full.", "--episode",
+                    "inc-1"});
+  CHECK(e["reinforced"] == false);
+  CHECK(MJ(dir, {"remember-episode", "The nightly backup failed twice because the disk was full."})["reinforced"] ==
+        true);
+  json r = MJ(dir, {"recall", "backup disk full", "-k", "3", "--explain"});
+  REQUIRE(!r["results"].empty());
+  CHECK(r["results"][0]["id"] == e["id"]);
+  CHECK(r["results"][0].contains("explain"));
+  CHECK(MJ(dir, {"recall", "where does alice work", "--kind", "fact"})["results"][0]["object"] == "Initech");
+  CHECK(MJ(dir, {"relate", "alice", "mentors", "bob"})["created"] == true);
+  CHECK(MJ(dir, {"relate", "alice", "mentors", "bob"})["created"] == false);
+  json rel = MJ(dir, {"related", "alice", "--depth", "2"});
+  CHECK(rel["related"].size() == 2);  // the association and the current fact
+  json stats = MJ(dir, {"stats"});
+  CHECK(stats["memories"] == 3);
+  CHECK(stats["superseded"] == 1);
+  CHECK(stats["embedder"] == "hash-384");
+  CHECK(MJ(dir, {"embed"})["embedded"] == 0);  // all have vectors already
+  CHECK(MJ(dir, {"embed", "--all"})["embedded"] == 3);
+  json shown = MJ(dir, {"show", e["id"]});
+  CHECK(shown["episode_id"] == "inc-1");
+  // export -> import into another state dir -> same memories; twice adds nothing.
+  RunResult exported = M(dir, {"export"});
+  TempDir other;
+  CHECK(MJ(other, {"import"}, 0, exported.out)["imported"] == 4);
+  CHECK(MJ(other, {"import"}, 0, exported.out)["imported"] == 0);
+  CHECK(MJ(other, {"stats"})["memories"] == 3);
+  RunResult bad = M(other, {"import"}, 1, "{\"version\": 1, \"memories\": [{\"id\": \"x\"}]}");
+  CHECK(bad.err.find("memories[0]") != std::string::npos);
+  // forget, decay
+  CHECK(MJ(dir, {"forget", "--subject", "alice"})["forgotten"] == 2);
+  M(dir, {"forget"}, 2);
+  M(dir, {"forget", "--id", "m-999"}, 1);
+  CHECK(MJ(dir, {"decay"})["deleted"] == 0);
+  // A week later, everything has faded: more than half needs --force.
+  std::string later = "2099-01-01T00:00:00.000Z";
+  RunResult refused = M(dir, {"decay", "--now", later}, 1);
+  CHECK(refused.err.find("--force") != std::string::npos);
+  CHECK(MJ(dir, {"decay", "--force", "--now", later})["deleted"] == 1);
+  // --quiet prints nothing.
+  CHECK(M(dir, {"remember", "x", "y", "z", "--quiet"}).out.empty());
+  // Bad input: a clear error, exit 1 or 2.
+  M(dir, {"remember", "only", "two"}, 2);
+  RunResult badkind = M(dir, {"recall", "x", "--kind", "thought"}, 2);
+  CHECK(badkind.err.find("kind") != std::string::npos);
+}
+
+TEST_CASE("memory ingest of a folder: types, dedup, episode filter, errors", "[memory]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "docs/sub");
+  std::ofstream(dir / "docs/guide.md") << "# Guide\n\nRotate the signing keys every ninety days.\n";
+  std::ofstream(dir / "docs/sub/data.csv") << "name,city\nzoe,Lyon\n";
+  std::ofstream(dir / "docs/image.png") << "not really a png";
+  json out = MJ(dir, {"ingest", dir / "docs", "--episode", "ep-9"});
+  CHECK(out["files"].size() == 2);
+  CHECK(out["skipped"].size() == 1);
+  json again = MJ(dir, {"ingest", dir / "docs"});
+  for (const json& f : again["files"]) CHECK(f["status"] == "duplicate");
+  json r = MJ(dir, {"recall", "signing keys rotation", "--episode", "ep-9"});
+  REQUIRE(!r["results"].empty());
+  CHECK(r["results"][0]["source"].get<std::string>().find("guide.md#0") != std::string::npos);
+  RunResult missing = M(dir, {"ingest", dir / "nope.md"}, 1);
+  CHECK(missing.err.find("nope.md") != std::string::npos);
+  RunResult png = M(dir, {"ingest", dir / "docs/image.png"}, 1);
+  CHECK(png.err.find(".pdf") != std::string::npos);  // lists what is supported
+}
+
+TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, context", "[memory]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  std::string id;
+  {
+    RunningLimbic l(dir, config);
+    uint16_t port = l.port();
+    auto fact = HttpJson(port, "POST", "/v1/memory/facts", {{"subject", "limbic"}, {"relation", "written_in"},
+                                                            {"object", "C++20"}});
+    REQUIRE(fact.status == 201);
+    CHECK(fact.Json()["seq"].is_number());
+    auto ep = HttpJson(port, "POST", "/v1/memory/episodes",
+                       {{"text", "Profiled replay: the JSON record model dominates apply time."}, {"tags", {"perf"}}});
+    REQUIRE(ep.status == 201);
+    id = ep.Json()["id"];
+    CHECK(HttpJson(port, "POST", "/v1/memory/facts", {{"subject", "x"}}).status == 400);
+    CHECK(HttpJson(port, "POST", "/v1/memory/episodes", {{"text", "t"}, {"bogus", 1}}).status == 400);
+    auto recall = HttpJson(port, "POST", "/v1/memory/recall", {{"query", "replay JSON profile"}, {"explain", true}});
+    REQUIRE(recall.status == 200);
+    CHECK(recall.Json()["results"][0]["id"] == id);
+    CHECK(recall.Json()["results"][0]["access_count"] == 0);  // as it was before this recall
+    auto got = Http(port, "GET", "/v1/memory/" + id);
+    REQUIRE(got.status == 200);
+    CHECK(got.Json()["access_count"] == 1);
+    CHECK(Http(port, "GET", "/v1/memory/m-424242").status == 404);
+    CHECK(HttpJson(port, "POST", "/v1/memory/associations",
+                   {{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}).status == 201);
+    auto related = Http(port, "GET", "/v1/memory/related?entity=limbic&depth=2");
+    REQUIRE(related.status == 200);
+    CHECK(related.Json()["related"].size() == 2);
+    CHECK(Http(port, "GET", "/v1/memory/related?entity=limbic&depth=9").status == 400);
+    CHECK(Http(port, "GET", "/v1/memory/stats").Json()["memories"] == 2);
+    CHECK(HttpJson(port, "POST", "/v1/memory/decay", json::object()).Json()["deleted"] == 0);
+    CHECK(HttpJson(port, "POST", "/v1/memory/embed", {{"all", true}}).Json()["embedded"] == 2);
+    auto exported = Http(port, "GET", "/v1/memory/export");
+    REQUIRE(exported.status == 200);
+    CHECK(HttpJson(port, "POST", "/v1/memory/import", exported.Json()).Json()["imported"] == 0);
+    std::ofstream(dir / "note.txt") << "The on-call rotation changes on Mondays at 9.";
+    auto ingest = HttpJson(port, "POST", "/v1/memory/ingest", {{"path", dir / "note.txt"}});
+    REQUIRE(ingest.status == 201);
+    CHECK(ingest.Json()["files"][0]["status"] == "ingested");
+    // Context: a thread in focus, the memories about its goal.
+    REQUIRE(HttpJson(port, "POST", "/v1/threads", {{"goal", "speed up replay"}, {"salience", 0.9}}).status == 201);
+    auto ctx = Http(port, "GET", "/v1/context?budget_tokens=4000");
+    REQUIRE(ctx.status == 200);
+    json c = ctx.Json();
+    CHECK(c["thread"]["goal"] == "speed up replay");
+    REQUIRE(!c["memories"].empty());
+    CHECK(c["memories"][0]["id"] == id);
+    CHECK(c["used_tokens"].get<int>() <= 4000);
+    auto tight = Http(port, "GET", "/v1/context?query=replay&budget_tokens=30").Json();
+    CHECK(tight["truncated"] == true);
+    CHECK(tight["used_tokens"].get<int>() <= 30);
+    auto forget = HttpJson(port, "POST", "/v1/memory/forget", {{"subject", "limbic"}});
+    CHECK(forget.Json()["forgotten"] == 1);
+    kill(l.child().pid(), SIGKILL);
+    l.child().Wait();
+  }
+  // After the crash: recovered from the log, the index rebuilt.
+  RunningLimbic l(dir, config);
+  auto recall = HttpJson(l.port(), "POST", "/v1/memory/recall", {{"query", "replay profile"}, {"reinforce", false}});
+  REQUIRE(recall.status == 200);
+  CHECK(recall.Json()["results"][0]["id"] == id);
+  CHECK(Http(l.port(), "GET", "/v1/memory/stats").Json()["facts"] == 0);
+}
