@@ -58,13 +58,28 @@ class Embedder {
   virtual ~Embedder() = default;
   virtual const std::string& id() const = 0;
   // One unit-length vector per text, in order (an empty text, or one with
-  // no features, gives the zero vector).
+  // no features, gives the zero vector). openai does not send empty texts
+  // (some servers reject them); their zero vector has the length of the
+  // call's other vectors, or of the last call's, or is empty when the
+  // embedder has not seen a vector yet.
   virtual Result<std::vector<Vector>> Embed(std::span<const std::string> texts) = 0;
 };
 
 // InvalidArgument naming the field for a bad spec (unknown kind, openai
 // without url or model, dims < 8, batch 0, timeout <= 0).
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec);
+
+// The EMBEDDING_MODEL environment variable applied over a configured spec
+// (call it before MakeEmbedder). The rule:
+//   unset or empty  the spec is returned unchanged;
+//   "hash"          kind becomes "hash" (the other fields are kept);
+//   anything else   model becomes the value, and kind becomes "openai" when
+//                   spec.url is set. Without a url there is no endpoint to
+//                   send the model to, so kind stays as configured (a hash
+//                   spec stays hash; an openai spec then fails in
+//                   MakeEmbedder for its missing url, as it would anyway).
+// Reads the environment: not safe concurrently with setenv.
+EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec);
 
 // Cosine of two vectors of equal length (dot product; both unit length).
 float Cosine(std::span<const float> a, std::span<const float> b);

@@ -23,7 +23,7 @@ namespace limbic::memory {
 
 struct ParsedUrl {
   bool tls = false;
-  std::string host;
+  std::string host;    // a name or an address; IPv6 without the brackets
   std::string port;    // "80" / "443" when absent
   std::string target;  // path + query, "/" when absent
 };
