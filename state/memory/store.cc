@@ -33,7 +33,7 @@ Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, Me
                                                        std::shared_ptr<spdlog::logger> log,
                                                        std::unique_ptr<Embedder> embedder) {
   if (!embedder) {
-    auto made = MakeEmbedder(options.embedder);
+    auto made = MakeEmbedder(ApplyEmbeddingEnv(options.embedder));
     if (!made.ok()) return made.status().WithContext("memory.embedder");
     embedder = std::move(*made);
   }
