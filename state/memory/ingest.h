@@ -6,9 +6,11 @@
 //                                        poppler's C++ library (pages
 //                                        joined by "\n\n")
 // Extensions compare case-insensitively. A folder is walked recursively
-// (symlinks are not followed; hidden entries, names starting with '.', are
-// skipped), files in byte order of their path; other types are skipped
-// with a note, never an error.
+// (symlinks inside it are not followed but noted; hidden entries, names
+// starting with '.', are skipped silently), files in byte order of their
+// path; other types are skipped with a note, never an error, and so is a
+// subfolder that cannot be read. A path named by the caller is followed
+// even when it is a symlink.
 //
 // Chunks: windows of `chars` Unicode code points starting every
 // `chars - overlap` code points (1,000 and 500 by default), so a cut never
@@ -17,16 +19,19 @@
 // the one before it); an empty text has no chunks.
 //
 // The original is kept as <raw_dir>/<sha256><ext> (ext in lower case), the
-// SHA-256 of the file's bytes, written crash-safely (temp file, fsync,
-// rename, fsync the directory); an existing file of that name is kept.
+// SHA-256 of the file's bytes, written crash-safely (a uniquely named
+// hidden temp file in raw_dir, fsync, rename, fsync the directory); an
+// existing file of that name is kept. A crash may leave a temp file behind.
 //
 // Errors name the path: a missing path is NotFound; an unsupported type
 // (asked for by name, not met in a folder) is InvalidArgument listing the
 // supported ones; text that is not UTF-8 is InvalidArgument naming the
-// byte offset; a PDF poppler cannot open (damaged, encrypted) is
+// byte offset; a PDF poppler cannot open (damaged, or encrypted with a
+// password; one encrypted with an empty user password is read) is
 // InvalidArgument ("not a readable PDF"); a read error is IOError.
 //
-// Thread-safety: pure functions and file reads; any thread.
+// Thread-safety: pure functions, file reads and KeepRaw's write; any
+// thread (two KeepRaw calls for the same file at once are safe).
 #pragma once
 
 #include <cstddef>
@@ -62,7 +67,8 @@ struct LoadedFile {
   std::string raw;     // the file's bytes
   std::string text;    // extracted text, valid UTF-8
 };
-// Reads, hashes and extracts one file.
+// Reads, hashes and extracts one file. A folder or other non-regular file
+// is InvalidArgument.
 Result<LoadedFile> LoadFile(const std::string& path);
 
 // The chunks of `text` (valid UTF-8). chars >= 1, overlap < chars.
