@@ -36,15 +36,17 @@ namespace {
 
 double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-const char* kCommon[] = {"the", "deploy", "server", "database", "user", "request", "error", "cache", "queue",
-                         "build", "release", "test", "review", "meeting", "customer", "invoice", "backup",
-                         "network", "latency", "memory", "thread", "agent", "model", "prompt", "token",
-                         "budget", "schedule", "report", "incident", "alert", "config", "migration"};
+const char* kCommon[] = {
+    "the",    "deploy",  "server",   "database", "user",     "request", "error",    "cache",
+    "queue",  "build",   "release",  "test",     "review",   "meeting", "customer", "invoice",
+    "backup", "network", "latency",  "memory",   "thread",   "agent",   "model",    "prompt",
+    "token",  "budget",  "schedule", "report",   "incident", "alert",   "config",   "migration"};
 
 class Words {
  public:
   Words(size_t vocab, uint64_t seed) : rng_(seed) {
-    const char* syll[] = {"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zen", "pri", "sto", "gel", "dar"};
+    const char* syll[] = {"ka", "lo",  "mi",  "ne",  "ru",  "ta",
+                          "vo", "zen", "pri", "sto", "gel", "dar"};
     for (const char* w : kCommon) words_.emplace_back(w);
     std::uniform_int_distribution<int> n(2, 4), s(0, 11);
     while (words_.size() < vocab) {
@@ -89,7 +91,8 @@ Opened Open(const std::string& dir, state::Durability durability, size_t exact_l
 }
 
 json Quantiles(std::vector<double> v) {
-  return {{"p50_ms", bench::Quantile(v, 0.5)}, {"p99_ms", bench::Quantile(v, 0.99)},
+  return {{"p50_ms", bench::Quantile(v, 0.5)},
+          {"p99_ms", bench::Quantile(v, 0.99)},
           {"max_ms", *std::max_element(v.begin(), v.end())}};
 }
 
@@ -118,15 +121,19 @@ int main(int argc, char** argv) {
   uint64_t seed = 42;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--dir") dir = v;
-    else if (k == "--queries") queries = std::stoul(v);
-    else if (k == "--seed") seed = std::stoull(v);
+    if (k == "--dir")
+      dir = v;
+    else if (k == "--queries")
+      queries = std::stoul(v);
+    else if (k == "--seed")
+      seed = std::stoull(v);
     else if (k == "--sizes") {
       sizes.clear();
       std::stringstream ss(v);
       for (std::string x; std::getline(ss, x, ',');) sizes.push_back(std::stoul(x));
     } else {
-      std::fprintf(stderr, "usage: limbic_memory_bench [--dir D] [--sizes N,N] [--queries Q] [--seed S]\n");
+      std::fprintf(stderr,
+                   "usage: limbic_memory_bench [--dir D] [--sizes N,N] [--queries Q] [--seed S]\n");
       return 2;
     }
   }
@@ -196,7 +203,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < n; i += 1000) {
       std::vector<std::string> batch(texts.begin() + i, texts.begin() + std::min(n, i + 1000));
       auto v = (*emb)->Embed(batch);
-      for (size_t j = 0; j < v->size(); ++j) (void)index.Upsert("m-" + std::to_string(i + j), 1, (*v)[j]);
+      for (size_t j = 0; j < v->size(); ++j)
+        (void)index.Upsert("m-" + std::to_string(i + j), 1, (*v)[j]);
     }
     double build_ms = Ms(SteadyClock::now() - t0);
     double hit = 0, total = 0;
@@ -214,8 +222,11 @@ int main(int argc, char** argv) {
         for (const auto& a : approx) hit += a.id == e.id;
       }
     }
-    out["hnsw_text_vectors"] = {{"vectors", n}, {"embed_and_build_ms", build_ms}, {"recall_at_10", total ? hit / total : 0},
-                                {"search", Quantiles(approx_ms)}, {"exact", Quantiles(exact_ms)}};
+    out["hnsw_text_vectors"] = {{"vectors", n},
+                                {"embed_and_build_ms", build_ms},
+                                {"recall_at_10", total ? hit / total : 0},
+                                {"search", Quantiles(approx_ms)},
+                                {"exact", Quantiles(exact_ms)}};
   }
 
   // Ingest of 1 MB of Markdown.
@@ -227,7 +238,8 @@ int main(int argc, char** argv) {
       std::ofstream md(path);
       size_t bytes = 0;
       for (int s = 1; bytes < (1 << 20); ++s) {
-        std::string section = "## Section " + std::to_string(s) + "\n\n" + words.Text(80, 200) + ".\n\n";
+        std::string section =
+            "## Section " + std::to_string(s) + "\n\n" + words.Text(80, 200) + ".\n\n";
         md << section;
         bytes += section.size();
       }

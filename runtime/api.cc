@@ -13,19 +13,26 @@ using state::Event;
 
 int HttpStatusFor(const Status& s) {
   switch (s.code()) {
-    case Status::Code::kOk: return 200;
-    case Status::Code::kInvalidArgument: return 400;
-    case Status::Code::kNotFound: return 404;
+    case Status::Code::kOk:
+      return 200;
+    case Status::Code::kInvalidArgument:
+      return 400;
+    case Status::Code::kNotFound:
+      return 404;
     case Status::Code::kAlreadyExists:
-    case Status::Code::kFailedPrecondition: return 409;
+    case Status::Code::kFailedPrecondition:
+      return 409;
     case Status::Code::kBusy:
-    case Status::Code::kUnavailable: return 503;
-    default: return 500;
+    case Status::Code::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 
 HttpResponse ErrorResponse(const Status& s) {
-  return HttpResponse::Error(HttpStatusFor(s), std::string(Status::CodeName(s.code())), s.message());
+  return HttpResponse::Error(HttpStatusFor(s), std::string(Status::CodeName(s.code())),
+                             s.message());
 }
 
 json CommitReceipt(std::span<const Event> done, const char* id_field) {
@@ -34,7 +41,6 @@ json CommitReceipt(std::span<const Event> done, const char* id_field) {
   for (const Event& e : done) out["events"].push_back(state::EventToJson(e));
   return out;
 }
-
 
 // The request body as JSON; an empty body is an empty object.
 Result<json> Body(HttpRequest& req) {
@@ -74,8 +80,8 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
   return it == req.params.end() ? kEmpty : it->second;
 }
 
-
-Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log) : rt_(runtime), log_(std::move(log)) {}
+Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log)
+    : rt_(runtime), log_(std::move(log)) {}
 
 void Api::Commit(Result<state::Events> events, const char* id_field, bool created,
                  Responder respond) {
@@ -189,11 +195,12 @@ void Api::AddThreadRoutes(Router& r) {
     const std::string& id = Param(req, "id");
     auto t = rt_.engine().projection().Get(state::Pool::kThreads, id);
     if (!t.ok()) return respond(ErrorResponse(t.status()));
-    if (!t->has_value()) return respond(ErrorResponse(Status::NotFound("thread " + id + " not found")));
+    if (!t->has_value())
+      return respond(ErrorResponse(Status::NotFound("thread " + id + " not found")));
     auto n = rt_.engine().projection().CountUnprocessed(id);
     if (!n.ok()) return respond(ErrorResponse(n.status()));
-    respond(HttpResponse::Json(200, state::ThreadWithRecency(**t, *n, rt_.engine().clock().Now(),
-                                                             rt_.config().recency)));
+    respond(HttpResponse::Json(
+        200, state::ThreadWithRecency(**t, *n, rt_.engine().clock().Now(), rt_.config().recency)));
   });
   r.Add("PATCH", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();
@@ -255,23 +262,25 @@ void Api::AddOutboxRoutes(Router& r) {
     }
     for (auto it = body->begin(); it != body->end(); ++it)
       if (it.key() != "older_than")
-        return respond(ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
-    Commit(state::BuildActionsPrune(rt_.engine().projection(), older_than,
-                                    rt_.engine().clock().Now()),
-           nullptr, false, respond);
+        return respond(
+            ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
+    Commit(
+        state::BuildActionsPrune(rt_.engine().projection(), older_than, rt_.engine().clock().Now()),
+        nullptr, false, respond);
   });
   r.Add("GET", "/v1/state/digest", [this](HttpRequest&, Responder respond) {
     // Of the applied state; compare with `limbic replay --verify`.
     auto digest = rt_.engine().projection().Digest();
     if (!digest.ok()) return respond(ErrorResponse(digest.status()));
-    respond(HttpResponse::Json(200, {{"applied_seq", rt_.engine().applied_seq()},
-                                     {"digest", *digest}}));
+    respond(HttpResponse::Json(200,
+                               {{"applied_seq", rt_.engine().applied_seq()}, {"digest", *digest}}));
   });
   r.Add("GET", "/v1/actions/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
     auto a = rt_.engine().projection().Get(state::Pool::kActions, id);
     if (!a.ok()) return respond(ErrorResponse(a.status()));
-    if (!a->has_value()) return respond(ErrorResponse(Status::NotFound("action " + id + " not found")));
+    if (!a->has_value())
+      return respond(ErrorResponse(Status::NotFound("action " + id + " not found")));
     respond(HttpResponse::Json(200, **a));
   });
   r.Add("GET", "/v1/attention", [this](HttpRequest&, Responder respond) {
@@ -287,8 +296,7 @@ Result<json> Api::Attention() {
   TimeMs now = rt_.engine().clock().Now();
   auto threads = state::ThreadsBySalience(p, std::string("active"), now, recency, 1);
   auto arousal = p.GetArousal();
-  if (!threads.ok() || !arousal.ok())
-    return threads.ok() ? arousal.status() : threads.status();
+  if (!threads.ok() || !arousal.ok()) return threads.ok() ? arousal.status() : threads.status();
   json best = threads->empty() ? json(nullptr) : std::move(threads->front());
   json thread_percepts = json::array();
   if (!best.is_null()) {
@@ -308,7 +316,8 @@ Result<json> Api::Attention() {
   double threshold = rt_.config().attention_threshold;
   if (threshold > 0)
     q.max_age = static_cast<TimeMs>(static_cast<double>(recency.percept_half_life) *
-                                    std::log2(1.0 / threshold)) + 1;
+                                    std::log2(1.0 / threshold)) +
+                1;
   auto fresh = p.QueryPercepts(q, now);
   if (!fresh.ok()) return fresh.status();
   std::vector<json> unassigned;
@@ -326,10 +335,10 @@ Result<json> Api::Attention() {
                       {"factors", (*arousal)["factors"]},
                       {"effective", rt_.EffectiveArousal()}};
   return json{{"now", FormatTime(now)},
-                                   {"arousal", arousal_out},
-                                   {"thread", best},
-                                   {"thread_percepts", thread_percepts},
-                                   {"unassigned", unassigned}};
+              {"arousal", arousal_out},
+              {"thread", best},
+              {"thread_percepts", thread_percepts},
+              {"unassigned", unassigned}};
 }
 
 }  // namespace limbic::runtime

@@ -21,7 +21,8 @@ std::vector<memory::ArchiveHit> ArchiveHits(const json& search) {
 }
 
 bool WantsArchive(const memory::RecallRequest& r) {
-  return (!r.kind || *r.kind == "archive" || *r.kind == "staged") && !r.tag && !r.ns && !r.episode_id;
+  return (!r.kind || *r.kind == "archive" || *r.kind == "staged") && !r.tag && !r.ns &&
+         !r.episode_id;
 }
 
 }  // namespace
@@ -30,27 +31,30 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (!plan.ok()) return respond(ErrorResponse(plan.status()));
   if (plan->events.empty()) return respond(HttpResponse::Json(200, plan->answer));
   const bool created = plan->created;
-  Status s = rt_.engine().Submit(
-      std::move(plan->events), [respond, created, answer = std::move(plan->answer)](
-                                   const Status& st, std::span<const state::Event> done) mutable {
-        if (!st.ok()) return respond(ErrorResponse(st));
-        answer["seq"] = done.back().seq;
-        answer["events_written"] = done.size();
-        respond(HttpResponse::Json(created ? 201 : 200, answer));
-      });
+  Status s = rt_.engine().Submit(std::move(plan->events),
+                                 [respond, created, answer = std::move(plan->answer)](
+                                     const Status& st, std::span<const state::Event> done) mutable {
+                                   if (!st.ok()) return respond(ErrorResponse(st));
+                                   answer["seq"] = done.back().seq;
+                                   answer["events_written"] = done.size();
+                                   respond(HttpResponse::Json(created ? 201 : 200, answer));
+                                 });
   if (!s.ok()) respond(ErrorResponse(s));
 }
 
 // Runs recall with the archive's hits: a hop to the archive's worker first
 // when archive items may be wanted, then the memory store on the loop.
-void Api::RecallWithArchive(memory::RecallRequest req, std::function<void(Result<memory::MemoryPlan>)> done) {
+void Api::RecallWithArchive(memory::RecallRequest req,
+                            std::function<void(Result<memory::MemoryPlan>)> done) {
   if (!WantsArchive(req)) return done(rt_.memory().Recall(req, rt_.engine().clock().Now()));
   const size_t depth = std::max<size_t>(50, req.k * 10);
   rt_.archive().Run([q = req.query, depth](archive::ArchiveStore& s) { return s.Search(q, depth); },
                     [this, req, done](Result<json> found) {
                       std::vector<memory::ArchiveHit> hits;
-                      if (found.ok()) hits = ArchiveHits(*found);
-                      else log_->warn("recall: archive search failed: {}", found.status().ToString());
+                      if (found.ok())
+                        hits = ArchiveHits(*found);
+                      else
+                        log_->warn("recall: archive search failed: {}", found.status().ToString());
                       done(rt_.memory().Recall(req, rt_.engine().clock().Now(), hits));
                     });
 }
@@ -71,7 +75,9 @@ void Api::AddMemoryRoutes(Router& r) {
     if (!body.ok()) return respond(ErrorResponse(body.status()));
     auto parsed = memory::ParseRecallRequest(*body);
     if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
-    RecallWithArchive(*parsed, [this, respond](Result<memory::MemoryPlan> plan) { CommitPlan(std::move(plan), respond); });
+    RecallWithArchive(*parsed, [this, respond](Result<memory::MemoryPlan> plan) {
+      CommitPlan(std::move(plan), respond);
+    });
   });
   r.Add("POST", "/v1/memory/associations", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
@@ -95,8 +101,10 @@ void Api::AddMemoryRoutes(Router& r) {
     if (!body.ok()) return respond(ErrorResponse(body.status()));
     for (auto it = body->begin(); it != body->end(); ++it)
       if (it.key() != "force" || !it->is_boolean())
-        return respond(ErrorResponse(Status::InvalidArgument("the body takes only {force: true|false}")));
-    CommitPlan(rt_.memory().Decay(body->value("force", false), rt_.engine().clock().Now()), respond);
+        return respond(
+            ErrorResponse(Status::InvalidArgument("the body takes only {force: true|false}")));
+    CommitPlan(rt_.memory().Decay(body->value("force", false), rt_.engine().clock().Now()),
+               respond);
   });
   r.Add("GET", "/v1/memory/stats", [this](HttpRequest&, Responder respond) {
     auto out = rt_.memory().Stats(rt_.engine().clock().Now());
@@ -108,7 +116,8 @@ void Api::AddMemoryRoutes(Router& r) {
     if (!body.ok()) return respond(ErrorResponse(body.status()));
     for (auto it = body->begin(); it != body->end(); ++it)
       if (it.key() != "all" || !it->is_boolean())
-        return respond(ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
+        return respond(
+            ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
     CommitPlan(rt_.memory().Embed(body->value("all", false)), respond);
   });
   r.Add("GET", "/v1/memory/export", [this](HttpRequest&, Responder respond) {
@@ -162,8 +171,8 @@ void Api::AddMemoryRoutes(Router& r) {
 
 // Fills the budget in order: arousal, the focused thread, its percepts,
 // then memories, each while it fits (tokens = bytes of its JSON / 4).
-json Api::ContextBundle(const json& attention, const std::string& query, const std::vector<json>& memories,
-                        size_t budget) {
+json Api::ContextBundle(const json& attention, const std::string& query,
+                        const std::vector<json>& memories, size_t budget) {
   size_t used = 0;
   bool truncated = false;
   auto fits = [&](const json& item) {
@@ -184,7 +193,8 @@ json Api::ContextBundle(const json& attention, const std::string& query, const s
     if (fits(p)) out["thread_percepts"].push_back(p);
   out["memories"] = json::array();
   for (const json& m : memories) {
-    json slim = {{"id", m["id"]}, {"kind", m["kind"]}, {"text", m.value("text", "")}, {"score", m["score"]}};
+    json slim = {
+        {"id", m["id"]}, {"kind", m["kind"]}, {"text", m.value("text", "")}, {"score", m["score"]}};
     if (m.contains("source")) slim["source"] = m["source"];
     if (m.contains("subject")) slim["subject"] = m["subject"];
     if (fits(slim)) out["memories"].push_back(std::move(slim));

@@ -45,30 +45,34 @@ void PrintText(const json& out, const std::string& what) {
       std::cerr << "limbic: note: " << out["vector"]["note"].get<std::string>() << "\n";
     if (out["results"].empty()) std::cout << "nothing recalled\n";
     for (const json& r : out["results"]) {
-      std::printf("%-10s %-8s %.5f  %s\n", r["id"].get<std::string>().c_str(), r["kind"].get<std::string>().c_str(),
-                  r["score"].get<double>(), r.value("text", "").substr(0, 200).c_str());
+      std::printf("%-10s %-8s %.5f  %s\n", r["id"].get<std::string>().c_str(),
+                  r["kind"].get<std::string>().c_str(), r["score"].get<double>(),
+                  r.value("text", "").substr(0, 200).c_str());
       if (r.contains("explain")) std::cout << "    " << r["explain"].dump() << "\n";
     }
   } else if (what == "related") {
     for (const json& r : out["related"])
-      std::cout << std::string(2 * (r["depth"].get<int>() - 1), ' ') << r["from"].get<std::string>() << " —"
-                << r["relation"].get<std::string>() << "→ " << r["to"].get<std::string>() << "  ("
-                << r["via"].get<std::string>() << ")\n";
+      std::cout << std::string(2 * (r["depth"].get<int>() - 1), ' ') << r["from"].get<std::string>()
+                << " —" << r["relation"].get<std::string>() << "→ " << r["to"].get<std::string>()
+                << "  (" << r["via"].get<std::string>() << ")\n";
   } else if (what == "remember") {
     std::cout << out["id"].get<std::string>();
     if (out.value("reinforced", false)) std::cout << " (already known: reinforced)";
     if (out.contains("superseded") && !out["superseded"].empty())
       std::cout << " (supersedes " << out["superseded"].dump() << ")";
     std::cout << "\n";
-    if (out.contains("note")) std::cerr << "limbic: note: " << out["note"].get<std::string>() << "\n";
+    if (out.contains("note"))
+      std::cerr << "limbic: note: " << out["note"].get<std::string>() << "\n";
   } else if (what == "ingest") {
     for (const json& f : out["files"])
       std::cout << f["status"].get<std::string>() << "  " << f["path"].get<std::string>() << "  ("
                 << f["chunks"] << " chunks)\n";
     for (const json& s : out["skipped"])
-      std::cout << "skipped  " << s["path"].get<std::string>() << "  (" << s["reason"].get<std::string>() << ")\n";
+      std::cout << "skipped  " << s["path"].get<std::string>() << "  ("
+                << s["reason"].get<std::string>() << ")\n";
     for (const json& e : out["errors"])
-      std::cerr << "limbic: error: " << e["path"].get<std::string>() << ": " << e["error"].get<std::string>() << "\n";
+      std::cerr << "limbic: error: " << e["path"].get<std::string>() << ": "
+                << e["error"].get<std::string>() << "\n";
   } else {
     std::cout << out.dump(2) << "\n";
   }
@@ -76,8 +80,10 @@ void PrintText(const json& out, const std::string& what) {
 
 void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const std::string& what) {
   if (a.quiet) return;
-  if (ctx.json) PrintJson(out);
-  else PrintText(out, what);
+  if (ctx.json)
+    PrintJson(out);
+  else
+    PrintText(out, what);
 }
 
 enum class Access { kRead, kWrite, kWriteElseRead };
@@ -90,7 +96,9 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
   if (!settings.ok()) return Fail(settings.status());
   auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
   if (!engine.ok() && engine.status().IsBusy() && access == Access::kWriteElseRead) {
-    if (!a.quiet) std::cerr << "limbic: note: " << engine.status().message() << "; recalling without reinforcing\n";
+    if (!a.quiet)
+      std::cerr << "limbic: note: " << engine.status().message()
+                << "; recalling without reinforcing\n";
     engine = ctx.OpenForRead();
   }
   if (!engine.ok()) return Fail(engine.status());
@@ -102,8 +110,8 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
 }
 
 // Commits a plan and prints its answer (with seq and events_written).
-int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine, Result<memory::MemoryPlan> plan,
-               const std::string& what) {
+int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine,
+               Result<memory::MemoryPlan> plan, const std::string& what) {
   if (!plan.ok()) return Fail(plan.status());
   if (!plan->events.empty()) {
     std::vector<state::Event> committed;
@@ -126,7 +134,8 @@ json Common(const MemoryArgs& a) {
 }
 
 // Archive hits for recall from the state dir's archive, if it has one.
-std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::string& query, size_t depth) {
+std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::string& query,
+                                            size_t depth) {
   std::vector<memory::ArchiveHit> hits;
   archive::StoreOptions o;
   o.state_dir = ctx.state_dir;
@@ -136,8 +145,8 @@ std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::st
   auto found = (*store)->Search(query, depth);
   if (!found.ok()) return hits;
   for (const json& r : (*found)["results"])
-    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged", r.value("date", ""),
-                    r.value("snippet", ""), r.value("score", 0.0)});
+    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged",
+                    r.value("date", ""), r.value("snippet", ""), r.value("score", 0.0)});
   return hits;
 }
 
@@ -145,9 +154,11 @@ std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::st
 
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto a = std::make_shared<MemoryArgs>();
-  auto* cmd = app.add_subcommand("memory", "long-term memory: facts, episodes, documents, recall, decay");
+  auto* cmd =
+      app.add_subcommand("memory", "long-term memory: facts, episodes, documents, recall, decay");
   cmd->require_subcommand(1);
-  cmd->add_option("--config", a->config, "config whose memory settings to use (default: the built-in one)");
+  cmd->add_option("--config", a->config,
+                  "config whose memory settings to use (default: the built-in one)");
   cmd->add_flag("--quiet,-q", a->quiet, "print nothing; the exit code tells");
   auto tagging = [a](CLI::App* c) {
     c->add_option("--importance", a->importance, "0..1 (default 0.5)")->check(CLI::Range(0.0, 1.0));
@@ -173,12 +184,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   episode->add_option("--episode", a->episode, "an episode id to file it under");
   tagging(episode);
   episode->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-      json req = Common(*a);
-      req["text"] = a->query;
-      if (!a->episode.empty()) req["episode_id"] = a->episode;
-      return CommitPlan(ctx, *a, e, m.RememberEpisode(req, now), "remember");
-    });
+    rc = WithMemory(ctx, *a, Access::kWrite,
+                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+                      json req = Common(*a);
+                      req["text"] = a->query;
+                      if (!a->episode.empty()) req["episode_id"] = a->episode;
+                      return CommitPlan(ctx, *a, e, m.RememberEpisode(req, now), "remember");
+                    });
   });
 
   auto* recall = cmd->add_subcommand("recall", "hybrid search over memories and the archive");
@@ -192,7 +204,10 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   recall->add_flag("--no-reinforce", a->no_reinforce, "do not strengthen what is recalled");
   recall->add_flag("--include-superseded", a->include_superseded, "also superseded facts");
   recall->callback([&ctx, &rc, a] {
-    json req = {{"query", a->query}, {"k", a->k}, {"explain", a->explain}, {"reinforce", !a->no_reinforce},
+    json req = {{"query", a->query},
+                {"k", a->k},
+                {"explain", a->explain},
+                {"reinforce", !a->no_reinforce},
                 {"include_superseded", a->include_superseded}};
     if (!a->kind.empty()) req["kind"] = a->kind;
     if (!a->tag.empty()) req["tag"] = a->tag;
@@ -213,17 +228,21 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
-  auto* relate = cmd->add_subcommand("relate", "associate two entities: ENTITY_A RELATION ENTITY_B");
+  auto* relate =
+      cmd->add_subcommand("relate", "associate two entities: ENTITY_A RELATION ENTITY_B");
   relate->add_option("triple", a->words, "entity_a relation entity_b")->required()->expected(3);
   relate->callback([&ctx, &rc, a] {
     rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      return CommitPlan(ctx, *a, e,
-                        m.Relate({{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}}),
-                        "relate");
+      return CommitPlan(
+          ctx, *a, e,
+          m.Relate(
+              {{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}}),
+          "relate");
     });
   });
 
-  auto* related = cmd->add_subcommand("related", "what an entity is connected to (associations and facts)");
+  auto* related =
+      cmd->add_subcommand("related", "what an entity is connected to (associations and facts)");
   related->add_option("entity", a->subject, "the entity")->required();
   related->add_option("--depth", a->depth, "hops, 1-3 (default 1)")->check(CLI::Range(1, 3));
   related->callback([&ctx, &rc, a] {
@@ -238,7 +257,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* forget = cmd->add_subcommand("forget", "delete memories: --id, --subject or --older-than");
   auto* by_id = forget->add_option("--id", a->id, "one memory");
   auto* by_subject = forget->add_option("--subject", a->subject, "every fact about this subject");
-  auto* by_age = forget->add_option("--older-than", a->older_than, "memories created before now - this (e.g. 30d)");
+  auto* by_age = forget->add_option("--older-than", a->older_than,
+                                    "memories created before now - this (e.g. 30d)");
   by_id->excludes(by_subject)->excludes(by_age);
   by_subject->excludes(by_age);
   forget->callback([&ctx, &rc, a, by_id, by_subject, by_age] {
@@ -246,29 +266,34 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
       rc = UsageError("memory forget: give one of --id, --subject, --older-than");
       return;
     }
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-      json req = *by_id ? json{{"id", a->id}} : *by_subject ? json{{"subject", a->subject}}
-                                                           : json{{"older_than", a->older_than}};
-      return CommitPlan(ctx, *a, e, m.Forget(req, now), "forget");
-    });
+    rc = WithMemory(ctx, *a, Access::kWrite,
+                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+                      json req = *by_id        ? json{{"id", a->id}}
+                                 : *by_subject ? json{{"subject", a->subject}}
+                                               : json{{"older_than", a->older_than}};
+                      return CommitPlan(ctx, *a, e, m.Forget(req, now), "forget");
+                    });
   });
 
-  auto* decay = cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
+  auto* decay =
+      cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
   decay->add_flag("--force", a->force, "even when that is more than half of all memories");
   decay->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-      return CommitPlan(ctx, *a, e, m.Decay(a->force, now), "decay");
-    });
+    rc = WithMemory(ctx, *a, Access::kWrite,
+                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+                      return CommitPlan(ctx, *a, e, m.Decay(a->force, now), "decay");
+                    });
   });
 
   auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");
   stats->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
-      auto out = m.Stats(now);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *a, *out, "stats");
-      return 0;
-    });
+    rc =
+        WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
+          auto out = m.Stats(now);
+          if (!out.ok()) return Fail(out.status());
+          Print(ctx, *a, *out, "stats");
+          return 0;
+        });
   });
 
   auto* embed = cmd->add_subcommand("embed", "fill in missing vectors (--all: redo every one)");
@@ -279,7 +304,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
-  auto* exp = cmd->add_subcommand("export", "every memory, association and document as JSON on stdout");
+  auto* exp =
+      cmd->add_subcommand("export", "every memory, association and document as JSON on stdout");
   exp->callback([&ctx, &rc, a] {
     rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
       auto out = m.Export();
@@ -289,7 +315,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
-  auto* imp = cmd->add_subcommand("import", "read an export from stdin (validated whole; existing items skipped)");
+  auto* imp = cmd->add_subcommand(
+      "import", "read an export from stdin (validated whole; existing items skipped)");
   imp->callback([&ctx, &rc, a] {
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     auto doc = state::ParseJsonObject(text, "stdin");
@@ -302,7 +329,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
-  auto* ingest = cmd->add_subcommand("ingest", "ingest files or folders (.md .txt .py .csv .yaml .yml .json .pdf)");
+  auto* ingest = cmd->add_subcommand(
+      "ingest", "ingest files or folders (.md .txt .py .csv .yaml .yml .json .pdf)");
   ingest->add_option("path", a->path, "a file or folder")->required();
   ingest->add_option("--episode", a->episode, "an episode id stored on every chunk");
   ingest->callback([&ctx, &rc, a] {
@@ -316,12 +344,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* show = cmd->add_subcommand("show", "one memory");
   show->add_option("id", a->id, "its id")->required();
   show->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
-      auto out = m.Get(a->id, now);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *a, *out, "show");
-      return 0;
-    });
+    rc =
+        WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
+          auto out = m.Get(a->id, now);
+          if (!out.ok()) return Fail(out.status());
+          Print(ctx, *a, *out, "show");
+          return 0;
+        });
   });
 }
 

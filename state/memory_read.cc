@@ -35,7 +35,8 @@ std::string Key(std::initializer_list<std::string_view> parts) {
 
 }  // namespace
 
-Result<std::vector<std::string>> Projection::CurrentFacts(std::string_view ns, std::string_view subject,
+Result<std::vector<std::string>> Projection::CurrentFacts(std::string_view ns,
+                                                          std::string_view subject,
                                                           std::string_view relation) const {
   return IdsUnder(db_.get(), cf_->index(), "M|f|" + Key({ns, subject, relation}));
 }

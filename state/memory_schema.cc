@@ -12,14 +12,16 @@ namespace {
 
 bool IsStr(const json& v) { return v.is_string(); }
 bool IsNonEmpty(const json& v) { return v.is_string() && !v.get_ref<const std::string&>().empty(); }
-bool IsIdValue(const json& v) { return v.is_string() && IsValidId(v.get_ref<const std::string&>()); }
-bool IsTimeValue(const json& v) { return v.is_string() && ParseTime(v.get_ref<const std::string&>()).ok(); }
+bool IsIdValue(const json& v) {
+  return v.is_string() && IsValidId(v.get_ref<const std::string&>());
+}
+bool IsTimeValue(const json& v) {
+  return v.is_string() && ParseTime(v.get_ref<const std::string&>()).ok();
+}
 bool IsCount(const json& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
 }
-bool IsUnit(const json& v) {
-  return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1;
-}
+bool IsUnit(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1; }
 bool NoNul(const json& v) {
   return v.is_string() && v.get_ref<const std::string&>().find('\0') == std::string::npos;
 }
@@ -57,10 +59,11 @@ bool IsName(const json& v) {
 std::string CheckMemoryObject(const json& v) {
   if (!v.is_object()) return "memory: must be an object";
   const std::string w = "memory";
-  if (auto k = UnknownKey(v, {"id", "kind", "importance", "tags", "namespace", "strength", "subject",
-                              "relation", "object", "text", "episode_id", "source_uri", "chunk_index",
-                              "document", "created_at", "last_accessed_at", "access_count",
-                              "superseded_by", "valid_until", "embedding"});
+  if (auto k = UnknownKey(v, {"id",           "kind",          "importance",  "tags",
+                              "namespace",    "strength",      "subject",     "relation",
+                              "object",       "text",          "episode_id",  "source_uri",
+                              "chunk_index",  "document",      "created_at",  "last_accessed_at",
+                              "access_count", "superseded_by", "valid_until", "embedding"});
       !k.empty())
     return "memory: unknown key \"" + k + "\"";
   std::string e;
@@ -68,27 +71,32 @@ std::string CheckMemoryObject(const json& v) {
     if (e.empty()) e = Need(v, w, key, required, ok, want);
   };
   check("id", true, IsIdValue, "an id");
-  check("kind", true, [](const json& k) {
-    return k == "fact" || k == "episode" || k == "chunk";
-  }, "one of fact, episode, chunk");
+  check(
+      "kind", true, [](const json& k) { return k == "fact" || k == "episode" || k == "chunk"; },
+      "one of fact, episode, chunk");
   check("importance", true, IsUnit, "a number in [0, 1]");
-  check("tags", true, [](const json& t) {
-    if (!t.is_array()) return false;
-    for (const json& x : t)
-      if (!IsName(x)) return false;
-    return true;
-  }, "an array of names");
+  check(
+      "tags", true,
+      [](const json& t) {
+        if (!t.is_array()) return false;
+        for (const json& x : t)
+          if (!IsName(x)) return false;
+        return true;
+      },
+      "an array of names");
   check("namespace", true, IsName, "a name");
-  check("strength", true, [](const json& s) {
-    return s.is_number() && s.get<double>() > 0 && s.get<double>() <= 1;
-  }, "a number in (0, 1]");
+  check(
+      "strength", true,
+      [](const json& s) { return s.is_number() && s.get<double>() > 0 && s.get<double>() <= 1; },
+      "a number in (0, 1]");
   if (!e.empty()) return e;
   const std::string kind = v["kind"].get<std::string>();
   const bool fact = kind == "fact", chunk = kind == "chunk";
   check("subject", fact, IsName, "a name (1-256 characters, no control characters)");
   check("relation", fact, IsName, "a name (1-256 characters, no control characters)");
-  check("object", fact, [](const json& o) { return IsNonEmpty(o) && NoNul(o); },
-        "a non-empty string without NUL");
+  check(
+      "object", fact, [](const json& o) { return IsNonEmpty(o) && NoNul(o); },
+      "a non-empty string without NUL");
   check("text", !fact, IsNonEmpty, "a non-empty string");
   check("source_uri", chunk, IsNonEmpty, "a non-empty string");
   check("chunk_index", chunk, IsCount, "a non-negative integer");
@@ -99,10 +107,13 @@ std::string CheckMemoryObject(const json& v) {
   check("access_count", false, IsCount, "a non-negative integer");
   check("superseded_by", false, IsIdValue, "an id");
   check("valid_until", false, IsTimeValue, "an RFC 3339 time");
-  check("embedding", false, [](const json& m) {
-    return m.is_object() && m.size() == 2 && m.contains("embedder") && IsName(m["embedder"]) &&
-           m.contains("vector") && IsStr(m["vector"]);
-  }, "{embedder, vector}");
+  check(
+      "embedding", false,
+      [](const json& m) {
+        return m.is_object() && m.size() == 2 && m.contains("embedder") && IsName(m["embedder"]) &&
+               m.contains("vector") && IsStr(m["vector"]);
+      },
+      "{embedder, vector}");
   if (!e.empty()) return e;
   if (fact && v.contains("text")) return "memory.text: a fact's text is made from its triple";
   if (!fact && (v.contains("subject") || v.contains("relation") || v.contains("object")))
@@ -120,7 +131,8 @@ std::string CheckTouches(const json& v) {
     if (auto k = UnknownKey(t, {"memory_id", "strength"}); !k.empty())
       return "touches: unknown key \"" + k + "\"";
     if (auto e = Need(t, "touches[]", "memory_id", true, IsIdValue, "an id"); !e.empty()) return e;
-    if (auto e = Need(t, "touches[]", "strength", true, IsUnit, "a number in [0, 1]"); !e.empty()) return e;
+    if (auto e = Need(t, "touches[]", "strength", true, IsUnit, "a number in [0, 1]"); !e.empty())
+      return e;
   }
   return {};
 }
@@ -133,26 +145,31 @@ std::string CheckVectors(const json& v) {
       return "vectors: unknown key \"" + k + "\"";
     if (auto e = Need(t, "vectors[]", "memory_id", true, IsIdValue, "an id"); !e.empty()) return e;
     if (auto e = Need(t, "vectors[]", "embedder", true, IsName, "a name"); !e.empty()) return e;
-    if (auto e = Need(t, "vectors[]", "vector", true, IsStr, "a base64 string"); !e.empty()) return e;
+    if (auto e = Need(t, "vectors[]", "vector", true, IsStr, "a base64 string"); !e.empty())
+      return e;
   }
   return {};
 }
 
 std::string CheckDocument(const json& v) {
   if (!v.is_object()) return "document: must be an object";
-  if (auto k = UnknownKey(v, {"sha256", "source_uri", "ext", "bytes", "chunks", "raw", "episode_id"});
+  if (auto k =
+          UnknownKey(v, {"sha256", "source_uri", "ext", "bytes", "chunks", "raw", "episode_id"});
       !k.empty())
     return "document: unknown key \"" + k + "\"";
   std::string e;
   auto check = [&](const char* key, bool required, auto ok, const char* want) {
     if (e.empty()) e = Need(v, "document", key, required, ok, want);
   };
-  check("sha256", true, [](const json& s) {
-    if (!s.is_string() || s.get_ref<const std::string&>().size() != 64) return false;
-    for (char c : s.get_ref<const std::string&>())
-      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    return true;
-  }, "64 lower-case hex digits");
+  check(
+      "sha256", true,
+      [](const json& s) {
+        if (!s.is_string() || s.get_ref<const std::string&>().size() != 64) return false;
+        for (char c : s.get_ref<const std::string&>())
+          if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+        return true;
+      },
+      "64 lower-case hex digits");
   check("source_uri", true, IsNonEmpty, "a non-empty string");
   check("ext", true, IsStr, "a string");
   check("bytes", true, IsCount, "a non-negative integer");

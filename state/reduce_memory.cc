@@ -12,17 +12,21 @@ class MemoryStep {
   Result<json> Need(Pool pool, const std::string& id, std::string_view what) {
     auto r = o_->Get(pool, id);
     if (!r.ok()) return r.status();
-    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
+    if (!r->has_value())
+      return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
     return std::move(**r);
   }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
     auto r = o_->Get(pool, id);
     if (!r.ok()) return r.status();
     if (r->has_value())
-      return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id + " already exists");
+      return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id +
+                                   " already exists");
     return Status::OK();
   }
-  void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
+  void Put(Pool pool, const std::string& id, json rec) {
+    o_->Put(pool, id, std::move(rec), e_.seq);
+  }
   void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
   std::string Where() const {
     return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
@@ -41,8 +45,8 @@ Status Stored(MemoryStep& s) {
   const std::string id = rec["id"].get<std::string>();
   LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kMemories, id, "memory"));
   if (rec["kind"] == "fact")
-    rec["text"] = rec["subject"].get<std::string>() + " " + rec["relation"].get<std::string>() + " " +
-                  rec["object"].get<std::string>();
+    rec["text"] = rec["subject"].get<std::string>() + " " + rec["relation"].get<std::string>() +
+                  " " + rec["object"].get<std::string>();
   if (!rec.contains("created_at")) rec["created_at"] = s.ts();
   if (!rec.contains("last_accessed_at")) rec["last_accessed_at"] = rec["created_at"];
   if (!rec.contains("access_count")) rec["access_count"] = 0;
@@ -116,8 +120,11 @@ Status AssociationAdded(MemoryStep& s) {
   const std::string id = f["association_id"].get<std::string>();
   LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kAssociations, id, "association"));
   s.Put(Pool::kAssociations, id,
-        {{"id", id}, {"entity_a", f["entity_a"]}, {"relation", f["relation"]},
-         {"entity_b", f["entity_b"]}, {"created_at", s.ts()}});
+        {{"id", id},
+         {"entity_a", f["entity_a"]},
+         {"relation", f["relation"]},
+         {"entity_b", f["entity_b"]},
+         {"created_at", s.ts()}});
   return Status::OK();
 }
 
@@ -135,14 +142,22 @@ Status DocumentIngested(MemoryStep& s) {
 Status ReduceMemory(const Event& event, Overlay* overlay) {
   MemoryStep s(event, overlay);
   switch (event.type) {
-    case EventType::kMemoryStored: return Stored(s);
-    case EventType::kMemorySuperseded: return Superseded(s);
-    case EventType::kMemoryTouched: return Touched(s);
-    case EventType::kMemoryForgotten: return Forgotten(s);
-    case EventType::kMemoryEmbedded: return Embedded(s);
-    case EventType::kAssociationAdded: return AssociationAdded(s);
-    case EventType::kDocumentIngested: return DocumentIngested(s);
-    default: return Status::Internal("ReduceMemory: not a memory event");
+    case EventType::kMemoryStored:
+      return Stored(s);
+    case EventType::kMemorySuperseded:
+      return Superseded(s);
+    case EventType::kMemoryTouched:
+      return Touched(s);
+    case EventType::kMemoryForgotten:
+      return Forgotten(s);
+    case EventType::kMemoryEmbedded:
+      return Embedded(s);
+    case EventType::kAssociationAdded:
+      return AssociationAdded(s);
+    case EventType::kDocumentIngested:
+      return DocumentIngested(s);
+    default:
+      return Status::Internal("ReduceMemory: not a memory event");
   }
 }
 

@@ -9,8 +9,8 @@
 namespace limbic::memory {
 
 Result<RecallRequest> ParseRecallRequest(const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"query", "k", "kind", "tag", "namespace", "episode_id", "explain",
-                                            "reinforce", "include_superseded"}));
+  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"query", "k", "kind", "tag", "namespace", "episode_id",
+                                            "explain", "reinforce", "include_superseded"}));
   RecallRequest r;
   auto q = req.find("query");
   if (q == req.end() || !q->is_string() || q->get_ref<const std::string&>().empty())
@@ -25,7 +25,8 @@ Result<RecallRequest> ParseRecallRequest(const json& req) {
     auto it = req.find(key);
     if (it == req.end() || it->is_null()) return Status::OK();
     if (!it->is_string() || it->get_ref<const std::string&>().empty())
-      return Status::InvalidArgument(std::string("field \"") + key + "\": must be a non-empty string");
+      return Status::InvalidArgument(std::string("field \"") + key +
+                                     "\": must be a non-empty string");
     *out = it->get<std::string>();
     return Status::OK();
   };
@@ -33,13 +34,15 @@ Result<RecallRequest> ParseRecallRequest(const json& req) {
   LIMBIC_RETURN_IF_ERROR(text("tag", &r.tag));
   LIMBIC_RETURN_IF_ERROR(text("namespace", &r.ns));
   LIMBIC_RETURN_IF_ERROR(text("episode_id", &r.episode_id));
-  if (r.kind && *r.kind != "fact" && *r.kind != "episode" && *r.kind != "chunk" && *r.kind != "archive" &&
-      *r.kind != "staged")
-    return Status::InvalidArgument("field \"kind\": must be one of fact, episode, chunk, archive, staged");
+  if (r.kind && *r.kind != "fact" && *r.kind != "episode" && *r.kind != "chunk" &&
+      *r.kind != "archive" && *r.kind != "staged")
+    return Status::InvalidArgument(
+        "field \"kind\": must be one of fact, episode, chunk, archive, staged");
   auto flag = [&](const char* key, bool* out) -> Status {
     auto it = req.find(key);
     if (it == req.end()) return Status::OK();
-    if (!it->is_boolean()) return Status::InvalidArgument(std::string("field \"") + key + "\": must be true or false");
+    if (!it->is_boolean())
+      return Status::InvalidArgument(std::string("field \"") + key + "\": must be true or false");
     *out = it->get<bool>();
     return Status::OK();
   };
@@ -52,7 +55,7 @@ Result<RecallRequest> ParseRecallRequest(const json& req) {
 namespace {
 
 struct Candidate {
-  std::string kind;  // of the memory, or archive | staged
+  std::string kind;                                         // of the memory, or archive | staged
   size_t bm25_rank = 0, vector_rank = 0, archive_rank = 0;  // 0 = not in that list
   double bm25 = 0, cosine = 0, archive_score = 0;
   const ArchiveHit* archive = nullptr;
@@ -101,8 +104,8 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     }
   }
   // Archive items, unless a memory-only filter excludes them.
-  const bool archive_wanted = (!req.kind || *req.kind == "archive" || *req.kind == "staged") && !req.tag &&
-                              !req.ns && !req.episode_id;
+  const bool archive_wanted = (!req.kind || *req.kind == "archive" || *req.kind == "staged") &&
+                              !req.tag && !req.ns && !req.episode_id;
   if (archive_wanted) {
     size_t rank = 0;
     for (const ArchiveHit& h : archive_hits) {
@@ -134,7 +137,8 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     ranked.emplace_back(id, &c);
   }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.second->score != b.second->score ? a.second->score > b.second->score : a.first < b.first;
+    return a.second->score != b.second->score ? a.second->score > b.second->score
+                                              : a.first < b.first;
   });
   if (ranked.size() > req.k) ranked.resize(req.k);
 
@@ -143,7 +147,10 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
   for (const auto& [id, c] : ranked) {
     json item;
     if (c->archive) {
-      item = {{"id", id}, {"kind", c->kind}, {"date", c->archive->date}, {"text", c->archive->text},
+      item = {{"id", id},
+              {"kind", c->kind},
+              {"date", c->archive->date},
+              {"text", c->archive->text},
               {"source", id}};
     } else {
       auto rec = engine_.projection().Get(state::Pool::kMemories, id);
@@ -151,15 +158,20 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
       if (!rec->has_value()) continue;
       item = Answer(**rec, now);
       if (item.contains("source_uri"))
-        item["source"] = item["source_uri"].get<std::string>() + "#" + std::to_string(item.value("chunk_index", 0));
+        item["source"] = item["source_uri"].get<std::string>() + "#" +
+                         std::to_string(item.value("chunk_index", 0));
       if (req.reinforce) {
         const double boost = c->kind == "fact" ? options_.fact_boost : options_.episode_boost;
-        touches.push_back({{"memory_id", id}, {"strength", std::min(options_.max_strength, c->strength + boost)}});
+        touches.push_back({{"memory_id", id},
+                           {"strength", std::min(options_.max_strength, c->strength + boost)}});
       }
     }
     item["score"] = c->score;
     if (req.explain) {
-      json e = {{"rrf", c->rrf}, {"strength", c->strength}, {"recency", c->recency}, {"rrf_k", options_.rrf_k}};
+      json e = {{"rrf", c->rrf},
+                {"strength", c->strength},
+                {"recency", c->recency},
+                {"rrf_k", options_.rrf_k}};
       if (c->bm25_rank) e["bm25"] = {{"rank", c->bm25_rank}, {"score", c->bm25}};
       if (c->vector_rank) e["vector"] = {{"rank", c->vector_rank}, {"cosine", c->cosine}};
       if (c->archive_rank) e["archive"] = {{"rank", c->archive_rank}, {"score", c->archive_score}};
@@ -168,8 +180,11 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     results.push_back(std::move(item));
   }
   if (!touches.empty())
-    plan.events.push_back(MakeEvent(state::EventType::kMemoryTouched, {{"touches", touches}, {"reason", "recall"}}));
-  plan.answer = {{"query", req.query}, {"vector", vector_info}, {"results", results},
+    plan.events.push_back(
+        MakeEvent(state::EventType::kMemoryTouched, {{"touches", touches}, {"reason", "recall"}}));
+  plan.answer = {{"query", req.query},
+                 {"vector", vector_info},
+                 {"results", results},
                  {"reinforced", !touches.empty()}};
   return plan;
 }

@@ -23,7 +23,9 @@ TimeMs Time(const json& rec, const char* key) {
 }  // namespace
 
 RecallIndex::RecallIndex(std::string embedder_id, VectorIndexOptions vectors, Bm25Params bm25)
-    : embedder_id_(std::move(embedder_id)), bm25_(bm25), vectors_(std::make_unique<VectorIndex>(vectors)) {}
+    : embedder_id_(std::move(embedder_id)),
+      bm25_(bm25),
+      vectors_(std::make_unique<VectorIndex>(vectors)) {}
 
 void RecallIndex::Put(const json& rec) {
   const std::string id = Str(rec, "id");
@@ -47,7 +49,8 @@ void RecallIndex::Put(const json& rec) {
   if (emb != rec.end() && emb->is_object()) m.embedder = emb->value("embedder", "");
   if (!m.embedder.empty() && m.embedder == embedder_id_) {
     auto v = DecodeVector(emb->value("vector", ""));
-    if (v.ok() && vectors_->Upsert(id, rec.value("vector_seq", uint64_t{0}), *v).ok()) m.embedded = true;
+    if (v.ok() && vectors_->Upsert(id, rec.value("vector_seq", uint64_t{0}), *v).ok())
+      m.embedded = true;
   } else if (vectors_->Contains(id)) {
     vectors_->Remove(id);
   }
@@ -75,7 +78,8 @@ void RecallIndex::IndexText(const std::string& id, std::string_view text) {
   std::unordered_map<uint32_t, uint32_t> tf;
   uint32_t length = 0;
   archive::ForEachTerm(text, [&](std::string_view term) {
-    auto [it, added] = term_ids_.try_emplace(std::string(term), static_cast<uint32_t>(terms_.size()));
+    auto [it, added] =
+        term_ids_.try_emplace(std::string(term), static_cast<uint32_t>(terms_.size()));
     if (added) terms_.emplace_back();
     ++tf[it->second];
     ++length;

@@ -44,14 +44,14 @@ struct MemoryMeta {
   std::string episode_id;
   std::string document;  // chunks: the document's sha256
   std::vector<std::string> tags;
-  double strength = 1;        // as stored: at last_accessed
+  double strength = 1;  // as stored: at last_accessed
   double importance = 0.5;
   TimeMs created = 0;
   TimeMs last_accessed = 0;
   uint64_t access_count = 0;
   bool superseded = false;
-  bool embedded = false;      // has a vector of this index's embedder
-  std::string embedder;       // the record's embedder ("" = none)
+  bool embedded = false;  // has a vector of this index's embedder
+  std::string embedder;   // the record's embedder ("" = none)
 };
 
 struct Bm25Params {
@@ -86,7 +86,7 @@ class RecallIndex {
 
  private:
   struct Term {
-    uint32_t df = 0;  // live documents holding it
+    uint32_t df = 0;                                      // live documents holding it
     std::vector<std::pair<uint32_t, uint32_t>> postings;  // (slot, tf), dead slots included
   };
   struct Doc {

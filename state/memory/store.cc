@@ -26,7 +26,8 @@ MemoryStore::MemoryStore(state::Engine& engine, MemoryOptions options,
 
 MemoryStore::~MemoryStore() {
   *alive_ = false;
-  if (Status s = SaveIndex(); !s.ok() && log_) log_->warn("memory: saving the vector index: {}", s.ToString());
+  if (Status s = SaveIndex(); !s.ok() && log_)
+    log_->warn("memory: saving the vector index: {}", s.ToString());
 }
 
 Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, MemoryOptions options,
@@ -52,7 +53,8 @@ std::string MemoryStore::dir() const { return engine_.state_dir() + "/memory"; }
 
 std::string MemoryStore::HnswPath() const {
   std::string slug;
-  for (char c : embedder_->id()) slug += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  for (char c : embedder_->id())
+    slug += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   return dir() + "/vectors-" + slug + ".idx";
 }
 
@@ -74,7 +76,8 @@ Status MemoryStore::Load() {
   std::vector<std::string> with_vectors;
   Status s = engine_.projection().ForEach(Pool::kMemories, [&](std::string_view, const json& rec) {
     index_->Put(rec);
-    if (const MemoryMeta* m = index_->Find(rec.value("id", "")); m && m->embedded) with_vectors.push_back(m->id);
+    if (const MemoryMeta* m = index_->Find(rec.value("id", "")); m && m->embedded)
+      with_vectors.push_back(m->id);
     return true;
   });
   LIMBIC_RETURN_IF_ERROR(s);
@@ -87,7 +90,8 @@ Status MemoryStore::Load() {
 
 Status MemoryStore::SaveIndex() {
   // Exact search needs no saved state: the vectors are in the records.
-  if (engine_.read_only() || !index_ || !index_->vectors().approximate() || !index_->vectors().dirty())
+  if (engine_.read_only() || !index_ || !index_->vectors().approximate() ||
+      !index_->vectors().dirty())
     return Status::OK();
   std::error_code ec;
   std::filesystem::create_directories(dir(), ec);
@@ -100,8 +104,12 @@ void MemoryStore::OnApplied(std::span<const Event> events) {
   for (const Event& e : events) {
     const json& f = e.fields;
     switch (e.type) {
-      case EventType::kMemoryStored: changed.insert(f["memory"]["id"].get<std::string>()); break;
-      case EventType::kMemorySuperseded: changed.insert(e.Str("memory_id")); break;
+      case EventType::kMemoryStored:
+        changed.insert(f["memory"]["id"].get<std::string>());
+        break;
+      case EventType::kMemorySuperseded:
+        changed.insert(e.Str("memory_id"));
+        break;
       case EventType::kMemoryTouched:
         for (const json& t : f["touches"]) changed.insert(t["memory_id"].get<std::string>());
         break;
@@ -114,18 +122,22 @@ void MemoryStore::OnApplied(std::span<const Event> events) {
           removed.insert(id.get<std::string>());
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   for (const std::string& id : removed) index_->Remove(id);
   for (const std::string& id : changed) {
     auto rec = engine_.projection().Get(Pool::kMemories, id);
     if (!rec.ok()) {
-      if (log_) log_->error("memory: reading {} for the recall index: {}", id, rec.status().ToString());
+      if (log_)
+        log_->error("memory: reading {} for the recall index: {}", id, rec.status().ToString());
       continue;
     }
-    if (rec->has_value()) index_->Put(**rec);
-    else index_->Remove(id);
+    if (rec->has_value())
+      index_->Put(**rec);
+    else
+      index_->Remove(id);
   }
 }
 
@@ -143,8 +155,8 @@ json MemoryStore::Answer(const json& record, TimeMs now) const {
     out.erase(emb);
   }
   auto last = ParseTime(record.value("last_accessed_at", ""));
-  out["effective_strength"] =
-      EffectiveStrength(record.value("strength", 1.0), last.ok() ? *last : now, now, options_.half_life_hours);
+  out["effective_strength"] = EffectiveStrength(
+      record.value("strength", 1.0), last.ok() ? *last : now, now, options_.half_life_hours);
   return out;
 }
 
@@ -178,12 +190,14 @@ Result<json> MemoryStore::NewMemory(const json& req, const std::string& kind, ui
 }
 
 Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"subject", "relation", "object", "importance", "tags", "namespace"}));
+  LIMBIC_RETURN_IF_ERROR(
+      CheckRequest(req, {"subject", "relation", "object", "importance", "tags", "namespace"}));
   const uint64_t seq = engine_.next_seq();
   auto m = NewMemory(req, "fact", seq);
   if (!m.ok()) return m.status();
   const std::string subject = (*m)["subject"], relation = (*m)["relation"], object = (*m)["object"];
-  auto current = engine_.projection().CurrentFacts((*m)["namespace"].get<std::string>(), subject, relation);
+  auto current =
+      engine_.projection().CurrentFacts((*m)["namespace"].get<std::string>(), subject, relation);
   if (!current.ok()) return current.status();
   MemoryPlan plan;
   // The same fact again: reinforce it rather than supersede it with itself.
@@ -193,10 +207,12 @@ Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
     if (rec->has_value() && (**rec).value("object", "") == object) {
       const MemoryMeta* meta = index_->Find(id);
       double eff = meta ? Effective(*meta, engine_.clock().Now()) : 1.0;
-      plan.events.push_back(MakeEvent(EventType::kMemoryTouched,
-                                      {{"touches", {{{"memory_id", id},
-                                                     {"strength", std::min(options_.max_strength, eff + options_.fact_boost)}}}},
-                                       {"reason", "remembered again"}}));
+      plan.events.push_back(
+          MakeEvent(EventType::kMemoryTouched,
+                    {{"touches",
+                      {{{"memory_id", id},
+                        {"strength", std::min(options_.max_strength, eff + options_.fact_boost)}}}},
+                     {"reason", "remembered again"}}));
       plan.answer = {{"id", id}, {"reinforced", true}, {"superseded", json::array()}};
       return plan;
     }
@@ -208,7 +224,8 @@ Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
   plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(*m)}}));
   json superseded = json::array();
   for (const std::string& old : *current) {
-    plan.events.push_back(MakeEvent(EventType::kMemorySuperseded, {{"memory_id", old}, {"by", id}}));
+    plan.events.push_back(
+        MakeEvent(EventType::kMemorySuperseded, {{"memory_id", old}, {"by", id}}));
     superseded.push_back(old);
   }
   plan.answer = {{"id", id}, {"reinforced", false}, {"superseded", superseded}};
@@ -218,22 +235,26 @@ Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
 }
 
 Result<MemoryPlan> MemoryStore::RememberEpisode(const json& req, TimeMs now) {
-  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"text", "importance", "tags", "namespace", "episode_id"}));
+  LIMBIC_RETURN_IF_ERROR(
+      CheckRequest(req, {"text", "importance", "tags", "namespace", "episode_id"}));
   auto m = NewMemory(req, "episode", engine_.next_seq());
   if (!m.ok()) return m.status();
   MemoryPlan plan;
   std::string note;
   if (auto v = TryEmbed({(*m)["text"].get<std::string>()}, &note)) {
     const std::string ns = (*m)["namespace"];
-    auto near = index_->Nearest((*v)[0], 1, static_cast<float>(options_.duplicate_cosine),
-                                [&](const MemoryMeta& x) { return x.kind == "episode" && x.ns == ns; });
+    auto near =
+        index_->Nearest((*v)[0], 1, static_cast<float>(options_.duplicate_cosine),
+                        [&](const MemoryMeta& x) { return x.kind == "episode" && x.ns == ns; });
     if (!near.empty() && near[0].score > options_.duplicate_cosine) {
       const MemoryMeta* meta = index_->Find(near[0].id);
       double eff = meta ? Effective(*meta, now) : 1.0;
-      plan.events.push_back(MakeEvent(EventType::kMemoryTouched,
-                                      {{"touches", {{{"memory_id", near[0].id},
-                                                     {"strength", std::min(options_.max_strength, eff + options_.episode_boost)}}}},
-                                       {"reason", "near-duplicate episode"}}));
+      plan.events.push_back(MakeEvent(
+          EventType::kMemoryTouched,
+          {{"touches",
+            {{{"memory_id", near[0].id},
+              {"strength", std::min(options_.max_strength, eff + options_.episode_boost)}}}},
+           {"reason", "near-duplicate episode"}}));
       plan.answer = {{"id", near[0].id}, {"reinforced", true}, {"similarity", near[0].score}};
       return plan;
     }
@@ -250,8 +271,9 @@ Result<MemoryPlan> MemoryStore::Relate(const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"entity_a", "relation", "entity_b"}));
   for (const char* key : {"entity_a", "relation", "entity_b"})
     if (!req.contains(key) || !state::IsName(req[key]))
-      return Status::InvalidArgument(std::string("field \"") + key +
-                                     "\": must be a name (1-256 characters, no control characters)");
+      return Status::InvalidArgument(
+          std::string("field \"") + key +
+          "\": must be a name (1-256 characters, no control characters)");
   const std::string a = req["entity_a"], rel = req["relation"], b = req["entity_b"];
   auto found = engine_.projection().FindAssociation(a, rel, b);
   if (!found.ok()) return found.status();
@@ -261,8 +283,9 @@ Result<MemoryPlan> MemoryStore::Relate(const json& req) {
     return plan;
   }
   const std::string id = "as-" + std::to_string(engine_.next_seq());
-  plan.events.push_back(MakeEvent(EventType::kAssociationAdded,
-                                  {{"association_id", id}, {"entity_a", a}, {"relation", rel}, {"entity_b", b}}));
+  plan.events.push_back(
+      MakeEvent(EventType::kAssociationAdded,
+                {{"association_id", id}, {"entity_a", a}, {"relation", rel}, {"entity_b", b}}));
   plan.answer = {{"id", id}, {"created", true}};
   plan.created = true;
   return plan;
@@ -276,11 +299,17 @@ Result<json> MemoryStore::Related(const std::string& entity, int depth) const {
   std::set<std::string> seen_entities{entity}, seen_edges;
   std::deque<std::pair<std::string, int>> queue{{entity, 0}};
   auto edge = [&](const std::string& via, const std::string& id, const std::string& from,
-                  const std::string& relation, const std::string& to, const std::string& here, int d) {
+                  const std::string& relation, const std::string& to, const std::string& here,
+                  int d) {
     if (!seen_edges.insert(via + ":" + id).second) return;
     const std::string other = from == here ? to : from;
-    related.push_back({{"entity", other}, {"relation", relation}, {"from", from}, {"to", to},
-                       {"depth", d}, {"via", via}, {"id", id}});
+    related.push_back({{"entity", other},
+                       {"relation", relation},
+                       {"from", from},
+                       {"to", to},
+                       {"depth", d},
+                       {"via", via},
+                       {"id", id}});
     if (d < depth && seen_entities.insert(other).second) queue.emplace_back(other, d);
   };
   while (!queue.empty()) {
@@ -313,23 +342,28 @@ Result<json> MemoryStore::Related(const std::string& entity, int depth) const {
 
 Result<MemoryPlan> MemoryStore::Forget(const json& req, TimeMs now) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"id", "subject", "older_than"}));
-  if (req.size() != 1) return Status::InvalidArgument("give exactly one of id, subject, older_than");
+  if (req.size() != 1)
+    return Status::InvalidArgument("give exactly one of id, subject, older_than");
   std::vector<std::string> ids;
   const auto& p = engine_.projection();
   if (req.contains("id")) {
     if (!req["id"].is_string()) return Status::InvalidArgument("field \"id\": must be a string");
-    if (!index_->Find(req["id"])) return Status::NotFound("memory " + req["id"].get<std::string>() + " not found");
+    if (!index_->Find(req["id"]))
+      return Status::NotFound("memory " + req["id"].get<std::string>() + " not found");
     ids.push_back(req["id"]);
   } else if (req.contains("subject")) {
-    if (!req["subject"].is_string()) return Status::InvalidArgument("field \"subject\": must be a string");
+    if (!req["subject"].is_string())
+      return Status::InvalidArgument("field \"subject\": must be a string");
     auto r = p.FactsWith("subject", req["subject"].get<std::string>());
     if (!r.ok()) return r.status();
     ids = std::move(*r);
   } else {
-    auto d = req["older_than"].is_string() ? ParseDuration(req["older_than"].get<std::string>())
-                                           : Result<TimeMs>(Status::InvalidArgument("not a string"));
-    if (!d.ok()) return Status::InvalidArgument("field \"older_than\": must be a duration like 30d, 12h: " +
-                                                d.status().message());
+    auto d = req["older_than"].is_string()
+                 ? ParseDuration(req["older_than"].get<std::string>())
+                 : Result<TimeMs>(Status::InvalidArgument("not a string"));
+    if (!d.ok())
+      return Status::InvalidArgument("field \"older_than\": must be a duration like 30d, 12h: " +
+                                     d.status().message());
     auto r = p.MemoriesCreatedBefore(now - *d);
     if (!r.ok()) return r.status();
     ids = std::move(*r);
@@ -351,11 +385,12 @@ Result<MemoryPlan> MemoryStore::Decay(bool force, TimeMs now) {
   });
   std::sort(dead.begin(), dead.end());
   if (dead.size() * 2 > total && !force)
-    return Status::FailedPrecondition("decay would delete " + std::to_string(dead.size()) + " of " +
-                                      std::to_string(total) +
-                                      " memories (more than half); run it again with force (--force) to proceed");
+    return Status::FailedPrecondition(
+        "decay would delete " + std::to_string(dead.size()) + " of " + std::to_string(total) +
+        " memories (more than half); run it again with force (--force) to proceed");
   MemoryPlan plan;
-  plan.answer = {{"decayed", decayed}, {"deleted", dead.size()}, {"remaining", total - dead.size()}};
+  plan.answer = {
+      {"decayed", decayed}, {"deleted", dead.size()}, {"remaining", total - dead.size()}};
   if (!dead.empty()) plan.events.push_back(ForgetEvent(*index_, dead, "decay"));
   return plan;
 }
@@ -376,10 +411,14 @@ Result<json> MemoryStore::Stats(TimeMs now) const {
   auto assocs = engine_.projection().Count(Pool::kAssociations);
   if (!assocs.ok()) return assocs.status();
   const size_t n = index_->size();
-  return json{{"memories", n},          {"facts", facts},
-              {"superseded", superseded}, {"episodes", episodes},
-              {"chunks", chunks},         {"documents", *docs},
-              {"associations", *assocs},  {"embedded", embedded},
+  return json{{"memories", n},
+              {"facts", facts},
+              {"superseded", superseded},
+              {"episodes", episodes},
+              {"chunks", chunks},
+              {"documents", *docs},
+              {"associations", *assocs},
+              {"embedded", embedded},
               {"embedder", embedder_->id()},
               {"vector_index", index_->vectors().approximate() ? "approximate" : "exact"},
               {"avg_strength", n ? strength / static_cast<double>(n) : 0.0}};

@@ -41,10 +41,11 @@
 // the store.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <spdlog/logger.h>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,8 @@ struct MemoryOptions {
 
 struct MemoryPlan {
   std::vector<state::Event> events;  // may be empty: nothing to write
-  json answer;            // the reply; "seq" and "events" are added on commit
-  bool created = false;   // HTTP 201
+  json answer;                       // the reply; "seq" and "events" are added on commit
+  bool created = false;              // HTTP 201
 };
 
 // Archive hits for recall, best first.
@@ -149,7 +150,8 @@ class MemoryStore {
   double Effective(const MemoryMeta& m, TimeMs now) const;
   json Answer(const json& record, TimeMs now) const;
   // One vector per text, or nullopt (and *note says why) when the embedder fails.
-  std::optional<std::vector<Vector>> TryEmbed(const std::vector<std::string>& texts, std::string* note);
+  std::optional<std::vector<Vector>> TryEmbed(const std::vector<std::string>& texts,
+                                              std::string* note);
   Result<json> NewMemory(const json& req, const std::string& kind, uint64_t seq);
   std::string HnswPath() const;
 

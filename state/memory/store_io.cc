@@ -36,20 +36,27 @@ Result<MemoryPlan> MemoryStore::Embed(bool all) {
     auto v = embedder_->Embed(texts);
     if (!v.ok()) return v.status().WithContext("embedding with " + embedder_->id());
     for (size_t j = i; j < end; ++j) {
-      vectors.push_back({{"memory_id", ids[j]}, {"embedder", embedder_->id()}, {"vector", EncodeVector((*v)[j - i])}});
+      vectors.push_back({{"memory_id", ids[j]},
+                         {"embedder", embedder_->id()},
+                         {"vector", EncodeVector((*v)[j - i])}});
       if (vectors.size() == kVectorsPerEvent) {
-        plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(vectors)}}));
+        plan.events.push_back(
+            MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(vectors)}}));
         vectors = json::array();
       }
     }
   }
-  if (!vectors.empty()) plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", vectors}}));
+  if (!vectors.empty())
+    plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", vectors}}));
   plan.answer = {{"embedded", ids.size()}, {"embedder", embedder_->id()}};
   return plan;
 }
 
 Result<json> MemoryStore::Export() const {
-  json out = {{"version", 1}, {"memories", json::array()}, {"associations", json::array()}, {"documents", json::array()}};
+  json out = {{"version", 1},
+              {"memories", json::array()},
+              {"associations", json::array()},
+              {"documents", json::array()}};
   const auto& p = engine_.projection();
   auto collect = [&](Pool pool, const char* key, std::initializer_list<const char*> drop) {
     return p.ForEach(pool, [&](std::string_view, const json& rec) {
@@ -70,7 +77,8 @@ Result<json> MemoryStore::Export() const {
 
 Result<MemoryPlan> MemoryStore::Import(const json& doc) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(doc, {"version", "memories", "associations", "documents"}));
-  if (!doc.contains("version") || doc["version"] != 1) return Status::InvalidArgument("field \"version\": must be 1");
+  if (!doc.contains("version") || doc["version"] != 1)
+    return Status::InvalidArgument("field \"version\": must be 1");
   for (const char* key : {"memories", "associations", "documents"})
     if (doc.contains(key) && !doc[key].is_array())
       return Status::InvalidArgument(std::string("field \"") + key + "\": must be an array");
@@ -87,7 +95,8 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
     const json& a = assocs[i];
     for (const char* key : {"entity_a", "relation", "entity_b"})
       if (!a.is_object() || !a.contains(key) || !state::IsName(a[key]))
-        return Status::InvalidArgument("associations[" + std::to_string(i) + "]." + key + ": must be a name");
+        return Status::InvalidArgument("associations[" + std::to_string(i) + "]." + key +
+                                       ": must be a name");
   }
   for (size_t i = 0; i < docs.size(); ++i)
     if (auto why = state::CheckDocument(docs[i]); !why.empty())
@@ -120,7 +129,8 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
       // The same memory (kind and content): already here.
       if (have->has_value() && old.value("kind", "") == m["kind"] &&
           old.value("text", "") == m.value("text", old.value("text", "")) &&
-          old.value("subject", "") == m.value("subject", "") && old.value("object", "") == m.value("object", "")) {
+          old.value("subject", "") == m.value("subject", "") &&
+          old.value("object", "") == m.value("object", "")) {
         ++skipped;
         continue;
       }
@@ -131,7 +141,8 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
     ++seq;
   }
   for (json& m : stored) {
-    if (m.contains("superseded_by") && renamed.count(m["superseded_by"])) m["superseded_by"] = renamed[m["superseded_by"]];
+    if (m.contains("superseded_by") && renamed.count(m["superseded_by"]))
+      m["superseded_by"] = renamed[m["superseded_by"]];
     plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
     ++imported;
   }
@@ -143,8 +154,11 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
       ++skipped;
       continue;
     }
-    plan.events.push_back(MakeEvent(EventType::kAssociationAdded, {{"association_id", "as-" + std::to_string(seq)},
-                                                                    {"entity_a", ea}, {"relation", rel}, {"entity_b", eb}}));
+    plan.events.push_back(
+        MakeEvent(EventType::kAssociationAdded, {{"association_id", "as-" + std::to_string(seq)},
+                                                 {"entity_a", ea},
+                                                 {"relation", rel},
+                                                 {"entity_b", eb}}));
     ++seq;
     ++imported;
   }
@@ -154,10 +168,13 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
 
 Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"path", "episode_id"}));
-  if (!req.contains("path") || !req["path"].is_string() || req["path"].get_ref<const std::string&>().empty())
+  if (!req.contains("path") || !req["path"].is_string() ||
+      req["path"].get_ref<const std::string&>().empty())
     return Status::InvalidArgument("field \"path\": must be a file or folder path");
-  if (req.contains("episode_id") && (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>())))
-    return Status::InvalidArgument("field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
+  if (req.contains("episode_id") &&
+      (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>())))
+    return Status::InvalidArgument(
+        "field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
   const std::string path = req["path"];
   std::vector<std::string> files;
   std::vector<SkippedFile> skipped;
@@ -165,7 +182,8 @@ Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
   const bool single = !std::filesystem::is_directory(path);
   MemoryPlan plan;
   json done = json::array(), errors = json::array(), skipped_json = json::array();
-  for (const SkippedFile& s : skipped) skipped_json.push_back({{"path", s.path}, {"reason", s.reason}});
+  for (const SkippedFile& s : skipped)
+    skipped_json.push_back({{"path", s.path}, {"reason", s.reason}});
   uint64_t seq = engine_.next_seq();
   std::set<std::string> seen;
   for (const std::string& file : files) {
@@ -178,31 +196,43 @@ Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
     auto have = engine_.projection().Get(Pool::kDocuments, loaded->sha256);
     if (!have.ok()) return have.status();
     if (have->has_value() || !seen.insert(loaded->sha256).second) {
-      done.push_back({{"path", file}, {"sha256", loaded->sha256}, {"status", "duplicate"}, {"chunks", 0}});
+      done.push_back(
+          {{"path", file}, {"sha256", loaded->sha256}, {"status", "duplicate"}, {"chunks", 0}});
       continue;
     }
-    std::vector<std::string> chunks = ChunkText(loaded->text, options_.chunk_chars, options_.chunk_overlap);
+    std::vector<std::string> chunks =
+        ChunkText(loaded->text, options_.chunk_chars, options_.chunk_overlap);
     std::string note;
     auto vectors = TryEmbed(chunks, &note);
     auto raw = KeepRaw(dir() + "/raw", *loaded);
     if (!raw.ok()) return raw.status();
     const std::string uri = std::filesystem::absolute(file).lexically_normal().string();
-    json document = {{"sha256", loaded->sha256}, {"source_uri", uri}, {"ext", loaded->ext},
-                     {"bytes", loaded->bytes}, {"chunks", chunks.size()}, {"raw", *raw}};
+    json document = {{"sha256", loaded->sha256}, {"source_uri", uri},       {"ext", loaded->ext},
+                     {"bytes", loaded->bytes},   {"chunks", chunks.size()}, {"raw", *raw}};
     if (req.contains("episode_id")) document["episode_id"] = req["episode_id"];
     plan.events.push_back(MakeEvent(EventType::kDocumentIngested, {{"document", document}}));
     ++seq;
     for (size_t i = 0; i < chunks.size(); ++i) {
-      json m = {{"id", "m-" + std::to_string(seq)}, {"kind", "chunk"}, {"importance", 0.5},
-                {"tags", json::array()}, {"namespace", "default"}, {"strength", 1.0},
-                {"text", std::move(chunks[i])}, {"source_uri", uri}, {"chunk_index", i},
+      json m = {{"id", "m-" + std::to_string(seq)},
+                {"kind", "chunk"},
+                {"importance", 0.5},
+                {"tags", json::array()},
+                {"namespace", "default"},
+                {"strength", 1.0},
+                {"text", std::move(chunks[i])},
+                {"source_uri", uri},
+                {"chunk_index", i},
                 {"document", loaded->sha256}};
       if (req.contains("episode_id")) m["episode_id"] = req["episode_id"];
-      if (vectors) m["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*vectors)[i])}};
+      if (vectors)
+        m["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*vectors)[i])}};
       plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
       ++seq;
     }
-    json entry = {{"path", file}, {"sha256", loaded->sha256}, {"status", "ingested"}, {"chunks", chunks.size()}};
+    json entry = {{"path", file},
+                  {"sha256", loaded->sha256},
+                  {"status", "ingested"},
+                  {"chunks", chunks.size()}};
     if (!note.empty()) entry["note"] = note;
     done.push_back(std::move(entry));
   }

@@ -15,7 +15,8 @@
 namespace limbic::memory {
 
 // strength * 0.5^(hours since last access / half-life); never negative age.
-inline double EffectiveStrength(double strength, TimeMs last_accessed, TimeMs now, double half_life_hours) {
+inline double EffectiveStrength(double strength, TimeMs last_accessed, TimeMs now,
+                                double half_life_hours) {
   const double hours = std::max<double>(0, static_cast<double>(now - last_accessed)) / 3600000.0;
   return half_life_hours > 0 ? strength * std::pow(0.5, hours / half_life_hours) : strength;
 }

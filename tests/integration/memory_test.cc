@@ -15,7 +15,8 @@ using namespace limbic::testing;
 
 namespace {
 
-RunResult M(const TempDir& dir, std::vector<std::string> args, int want_exit = 0, const std::string& input = "") {
+RunResult M(const TempDir& dir, std::vector<std::string> args, int want_exit = 0,
+            const std::string& input = "") {
   args.insert(args.begin(), {"--state", dir / "state", "memory"});
   RunResult r = Limbic(args, input);
   INFO("limbic memory " << args[3] << " ... stdout: " << r.out << " stderr: " << r.err);
@@ -23,7 +24,8 @@ RunResult M(const TempDir& dir, std::vector<std::string> args, int want_exit = 0
   return r;
 }
 
-json MJ(const TempDir& dir, std::vector<std::string> args, int want_exit = 0, const std::string& input = "") {
+json MJ(const TempDir& dir, std::vector<std::string> args, int want_exit = 0,
+        const std::string& input = "") {
   args.push_back("--json");
   RunResult r = M(dir, std::move(args), want_exit, input);
   return json::parse(r.out);
@@ -37,16 +39,19 @@ TEST_CASE("memory from the command line: every operation", "[memory]") {
   CHECK(a["id"].get<std::string>().rfind("m-", 0) == 0);
   json b = MJ(dir, {"remember", "alice", "works_at", "Initech"});
   CHECK(b["superseded"] == json::array({a["id"]}));
-  json e = MJ(dir, {"remember-episode", "The nightly backup failed twice because the disk was full.", "--episode",
-                    "inc-1"});
+  json e =
+      MJ(dir, {"remember-episode", "The nightly backup failed twice because the disk was full.",
+               "--episode", "inc-1"});
   CHECK(e["reinforced"] == false);
-  CHECK(MJ(dir, {"remember-episode", "The nightly backup failed twice because the disk was full."})["reinforced"] ==
+  CHECK(MJ(dir, {"remember-episode",
+                 "The nightly backup failed twice because the disk was full."})["reinforced"] ==
         true);
   json r = MJ(dir, {"recall", "backup disk full", "-k", "3", "--explain"});
   REQUIRE(!r["results"].empty());
   CHECK(r["results"][0]["id"] == e["id"]);
   CHECK(r["results"][0].contains("explain"));
-  CHECK(MJ(dir, {"recall", "where does alice work", "--kind", "fact"})["results"][0]["object"] == "Initech");
+  CHECK(MJ(dir, {"recall", "where does alice work", "--kind", "fact"})["results"][0]["object"] ==
+        "Initech");
   CHECK(MJ(dir, {"relate", "alice", "mentors", "bob"})["created"] == true);
   CHECK(MJ(dir, {"relate", "alice", "mentors", "bob"})["created"] == false);
   json rel = MJ(dir, {"related", "alice", "--depth", "2"});
@@ -112,17 +117,20 @@ TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, conte
   {
     RunningLimbic l(dir, config);
     uint16_t port = l.port();
-    auto fact = HttpJson(port, "POST", "/v1/memory/facts", {{"subject", "limbic"}, {"relation", "written_in"},
-                                                            {"object", "C++20"}});
+    auto fact = HttpJson(port, "POST", "/v1/memory/facts",
+                         {{"subject", "limbic"}, {"relation", "written_in"}, {"object", "C++20"}});
     REQUIRE(fact.status == 201);
     CHECK(fact.Json()["seq"].is_number());
     auto ep = HttpJson(port, "POST", "/v1/memory/episodes",
-                       {{"text", "Profiled replay: the JSON record model dominates apply time."}, {"tags", {"perf"}}});
+                       {{"text", "Profiled replay: the JSON record model dominates apply time."},
+                        {"tags", {"perf"}}});
     REQUIRE(ep.status == 201);
     id = ep.Json()["id"];
     CHECK(HttpJson(port, "POST", "/v1/memory/facts", {{"subject", "x"}}).status == 400);
-    CHECK(HttpJson(port, "POST", "/v1/memory/episodes", {{"text", "t"}, {"bogus", 1}}).status == 400);
-    auto recall = HttpJson(port, "POST", "/v1/memory/recall", {{"query", "replay JSON profile"}, {"explain", true}});
+    CHECK(HttpJson(port, "POST", "/v1/memory/episodes", {{"text", "t"}, {"bogus", 1}}).status ==
+          400);
+    auto recall = HttpJson(port, "POST", "/v1/memory/recall",
+                           {{"query", "replay JSON profile"}, {"explain", true}});
     REQUIRE(recall.status == 200);
     CHECK(recall.Json()["results"][0]["id"] == id);
     CHECK(recall.Json()["results"][0]["access_count"] == 0);  // as it was before this recall
@@ -131,7 +139,8 @@ TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, conte
     CHECK(got.Json()["access_count"] == 1);
     CHECK(Http(port, "GET", "/v1/memory/m-424242").status == 404);
     CHECK(HttpJson(port, "POST", "/v1/memory/associations",
-                   {{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}).status == 201);
+                   {{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}})
+              .status == 201);
     auto related = Http(port, "GET", "/v1/memory/related?entity=limbic&depth=2");
     REQUIRE(related.status == 200);
     CHECK(related.Json()["related"].size() == 2);
@@ -147,7 +156,8 @@ TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, conte
     REQUIRE(ingest.status == 201);
     CHECK(ingest.Json()["files"][0]["status"] == "ingested");
     // Context: a thread in focus, the memories about its goal.
-    REQUIRE(HttpJson(port, "POST", "/v1/threads", {{"goal", "speed up replay"}, {"salience", 0.9}}).status == 201);
+    REQUIRE(HttpJson(port, "POST", "/v1/threads", {{"goal", "speed up replay"}, {"salience", 0.9}})
+                .status == 201);
     auto ctx = Http(port, "GET", "/v1/context?budget_tokens=4000");
     REQUIRE(ctx.status == 200);
     json c = ctx.Json();
@@ -165,7 +175,8 @@ TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, conte
   }
   // After the crash: recovered from the log, the index rebuilt.
   RunningLimbic l(dir, config);
-  auto recall = HttpJson(l.port(), "POST", "/v1/memory/recall", {{"query", "replay profile"}, {"reinforce", false}});
+  auto recall = HttpJson(l.port(), "POST", "/v1/memory/recall",
+                         {{"query", "replay profile"}, {"reinforce", false}});
   REQUIRE(recall.status == 200);
   CHECK(recall.Json()["results"][0]["id"] == id);
   CHECK(Http(l.port(), "GET", "/v1/memory/stats").Json()["facts"] == 0);

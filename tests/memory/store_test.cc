@@ -1,12 +1,12 @@
 // MemoryStore over a real Engine: remember, supersede, reinforce, recall
 // ranking and filters, decay arithmetic with injected time, forget,
 // relate/related, export/import, ingest dedup, embedder fallback, replay.
-#include <catch2/catch.hpp>
+#include "state/memory/store.h"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 
 #include "state/engine.h"
-#include "state/memory/store.h"
 #include "state/replay.h"
 #include "state/test_util.h"
 
@@ -25,9 +25,7 @@ struct Fixture {
   std::unique_ptr<state::Engine> engine;
   std::unique_ptr<MemoryStore> store;
 
-  explicit Fixture(MemoryOptions options = {}) {
-    Reopen(std::move(options));
-  }
+  explicit Fixture(MemoryOptions options = {}) { Reopen(std::move(options)); }
   void Reopen(MemoryOptions options = {}) {
     store.reset();
     engine.reset();
@@ -47,7 +45,8 @@ struct Fixture {
     if (!plan->events.empty()) REQUIRE(engine->Commit(std::move(plan->events)).ok());
     return plan->answer;
   }
-  json Fact(const std::string& s, const std::string& r, const std::string& o, json extra = json::object()) {
+  json Fact(const std::string& s, const std::string& r, const std::string& o,
+            json extra = json::object()) {
     extra["subject"] = s;
     extra["relation"] = r;
     extra["object"] = o;
@@ -76,7 +75,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("a fact with the same subject and relation supersedes the old one, which is kept", "[memory]") {
+TEST_CASE("a fact with the same subject and relation supersedes the old one, which is kept",
+          "[memory]") {
   Fixture f;
   json a = f.Fact("alice", "works_at", "Acme");
   CHECK(a["superseded"].empty());
@@ -88,8 +88,12 @@ TEST_CASE("a fact with the same subject and relation supersedes the old one, whi
   CHECK(old["valid_until"] == FormatTime(kT0 + kHour));
   CHECK(old["valid_from"] == FormatTime(kT0));
   // Recall gives the current fact only, unless asked.
-  CHECK(f.Ids(f.Recall({{"query", "alice works at"}, {"reinforce", false}})) == std::vector<std::string>{b["id"]});
-  CHECK(f.Ids(f.Recall({{"query", "alice works at"}, {"reinforce", false}, {"include_superseded", true}})).size() == 2);
+  CHECK(f.Ids(f.Recall({{"query", "alice works at"}, {"reinforce", false}})) ==
+        std::vector<std::string>{b["id"]});
+  CHECK(
+      f.Ids(f.Recall(
+                {{"query", "alice works at"}, {"reinforce", false}, {"include_superseded", true}}))
+          .size() == 2);
   // Another namespace is another world.
   json c = f.Fact("alice", "works_at", "Umbrella", {{"namespace", "fiction"}});
   CHECK(c["superseded"].empty());
@@ -125,7 +129,8 @@ TEST_CASE("recall ranks a small hand-checked set and filters", "[memory]") {
   json fact = f.Fact("deploy", "owner", "Carol", {{"tags", {"ops"}}});
   json other = f.Episode("Friday standup moved to 10am.", {{"namespace", "team"}});
 
-  json out = f.Recall({{"query", "why did the deploy fail"}, {"reinforce", false}, {"explain", true}});
+  json out =
+      f.Recall({{"query", "why did the deploy fail"}, {"reinforce", false}, {"explain", true}});
   auto ids = f.Ids(out);
   REQUIRE(!ids.empty());
   CHECK(ids[0] == deploy["id"]);
@@ -142,7 +147,9 @@ TEST_CASE("recall ranks a small hand-checked set and filters", "[memory]") {
 
   CHECK(f.Ids(f.Recall({{"query", "deploy"}, {"kind", "fact"}, {"reinforce", false}})) ==
         std::vector<std::string>{fact["id"]});
-  CHECK(f.Ids(f.Recall({{"query", "deploy friday"}, {"tag", "ops"}, {"reinforce", false}})).size() == 2);
+  CHECK(
+      f.Ids(f.Recall({{"query", "deploy friday"}, {"tag", "ops"}, {"reinforce", false}})).size() ==
+      2);
   CHECK(f.Ids(f.Recall({{"query", "friday"}, {"namespace", "team"}, {"reinforce", false}})) ==
         std::vector<std::string>{other["id"]});
   CHECK(f.Ids(f.Recall({{"query", "friday"}, {"episode_id", "inc-7"}, {"reinforce", false}})) ==
@@ -171,7 +178,8 @@ TEST_CASE("recall reinforces what it returns: +0.2 episodes, +0.1 facts, capped"
   CHECK(f.Get(e["id"])["access_count"] == 4);
 }
 
-TEST_CASE("decay: strength halves every half-life; faded memories go; more than half needs force", "[memory]") {
+TEST_CASE("decay: strength halves every half-life; faded memories go; more than half needs force",
+          "[memory]") {
   Fixture f;
   json a = f.Episode("alpha event happened");
   json b = f.Episode("beta event happened at the zoo");
@@ -205,21 +213,26 @@ TEST_CASE("forget by id, subject and age", "[memory]") {
   CHECK(f.Commit(f.store->Forget({{"older_than", "30d"}}, f.clock.Now()))["forgotten"] == 2);
   CHECK(f.store->Get(c["id"], f.clock.Now()).ok());
   json d = f.Fact("dave", "likes", "chess");
-  CHECK(f.Commit(f.store->Forget({{"subject", "dave"}}, f.clock.Now()))["ids"] == json::array({d["id"]}));
+  CHECK(f.Commit(f.store->Forget({{"subject", "dave"}}, f.clock.Now()))["ids"] ==
+        json::array({d["id"]}));
   CHECK(f.Commit(f.store->Forget({{"id", c["id"]}}, f.clock.Now()))["forgotten"] == 1);
   CHECK(f.store->Forget({{"id", "m-999"}}, f.clock.Now()).status().IsNotFound());
-  CHECK(f.store->Forget({{"id", "x"}, {"subject", "y"}}, f.clock.Now()).status().IsInvalidArgument());
+  CHECK(
+      f.store->Forget({{"id", "x"}, {"subject", "y"}}, f.clock.Now()).status().IsInvalidArgument());
   CHECK(f.store->Forget({{"older_than", "soon"}}, f.clock.Now()).status().IsInvalidArgument());
 }
 
 TEST_CASE("relate is unique; related walks associations and facts up to depth 3", "[memory]") {
   Fixture f;
-  json r1 = f.Commit(f.store->Relate({{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}));
+  json r1 = f.Commit(
+      f.store->Relate({{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}));
   CHECK(r1["created"] == true);
-  json r2 = f.Commit(f.store->Relate({{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}));
+  json r2 = f.Commit(
+      f.store->Relate({{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}));
   CHECK(r2["created"] == false);
   CHECK(r2["id"] == r1["id"]);
-  f.Commit(f.store->Relate({{"entity_a", "RocksDB"}, {"relation", "written_in"}, {"entity_b", "C++"}}));
+  f.Commit(
+      f.store->Relate({{"entity_a", "RocksDB"}, {"relation", "written_in"}, {"entity_b", "C++"}}));
   f.Fact("C++", "standardised_by", "ISO");
   auto d1 = f.store->Related("limbic", 1);
   REQUIRE(d1.ok());
@@ -231,7 +244,9 @@ TEST_CASE("relate is unique; related walks associations and facts up to depth 3"
   CHECK((*d3)["related"][2]["via"] == "fact");
   CHECK((*d3)["related"][2]["depth"] == 3);
   CHECK(f.store->Related("limbic", 4).status().IsInvalidArgument());
-  CHECK(f.store->Relate({{"entity_a", "a/b\n"}, {"relation", "x"}, {"entity_b", "c"}}).status().IsInvalidArgument());
+  CHECK(f.store->Relate({{"entity_a", "a/b\n"}, {"relation", "x"}, {"entity_b", "c"}})
+            .status()
+            .IsInvalidArgument());
 }
 
 TEST_CASE("export then import into another store is complete and idempotent", "[memory]") {
@@ -266,7 +281,8 @@ TEST_CASE("ingest: chunks with episode ids, the same file twice adds nothing", "
   std::string path = f.dir / "notes.md";
   {
     std::ofstream out(path);
-    for (int i = 0; i < 60; ++i) out << "Line " << i << " of the runbook: restart the ingest worker gently.\n";
+    for (int i = 0; i < 60; ++i)
+      out << "Line " << i << " of the runbook: restart the ingest worker gently.\n";
   }
   json first = f.Commit(f.store->Ingest({{"path", path}, {"episode_id", "ep-1"}}));
   REQUIRE(first["files"].size() == 1);
@@ -279,11 +295,14 @@ TEST_CASE("ingest: chunks with episode ids, the same file twice adds nothing", "
   REQUIRE(stats.ok());
   CHECK((*stats)["chunks"] == chunks);
   CHECK((*stats)["documents"] == 1);
-  json got = f.Recall({{"query", "restart the ingest worker"}, {"episode_id", "ep-1"}, {"reinforce", false}});
+  json got = f.Recall(
+      {{"query", "restart the ingest worker"}, {"episode_id", "ep-1"}, {"reinforce", false}});
   REQUIRE(!got["results"].empty());
   CHECK(got["results"][0]["source"].get<std::string>().find("notes.md#") != std::string::npos);
-  CHECK(f.Recall({{"query", "restart"}, {"episode_id", "ep-2"}, {"reinforce", false}})["results"].empty());
-  CHECK(std::filesystem::exists(f.dir / ("memory/raw/" + first["files"][0]["sha256"].get<std::string>() + ".md")));
+  CHECK(f.Recall({{"query", "restart"}, {"episode_id", "ep-2"}, {"reinforce", false}})["results"]
+            .empty());
+  CHECK(std::filesystem::exists(
+      f.dir / ("memory/raw/" + first["files"][0]["sha256"].get<std::string>() + ".md")));
   CHECK(f.store->Ingest({{"path", f.dir / "missing.md"}}).status().IsNotFound());
   // Forgetting every chunk forgets the document: it can be ingested again.
   json forget = f.Commit(f.store->Forget({{"older_than", "0s"}}, f.clock.Now() + 1));
@@ -291,7 +310,8 @@ TEST_CASE("ingest: chunks with episode ids, the same file twice adds nothing", "
   CHECK(f.Commit(f.store->Ingest({{"path", path}}))["files"][0]["status"] == "ingested");
 }
 
-TEST_CASE("an unreachable embedder: remember still works, recall falls back to BM25 and says so", "[memory]") {
+TEST_CASE("an unreachable embedder: remember still works, recall falls back to BM25 and says so",
+          "[memory]") {
   MemoryOptions o;
   o.embedder.kind = "openai";
   o.embedder.url = "http://127.0.0.1:9";  // discard port: nothing listens
