@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -265,6 +266,7 @@ bool VectorIndex::dirty() const { return impl_->dirty; }
 
 std::vector<VectorHit> VectorIndex::Search(std::span<const float> query, size_t k, float threshold,
                                            const std::function<bool(const std::string&)>& filter) const {
+  k = std::min(k, impl_->slot_of.size());  // also keeps k * 4 and ef sane
   if (k == 0 || query.size() != impl_->opt.dims) return {};
   if (impl_->UseGraph()) return impl_->Approximate(query, k, threshold, filter);
   return impl_->Exact(query, k, threshold, filter);
@@ -273,12 +275,15 @@ std::vector<VectorHit> VectorIndex::Search(std::span<const float> query, size_t 
 std::vector<VectorHit> VectorIndex::SearchExact(
     std::span<const float> query, size_t k, float threshold,
     const std::function<bool(const std::string&)>& filter) const {
+  k = std::min(k, impl_->slot_of.size());
   if (k == 0 || query.size() != impl_->opt.dims) return {};
   return impl_->Exact(query, k, threshold, filter);
 }
 
-Status VectorIndex::Save(const std::string& path) const {
+Status VectorIndex::Save(const std::string& relative_path) const {
   const Impl& im = *impl_;
+  // Absolute, so that the directory synced after the renames is never "".
+  const std::string path = std::filesystem::absolute(relative_path).string();
   state::Env* env = state::Env::Default();
   IdsFile file;
   file.dims = static_cast<uint32_t>(im.opt.dims);
@@ -389,10 +394,11 @@ Status VectorIndex::Load(const std::string& path) {
         return Status::Corruption(path + ": the graph has no live node for slot " + std::to_string(s));
       std::memcpy(im->data.data() + size_t{s} * dims, g.getDataByInternalId(it->second), dims * 4);
     }
-  } else if (im->slot_of.size() > im->opt.exact_limit) {
-    LIMBIC_RETURN_IF_ERROR(im->BuildGraph());  // saved under a larger exact_limit
   }
   im->dirty = false;
+  // Saved under a larger exact_limit: the graph is built now, and the
+  // index is dirty so that the next Save keeps it.
+  if (!im->graph && im->slot_of.size() > im->opt.exact_limit) LIMBIC_RETURN_IF_ERROR(im->BuildGraph());
   impl_ = std::move(im);
   return Status::OK();
 }

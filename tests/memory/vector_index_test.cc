@@ -133,6 +133,8 @@ TEST_CASE("exact search ranks by cosine, applies threshold and filter, ties by i
   CHECK(Ids(index.Search(q, 3, -1, not_b)) == std::vector<std::string>{"a", "d", "c"});
   CHECK(index.Search(q, 0, -1).empty());
   CHECK(index.Search(Vector{1, 0}, 3, -1).empty());  // wrong size: nothing
+  CHECK(index.Search(q, 100, -1).size() == 5);
+  CHECK(VectorIndex(ThreeDims()).Search(q, 3, -1).empty());
 
   VectorIndex ties(ThreeDims());
   for (const char* id : {"z", "m", "a", "q"}) REQUIRE(ties.Upsert(id, 1, Vector{0, 1, 0}).ok());
@@ -164,7 +166,7 @@ TEST_CASE("upsert: same version is a no-op, a new one replaces, wrong dims rejec
   CHECK_FALSE(index.Contains("c"));
 }
 
-TEST_CASE("remove frees a slot that the next entry reuses; RetainOnly", "[memory]") {
+TEST_CASE("remove frees a slot that the next entry reuses, and RetainOnly drops the rest", "[memory]") {
   TempDir dir;
   VectorIndex index(ThreeDims());
   REQUIRE(index.Upsert("a", 1, Vector{1, 0, 0}).ok());
@@ -289,6 +291,7 @@ TEST_CASE("save and load round-trip in both modes", "[memory]") {
   VectorIndex narrow(SmallGraph());
   REQUIRE(narrow.Load(dir / "wide").ok());
   CHECK(narrow.approximate());
+  CHECK(narrow.dirty());  // so that the built graph gets saved
 }
 
 TEST_CASE("load: missing is NotFound, damage and mismatch are Corruption", "[memory]") {
