@@ -11,19 +11,26 @@
 // ef_construction, ef_search) answers; it is built from all entries the
 // first time the size passes the limit and kept up to date by later
 // Upserts and Removes after that (removed entries are marked deleted, and
-// their slots reused). Filtered searches on the graph ask it for more
-// candidates (k * 4, then all) until k pass the filter or it has no more.
-// ef_search is raised to at least k.
+// their slots reused), also should the size fall back under the limit.
+// Scores are always recomputed from the stored vectors, so the graph can
+// miss a neighbour but never misreport a score. Filtered searches on the
+// graph ask it for k * 4 candidates; when fewer than k pass and the graph
+// may hold more above the threshold, the exact scan answers (asking the
+// graph for "all" would visit every node anyway, more slowly). ef_search is
+// raised to at least the number of candidates asked for.
 //
 // Persistence: Save writes <path> (the graph, hnswlib's format) and
 // <path>.ids (id, version and label of each entry) through temp files and
 // rename; Load reads them back. A missing pair is NotFound (build from the
 // entries instead); a damaged or mismatching pair (other dims, ids that do
-// not match the graph) is Corruption: the caller deletes it and rebuilds.
-// An exact-mode index saves only its ids file and vectors (no graph).
+// not match the graph, a graph from another Save) is Corruption: the
+// caller deletes it and rebuilds. An exact-mode index saves only its ids
+// file with the vectors in it (no graph), so Load restores it whole; an
+// approximate one reads its vectors back from the graph.
 //
-// Memory: 4 * dims bytes per entry for the vectors, plus the graph's
-// ~ (m * 2 * 4 + 8) bytes per entry in approximate mode.
+// Memory: 4 * dims bytes per entry for the vectors, plus in approximate
+// mode the graph's own copy of them and its links and bookkeeping:
+// ~ (4 * dims + m * 8 + 100) bytes per entry.
 //
 // Thread-safety: one thread at a time.
 #pragma once
@@ -61,24 +68,35 @@ class VectorIndex {
   VectorIndex& operator=(const VectorIndex&) = delete;
 
   // Adds or replaces `id`; no-op when it is present with this version.
-  // InvalidArgument when v.size() != dims.
+  // InvalidArgument when v.size() != dims. Internal when the graph could
+  // not be built or updated (hnswlib failed, e.g. out of memory): the entry
+  // is stored all the same, searches are exact, and a later Upsert past
+  // the limit builds the graph again.
   Status Upsert(const std::string& id, uint64_t version, std::span<const float> v);
   void Remove(const std::string& id);
   // Removes every entry whose id is not in `keep` (sorted).
   void RetainOnly(const std::vector<std::string>& keep);
   bool Contains(const std::string& id) const;
   size_t size() const;
+  // True when Search uses the graph: size() > exact_limit (and the graph
+  // was built).
   bool approximate() const;
 
   // The best k entries with cosine >= threshold that pass `filter` (when
-  // given), best first; ties by id.
+  // given), best first; ties by id. A query whose size is not dims finds
+  // nothing. `filter` is called only for entries that would make the cut.
   std::vector<VectorHit> Search(std::span<const float> query, size_t k, float threshold,
                                 const std::function<bool(const std::string& id)>& filter = {}) const;
   // Always exact, whatever the size (the benchmark's reference).
   std::vector<VectorHit> SearchExact(std::span<const float> query, size_t k, float threshold,
                                      const std::function<bool(const std::string& id)>& filter = {}) const;
 
+  // IOError when a file cannot be written; a pair left half-replaced by a
+  // failure or a crash is Corruption to Load, never a wrong index.
   Status Save(const std::string& path) const;
+  // Replaces the contents with the saved ones; on any error the index is
+  // left as it was. A saved exact-mode index larger than this exact_limit
+  // gets its graph built here.
   Status Load(const std::string& path);
   // True when something changed since the last Save or Load.
   bool dirty() const;
