@@ -85,7 +85,8 @@ void Api::AddMemoryRoutes(Router& r) {
     CommitPlan(rt_.memory().Relate(*body), respond);
   });
   r.Add("GET", "/v1/memory/related", [this](HttpRequest& req, Responder respond) {
-    auto depth = QueryCount(req, "depth", 1, 3);
+    // Not capped like other counts: a depth beyond 3 is refused, as in Related.
+    auto depth = QueryCount(req, "depth", 1, 1000);
     if (!depth.ok()) return respond(ErrorResponse(depth.status()));
     auto out = rt_.memory().Related(Query(req, "entity").value_or(""), static_cast<int>(*depth));
     if (!out.ok()) return respond(ErrorResponse(out.status()));

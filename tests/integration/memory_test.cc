@@ -33,7 +33,7 @@ json MJ(const TempDir& dir, std::vector<std::string> args, int want_exit = 0,
 
 }  // namespace
 
-TEST_CASE("memory from the command line: every operation", "[memory]") {
+TEST_CASE("memory from the command line does every operation", "[memory]") {
   TempDir dir;
   json a = MJ(dir, {"remember", "alice", "works_at", "Acme", "--tag", "people"});
   CHECK(a["id"].get<std::string>().rfind("m-", 0) == 0);
@@ -90,7 +90,7 @@ TEST_CASE("memory from the command line: every operation", "[memory]") {
   CHECK(badkind.err.find("kind") != std::string::npos);
 }
 
-TEST_CASE("memory ingest of a folder: types, dedup, episode filter, errors", "[memory]") {
+TEST_CASE("memory ingest of a folder skips types and dedups and filters by episode", "[memory]") {
   TempDir dir;
   std::filesystem::create_directories(dir / "docs/sub");
   std::ofstream(dir / "docs/guide.md") << "# Guide\n\nRotate the signing keys every ninety days.\n";
@@ -110,9 +110,13 @@ TEST_CASE("memory ingest of a folder: types, dedup, episode filter, errors", "[m
   CHECK(png.err.find(".pdf") != std::string::npos);  // lists what is supported
 }
 
-TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, context", "[memory]") {
+TEST_CASE(
+    "memory over HTTP does the same and recall survives a SIGKILL and context fits its budget",
+    "[memory]") {
   TempDir dir;
   json config = BaseConfig(dir);
+  config["api"]["body_limit"] =
+      1 << 20;  // an export with vectors is bigger than the tests' default
   std::string id;
   {
     RunningLimbic l(dir, config);
@@ -150,7 +154,9 @@ TEST_CASE("memory over HTTP: the same operations, recall across a SIGKILL, conte
     CHECK(HttpJson(port, "POST", "/v1/memory/embed", {{"all", true}}).Json()["embedded"] == 2);
     auto exported = Http(port, "GET", "/v1/memory/export");
     REQUIRE(exported.status == 200);
-    CHECK(HttpJson(port, "POST", "/v1/memory/import", exported.Json()).Json()["imported"] == 0);
+    auto imported = HttpJson(port, "POST", "/v1/memory/import", exported.Json());
+    INFO(imported.body);
+    CHECK(imported.Json()["imported"] == 0);
     std::ofstream(dir / "note.txt") << "The on-call rotation changes on Mondays at 9.";
     auto ingest = HttpJson(port, "POST", "/v1/memory/ingest", {{"path", dir / "note.txt"}});
     REQUIRE(ingest.status == 201);

@@ -75,8 +75,9 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("a fact with the same subject and relation supersedes the old one, which is kept",
-          "[memory]") {
+TEST_CASE(
+    "a fact with the same subject and relation supersedes the old one and the old one is kept",
+    "[memory]") {
   Fixture f;
   json a = f.Fact("alice", "works_at", "Acme");
   CHECK(a["superseded"].empty());
@@ -159,7 +160,8 @@ TEST_CASE("recall ranks a small hand-checked set and filters", "[memory]") {
   CHECK_FALSE(ParseRecallRequest({{"query", "x"}, {"bogus", 1}}).ok());
 }
 
-TEST_CASE("recall reinforces what it returns: +0.2 episodes, +0.1 facts, capped", "[memory]") {
+TEST_CASE("recall reinforces what it returns by 0.2 for episodes and 0.1 for facts up to the cap",
+          "[memory]") {
   Fixture f;
   json e = f.Episode("Quarterly planning offsite in Lisbon.");
   json k = f.Fact("offsite", "location", "Lisbon");
@@ -178,8 +180,10 @@ TEST_CASE("recall reinforces what it returns: +0.2 episodes, +0.1 facts, capped"
   CHECK(f.Get(e["id"])["access_count"] == 4);
 }
 
-TEST_CASE("decay: strength halves every half-life; faded memories go; more than half needs force",
-          "[memory]") {
+TEST_CASE(
+    "decay halves strength every half-life and deletes faded memories but more than half needs "
+    "force",
+    "[memory]") {
   Fixture f;
   json a = f.Episode("alpha event happened");
   json b = f.Episode("beta event happened at the zoo");
@@ -222,7 +226,7 @@ TEST_CASE("forget by id, subject and age", "[memory]") {
   CHECK(f.store->Forget({{"older_than", "soon"}}, f.clock.Now()).status().IsInvalidArgument());
 }
 
-TEST_CASE("relate is unique; related walks associations and facts up to depth 3", "[memory]") {
+TEST_CASE("relate is unique and related walks associations and facts up to depth 3", "[memory]") {
   Fixture f;
   json r1 = f.Commit(
       f.store->Relate({{"entity_a", "limbic"}, {"relation", "uses"}, {"entity_b", "RocksDB"}}));
@@ -276,7 +280,8 @@ TEST_CASE("export then import into another store is complete and idempotent", "[
   CHECK(r.status().message().find("memories[1]") != std::string::npos);
 }
 
-TEST_CASE("ingest: chunks with episode ids, the same file twice adds nothing", "[memory]") {
+TEST_CASE("ingest stores chunks with episode ids and the same file twice adds nothing",
+          "[memory]") {
   Fixture f;
   std::string path = f.dir / "notes.md";
   {
@@ -310,7 +315,7 @@ TEST_CASE("ingest: chunks with episode ids, the same file twice adds nothing", "
   CHECK(f.Commit(f.store->Ingest({{"path", path}}))["files"][0]["status"] == "ingested");
 }
 
-TEST_CASE("an unreachable embedder: remember still works, recall falls back to BM25 and says so",
+TEST_CASE("an unreachable embedder still remembers and recall falls back to BM25 saying so",
           "[memory]") {
   MemoryOptions o;
   o.embedder.kind = "openai";
