@@ -40,6 +40,8 @@ bench: build
 	$(BUILD)/limbic_bench $(BENCH_ARGS)
 	$(BUILD)/limbic_loop_bench
 	cd $(BUILD) && ./limbic_archive_bench && ./limbic_search_bench
+	$(BUILD)/limbic_memory_bench
+	$(BUILD)/limbic_vector_bench
 
 clean:
 	rm -rf $(BUILD)

@@ -25,6 +25,7 @@ TimeMs Time(const json& rec, const char* key) {
 RecallIndex::RecallIndex(std::string embedder_id, VectorIndexOptions vectors, Bm25Params bm25)
     : embedder_id_(std::move(embedder_id)),
       bm25_(bm25),
+      vector_options_(vectors),
       vectors_(std::make_unique<VectorIndex>(vectors)) {}
 
 void RecallIndex::Put(const json& rec) {
@@ -49,6 +50,7 @@ void RecallIndex::Put(const json& rec) {
   if (emb != rec.end() && emb->is_object()) m.embedder = emb->value("embedder", "");
   if (!m.embedder.empty() && m.embedder == embedder_id_) {
     auto v = DecodeVector(emb->value("vector", ""));
+    if (v.ok()) EnsureDims(v->size());
     if (v.ok() && vectors_->Upsert(id, rec.value("vector_seq", uint64_t{0}), *v).ok())
       m.embedded = true;
   } else if (vectors_->Contains(id)) {
@@ -57,6 +59,14 @@ void RecallIndex::Put(const json& rec) {
   // The text never changes after memory_stored: index it once.
   if (!slot_of_.count(id)) IndexText(id, Str(rec, "text"));
   meta_[id] = std::move(m);
+}
+
+void RecallIndex::EnsureDims(size_t dims) {
+  // An embedder's dimension is known once it has answered (openai models
+  // differ); an empty index takes the dimension of the first vector.
+  if (dims == 0 || dims == vector_options_.dims || vectors_->size() > 0) return;
+  vector_options_.dims = dims;
+  vectors_ = std::make_unique<VectorIndex>(vector_options_);
 }
 
 void RecallIndex::Remove(const std::string& id) {

@@ -80,6 +80,9 @@ class RecallIndex {
   std::vector<VectorHit> Nearest(std::span<const float> query, size_t n, float threshold,
                                  const MetaFilter& filter) const;
 
+  // Before the first vector: size the vector index for `dims` (the
+  // embedder's, once known). No-op once it holds vectors.
+  void EnsureDims(size_t dims);
   const std::string& embedder_id() const { return embedder_id_; }
   VectorIndex& vectors() { return *vectors_; }
   const VectorIndex& vectors() const { return *vectors_; }
@@ -101,6 +104,7 @@ class RecallIndex {
 
   std::string embedder_id_;
   Bm25Params bm25_;
+  VectorIndexOptions vector_options_;
   std::unordered_map<std::string, MemoryMeta> meta_;
   std::unordered_map<std::string, uint32_t> term_ids_;
   std::vector<Term> terms_;

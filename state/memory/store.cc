@@ -60,6 +60,7 @@ std::string MemoryStore::HnswPath() const {
 
 Status MemoryStore::Load() {
   VectorIndexOptions vo = options_.vectors;
+  if (options_.embedder.kind == "hash") vo.dims = options_.embedder.dims;
   index_ = std::make_unique<RecallIndex>(embedder_->id(), vo, options_.bm25);
   // A saved index spares rebuilding the HNSW graph; the records then bring
   // it up to date (unchanged entries are no-ops).

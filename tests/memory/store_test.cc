@@ -1,6 +1,7 @@
 // MemoryStore over a real Engine: remember, supersede, reinforce, recall
 // ranking and filters, decay arithmetic with injected time, forget,
 // relate/related, export/import, ingest dedup, embedder fallback, replay.
+#include "loopback_server.h"
 #include "state/memory/store.h"
 
 #include <catch2/catch.hpp>
@@ -350,4 +351,42 @@ TEST_CASE("memory survives reopen and replay reproduces it", "[memory]") {
   auto replayed = state::Replay(ro);
   REQUIRE(replayed.ok());
   CHECK(replayed->digest == *live);
+}
+
+TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then recall falls back", "[memory]") {
+  // The far end answers like /v1/embeddings with 16-dim hash vectors.
+  EmbedderSpec spec16;
+  spec16.dims = 16;
+  auto hash16 = MakeEmbedder(spec16);
+  REQUIRE(hash16.ok());
+  auto server = std::make_unique<testing::LoopbackServer>([&](const testing::LoopbackRequest& req)
+                                                              -> std::optional<std::string> {
+    json body = json::parse(req.body, nullptr, false);
+    if (req.target != "/v1/embeddings" || body.is_discarded() || body["model"] != "mini")
+      return testing::HttpAnswer(400, "{}");
+    std::vector<std::string> texts = body["input"];
+    auto v = (*hash16)->Embed(texts);
+    json data = json::array();
+    for (size_t i = 0; i < v->size(); ++i) data.push_back({{"index", i}, {"embedding", (*v)[i]}});
+    return testing::HttpAnswer(200, json{{"data", data}}.dump());
+  });
+  MemoryOptions o;
+  o.embedder.kind = "openai";
+  o.embedder.url = server->url();
+  o.embedder.model = "mini";
+  o.embedder.timeout_ms = 2000;
+  Fixture f(o);
+  json a = f.Episode("Renewed the TLS certificate for the status page.");
+  CHECK_FALSE(a.contains("note"));
+  CHECK(f.Get(a["id"])["embedder"] == "openai:mini");
+  json up = f.Recall({{"query", "certificate renewal status page"}, {"reinforce", false}, {"explain", true}});
+  CHECK(up["vector"]["used"] == true);
+  REQUIRE(!up["results"].empty());
+  CHECK(up["results"][0]["explain"].contains("vector"));
+  server.reset();  // the endpoint goes down
+  json down = f.Recall({{"query", "certificate renewal status page"}, {"reinforce", false}});
+  CHECK(down["vector"]["used"] == false);
+  CHECK(down["vector"]["note"].get<std::string>().find("unavailable") != std::string::npos);
+  REQUIRE(!down["results"].empty());
+  CHECK(down["results"][0]["id"] == a["id"]);
 }
