@@ -41,22 +41,26 @@ json ErrorMessage(const json& id, const RpcError& e) {
 // requests are answered in order, one at a time.
 class McpServer {
  public:
-  McpServer(ApiClient& api, std::shared_ptr<spdlog::logger> log) : api_(api), log_(std::move(log)) {}
+  McpServer(ApiClient& api, std::shared_ptr<spdlog::logger> log)
+      : api_(api), log_(std::move(log)) {}
 
   // The answer to one line; nullopt for a notification, a response or a
   // blank line.
   std::optional<json> Handle(const std::string& line) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) return std::nullopt;
     json msg = json::parse(line, nullptr, false);
-    if (msg.is_discarded()) return ErrorMessage(nullptr, {kParseError, "parse error: not valid JSON", {}});
+    if (msg.is_discarded())
+      return ErrorMessage(nullptr, {kParseError, "parse error: not valid JSON", {}});
     if (msg.is_array())
-      return ErrorMessage(nullptr, {kInvalidRequest, "batches are not supported: send one message per line", {}});
+      return ErrorMessage(
+          nullptr, {kInvalidRequest, "batches are not supported: send one message per line", {}});
     if (!msg.is_object())
       return ErrorMessage(nullptr, {kInvalidRequest, "invalid request: not a JSON object", {}});
     const bool notification = !msg.contains("id");
     json id = notification ? json(nullptr) : msg["id"];
     if (!notification && !id.is_string() && !id.is_number_integer())
-      return ErrorMessage(nullptr, {kInvalidRequest, "invalid request: id must be a string or an integer", {}});
+      return ErrorMessage(
+          nullptr, {kInvalidRequest, "invalid request: id must be a string or an integer", {}});
     if (!msg.contains("method")) {
       // A response: this server sends no requests, so there is nothing to match it to.
       if (msg.contains("result") || msg.contains("error")) return std::nullopt;
@@ -94,7 +98,8 @@ class McpServer {
     if (method == "tools/list") {
       json tools = json::array();
       for (const McpTool& t : McpTools())
-        tools.push_back({{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}});
+        tools.push_back(
+            {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}});
       *result = {{"tools", std::move(tools)}};
       return std::nullopt;
     }
@@ -109,8 +114,7 @@ class McpServer {
     std::string version = kProtocolVersions[0];
     for (const char* v : kProtocolVersions)
       if (asked == v) version = v;
-    if (version != asked)
-      log_->info("client asked for protocol {}; answering {}", asked, version);
+    if (version != asked) log_->info("client asked for protocol {}; answering {}", asked, version);
     *result = {
         {"protocolVersion", version},
         {"capabilities", {{"tools", json::object()}}},
@@ -127,8 +131,7 @@ class McpServer {
       return RpcError{kInvalidParams, "invalid params: name must be a string", {}};
     std::string name = params["name"].get<std::string>();
     const McpTool* tool = FindMcpTool(name);
-    if (!tool)
-      return RpcError{kInvalidParams, "unknown tool: " + name, {{"tool", name}}};
+    if (!tool) return RpcError{kInvalidParams, "unknown tool: " + name, {{"tool", name}}};
     json arguments = params.contains("arguments") ? params["arguments"] : json::object();
     if (arguments.is_null()) arguments = json::object();
     std::string argument;
@@ -136,15 +139,17 @@ class McpServer {
     if (!checked.ok()) {
       json data = {{"tool", name}};
       if (!argument.empty()) data["argument"] = argument;
-      return RpcError{kInvalidParams, "invalid arguments for " + name + ": " + checked.message(), data};
+      return RpcError{kInvalidParams, "invalid arguments for " + name + ": " + checked.message(),
+                      data};
     }
     ApiRequest request = BuildApiRequest(*tool, arguments);
     auto answer = api_.Call(request);
     // From here on every failure is the tool's result, for the model to read.
     if (!answer.ok()) {
       log_->warn("{}: {}", name, answer.status().message());
-      *result = {{"content", {{{"type", "text"}, {"text", "the limbic API is unreachable: " +
-                                                               answer.status().message()}}}},
+      *result = {{"content",
+                  {{{"type", "text"},
+                    {"text", "the limbic API is unreachable: " + answer.status().message()}}}},
                  {"isError", true}};
       return std::nullopt;
     }

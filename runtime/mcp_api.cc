@@ -39,7 +39,9 @@ class HttpApiClient : public ApiClient {
   std::string base_, token_;
 };
 
-bool PidAlive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+bool PidAlive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
 
 // The pid a lock file names; 0 when unreadable.
 long LockHolder(const std::string& state_dir) {

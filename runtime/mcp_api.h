@@ -3,11 +3,12 @@
 // runtime in-process when nobody does (the contract is in runtime/mcp.h).
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <spdlog/logger.h>
 #include <string>
 #include <thread>
 #include <utility>

@@ -1,8 +1,8 @@
 // Internal to runtime/: the tools `limbic mcp` offers. Each tool is one HTTP
 // API route (docs/api.md); its arguments go, by name, into the route's path
-// ({id}), else into the query string (GET) or the JSON body (POST, PATCH). The table is the one source of truth:
-// tools/list shows each tool's JSON Schema and tools/call checks arguments
-// against that same schema before anything is sent.
+// ({id}), else into the query string (GET) or the JSON body (POST, PATCH). The table is the one
+// source of truth: tools/list shows each tool's JSON Schema and tools/call checks arguments against
+// that same schema before anything is sent.
 //
 // Thread-safety: the table is immutable after first use; everything here is
 // reentrant.
@@ -20,8 +20,8 @@ namespace limbic::runtime {
 struct McpTool {
   std::string name;
   std::string description;
-  std::string method;  // GET, POST, PATCH
-  std::string path;    // "/v1/threads/{id}": {name} is filled from an argument
+  std::string method;           // GET, POST, PATCH
+  std::string path;             // "/v1/threads/{id}": {name} is filled from an argument
   nlohmann::json input_schema;  // {type: object, properties, required, additionalProperties: false}
   std::vector<std::string> exactly_one_of;  // when not empty: exactly one of these is given
   int timeout_ms = 30000;  // the HTTP exchange; a `wait` argument (seconds) adds to it

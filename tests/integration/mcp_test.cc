@@ -27,9 +27,7 @@ class McpClient {
     CHECK(answer["id"] == id);
     return answer;
   }
-  void Notify(const std::string& method) {
-    Send({{"jsonrpc", "2.0"}, {"method", method}});
-  }
+  void Notify(const std::string& method) { Send({{"jsonrpc", "2.0"}, {"method", method}}); }
   // A raw line; returns the next message.
   json Raw(const std::string& line) {
     REQUIRE(child_.Write(line + "\n"));
@@ -55,7 +53,8 @@ class McpClient {
     INFO(tool << ": " << result.dump());
     REQUIRE(result["isError"] == false);
     REQUIRE(result["content"][0]["type"] == "text");
-    CHECK(json::parse(result["content"][0]["text"].get<std::string>()) == result["structuredContent"]);
+    CHECK(json::parse(result["content"][0]["text"].get<std::string>()) ==
+          result["structuredContent"]);
     return result["structuredContent"];
   }
   // Closes stdin; the exit code once it has exited.
@@ -91,9 +90,9 @@ class McpClient {
 // A config for the in-process runtime: BaseConfig with a sensor, which
 // `limbic mcp` must leave out.
 std::vector<std::string> WriteConfig(const TempDir& dir) {
-  json config = BaseConfig(dir, json::object(),
-                           {{"tick", {{"kind", "timer"}, {"every", "1h"}, {"source", "timer"},
-                                      {"type", "tick"}}}});
+  json config = BaseConfig(
+      dir, json::object(),
+      {{"tick", {{"kind", "timer"}, {"every", "1h"}, {"source", "timer"}, {"type", "tick"}}}});
   std::ofstream(dir / "limbic.json") << config.dump(2);
   return {"--config", dir / "limbic.json"};
 }
@@ -128,11 +127,11 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
   for (const json& t : tools) by_name[t["name"]] = t;
   std::set<std::string> names;
   for (const auto& [name, t] : by_name) names.insert(name);
-  CHECK(names == std::set<std::string>{
-                     "remember_fact", "remember_episode", "recall", "relate", "related", "forget",
-                     "decay", "memory_stats", "ingest", "context", "add_percept", "list_percepts",
-                     "create_thread", "update_thread", "attention", "enqueue_action", "get_arousal",
-                     "set_arousal", "events_since"});
+  CHECK(names == std::set<std::string>{"remember_fact", "remember_episode", "recall", "relate",
+                                       "related", "forget", "decay", "memory_stats", "ingest",
+                                       "context", "add_percept", "list_percepts", "create_thread",
+                                       "update_thread", "attention", "enqueue_action",
+                                       "get_arousal", "set_arousal", "events_since"});
   for (const auto& [name, t] : by_name) {
     INFO(name);
     CHECK(t["description"].is_string());
@@ -156,7 +155,9 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
   CHECK(required("enqueue_action") == json{"effector", "type"});
   CHECK(required("memory_stats") == json::array());
   json fact = by_name["remember_fact"]["inputSchema"]["properties"];
-  CHECK(fact["importance"] == json{{"type", "number"}, {"minimum", 0}, {"maximum", 1},
+  CHECK(fact["importance"] == json{{"type", "number"},
+                                   {"minimum", 0},
+                                   {"maximum", 1},
                                    {"description", fact["importance"]["description"]}});
   CHECK(fact["tags"]["type"] == "array");
   CHECK(fact["tags"]["items"]["type"] == "string");
@@ -178,8 +179,11 @@ TEST_CASE("mcp: runtime tools through the in-process runtime") {
   McpClient mcp(dir, WriteConfig(dir));
   mcp.Initialize();
 
-  json added = mcp.Ok("add_percept", {{"source", "chat"}, {"type", "message"}, {"intensity", 0.9},
-                                      {"text", "hello & welcome?"}, {"data", {{"from", "ana"}}}});
+  json added = mcp.Ok("add_percept", {{"source", "chat"},
+                                      {"type", "message"},
+                                      {"intensity", 0.9},
+                                      {"text", "hello & welcome?"},
+                                      {"data", {{"from", "ana"}}}});
   std::string percept = added["id"];
   CHECK(added["seq"].is_number());
   mcp.Ok("add_percept", {{"source", "mail"}, {"type", "message"}});
@@ -188,13 +192,16 @@ TEST_CASE("mcp: runtime tools through the in-process runtime") {
   CHECK(listed["percepts"][0]["id"] == percept);
   CHECK(listed["percepts"][0]["text"] == "hello & welcome?");
 
-  mcp.Ok("set_arousal", {{"level", 0.7}, {"factors", {{"user_waiting", true}}}, {"reason", "test"}});
+  mcp.Ok("set_arousal",
+         {{"level", 0.7}, {"factors", {{"user_waiting", true}}}, {"reason", "test"}});
   json arousal = mcp.Ok("get_arousal");
   CHECK(arousal["level"] == 0.7);
   CHECK(arousal["factors"]["user_waiting"] == true);
 
   std::string thread = mcp.Ok("create_thread", {{"goal", "answer ana"}, {"salience", 0.6}})["id"];
-  mcp.Ok("update_thread", {{"id", thread}, {"salience", 0.9}, {"add_percepts", {percept}},
+  mcp.Ok("update_thread", {{"id", thread},
+                           {"salience", 0.9},
+                           {"add_percepts", {percept}},
                            {"state", {{"phase", "reading"}}}});
   json attention = mcp.Ok("attention");
   CHECK(attention["thread"]["id"] == thread);
@@ -202,8 +209,10 @@ TEST_CASE("mcp: runtime tools through the in-process runtime") {
   REQUIRE(attention["thread_percepts"].size() == 1);
   CHECK(attention["thread_percepts"][0]["id"] == percept);
 
-  std::string action = mcp.Ok("enqueue_action", {{"effector", "log"}, {"type", "reply"},
-                                                 {"payload", {{"text", "hi"}}}, {"thread_id", thread}})["id"];
+  std::string action = mcp.Ok("enqueue_action", {{"effector", "log"},
+                                                 {"type", "reply"},
+                                                 {"payload", {{"text", "hi"}}},
+                                                 {"thread_id", thread}})["id"];
   CHECK(!action.empty());
 
   json events = mcp.Ok("events_since", {{"after", 0}, {"type", "percept_arrived,thread_created"}});
@@ -222,7 +231,8 @@ TEST_CASE("mcp: runtime tools through the in-process runtime") {
   CHECK(bad["isError"] == true);
   CHECK(mcp.Finish() == 0);
   // The sensor was left out: no tick percepts in the log.
-  CHECK(Limbic({"--state", dir / "state", "--json", "percept", "list", "--source", "timer"}).out == "[]\n");
+  CHECK(Limbic({"--state", dir / "state", "--json", "percept", "list", "--source", "timer"}).out ==
+        "[]\n");
 }
 
 TEST_CASE("mcp: JSON-RPC errors") {
@@ -234,35 +244,45 @@ TEST_CASE("mcp: JSON-RPC errors") {
   CHECK(parse["id"].is_null());
   CHECK(mcp.Raw(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")["error"]["code"] == -32600);
   CHECK(mcp.Raw(R"("ping")")["error"]["code"] == -32600);
-  CHECK(mcp.Raw(R"({"jsonrpc":"1.0","id":7,"method":"ping"})") ==
-        json{{"jsonrpc", "2.0"}, {"id", 7},
-             {"error", {{"code", -32600}, {"message", "invalid request: jsonrpc must be \"2.0\""}}}});
+  CHECK(
+      mcp.Raw(R"({"jsonrpc":"1.0","id":7,"method":"ping"})") ==
+      json{{"jsonrpc", "2.0"},
+           {"id", 7},
+           {"error", {{"code", -32600}, {"message", "invalid request: jsonrpc must be \"2.0\""}}}});
   CHECK(mcp.Raw(R"({"jsonrpc":"2.0","id":"s","method":42})")["error"]["code"] == -32600);
   // Notifications, even unknown or invalid ones, and blank lines get no answer.
-  mcp.child().Write("\n{\"jsonrpc\":\"2.0\",\"method\":\"nope/nothing\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}\n");
+  mcp.child().Write(
+      "\n{\"jsonrpc\":\"2.0\",\"method\":\"nope/"
+      "nothing\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}\n");
   json unknown = mcp.Request("resources/list");
   CHECK(unknown["error"]["code"] == -32601);
 
   json no_tool = mcp.Request("tools/call", {{"name", "fly"}, {"arguments", json::object()}});
   CHECK(no_tool["error"]["code"] == -32602);
   CHECK(no_tool["error"]["message"] == "unknown tool: fly");
-  json no_source = mcp.Request("tools/call", {{"name", "add_percept"}, {"arguments", {{"type", "x"}}}});
+  json no_source =
+      mcp.Request("tools/call", {{"name", "add_percept"}, {"arguments", {{"type", "x"}}}});
   CHECK(no_source["error"]["code"] == -32602);
   CHECK(no_source["error"]["data"]["argument"] == "source");
   CHECK(no_source["error"]["message"].get<std::string>().find("\"source\"") != std::string::npos);
-  json wrong_type = mcp.Request("tools/call", {{"name", "add_percept"},
-      {"arguments", {{"source", "s"}, {"type", "t"}, {"intensity", "high"}}}});
+  json wrong_type = mcp.Request(
+      "tools/call", {{"name", "add_percept"},
+                     {"arguments", {{"source", "s"}, {"type", "t"}, {"intensity", "high"}}}});
   CHECK(wrong_type["error"]["data"]["argument"] == "intensity");
-  json out_of_range = mcp.Request("tools/call", {{"name", "set_arousal"}, {"arguments", {{"level", 1.5}}}});
+  json out_of_range =
+      mcp.Request("tools/call", {{"name", "set_arousal"}, {"arguments", {{"level", 1.5}}}});
   CHECK(out_of_range["error"]["data"]["argument"] == "level");
   json extra = mcp.Request("tools/call", {{"name", "attention"}, {"arguments", {{"now", 1}}}});
   CHECK(extra["error"]["data"]["argument"] == "now");
-  json bad_enum = mcp.Request("tools/call", {{"name", "list_percepts"}, {"arguments", {{"status", "old"}}}});
+  json bad_enum =
+      mcp.Request("tools/call", {{"name", "list_percepts"}, {"arguments", {{"status", "old"}}}});
   CHECK(bad_enum["error"]["code"] == -32602);
-  json two = mcp.Request("tools/call", {{"name", "forget"}, {"arguments", {{"id", "m-1"}, {"subject", "x"}}}});
+  json two = mcp.Request("tools/call",
+                         {{"name", "forget"}, {"arguments", {{"id", "m-1"}, {"subject", "x"}}}});
   CHECK(two["error"]["code"] == -32602);
   CHECK(mcp.Request("tools/call", {{"arguments", json::object()}})["error"]["code"] == -32602);
-  CHECK(mcp.Request("tools/call", {{"name", "attention"}, {"arguments", "x"}})["error"]["code"] == -32602);
+  CHECK(mcp.Request("tools/call", {{"name", "attention"}, {"arguments", "x"}})["error"]["code"] ==
+        -32602);
   // Nothing of that reached the state.
   CHECK(mcp.Ok("list_percepts")["percepts"].empty());
   CHECK(mcp.Finish() == 0);
@@ -281,9 +301,10 @@ TEST_CASE("mcp: uses the limbic run that holds the state dir") {
     // The token comes from the same config file.
     McpClient mcp(dir, {"--config", dir / "limbic.json"});
     mcp.Initialize();
-    std::string id = mcp.Ok("add_percept", {{"source", "mcp"}, {"type", "note"}, {"text", "via mcp"}})["id"];
-    HttpReply seen = Http(limbic.port(), "GET", "/v1/percepts/" + id, "",
-                          {{"Authorization", "Bearer s3cret"}});
+    std::string id =
+        mcp.Ok("add_percept", {{"source", "mcp"}, {"type", "note"}, {"text", "via mcp"}})["id"];
+    HttpReply seen =
+        Http(limbic.port(), "GET", "/v1/percepts/" + id, "", {{"Authorization", "Bearer s3cret"}});
     CHECK(seen.status == 200);
     CHECK(seen.Json()["text"] == "via mcp");
     CHECK(mcp.Finish() == 0);

@@ -31,12 +31,18 @@ std::pair<std::string, std::string> Reject(const std::string& tool, const json& 
 }  // namespace
 
 TEST_CASE("mcp tools: memory tools map to their routes") {
-  ApiRequest fact = Build("remember_fact", {{"subject", "ana"}, {"relation", "likes"},
-                                            {"object", "tea"}, {"tags", {"food"}}, {"importance", 0.8}});
+  ApiRequest fact = Build("remember_fact", {{"subject", "ana"},
+                                            {"relation", "likes"},
+                                            {"object", "tea"},
+                                            {"tags", {"food"}},
+                                            {"importance", 0.8}});
   CHECK(fact.method == "POST");
   CHECK(fact.target == "/v1/memory/facts");
-  CHECK(json::parse(fact.body) == json{{"subject", "ana"}, {"relation", "likes"}, {"object", "tea"},
-                                       {"tags", {"food"}}, {"importance", 0.8}});
+  CHECK(json::parse(fact.body) == json{{"subject", "ana"},
+                                       {"relation", "likes"},
+                                       {"object", "tea"},
+                                       {"tags", {"food"}},
+                                       {"importance", 0.8}});
   CHECK(Build("remember_episode", {{"text", "met ana"}}).target == "/v1/memory/episodes");
   ApiRequest recall = Build("recall", {{"query", "tea"}, {"k", 3}, {"explain", true}});
   CHECK(recall.target == "/v1/memory/recall");
@@ -61,18 +67,20 @@ TEST_CASE("mcp tools: memory tools map to their routes") {
 }
 
 TEST_CASE("mcp tools: runtime tools map to their routes") {
-  ApiRequest update = Build("update_thread", {{"id", "t-3"}, {"status", "paused"}, {"reason", "wait"}});
+  ApiRequest update =
+      Build("update_thread", {{"id", "t-3"}, {"status", "paused"}, {"reason", "wait"}});
   CHECK(update.method == "PATCH");
   CHECK(update.target == "/v1/threads/t-3");
   CHECK(json::parse(update.body) == json{{"status", "paused"}, {"reason", "wait"}});
-  CHECK(Build("list_percepts", {{"status", "new"}, {"max_age", "10m"}, {"thread_id", nullptr}}).target ==
-        "/v1/percepts?max_age=10m&status=new");
-  ApiRequest events = Build("events_since", {{"after", 5}, {"type", "percept_arrived,thread_created"}, {"wait", 20}});
+  CHECK(Build("list_percepts", {{"status", "new"}, {"max_age", "10m"}, {"thread_id", nullptr}})
+            .target == "/v1/percepts?max_age=10m&status=new");
+  ApiRequest events = Build(
+      "events_since", {{"after", 5}, {"type", "percept_arrived,thread_created"}, {"wait", 20}});
   CHECK(events.target == "/v1/events?after=5&type=percept_arrived%2Cthread_created&wait=20");
   CHECK(events.timeout_ms == 30000 + 20000);
   CHECK(Build("set_arousal", {{"level", 1}}).method == "PATCH");
-  CHECK(Build("enqueue_action", {{"effector", "log"}, {"type", "t"}, {"payload", "any JSON"}}).target ==
-        "/v1/actions");
+  CHECK(Build("enqueue_action", {{"effector", "log"}, {"type", "t"}, {"payload", "any JSON"}})
+            .target == "/v1/actions");
 }
 
 TEST_CASE("mcp tools: arguments are checked against the schema, naming the argument") {
@@ -82,22 +90,26 @@ TEST_CASE("mcp tools: arguments are checked against the schema, naming the argum
   CHECK(Reject("add_percept", {{"source", "s"}, {"type", "t"}, {"intensity", 1.7}}) ==
         std::pair<std::string, std::string>{
             "argument \"intensity\": must be a number in [0, 1], got 1.7", "intensity"});
-  CHECK(Reject("add_percept", {{"source", "s"}, {"type", "t"}, {"intensity", true}}).second == "intensity");
+  CHECK(Reject("add_percept", {{"source", "s"}, {"type", "t"}, {"intensity", true}}).second ==
+        "intensity");
   CHECK(Reject("related", {{"entity", "a"}, {"depth", 4}}).first ==
         "argument \"depth\": must be an integer in [1, 3], got 4");
   CHECK(Reject("related", {{"entity", "a"}, {"depth", 1.5}}).second == "depth");
-  CHECK(Reject("recall", {{"query", "q"}, {"k", 0}}).first == "argument \"k\": must be an integer >= 1, got 0");
+  CHECK(Reject("recall", {{"query", "q"}, {"k", 0}}).first ==
+        "argument \"k\": must be an integer >= 1, got 0");
   CHECK(Reject("create_thread", {{"goal", "g"}, {"percepts", {"p-1", 2}}}).second == "percepts");
   CHECK(Reject("create_thread", {{"goal", "g"}, {"status", "done"}}).first ==
         "argument \"status\": must be one of active, paused, frozen, complete, got \"done\"");
   CHECK(Reject("create_thread", {{"goal", "g"}, {"state", "x"}}).second == "state");
   CHECK(Reject("attention", {{"x", 1}}).first == "unknown argument \"x\" (this tool takes none)");
   CHECK(Reject("decay", {{"forced", true}}).first == "unknown argument \"forced\" (known: force)");
-  CHECK(Reject("forget", json::object()).first == "give exactly one of id, subject, older_than (got 0)");
+  CHECK(Reject("forget", json::object()).first ==
+        "give exactly one of id, subject, older_than (got 0)");
   CHECK(Reject("forget", {{"id", "m-1"}, {"subject", "s"}}).second.empty());
   CHECK(Reject("attention", json::array()).first.find("must be an object") != std::string::npos);
   // 2.0 is an integer in JSON Schema.
-  CHECK(Build("related", {{"entity", "a"}, {"depth", 2.0}}).target == "/v1/memory/related?depth=2&entity=a");
+  CHECK(Build("related", {{"entity", "a"}, {"depth", 2.0}}).target ==
+        "/v1/memory/related?depth=2&entity=a");
 }
 
 TEST_CASE("mcp tools: UrlEncode keeps only unreserved characters") {
