@@ -1,6 +1,7 @@
 #include "runtime/cli.h"
 
 #include "runtime/config.h"
+#include "runtime/mcp.h"
 #include "runtime/runtime.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -124,6 +125,17 @@ int RunCli(int argc, char** argv) {
   run->callback([&] {
     bool state_given = app.get_option("--state")->count() > 0 || (env_state && *env_state);
     rc = RunRuntime(ctx, config_path, state_given);
+  });
+  McpOptions mcp_options;
+  auto* mcp = app.add_subcommand("mcp", "serve the Model Context Protocol on stdin/stdout (docs/mcp.md)");
+  mcp->add_option("--config", mcp_options.config_path,
+                  "config of the runtime to run in-process (default: the built-in one)");
+  mcp->add_option("--url", mcp_options.url, "use the runtime API at this base URL");
+  mcp->callback([&] {
+    bool state_given = app.get_option("--state")->count() > 0 || (env_state && *env_state);
+    if (state_given) mcp_options.state_dir = ctx.state_dir;
+    ctx.logger->set_level(spdlog::level::info);
+    rc = RunMcp(mcp_options, std::cin, std::cout, ctx.logger);
   });
   AddPoolCommands(app, ctx, rc);
   AddLogCommands(app, ctx, rc);

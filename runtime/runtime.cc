@@ -1,5 +1,7 @@
 #include "runtime/runtime.h"
 
+#include <unistd.h>
+
 #include <boost/asio/post.hpp>
 #include <set>
 
@@ -13,6 +15,8 @@ namespace limbic::runtime {
 using nlohmann::json;
 using state::Event;
 using state::EventType;
+
+std::string ApiFilePath(const std::string& state_dir) { return state_dir + "/api.json"; }
 
 Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)),
@@ -392,11 +396,34 @@ void Runtime::ShutdownStep(int step) {
         exit_code_ = 1;
       }
       signals_.cancel();
+      // Gone before the lock is released, so no newcomer reads our address.
+      if (api_file_written_) {
+        Status removed = state::Env::Default()->RemoveFile(ApiFilePath(config_.state_dir));
+        if (!removed.ok()) log_->warn("removing api.json: {}", removed.message());
+      }
       log_->info("stopped at seq {}", engine_->applied_seq());
       ioc_.stop();
       return;
     }
   }
+}
+
+std::string Runtime::LocalUrl() const {
+  // A wildcard address is reached on loopback; IPv6 literals need brackets.
+  std::string host = config_.api_address;
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  else if (host == "::") host = "[::1]";
+  else if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(http_->port());
+}
+
+// A failure here costs only discovery by `limbic mcp`, so it is not fatal.
+void Runtime::WriteApiFile() {
+  json doc = {{"pid", static_cast<int64_t>(::getpid())}, {"url", LocalUrl()}};
+  Status s = state::Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir),
+                                                    doc.dump() + "\n");
+  if (!s.ok()) log_->warn("writing api.json: {}", s.message());
+  api_file_written_ = s.ok();
 }
 
 int Runtime::Run() {
@@ -406,6 +433,9 @@ int Runtime::Run() {
     std::fprintf(stderr, "limbic: error: %s\n", s.message().c_str());
     return 1;
   }
+  // Before the "running" line, so whoever reads that finds the file.
+  WriteApiFile();
+  if (on_listening_) on_listening_(LocalUrl());
   std::string sensors, effectors;
   for (const auto& [name, sensor] : sensors_)
     sensors += (sensors.empty() ? "" : ", ") + name + " (" + sensor->kind() + ")";

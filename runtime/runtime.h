@@ -16,11 +16,17 @@
 // outbox.shutdown_grace, then cancel the rest (they stay inflight and are
 // delivered again on the next start); let in-flight HTTP requests finish;
 // flush the log and apply what is pending; close; exit 0.
+//
+// While the API listens, <state>/api.json says where: {"pid": N, "url":
+// "http://127.0.0.1:7077"} (written atomically once the server listens,
+// removed at a clean stop, before the lock is released). A stale file (its
+// pid dead or not the lock's holder) is left by a crash; readers must check.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <spdlog/logger.h>
@@ -51,6 +57,11 @@ class Runtime {
   int Run();
   // Starts the graceful shutdown; safe from the io thread.
   void Stop();
+  // Called on the io thread once the HTTP API listens, with its base URL
+  // (e.g. "http://127.0.0.1:41234"). Set before Run().
+  void set_on_listening(std::function<void(const std::string& url)> callback) {
+    on_listening_ = std::move(callback);
+  }
 
   // For the API and tests (io thread only).
   state::Engine& engine() { return *engine_; }
@@ -81,6 +92,9 @@ class Runtime {
   void SchedulePrune();
   void DeclareMetrics();
   void ShutdownStep(int step);
+  // The URL a local client reaches the API at; api.json.
+  std::string LocalUrl() const;
+  void WriteApiFile();
 
   Config config_;
   std::shared_ptr<spdlog::logger> log_;
@@ -98,10 +112,15 @@ class Runtime {
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> http_;
   boost::asio::steady_timer prune_timer_;
+  std::function<void(const std::string&)> on_listening_;
+  bool api_file_written_ = false;
   bool stopping_ = false;
   int exit_code_ = 0;
   double arousal_cache_ = 0;
   TimeMs arousal_cache_at_ = -1;
 };
+
+// <state_dir>/api.json: where the running runtime's API listens.
+std::string ApiFilePath(const std::string& state_dir);
 
 }  // namespace limbic::runtime

@@ -22,7 +22,8 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, bool merge = false) {
+pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, bool merge = false,
+            const char* err_file = nullptr) {
   int pin[2], pout[2], perr[2];
   if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
@@ -31,6 +32,10 @@ pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, b
     dup2(pin[0], 0);
     dup2(pout[1], 1);
     dup2(merge ? pout[1] : perr[1], 2);
+    if (err_file) {
+      int fd = open(err_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (fd >= 0) dup2(fd, 2);
+    }
     auto args = Argv(argv);
     execv(args[0], args.data());
     _exit(127);
@@ -122,6 +127,11 @@ Child::Child(const std::vector<std::string>& argv, bool merge_stderr) {
   pid_ = Spawn(argv, &in_, &out_, nullptr, merge_stderr);
 }
 
+Child::Child(const std::vector<std::string>& argv, const StderrFile& err) {
+  signal(SIGPIPE, SIG_IGN);
+  pid_ = Spawn(argv, &in_, &out_, nullptr, false, err.path.c_str());
+}
+
 Child::~Child() {
   if (!reaped_) Kill(SIGKILL);
   if (in_ >= 0) close(in_);
@@ -177,6 +187,20 @@ int Child::Wait() {
     reaped_ = true;
   }
   return ExitCode(status_);
+}
+
+bool Child::WaitFor(int timeout_ms, int* exit_code) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!reaped_) {
+    if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+      reaped_ = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    usleep(10000);
+  }
+  *exit_code = ExitCode(status_);
+  return true;
 }
 
 TempDir::TempDir() {

@@ -25,11 +25,18 @@ RunResult Run(const std::vector<std::string>& argv, const std::string& input = "
 // Runs `limbic <args...>`.
 RunResult Limbic(const std::vector<std::string>& args, const std::string& input = "");
 
+// Where a Child's stderr goes instead: this file (appended to).
+struct StderrFile {
+  std::string path;
+};
+
 // A child process with pipes: write its stdin, read its stdout line by line.
 class Child {
  public:
   // With `merge_stderr`, the child's stderr goes to the same pipe as stdout.
   explicit Child(const std::vector<std::string>& argv, bool merge_stderr = false);
+  // Keeps stdout for the protocol the child speaks there.
+  Child(const std::vector<std::string>& argv, const StderrFile& err);
   ~Child();  // SIGKILLs it if still running
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
@@ -42,6 +49,8 @@ class Child {
   // Sends `sig`, then waits; returns the exit code (-signal if signalled).
   int Kill(int sig);
   int Wait();
+  // Waits up to `timeout_ms` for it to exit; false if it is still running.
+  bool WaitFor(int timeout_ms, int* exit_code);
   pid_t pid() const { return pid_; }
 
  private:

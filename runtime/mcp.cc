@@ -1,0 +1,227 @@
+#include "runtime/mcp.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <istream>
+#include <optional>
+#include <ostream>
+
+#include "runtime/cli.h"
+#include "runtime/mcp_api.h"
+#include "runtime/mcp_tools.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+
+// Newest first; the first is answered to a client asking for another one.
+const char* const kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+constexpr int kParseError = -32700;
+constexpr int kInvalidRequest = -32600;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInvalidParams = -32602;
+
+struct RpcError {
+  int code;
+  std::string message;
+  json data;  // null: none
+};
+
+json ErrorMessage(const json& id, const RpcError& e) {
+  json error = {{"code", e.code}, {"message", e.message}};
+  if (!e.data.is_null()) error["data"] = e.data;
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}};
+}
+
+// JSON-RPC 2.0 with MCP's methods on top. One message in, at most one out;
+// requests are answered in order, one at a time.
+class McpServer {
+ public:
+  McpServer(ApiClient& api, std::shared_ptr<spdlog::logger> log)
+      : api_(api), log_(std::move(log)) {}
+
+  // The answer to one line; nullopt for a notification, a response or a
+  // blank line.
+  std::optional<json> Handle(const std::string& line) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return std::nullopt;
+    json msg = json::parse(line, nullptr, false);
+    if (msg.is_discarded())
+      return ErrorMessage(nullptr, {kParseError, "parse error: not valid JSON", {}});
+    if (msg.is_array())
+      return ErrorMessage(
+          nullptr, {kInvalidRequest, "batches are not supported: send one message per line", {}});
+    if (!msg.is_object())
+      return ErrorMessage(nullptr, {kInvalidRequest, "invalid request: not a JSON object", {}});
+    const bool notification = !msg.contains("id");
+    json id = notification ? json(nullptr) : msg["id"];
+    if (!notification && !id.is_string() && !id.is_number_integer())
+      return ErrorMessage(
+          nullptr, {kInvalidRequest, "invalid request: id must be a string or an integer", {}});
+    if (!msg.contains("method")) {
+      // A response: this server sends no requests, so there is nothing to match it to.
+      if (msg.contains("result") || msg.contains("error")) return std::nullopt;
+      if (notification) return std::nullopt;
+      return ErrorMessage(id, {kInvalidRequest, "invalid request: no method", {}});
+    }
+    std::optional<RpcError> invalid;
+    if (msg.value("jsonrpc", json()) != "2.0")
+      invalid = RpcError{kInvalidRequest, "invalid request: jsonrpc must be \"2.0\"", {}};
+    else if (!msg["method"].is_string())
+      invalid = RpcError{kInvalidRequest, "invalid request: method must be a string", {}};
+    if (notification) {
+      // Never answered, not even with an error (initialized, cancelled, ...).
+      if (invalid) log_->debug("ignoring an invalid notification: {}", invalid->message);
+      return std::nullopt;
+    }
+    if (invalid) return ErrorMessage(id, *invalid);
+    const std::string method = msg["method"].get<std::string>();
+    json params = msg.contains("params") ? msg["params"] : json::object();
+    if (!params.is_object())
+      return ErrorMessage(id, {kInvalidParams, "invalid params: params must be an object", {}});
+    json result;
+    std::optional<RpcError> error = Dispatch(method, params, &result);
+    if (error) return ErrorMessage(id, *error);
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  }
+
+ private:
+  std::optional<RpcError> Dispatch(const std::string& method, const json& params, json* result) {
+    if (method == "initialize") return Initialize(params, result);
+    if (method == "ping") {
+      *result = json::object();
+      return std::nullopt;
+    }
+    if (method == "tools/list") {
+      json tools = json::array();
+      for (const McpTool& t : McpTools())
+        tools.push_back(
+            {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}});
+      *result = {{"tools", std::move(tools)}};
+      return std::nullopt;
+    }
+    if (method == "tools/call") return CallTool(params, result);
+    return RpcError{kMethodNotFound, "method not found: " + method, {}};
+  }
+
+  std::optional<RpcError> Initialize(const json& params, json* result) {
+    if (!params.contains("protocolVersion") || !params["protocolVersion"].is_string())
+      return RpcError{kInvalidParams, "invalid params: protocolVersion must be a string", {}};
+    std::string asked = params["protocolVersion"].get<std::string>();
+    std::string version = kProtocolVersions[0];
+    for (const char* v : kProtocolVersions)
+      if (asked == v) version = v;
+    if (version != asked) log_->info("client asked for protocol {}; answering {}", asked, version);
+    *result = {
+        {"protocolVersion", version},
+        {"capabilities", {{"tools", json::object()}}},
+        {"serverInfo", {{"name", "limbic"}, {"version", LIMBIC_VERSION}}},
+        {"instructions",
+         "limbic is your long-term memory and working state. Use recall and context before "
+         "answering, remember_fact / remember_episode to keep what matters, attention to see "
+         "what needs you, and threads to track work."}};
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> CallTool(const json& params, json* result) {
+    if (!params.contains("name") || !params["name"].is_string())
+      return RpcError{kInvalidParams, "invalid params: name must be a string", {}};
+    std::string name = params["name"].get<std::string>();
+    const McpTool* tool = FindMcpTool(name);
+    if (!tool) return RpcError{kInvalidParams, "unknown tool: " + name, {{"tool", name}}};
+    json arguments = params.contains("arguments") ? params["arguments"] : json::object();
+    if (arguments.is_null()) arguments = json::object();
+    std::string argument;
+    Status checked = CheckToolArguments(*tool, arguments, &argument);
+    if (!checked.ok()) {
+      json data = {{"tool", name}};
+      if (!argument.empty()) data["argument"] = argument;
+      return RpcError{kInvalidParams, "invalid arguments for " + name + ": " + checked.message(),
+                      data};
+    }
+    ApiRequest request = BuildApiRequest(*tool, arguments);
+    auto answer = api_.Call(request);
+    // From here on every failure is the tool's result, for the model to read.
+    if (!answer.ok()) {
+      log_->warn("{}: {}", name, answer.status().message());
+      *result = {{"content",
+                  {{{"type", "text"},
+                    {"text", "the limbic API is unreachable: " + answer.status().message()}}}},
+                 {"isError", true}};
+      return std::nullopt;
+    }
+    auto& [status, body] = *answer;
+    *result = {{"content", {{{"type", "text"}, {"text", body}}}},
+               {"isError", status < 200 || status >= 300}};
+    json parsed = json::parse(body, nullptr, false);
+    if (parsed.is_object()) (*result)["structuredContent"] = std::move(parsed);
+    return std::nullopt;
+  }
+
+  ApiClient& api_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+std::string EnvToken() {
+  const char* token = std::getenv("LIMBIC_API_TOKEN");
+  return token ? token : "";
+}
+
+}  // namespace
+
+int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
+           std::shared_ptr<spdlog::logger> log) {
+  // A client that hangs up is end of input, not a fatal signal.
+  ::signal(SIGPIPE, SIG_IGN);
+  auto config = options.config_path.empty() ? DefaultConfig() : LoadConfigFile(options.config_path);
+  if (!config.ok()) return Fail(config.status());
+  if (!options.state_dir.empty()) config->state_dir = options.state_dir;
+
+  std::string url = options.url;
+  std::string token = EnvToken().empty() ? config->api_token : EnvToken();
+  std::unique_ptr<InProcessRuntime> own;
+  if (url.empty()) {
+    auto running = FindRunningApi(config->state_dir, 10000);
+    if (running.ok()) {
+      url = *running;
+      log->info("mcp: using the runtime at {} (state {})", url, config->state_dir);
+    } else if (running.status().IsNotFound()) {
+      // We start it, so its token is the config's whatever the environment says.
+      token = config->api_token;
+      auto started = InProcessRuntime::Start(*config, log, [log](int exit_code) {
+        // Stopped by a signal while we wait on input: the process is done.
+        log->info("mcp: the runtime stopped; exiting");
+        log->flush();
+        std::fflush(stdout);  // not fflush(nullptr): the main thread holds stdin's lock
+        std::fflush(stderr);
+        std::_Exit(exit_code);
+      });
+      if (!started.ok()) return Fail(started.status());
+      own = std::move(started).value();
+      url = own->url();
+      log->info("mcp: running the runtime in-process at {} (state {})", url, config->state_dir);
+    } else {
+      return Fail(running.status());
+    }
+  }
+
+  auto api = MakeHttpApiClient(url, token);
+  McpServer server(*api, log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::optional<json> answer = server.Handle(line);
+    if (!answer) continue;
+    out << answer->dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    if (!out) {
+      log->warn("mcp: stdout closed; stopping");
+      break;
+    }
+  }
+  log->info("mcp: end of input; stopping");
+  return own ? own->Stop() : 0;
+}
+
+}  // namespace limbic::runtime

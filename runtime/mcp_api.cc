@@ -1,0 +1,156 @@
+#include "runtime/mcp_api.h"
+
+#include <signal.h>
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <filesystem>
+
+#include "runtime/runtime.h"
+#include "state/engine.h"
+#include "state/env.h"
+#include "state/memory/http_client.h"
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+
+class HttpApiClient : public ApiClient {
+ public:
+  HttpApiClient(std::string base_url, std::string token)
+      : base_(std::move(base_url)), token_(std::move(token)) {
+    while (!base_.empty() && base_.back() == '/') base_.pop_back();
+  }
+
+  Result<std::pair<int, std::string>> Call(const ApiRequest& request) override {
+    memory::HttpCall call;
+    call.method = request.method;
+    call.url = base_ + request.target;
+    call.body = request.body;
+    call.timeout_ms = request.timeout_ms;
+    if (!token_.empty()) call.headers.emplace_back("Authorization", "Bearer " + token_);
+    auto answer = memory::Fetch(call);
+    if (!answer.ok()) return answer.status();
+    return std::make_pair(answer->status, std::move(answer->body));
+  }
+
+ private:
+  std::string base_, token_;
+};
+
+bool PidAlive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+// The pid a lock file names; 0 when unreadable.
+long LockHolder(const std::string& state_dir) {
+  auto text = state::Env::Default()->ReadFileToString(state::LockFilePath(state_dir));
+  if (!text.ok()) return 0;
+  try {
+    return std::stol(*text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// api.json's URL when it describes `holder`; "" otherwise.
+std::string ApiUrlOf(const std::string& state_dir, long holder) {
+  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(state_dir));
+  if (!text.ok()) return "";
+  json doc = json::parse(*text, nullptr, false);
+  if (!doc.is_object() || !doc["pid"].is_number_integer() || !doc["url"].is_string()) return "";
+  long pid = doc["pid"].get<long>();
+  if (pid != holder || !PidAlive(pid)) return "";  // stale: left by a crash
+  return doc["url"].get<std::string>();
+}
+
+}  // namespace
+
+std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token) {
+  return std::make_unique<HttpApiClient>(std::move(base_url), std::move(token));
+}
+
+Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(state_dir, ec))
+      return Status::NotFound("no state in " + state_dir);
+    // Taking the lock is the only reliable test of whether it is held; a
+    // lock we get is released again at once, for the runtime we start.
+    auto lock = state::Env::Default()->LockFile(state::LockFilePath(state_dir));
+    if (lock.ok()) return Status::NotFound("nobody holds " + state_dir);
+    if (!lock.status().IsBusy()) return lock.status();
+    std::string url = ApiUrlOf(state_dir, LockHolder(state_dir));
+    if (!url.empty()) return url;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::Busy(lock.status().message() + ", which serves no HTTP API (no current " +
+                          ApiFilePath(state_dir) + "); stop it, or pass --url");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+Result<std::unique_ptr<InProcessRuntime>> InProcessRuntime::Start(
+    Config config, std::shared_ptr<spdlog::logger> log, OnStopped on_stopped) {
+  config.sensors = json::object();  // a stdin sensor would steal the protocol's input
+  config.api_address = "127.0.0.1";
+  config.api_port = 0;
+  std::unique_ptr<InProcessRuntime> rt(new InProcessRuntime());
+  rt->on_stopped_ = std::move(on_stopped);
+  rt->thread_ = std::thread([r = rt.get(), config = std::move(config), log]() mutable {
+    r->Main(std::move(config), std::move(log));
+  });
+  std::unique_lock<std::mutex> lock(rt->mu_);
+  rt->cv_.wait(lock, [&] { return rt->listening_ || rt->finished_; });
+  if (!rt->listening_) {
+    lock.unlock();
+    rt->thread_.join();
+    // Runtime::Run has logged why (the config, the lock, ...).
+    return Status::Unavailable("the runtime did not start (see the log above)");
+  }
+  return rt;
+}
+
+void InProcessRuntime::Main(Config config, std::shared_ptr<spdlog::logger> log) {
+  int exit_code;
+  bool stopped_by_itself;
+  {
+    Runtime runtime(std::move(config), std::move(log));
+    runtime.set_on_listening([this, &runtime](const std::string& url) {
+      std::lock_guard<std::mutex> lock(mu_);
+      url_ = url;
+      runtime_ = &runtime;
+      listening_ = true;
+      cv_.notify_all();
+    });
+    exit_code = runtime.Run();
+    std::lock_guard<std::mutex> lock(mu_);
+    runtime_ = nullptr;  // nobody posts to it any more
+    stopped_by_itself = listening_ && !stop_requested_;
+  }  // the runtime is closed here: the state dir is released
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    exit_code_ = exit_code;
+    cv_.notify_all();
+  }
+  if (stopped_by_itself && on_stopped_) on_stopped_(exit_code);
+}
+
+int InProcessRuntime::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_requested_ = true;
+    if (runtime_) {
+      Runtime* rt = runtime_;
+      boost::asio::post(rt->ioc(), [rt] { rt->Stop(); });
+    }
+  }
+  if (thread_.joinable()) thread_.join();
+  return exit_code_;
+}
+
+InProcessRuntime::~InProcessRuntime() { Stop(); }
+
+}  // namespace limbic::runtime

@@ -1,0 +1,78 @@
+// Internal to runtime/: how `limbic mcp` reaches an HTTP API -- the client
+// its tools call through, finding a running `limbic run`, and running the
+// runtime in-process when nobody does (the contract is in runtime/mcp.h).
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "runtime/config.h"
+#include "runtime/mcp_tools.h"
+#include "state/status.h"
+
+namespace limbic::runtime {
+
+class Runtime;
+
+// One request to the API. The seam between the protocol and HTTP.
+class ApiClient {
+ public:
+  virtual ~ApiClient() = default;
+  // {HTTP status, body}; any status is a success here. Unavailable when the
+  // API cannot be reached (the message names the URL and the step).
+  virtual Result<std::pair<int, std::string>> Call(const ApiRequest& request) = 0;
+};
+
+// Over HTTP with memory::Fetch, to `base_url` ("http://127.0.0.1:7077"),
+// with `Authorization: Bearer <token>` when the token is not empty.
+std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token);
+
+// The base URL of the `limbic run` (or `limbic mcp`) holding `state_dir`,
+// from <state>/api.json, trusted only when its pid is alive and holds the
+// lock. NotFound when nobody holds the lock. While the holder has written
+// no api.json (still recovering, or a CLI command) this waits up to
+// `wait_ms`, then is Busy naming the holder.
+Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms);
+
+// A Runtime on its own thread: no sensors (stdin is the protocol's), the
+// API on 127.0.0.1 with an ephemeral port.
+class InProcessRuntime {
+ public:
+  // Called on the runtime's thread when it stops by itself (SIGINT,
+  // SIGTERM), after it has shut down and released the state dir.
+  using OnStopped = std::function<void(int exit_code)>;
+
+  // Returns once the API listens; the runtime's error when it cannot start.
+  // No deadline: starting includes recovery, as long as the log needs.
+  static Result<std::unique_ptr<InProcessRuntime>> Start(Config config,
+                                                         std::shared_ptr<spdlog::logger> log,
+                                                         OnStopped on_stopped);
+  ~InProcessRuntime();  // Stop()
+
+  // Shuts down gracefully (Runtime::Stop on its io thread) and joins.
+  // Returns the runtime's exit code.
+  int Stop();
+  const std::string& url() const { return url_; }
+
+ private:
+  InProcessRuntime() = default;
+  void Main(Config config, std::shared_ptr<spdlog::logger> log);
+
+  OnStopped on_stopped_;
+  std::thread thread_;
+  std::mutex mu_;  // guards what follows; the runtime thread and the caller share it
+  std::condition_variable cv_;
+  Runtime* runtime_ = nullptr;  // while it runs
+  bool listening_ = false, finished_ = false, stop_requested_ = false;
+  int exit_code_ = 0;
+  std::string url_;
+};
+
+}  // namespace limbic::runtime

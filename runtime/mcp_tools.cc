@@ -1,0 +1,352 @@
+#include "runtime/mcp_tools.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace limbic::runtime {
+namespace {
+
+using nlohmann::json;
+using Props = std::vector<std::pair<std::string, json>>;
+
+// Property schemas. Bounds and enums mirror what the API validates, so a
+// client learns them up front; the API stays the judge of everything else.
+json Str(const char* description) { return {{"type", "string"}, {"description", description}}; }
+json Unit(const char* description) {
+  return {{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"description", description}};
+}
+json Int(const char* description, int minimum, std::optional<int> maximum = std::nullopt) {
+  json s = {{"type", "integer"}, {"minimum", minimum}, {"description", description}};
+  if (maximum) s["maximum"] = *maximum;
+  return s;
+}
+json Bool(const char* description) { return {{"type", "boolean"}, {"description", description}}; }
+json Obj(const char* description) { return {{"type", "object"}, {"description", description}}; }
+json StrList(const char* description) {
+  return {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
+}
+json Enum(const char* description, std::vector<std::string> values) {
+  return {{"type", "string"}, {"enum", std::move(values)}, {"description", description}};
+}
+
+McpTool Tool(std::string name, std::string method, std::string path, std::string description,
+             Props props, std::vector<std::string> required = {}) {
+  McpTool t;
+  t.name = std::move(name);
+  t.method = std::move(method);
+  t.path = std::move(path);
+  t.description = std::move(description);
+  json properties = json::object();
+  for (auto& [key, schema] : props) properties[key] = std::move(schema);
+  t.input_schema = {
+      {"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  if (!required.empty()) t.input_schema["required"] = std::move(required);
+  return t;
+}
+
+const char* kNamespace = "memory namespace (default \"default\")";
+const char* kImportance =
+    "how much this matters, 0..1 (default 0.5); important memories decay slower";
+const char* kTags = "labels to filter recall by";
+const char* kThreadStatus = "active, paused, frozen or complete";
+
+std::vector<McpTool> MakeTools() {
+  std::vector<McpTool> tools;
+  // Long-term memory (docs/api.md, Memory and Context).
+  tools.push_back(Tool(
+      "remember_fact", "POST", "/v1/memory/facts",
+      "Store a fact as subject-relation-object (e.g. alice / works_at / acme). A newer fact with "
+      "the same namespace, subject and relation supersedes the current one.",
+      {{"subject", Str("what the fact is about")},
+       {"relation", Str("e.g. works_at, prefers")},
+       {"object", Str("the value")},
+       {"importance", Unit(kImportance)},
+       {"tags", StrList(kTags)},
+       {"namespace", Str(kNamespace)}},
+      {"subject", "relation", "object"}));
+  tools.push_back(
+      Tool("remember_episode", "POST", "/v1/memory/episodes",
+           "Store something that happened, in free text. A near-duplicate of an existing episode "
+           "reinforces that one instead (the answer says reinforced: true).",
+           {{"text", Str("what happened")},
+            {"importance", Unit(kImportance)},
+            {"tags", StrList(kTags)},
+            {"namespace", Str(kNamespace)},
+            {"episode_id", Str("groups memories of one episode or conversation")}},
+           {"text"}));
+  tools.back().timeout_ms = 120000;  // may embed through a remote model
+  tools.push_back(
+      Tool("recall", "POST", "/v1/memory/recall",
+           "Search long-term memory (facts, episodes, ingested documents, the archive) by meaning "
+           "and keywords; best matches first.",
+           {{"query", Str("what to look for")},
+            {"k", Int("how many results (default 5)", 1)},
+            {"kind", Str("only this kind, e.g. fact, episode or chunk")},
+            {"tag", Str("only memories with this tag")},
+            {"namespace", Str(kNamespace)},
+            {"episode_id", Str("only this episode's memories")},
+            {"explain", Bool("include how each score was made (default false)")},
+            {"reinforce", Bool("strengthen what is recalled (default true)")}},
+           {"query"}));
+  tools.back().timeout_ms = 120000;
+  tools.push_back(Tool("relate", "POST", "/v1/memory/associations",
+                       "Record that two entities are related (e.g. alice / manages / bob).",
+                       {{"entity_a", Str("one entity")},
+                        {"relation", Str("how they relate")},
+                        {"entity_b", Str("the other entity")}},
+                       {"entity_a", "relation", "entity_b"}));
+  tools.push_back(
+      Tool("related", "GET", "/v1/memory/related",
+           "Entities associated with an entity, following associations up to `depth` hops.",
+           {{"entity", Str("the entity to start from")}, {"depth", Int("hops (default 1)", 1, 3)}},
+           {"entity"}));
+  tools.push_back(
+      Tool("forget", "POST", "/v1/memory/forget",
+           "Delete memories: give exactly one of id (one memory), subject (every fact about it) or "
+           "older_than (everything not accessed for that long, e.g. \"30d\").",
+           {{"id", Str("a memory id")},
+            {"subject", Str("a fact subject")},
+            {"older_than", Str("a duration: 250ms, 30s, 5m, 2h, 7d")}}));
+  tools.back().exactly_one_of = {"id", "subject", "older_than"};
+  tools.push_back(Tool(
+      "decay", "POST", "/v1/memory/decay",
+      "Run a decay pass now: weaken memories by age and drop the faded ones. Refuses to delete "
+      "more than half of all memories unless force is true.",
+      {{"force", Bool("delete even when more than half would go (default false)")}}));
+  tools.push_back(Tool(
+      "memory_stats", "GET", "/v1/memory/stats",
+      "Counts of memories by kind, associations, documents, the embedder and average strength.",
+      {}));
+  tools.push_back(
+      Tool("ingest", "POST", "/v1/memory/ingest",
+           "Read a file or folder (text, markdown, PDF) on the runtime's machine into memory as "
+           "searchable chunks; files already ingested are skipped.",
+           {{"path", Str("a file or folder path on the runtime's machine")},
+            {"episode_id", Str("attach the chunks to this episode")}},
+           {"path"}));
+  tools.back().timeout_ms = 600000;
+  tools.push_back(
+      Tool("context", "GET", "/v1/context",
+           "A token-budgeted bundle for your prompt: arousal, the current thread and its percepts, "
+           "and the memories most relevant to `query`.",
+           {{"query", Str("what the memories should be relevant to")},
+            {"budget_tokens", Int("token budget (default 2000)", 1)}}));
+  tools.back().timeout_ms = 120000;
+
+  // The runtime's pools (docs/api.md, Percepts .. Events).
+  tools.push_back(
+      Tool("add_percept", "POST", "/v1/percepts",
+           "Record something perceived (a message, an observation, an alert) as a new percept.",
+           {{"source", Str("where it came from, e.g. chat, github")},
+            {"type", Str("what kind, e.g. message")},
+            {"intensity", Unit("how strongly it should draw attention, 0..1 (default 0.5)")},
+            {"text", Str("the content")},
+            {"data", Obj("structured details")},
+            {"thread_id", Str("assign it to this thread")},
+            {"id", Str("a chosen id (default: generated)")}},
+           {"source", "type"}));
+  tools.push_back(
+      Tool("list_percepts", "GET", "/v1/percepts",
+           "List percepts, newest first, with their age and effective (decayed) intensity.",
+           {{"thread_id", Str("only this thread's")},
+            {"source", Str("only from this source")},
+            {"type", Str("only of this type")},
+            {"status", Enum("only with this status", {"new", "assigned", "processed", "dropped"})},
+            {"min_age", Str("at least this old (duration, e.g. 5m)")},
+            {"max_age", Str("at most this old (duration, e.g. 1h)")},
+            {"limit", Int("at most this many (default 50)", 1)}}));
+  tools.push_back(Tool("create_thread", "POST", "/v1/threads",
+                       "Start a thread of work toward a goal, optionally taking percepts into it.",
+                       {{"goal", Str("what the thread is for")},
+                        {"salience", Unit("how much it matters now, 0..1 (default 0.5)")},
+                        {"status", Enum(kThreadStatus, {"active", "paused", "frozen", "complete"})},
+                        {"state", Obj("{phase, context, next_step}")},
+                        {"from_percept", Str("the percept that started it")},
+                        {"percepts", StrList("percept ids to assign to it")},
+                        {"id", Str("a chosen id (default: generated)")}},
+                       {"goal"}));
+  tools.push_back(
+      Tool("update_thread", "PATCH", "/v1/threads/{id}",
+           "Change a thread: status (pause, freeze, complete, reactivate), salience, state (a JSON "
+           "merge patch into {phase, context, next_step}), or assign more percepts.",
+           {{"id", Str("the thread id")},
+            {"status", Enum(kThreadStatus, {"active", "paused", "frozen", "complete"})},
+            {"salience", Unit("0..1")},
+            {"state", Obj("merge patch into {phase, context, next_step}")},
+            {"add_percepts", StrList("percept ids to assign")},
+            {"reason", Str("why (with status paused)")},
+            {"outcome", Str("how it ended (with status complete)")}},
+           {"id"}));
+  tools.push_back(
+      Tool("attention", "GET", "/v1/attention",
+           "What to work on now: arousal, the most salient active thread with its unprocessed "
+           "percepts, and new unassigned percepts by effective intensity.",
+           {}));
+  tools.push_back(
+      Tool("enqueue_action", "POST", "/v1/actions",
+           "Queue an action for a configured effector; it is delivered in the background "
+           "(at least once, retried, deduplicated by idempotency_key).",
+           {{"effector", Str("a configured effector's name")},
+            {"type", Str("the action's type")},
+            {"payload", {{"description", "the action's JSON payload"}}},
+            {"idempotency_key", Str("deduplication key (default: the action id)")},
+            {"thread_id", Str("the thread it serves")},
+            {"percept_id", Str("the percept it answers")},
+            {"id", Str("a chosen id (default: generated)")}},
+           {"effector", "type"}));
+  tools.push_back(Tool("get_arousal", "GET", "/v1/arousal",
+                       "The arousal level, its factors and the effective level now.", {}));
+  tools.push_back(Tool("set_arousal", "PATCH", "/v1/arousal",
+                       "Set the arousal level and/or named factors (e.g. user_waiting: true).",
+                       {{"level", Unit("0..1")},
+                        {"factors", Obj("{name: value}; a null value removes the factor")},
+                        {"reason", Str("why")}}));
+  tools.push_back(Tool(
+      "events_since", "GET", "/v1/events",
+      "Events (every change to the state) after a seq, oldest first, with last_seq to continue "
+      "from; `wait` long-polls until one arrives.",
+      {{"after", Int("events after this seq (default 0)", 0)},
+       {"limit", Int("at most this many (default 100)", 1, 10000)},
+       {"type", Str("only these event types, comma-separated (e.g. percept_arrived)")},
+       {"wait", Int("seconds to wait for a first event (default 0)", 0, 60)}}));
+  return tools;
+}
+
+std::string Shown(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::string Bounds(const json& schema) {
+  bool lo = schema.contains("minimum"), hi = schema.contains("maximum");
+  if (lo && hi) return " in [" + schema["minimum"].dump() + ", " + schema["maximum"].dump() + "]";
+  if (lo) return " >= " + schema["minimum"].dump();
+  return "";
+}
+
+Status CheckValue(const std::string& key, const json& schema, const json& v) {
+  const std::string type = schema.value("type", "");
+  std::string want;
+  if (type == "string" && !v.is_string()) want = "a string";
+  if (type == "boolean" && !v.is_boolean()) want = "true or false";
+  if (type == "object" && !v.is_object()) want = "an object";
+  if (type == "array" && (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& e) {
+        return e.is_string();
+      })))
+    want = "an array of strings";
+  if (type == "number" || type == "integer") {
+    bool is = v.is_number() && !v.is_boolean();
+    double d = is ? v.get<double>() : 0;
+    if (type == "integer" && is && std::floor(d) != d) is = false;
+    if (is && schema.contains("minimum") && d < schema["minimum"].get<double>()) is = false;
+    if (is && schema.contains("maximum") && d > schema["maximum"].get<double>()) is = false;
+    if (!is) want = (type == "integer" ? "an integer" : "a number") + Bounds(schema);
+  }
+  if (want.empty() && schema.contains("enum") &&
+      std::find(schema["enum"].begin(), schema["enum"].end(), v) == schema["enum"].end()) {
+    for (const json& e : schema["enum"])
+      want += (want.empty() ? "one of " : ", ") + e.get<std::string>();
+  }
+  if (want.empty()) return Status::OK();
+  return Status::InvalidArgument("argument \"" + key + "\": must be " + want + ", got " + Shown(v));
+}
+
+}  // namespace
+
+const std::vector<McpTool>& McpTools() {
+  static const std::vector<McpTool> tools = MakeTools();
+  return tools;
+}
+
+const McpTool* FindMcpTool(std::string_view name) {
+  for (const McpTool& t : McpTools())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Status CheckToolArguments(const McpTool& tool, const json& arguments, std::string* argument) {
+  argument->clear();
+  if (!arguments.is_object())
+    return Status::InvalidArgument("arguments must be an object, got " + Shown(arguments));
+  const json& properties = tool.input_schema["properties"];
+  for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+    *argument = it.key();
+    if (!properties.contains(it.key())) {
+      std::string known;
+      for (auto p = properties.begin(); p != properties.end(); ++p)
+        known += (known.empty() ? "" : ", ") + p.key();
+      return Status::InvalidArgument("unknown argument \"" + it.key() + "\" (" +
+                                     (known.empty() ? "this tool takes none" : "known: " + known) +
+                                     ")");
+    }
+    if (!it->is_null()) LIMBIC_RETURN_IF_ERROR(CheckValue(it.key(), properties[it.key()], *it));
+  }
+  auto given = [&](const std::string& key) {
+    return arguments.contains(key) && !arguments[key].is_null();
+  };
+  for (const json& key : tool.input_schema.value("required", json::array())) {
+    *argument = key.get<std::string>();
+    if (!given(*argument))
+      return Status::InvalidArgument("missing required argument \"" + *argument + "\"");
+  }
+  argument->clear();
+  if (!tool.exactly_one_of.empty()) {
+    size_t n = std::count_if(tool.exactly_one_of.begin(), tool.exactly_one_of.end(), given);
+    std::string names;
+    for (const std::string& k : tool.exactly_one_of) names += (names.empty() ? "" : ", ") + k;
+    if (n != 1)
+      return Status::InvalidArgument("give exactly one of " + names + " (got " + std::to_string(n) +
+                                     ")");
+  }
+  return Status::OK();
+}
+
+ApiRequest BuildApiRequest(const McpTool& tool, const json& arguments) {
+  ApiRequest r;
+  r.method = tool.method;
+  r.timeout_ms = tool.timeout_ms;
+  std::string path = tool.path, query;
+  json body = json::object();
+  const json& properties = tool.input_schema["properties"];
+  for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+    if (it->is_null()) continue;
+    json value = *it;
+    // 2.0 is an integer to JSON Schema, but not to the API's parsers.
+    if (value.is_number_float() && properties[it.key()].value("type", "") == "integer")
+      value = static_cast<int64_t>(value.get<double>());
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    std::string placeholder = "{" + it.key() + "}";
+    if (size_t at = path.find(placeholder); at != std::string::npos) {
+      path.replace(at, placeholder.size(), UrlEncode(text));
+    } else if (tool.method == "GET") {
+      query += (query.empty() ? "?" : "&") + UrlEncode(it.key()) + "=" + UrlEncode(text);
+      if (it.key() == "wait") r.timeout_ms += 1000 * value.get<int>();
+    } else {
+      body[it.key()] = std::move(value);
+    }
+  }
+  r.target = path + query;
+  if (tool.method != "GET") r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+std::string UrlEncode(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace limbic::runtime

@@ -1,0 +1,382 @@
+// `limbic mcp`: a client speaking MCP (JSON-RPC 2.0, one message per line)
+// over pipes to the real binary, in both modes -- the runtime in-process,
+// and a `limbic run` found through <state>/api.json.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "runtime_util.h"
+
+namespace limbic::testing {
+namespace {
+
+// The client end. Every line the server writes must be a JSON-RPC message:
+// stdout carries nothing else.
+class McpClient {
+ public:
+  McpClient(const TempDir& dir, std::vector<std::string> args)
+      : child_(Argv(dir, std::move(args)), StderrFile{dir / "mcp.log"}) {}
+
+  // Sends a request and returns the answer with its id.
+  json Request(const std::string& method, const json& params = json::object()) {
+    int id = next_id_++;
+    Send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+    json answer = Next();
+    CHECK(answer["id"] == id);
+    return answer;
+  }
+  void Notify(const std::string& method) { Send({{"jsonrpc", "2.0"}, {"method", method}}); }
+  // A raw line; returns the next message.
+  json Raw(const std::string& line) {
+    REQUIRE(child_.Write(line + "\n"));
+    return Next();
+  }
+  json Initialize(const std::string& version = "2025-06-18") {
+    json answer = Request("initialize", {{"protocolVersion", version},
+                                         {"capabilities", json::object()},
+                                         {"clientInfo", {{"name", "test"}, {"version", "0"}}}});
+    Notify("notifications/initialized");
+    return answer;
+  }
+  // tools/call's result; REQUIREs that it is not a protocol error.
+  json Call(const std::string& tool, const json& arguments) {
+    json answer = Request("tools/call", {{"name", tool}, {"arguments", arguments}});
+    INFO(answer.dump());
+    REQUIRE(answer.contains("result"));
+    return answer["result"];
+  }
+  // A successful call's JSON answer.
+  json Ok(const std::string& tool, const json& arguments = json::object()) {
+    json result = Call(tool, arguments);
+    INFO(tool << ": " << result.dump());
+    REQUIRE(result["isError"] == false);
+    REQUIRE(result["content"][0]["type"] == "text");
+    CHECK(json::parse(result["content"][0]["text"].get<std::string>()) ==
+          result["structuredContent"]);
+    return result["structuredContent"];
+  }
+  // Closes stdin; the exit code once it has exited.
+  int Finish() {
+    child_.CloseStdin();
+    int code = -99;
+    CHECK(child_.WaitFor(30000, &code));
+    return code;
+  }
+  Child& child() { return child_; }
+
+ private:
+  static std::vector<std::string> Argv(const TempDir& dir, std::vector<std::string> args) {
+    std::vector<std::string> argv{LimbicBinary(), "--state", dir / "state", "mcp"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  void Send(const json& msg) { REQUIRE(child_.Write(msg.dump() + "\n")); }
+  json Next() {
+    std::string line;
+    REQUIRE(child_.ReadLine(&line, 30000));
+    json msg = json::parse(line, nullptr, false);
+    INFO("stdout line: " << line);
+    REQUIRE(msg.is_object());
+    CHECK(msg["jsonrpc"] == "2.0");
+    return msg;
+  }
+
+  Child child_;
+  int next_id_ = 1;
+};
+
+// A config for the in-process runtime: BaseConfig with a sensor, which
+// `limbic mcp` must leave out.
+std::vector<std::string> WriteConfig(const TempDir& dir) {
+  json config = BaseConfig(
+      dir, json::object(),
+      {{"tick", {{"kind", "timer"}, {"every", "1h"}, {"source", "timer"}, {"type", "tick"}}}});
+  std::ofstream(dir / "limbic.json") << config.dump(2);
+  return {"--config", dir / "limbic.json"};
+}
+
+bool Exists(const std::string& path) { return std::filesystem::exists(path); }
+
+}  // namespace
+
+TEST_CASE("mcp: initialize echoes a supported protocol version, else answers the newest") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  json answer = mcp.Initialize("2025-03-26");
+  CHECK(answer["result"]["protocolVersion"] == "2025-03-26");
+  CHECK(answer["result"]["serverInfo"]["name"] == "limbic");
+  CHECK(answer["result"]["serverInfo"]["version"].is_string());
+  CHECK(answer["result"]["capabilities"]["tools"].is_object());
+  // The initialized notification got no answer: the next line answers this ping.
+  CHECK(mcp.Request("ping")["result"] == json::object());
+  CHECK(mcp.Initialize("2024-11-05")["result"]["protocolVersion"] == "2024-11-05");
+  CHECK(mcp.Initialize("2025-06-18")["result"]["protocolVersion"] == "2025-06-18");
+  CHECK(mcp.Initialize("1999-01-01")["result"]["protocolVersion"] == "2025-06-18");
+  CHECK(mcp.Request("initialize", json::object())["error"]["code"] == -32602);
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+  json tools = mcp.Request("tools/list")["result"]["tools"];
+  std::map<std::string, json> by_name;
+  for (const json& t : tools) by_name[t["name"]] = t;
+  std::set<std::string> names;
+  for (const auto& [name, t] : by_name) names.insert(name);
+  CHECK(names == std::set<std::string>{"remember_fact", "remember_episode", "recall", "relate",
+                                       "related", "forget", "decay", "memory_stats", "ingest",
+                                       "context", "add_percept", "list_percepts", "create_thread",
+                                       "update_thread", "attention", "enqueue_action",
+                                       "get_arousal", "set_arousal", "events_since"});
+  for (const auto& [name, t] : by_name) {
+    INFO(name);
+    CHECK(t["description"].is_string());
+    CHECK(t["inputSchema"]["type"] == "object");
+    CHECK(t["inputSchema"]["properties"].is_object());
+    CHECK(t["inputSchema"]["additionalProperties"] == false);
+  }
+  auto required = [&](const std::string& tool) {
+    return by_name[tool]["inputSchema"].value("required", json::array());
+  };
+  CHECK(required("remember_fact") == json{"subject", "relation", "object"});
+  CHECK(required("remember_episode") == json{"text"});
+  CHECK(required("recall") == json{"query"});
+  CHECK(required("relate") == json{"entity_a", "relation", "entity_b"});
+  CHECK(required("related") == json{"entity"});
+  CHECK(required("ingest") == json{"path"});
+  CHECK(required("forget") == json::array());  // exactly one of id, subject, older_than
+  CHECK(required("add_percept") == json{"source", "type"});
+  CHECK(required("create_thread") == json{"goal"});
+  CHECK(required("update_thread") == json{"id"});
+  CHECK(required("enqueue_action") == json{"effector", "type"});
+  CHECK(required("memory_stats") == json::array());
+  json fact = by_name["remember_fact"]["inputSchema"]["properties"];
+  CHECK(fact["importance"] == json{{"type", "number"},
+                                   {"minimum", 0},
+                                   {"maximum", 1},
+                                   {"description", fact["importance"]["description"]}});
+  CHECK(fact["tags"]["type"] == "array");
+  CHECK(fact["tags"]["items"]["type"] == "string");
+  json recall = by_name["recall"]["inputSchema"]["properties"];
+  for (const char* key : {"k", "kind", "tag", "namespace", "episode_id", "explain", "reinforce"})
+    CHECK(recall.contains(key));
+  CHECK(recall["explain"]["type"] == "boolean");
+  CHECK(by_name["related"]["inputSchema"]["properties"]["depth"]["maximum"] == 3);
+  CHECK(by_name["context"]["inputSchema"]["properties"]["budget_tokens"]["type"] == "integer");
+  CHECK(by_name["decay"]["inputSchema"]["properties"]["force"]["type"] == "boolean");
+  CHECK(by_name["events_since"]["inputSchema"]["properties"]["limit"]["maximum"] == 10000);
+  CHECK(by_name["list_percepts"]["inputSchema"]["properties"]["status"]["enum"] ==
+        json{"new", "assigned", "processed", "dropped"});
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: runtime tools through the in-process runtime") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+
+  json added = mcp.Ok("add_percept", {{"source", "chat"},
+                                      {"type", "message"},
+                                      {"intensity", 0.9},
+                                      {"text", "hello & welcome?"},
+                                      {"data", {{"from", "ana"}}}});
+  std::string percept = added["id"];
+  CHECK(added["seq"].is_number());
+  mcp.Ok("add_percept", {{"source", "mail"}, {"type", "message"}});
+  json listed = mcp.Ok("list_percepts", {{"source", "chat"}, {"status", "new"}, {"limit", 10}});
+  REQUIRE(listed["percepts"].size() == 1);
+  CHECK(listed["percepts"][0]["id"] == percept);
+  CHECK(listed["percepts"][0]["text"] == "hello & welcome?");
+
+  mcp.Ok("set_arousal",
+         {{"level", 0.7}, {"factors", {{"user_waiting", true}}}, {"reason", "test"}});
+  json arousal = mcp.Ok("get_arousal");
+  CHECK(arousal["level"] == 0.7);
+  CHECK(arousal["factors"]["user_waiting"] == true);
+
+  std::string thread = mcp.Ok("create_thread", {{"goal", "answer ana"}, {"salience", 0.6}})["id"];
+  mcp.Ok("update_thread", {{"id", thread},
+                           {"salience", 0.9},
+                           {"add_percepts", {percept}},
+                           {"state", {{"phase", "reading"}}}});
+  json attention = mcp.Ok("attention");
+  CHECK(attention["thread"]["id"] == thread);
+  CHECK(attention["thread"]["state"]["phase"] == "reading");
+  REQUIRE(attention["thread_percepts"].size() == 1);
+  CHECK(attention["thread_percepts"][0]["id"] == percept);
+
+  std::string action = mcp.Ok("enqueue_action", {{"effector", "log"},
+                                                 {"type", "reply"},
+                                                 {"payload", {{"text", "hi"}}},
+                                                 {"thread_id", thread}})["id"];
+  CHECK(!action.empty());
+
+  json events = mcp.Ok("events_since", {{"after", 0}, {"type", "percept_arrived,thread_created"}});
+  std::vector<std::string> types;
+  for (const json& e : events["events"]) types.push_back(e["type"]);
+  CHECK(types == std::vector<std::string>{"percept_arrived", "percept_arrived", "thread_created"});
+  CHECK(events["last_seq"].is_number());
+  json later = mcp.Ok("events_since", {{"after", events["events"][1]["seq"]}, {"limit", 1}});
+  CHECK(later["events"].size() == 1);
+
+  // An API error is the tool's result, not a protocol error.
+  json missing = mcp.Call("update_thread", {{"id", "t-nope"}, {"salience", 0.5}});
+  CHECK(missing["isError"] == true);
+  CHECK(missing["structuredContent"]["error"]["code"] == "not_found");
+  json bad = mcp.Call("enqueue_action", {{"effector", "nowhere"}, {"type", "x"}});
+  CHECK(bad["isError"] == true);
+  CHECK(mcp.Finish() == 0);
+  // The sensor was left out: no tick percepts in the log.
+  CHECK(Limbic({"--state", dir / "state", "--json", "percept", "list", "--source", "timer"}).out ==
+        "[]\n");
+}
+
+TEST_CASE("mcp: JSON-RPC errors") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+  json parse = mcp.Raw("{not json");
+  CHECK(parse["error"]["code"] == -32700);
+  CHECK(parse["id"].is_null());
+  CHECK(mcp.Raw(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")["error"]["code"] == -32600);
+  CHECK(mcp.Raw(R"("ping")")["error"]["code"] == -32600);
+  CHECK(
+      mcp.Raw(R"({"jsonrpc":"1.0","id":7,"method":"ping"})") ==
+      json{{"jsonrpc", "2.0"},
+           {"id", 7},
+           {"error", {{"code", -32600}, {"message", "invalid request: jsonrpc must be \"2.0\""}}}});
+  CHECK(mcp.Raw(R"({"jsonrpc":"2.0","id":"s","method":42})")["error"]["code"] == -32600);
+  // Notifications, even unknown or invalid ones, and blank lines get no answer.
+  mcp.child().Write(
+      "\n{\"jsonrpc\":\"2.0\",\"method\":\"nope/"
+      "nothing\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}\n");
+  json unknown = mcp.Request("resources/list");
+  CHECK(unknown["error"]["code"] == -32601);
+
+  json no_tool = mcp.Request("tools/call", {{"name", "fly"}, {"arguments", json::object()}});
+  CHECK(no_tool["error"]["code"] == -32602);
+  CHECK(no_tool["error"]["message"] == "unknown tool: fly");
+  json no_source =
+      mcp.Request("tools/call", {{"name", "add_percept"}, {"arguments", {{"type", "x"}}}});
+  CHECK(no_source["error"]["code"] == -32602);
+  CHECK(no_source["error"]["data"]["argument"] == "source");
+  CHECK(no_source["error"]["message"].get<std::string>().find("\"source\"") != std::string::npos);
+  json wrong_type = mcp.Request(
+      "tools/call", {{"name", "add_percept"},
+                     {"arguments", {{"source", "s"}, {"type", "t"}, {"intensity", "high"}}}});
+  CHECK(wrong_type["error"]["data"]["argument"] == "intensity");
+  json out_of_range =
+      mcp.Request("tools/call", {{"name", "set_arousal"}, {"arguments", {{"level", 1.5}}}});
+  CHECK(out_of_range["error"]["data"]["argument"] == "level");
+  json extra = mcp.Request("tools/call", {{"name", "attention"}, {"arguments", {{"now", 1}}}});
+  CHECK(extra["error"]["data"]["argument"] == "now");
+  json bad_enum =
+      mcp.Request("tools/call", {{"name", "list_percepts"}, {"arguments", {{"status", "old"}}}});
+  CHECK(bad_enum["error"]["code"] == -32602);
+  json two = mcp.Request("tools/call",
+                         {{"name", "forget"}, {"arguments", {{"id", "m-1"}, {"subject", "x"}}}});
+  CHECK(two["error"]["code"] == -32602);
+  CHECK(mcp.Request("tools/call", {{"arguments", json::object()}})["error"]["code"] == -32602);
+  CHECK(mcp.Request("tools/call", {{"name", "attention"}, {"arguments", "x"}})["error"]["code"] ==
+        -32602);
+  // Nothing of that reached the state.
+  CHECK(mcp.Ok("list_percepts")["percepts"].empty());
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: uses the limbic run that holds the state dir") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"]["token"] = "s3cret";
+  RunningLimbic limbic(dir, config);
+  REQUIRE(limbic.port() != 0);
+  json api_file = json::parse(std::ifstream(dir / "state/api.json"));
+  CHECK(api_file["pid"] == limbic.child().pid());
+  CHECK(api_file["url"] == "http://127.0.0.1:" + std::to_string(limbic.port()));
+  {
+    // The token comes from the same config file.
+    McpClient mcp(dir, {"--config", dir / "limbic.json"});
+    mcp.Initialize();
+    std::string id =
+        mcp.Ok("add_percept", {{"source", "mcp"}, {"type", "note"}, {"text", "via mcp"}})["id"];
+    HttpReply seen =
+        Http(limbic.port(), "GET", "/v1/percepts/" + id, "", {{"Authorization", "Bearer s3cret"}});
+    CHECK(seen.status == 200);
+    CHECK(seen.Json()["text"] == "via mcp");
+    CHECK(mcp.Finish() == 0);
+  }
+  {
+    // Without the token the runtime says no, and the tool says so.
+    McpClient mcp(dir, {});
+    mcp.Initialize();
+    json denied = mcp.Call("attention", json::object());
+    CHECK(denied["isError"] == true);
+    CHECK(denied["structuredContent"]["error"]["code"] == "unauthorized");
+    CHECK(mcp.Finish() == 0);
+  }
+  CHECK(limbic.child().Kill(SIGTERM) == 0);
+  CHECK(!Exists(dir / "state/api.json"));  // removed at a clean stop
+}
+
+TEST_CASE("mcp: stdin EOF stops the in-process runtime and releases the state dir") {
+  TempDir dir;
+  std::vector<std::string> args = WriteConfig(dir);
+  std::string id;
+  {
+    McpClient first(dir, args);
+    first.Initialize();
+    id = first.Ok("add_percept", {{"source", "chat"}, {"type", "message"}})["id"];
+    // A second mcp on the same state dir talks to the first one's runtime.
+    REQUIRE(Exists(dir / "state/api.json"));
+    {
+      McpClient second(dir, args);
+      second.Initialize();
+      CHECK(second.Ok("list_percepts")["percepts"][0]["id"] == id);
+      CHECK(second.Finish() == 0);
+    }
+    CHECK(first.Finish() == 0);
+  }
+  CHECK(!Exists(dir / "state/api.json"));
+  // Released: the command line can take the lock, and the percept is durable.
+  auto listed = Limbic({"--state", dir / "state", "--json", "percept", "list"});
+  CHECK(listed.exit_code == 0);
+  CHECK(json::parse(listed.out)[0]["id"] == id);
+  McpClient again(dir, args);
+  again.Initialize();
+  CHECK(again.Ok("list_percepts")["percepts"].size() == 1);
+  CHECK(again.Finish() == 0);
+}
+
+TEST_CASE("mcp: a stale api.json is not trusted and SIGTERM stops the in-process runtime cleanly") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "state");
+  // Left by a crash: its pid is gone and nobody holds the lock.
+  std::ofstream(dir / "state/api.json") << R"({"pid": 999999999, "url": "http://127.0.0.1:1"})";
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+  CHECK(mcp.Ok("add_percept", {{"source", "chat"}, {"type", "message"}})["id"].is_string());
+  json api_file = json::parse(std::ifstream(dir / "state/api.json"));
+  CHECK(api_file["pid"] == mcp.child().pid());
+  kill(mcp.child().pid(), SIGTERM);
+  int code = -99;
+  CHECK(mcp.child().WaitFor(30000, &code));
+  CHECK(code == 0);
+  CHECK(!Exists(dir / "state/api.json"));
+  CHECK(Limbic({"--state", dir / "state", "percept", "list"}).exit_code == 0);
+}
+
+TEST_CASE("mcp: an unreachable --url is a tool error") {
+  TempDir dir;
+  McpClient mcp(dir, {"--url", "http://127.0.0.1:1"});
+  mcp.Initialize();
+  json result = mcp.Call("attention", json::object());
+  CHECK(result["isError"] == true);
+  CHECK(result["content"][0]["text"].get<std::string>().find("unreachable") != std::string::npos);
+  CHECK(mcp.Finish() == 0);
+}
+
+}  // namespace limbic::testing
