@@ -9,24 +9,6 @@ namespace limbic::runtime {
 
 using nlohmann::json;
 
-namespace {
-
-// Archive hits for recall, from ArchiveStore::Search's answer.
-std::vector<memory::ArchiveHit> ArchiveHits(const json& search) {
-  std::vector<memory::ArchiveHit> hits;
-  for (const json& r : search.value("results", json::array()))
-    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged",
-                    r.value("date", ""), r.value("snippet", ""), r.value("score", 0.0)});
-  return hits;
-}
-
-bool WantsArchive(const memory::RecallRequest& r) {
-  return (!r.kind || *r.kind == "archive" || *r.kind == "staged") && !r.tag && !r.ns &&
-         !r.episode_id;
-}
-
-}  // namespace
-
 void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (!plan.ok()) return respond(ErrorResponse(plan.status()));
   if (plan->events.empty()) return respond(HttpResponse::Json(200, plan->answer));
@@ -46,17 +28,17 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
 // when archive items may be wanted, then the memory store on the loop.
 void Api::RecallWithArchive(memory::RecallRequest req,
                             std::function<void(Result<memory::MemoryPlan>)> done) {
-  if (!WantsArchive(req)) return done(rt_.memory().Recall(req, rt_.engine().clock().Now()));
-  const size_t depth = std::max<size_t>(50, req.k * 10);
-  rt_.archive().Run([q = req.query, depth](archive::ArchiveStore& s) { return s.Search(q, depth); },
-                    [this, req, done](Result<json> found) {
-                      std::vector<memory::ArchiveHit> hits;
-                      if (found.ok())
-                        hits = ArchiveHits(*found);
-                      else
-                        log_->warn("recall: archive search failed: {}", found.status().ToString());
-                      done(rt_.memory().Recall(req, rt_.engine().clock().Now(), hits));
-                    });
+  if (!req.WantsArchive()) return done(rt_.memory().Recall(req, rt_.engine().clock().Now()));
+  rt_.archive().Run(
+      [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) { return s.Search(q, depth); },
+      [this, req, done](Result<json> found) {
+        std::vector<memory::ArchiveHit> hits;
+        if (found.ok())
+          hits = memory::ArchiveHitsFromSearch(*found);
+        else
+          log_->warn("recall: archive search failed: {}", found.status().ToString());
+        done(rt_.memory().Recall(req, rt_.engine().clock().Now(), hits));
+      });
 }
 
 void Api::AddMemoryRoutes(Router& r) {

@@ -133,21 +133,20 @@ json Common(const MemoryArgs& a) {
   return req;
 }
 
-// Archive hits for recall from the state dir's archive, if it has one.
-std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const std::string& query,
-                                            size_t depth) {
+// Archive hits for recall from the state dir's archive, if it has one and
+// the request may want them.
+std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx,
+                                            const memory::RecallRequest& req) {
   std::vector<memory::ArchiveHit> hits;
+  if (!req.WantsArchive()) return hits;
   archive::StoreOptions o;
   o.state_dir = ctx.state_dir;
   o.read_only = true;
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return hits;
-  auto found = (*store)->Search(query, depth);
+  auto found = (*store)->Search(req.query, req.Depth());
   if (!found.ok()) return hits;
-  for (const json& r : (*found)["results"])
-    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged",
-                    r.value("date", ""), r.value("snippet", ""), r.value("score", 0.0)});
-  return hits;
+  return memory::ArchiveHitsFromSearch(*found);
 }
 
 }  // namespace
@@ -220,7 +219,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     }
     // Recall reinforces, so it wants the lock; while another process holds
     // it, recall reads without reinforcing.
-    auto hits = ArchiveHits(ctx, parsed->query, std::max<size_t>(50, parsed->k * 10));
+    auto hits = ArchiveHits(ctx, *parsed);
     Access access = parsed->reinforce ? Access::kWriteElseRead : Access::kRead;
     rc = WithMemory(ctx, *a, access, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
       if (e.read_only()) parsed->reinforce = false;

@@ -52,6 +52,14 @@ Result<RecallRequest> ParseRecallRequest(const json& req) {
   return r;
 }
 
+std::vector<ArchiveHit> ArchiveHitsFromSearch(const json& search) {
+  std::vector<ArchiveHit> hits;
+  for (const json& r : search.value("results", json::array()))
+    hits.push_back({r.value("id", ""), r.value("kind", "") == "archived" ? "archive" : "staged",
+                    r.value("date", ""), r.value("snippet", ""), r.value("score", 0.0)});
+  return hits;
+}
+
 namespace {
 
 struct Candidate {
@@ -71,7 +79,7 @@ double Recency(TimeMs created, TimeMs now, double days) {
 
 Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
                                        const std::vector<ArchiveHit>& archive_hits) {
-  const size_t depth = std::max<size_t>(50, req.k * 10);
+  const size_t depth = req.Depth();
   const bool memories_wanted = !req.kind || (*req.kind != "archive" && *req.kind != "staged");
   MetaFilter filter = [&](const MemoryMeta& m) {
     if (m.superseded && !req.include_superseded) return false;
@@ -104,8 +112,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     }
   }
   // Archive items, unless a memory-only filter excludes them.
-  const bool archive_wanted = (!req.kind || *req.kind == "archive" || *req.kind == "staged") &&
-                              !req.tag && !req.ns && !req.episode_id;
+  const bool archive_wanted = req.WantsArchive();
   if (archive_wanted) {
     size_t rank = 0;
     for (const ArchiveHit& h : archive_hits) {

@@ -43,6 +43,7 @@
 
 #include <spdlog/logger.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -94,7 +95,18 @@ struct RecallRequest {
   bool explain = false;
   bool reinforce = true;
   bool include_superseded = false;
+
+  // Whether archive items can be in the answer: kind archive/staged or no
+  // kind, and no memory-only filter (tag, namespace, episode_id).
+  bool WantsArchive() const {
+    return (!kind || *kind == "archive" || *kind == "staged") && !tag && !ns && !episode_id;
+  }
+  // Candidates taken from each ranked list: max(50, 10 k).
+  size_t Depth() const { return std::max<size_t>(50, k * 10); }
 };
+// Archive hits from ArchiveStore::Search's answer (kind "archived" becomes
+// "archive"), in its order.
+std::vector<ArchiveHit> ArchiveHitsFromSearch(const json& search);
 // {query, k?, kind?, tag?, namespace?, episode_id?, explain?, reinforce?,
 //  include_superseded?}; errors name the field.
 Result<RecallRequest> ParseRecallRequest(const json& req);

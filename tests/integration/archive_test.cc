@@ -71,9 +71,12 @@ TEST_CASE("finished threads are consolidated, staged, rolled up and found again"
     auto blink = HttpJson(port, "POST", "/v1/archive/blink", {{"text", "remember: the deploy key rotates friday"}});
     REQUIRE(blink.status == 201);
     CHECK(HttpJson(port, "POST", "/v1/archive/blink", {{"txt", "x"}}).status == 400);
-    // Killed before a rollup: staging is rebuilt from the log on restart.
-    std::filesystem::remove_all(state + "/archive/staging");
+    // Killed before a rollup, and the staging files lost with it: staging
+    // is rebuilt from the log on restart. Removed only once the process is
+    // gone (Kill waits for it), since the staging writer may still be
+    // appending until then.
     l.child().Kill(SIGKILL);
+    std::filesystem::remove_all(state + "/archive/staging");
   }
   {
     RunningLimbic l(dir, config);
