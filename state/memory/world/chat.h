@@ -1,0 +1,37 @@
+// A client for OpenAI-compatible chat completions (POST {url}/v1/chat/
+// completions; OpenAI, Ollama, llama.cpp server, vLLM, ...), used by the llm
+// extractor and the llm surprise scorer.
+//
+// Request: {"model", "temperature": 0, "messages": [{"role": "system",
+// "content"}, {"role": "user", "content"}]}; with json_mode,
+// "response_format": {"type": "json_object"} too. The answer's
+// choices[0].message.content is returned as it is.
+//
+// Errors: Unavailable naming the URL for transport failures, timeouts and
+// non-2xx statuses (with the start of the body); Corruption when the
+// answer is not of that shape.
+//
+// Thread-safety: Complete is reentrant.
+#pragma once
+
+#include <string>
+
+#include "state/status.h"
+
+namespace limbic::world {
+
+struct ChatSpec {
+  std::string url;      // base URL; "/v1/chat/completions" is appended unless already there
+  std::string model;    // required
+  std::string api_key;  // optional, sent as "Authorization: Bearer"
+  int timeout_ms = 60000;
+};
+
+// InvalidArgument naming the field: url or model empty, url not http(s),
+// timeout <= 0.
+Status CheckChatSpec(const ChatSpec& spec);
+
+Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
+                             const std::string& user, bool json_mode = true);
+
+}  // namespace limbic::world
