@@ -42,6 +42,7 @@ bench: build
 	cd $(BUILD) && ./limbic_archive_bench && ./limbic_search_bench
 	$(BUILD)/limbic_memory_bench
 	$(BUILD)/limbic_vector_bench
+	cd $(BUILD) && ./limbic_world_bench
 
 clean:
 	rm -rf $(BUILD)

@@ -59,5 +59,8 @@ void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thre
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc);   // memory
+// memory extract, graph, entities, surprise, consolidate; `config` and
+// `quiet` are the memory command's --config and --quiet.
+void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::string* config, const bool* quiet);
 
 }  // namespace limbic::runtime

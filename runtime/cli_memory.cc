@@ -340,6 +340,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
+  AddWorldCommands(cmd, ctx, rc, &a->config, &a->quiet);
+
   auto* show = cmd->add_subcommand("show", "one memory");
   show->add_option("id", a->id, "its id")->required();
   show->callback([&ctx, &rc, a] {

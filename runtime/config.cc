@@ -249,6 +249,52 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     }
     m.RejectUnknown();
   }
+  if (const json* v = root.Get("world")) {
+    Section w(*v, "world", &errors);
+    world::WorldOptions& o = c.world;
+    w.Bool("daily", &o.daily);
+    w.String("extractor", &o.extractor.kind);
+    if (o.extractor.kind != "heuristic" && o.extractor.kind != "llm")
+      errors.push_back("world.extractor: must be heuristic or llm, got \"" + o.extractor.kind + "\"");
+    w.String("surprise", &o.surprise.mode);
+    if (o.surprise.mode != "heuristic" && o.surprise.mode != "llm")
+      errors.push_back("world.surprise: must be heuristic or llm, got \"" + o.surprise.mode + "\"");
+    world::ChatSpec llm;
+    if (const json* l = w.Get("llm")) {
+      Section ls(*l, "world.llm", &errors);
+      ls.String("url", &llm.url);
+      ls.String("model", &llm.model);
+      ls.String("api_key", &llm.api_key);
+      std::string key_env;
+      ls.String("api_key_env", &key_env);
+      if (!key_env.empty())
+        if (const char* k = std::getenv(key_env.c_str())) llm.api_key = k;
+      TimeMs timeout = llm.timeout_ms;
+      ls.Duration("timeout", &timeout, 1);
+      llm.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
+      ls.RejectUnknown();
+    }
+    o.extractor.llm = llm;
+    o.surprise.llm = llm;
+    if (o.extractor.kind == "llm" || o.surprise.mode == "llm")
+      if (Status s = world::CheckChatSpec(llm); !s.ok()) errors.push_back("world.llm: " + s.message());
+    w.Integer("max_input_chars", &o.extractor.max_input_chars, 1000, int64_t{1} << 30);
+    w.Number("threshold", &o.threshold, 0, 1);
+    w.Integer("decay_days", &o.decay_days, 1, 100000);
+    if (const json* t = w.Get("protected_types")) {
+      if (!t->is_array()) w.Fail("world.protected_types", "must be an array of entity types");
+      else
+        for (size_t i = 0; i < t->size(); ++i) {
+          auto type = (*t)[i].is_string() ? world::ParseType((*t)[i].get<std::string>())
+                                          : Result<world::EntityType>(Status::InvalidArgument(
+                                                "must be an entity type, got " + (*t)[i].dump()));
+          if (type.ok()) o.protected_types.insert(*type);
+          else w.Fail("world.protected_types[" + std::to_string(i) + "]", type.status().message());
+        }
+    }
+    w.Integer("max_file_bytes", &o.max_file_bytes, 1, int64_t{1} << 40);
+    w.RejectUnknown();
+  }
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);
   Entries(root, "effectors", &c.effectors);

@@ -20,6 +20,7 @@
 #include "state/consolidate.h"
 #include "state/event_log.h"
 #include "state/memory/store.h"
+#include "state/memory/world/world.h"
 #include "state/recency.h"
 #include "state/status.h"
 #include "state/time.h"
@@ -66,6 +67,9 @@ struct Config {
   // embedder.api_key may also come from the environment variable named by
   // memory.embedder.api_key_env; EMBEDDING_MODEL overrides the model.
   memory::MemoryOptions memory;
+  // The world model (docs/world.md): extractor, surprise, MEMORY.md, entity
+  // decay; world.llm.api_key may come from world.llm.api_key_env.
+  world::WorldOptions world;
 
   // Reflex rules: {"reflexes": [...]}, loaded from `reflexes_file` (relative
   // to the config file) or, for the embedded config, the embedded rules.

@@ -30,6 +30,7 @@ Runtime::~Runtime() {
   api_.reset();
   sensors_.clear();
   outbox_.reset();
+  world_.reset();    // joins its worker
   archive_.reset();  // joins its worker
   memory_.reset();   // saves its vector index
   effectors_.clear();
@@ -95,6 +96,8 @@ Status Runtime::Open() {
     memory_ = std::move(*memory);
     log_->info("memory: embedder {}", memory_->embedder().id());
   }
+  world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
+  LIMBIC_RETURN_IF_ERROR(world_->Open());
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
@@ -117,6 +120,7 @@ Status Runtime::Open() {
   http_ = std::move(http).value();
   SchedulePrune();
   archive_->Start();
+  world_->Start();
   return Status::OK();
 }
 
@@ -382,6 +386,7 @@ void Runtime::ShutdownStep(int step) {
       for (auto& [name, sensor] : sensors_) sensor->Stop();
       prune_timer_.cancel();
       if (archive_) archive_->Stop();
+      if (world_) world_->Stop();
       outbox_->Stop(config_.outbox.shutdown_grace, [this] { ShutdownStep(1); });
       return;
     case 1:  // finish in-flight requests

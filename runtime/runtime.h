@@ -34,6 +34,7 @@
 
 #include "reflexes/engine.h"
 #include "runtime/archive_service.h"
+#include "runtime/world_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
 #include "runtime/http_server.h"
@@ -107,6 +108,7 @@ class Runtime {
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<ArchiveService> archive_;
   std::unique_ptr<memory::MemoryStore> memory_;
+  std::unique_ptr<WorldService> world_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   std::unique_ptr<Api> api_;

@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 #include <string>
 #include <vector>
@@ -59,7 +60,6 @@ struct SurpriseSpec {
 struct Known {
   std::function<bool(std::string_view name)> entity;  // a page exists
   std::function<bool(const Triplet&)> edge;           // in the graph
-  std::vector<std::string> texts;                     // earlier events, MEMORY.md items
   std::string memory_md;                              // MEMORY.md, for llm mode
 };
 
@@ -67,7 +67,8 @@ class SurpriseScorer {
  public:
   SurpriseScorer(SurpriseSpec spec, std::shared_ptr<spdlog::logger> log);
   ~SurpriseScorer();
-  // Remembers `known.texts` (embedded once; later calls add to them).
+  // Texts the model already knows (earlier events, MEMORY.md items),
+  // embedded once and kept for every later Score.
   void Remember(const std::vector<std::string>& texts);
   // Scores the extraction's events in order; each scored event is then
   // remembered. `note` gets why llm mode fell back, if it did.
@@ -75,11 +76,16 @@ class SurpriseScorer {
                                    std::string* note);
 
  private:
-  double TextNovelty(const memory::Vector& v, const std::vector<memory::Vector>& against) const;
+  // Predictions of the day from MEMORY.md (llm mode); nullopt and *note on failure.
+  std::optional<std::vector<memory::Vector>> Predict(const std::string& date, const Known& known,
+                                                     std::string* note);
+  memory::Vector Embed(const std::string& text);
+
   SurpriseSpec spec_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<memory::Embedder> embedder_;
-  std::vector<memory::Vector> memory_;
+  size_t dims_ = 0;
+  std::vector<float> memory_;              // remembered vectors, dims_ floats each
   std::unordered_set<std::string> exact_;  // NameKey of remembered texts
 };
 

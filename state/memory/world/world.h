@@ -36,6 +36,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include "state/memory/world/entity_store.h"
 #include "state/memory/world/extract.h"
@@ -45,7 +46,7 @@
 namespace limbic::world {
 
 struct WorldOptions {
-  bool enabled = true;  // the runtime extracts past days daily
+  bool daily = true;  // the runtime extracts each past day once, then consolidates
   ExtractorSpec extractor;
   SurpriseSpec surprise;
   double threshold = 0.5;       // surprise above which an event goes to MEMORY.md
@@ -70,8 +71,9 @@ class WorldModel {
   // {entities: [PageInfo as JSON + stale]}, filtered by type; stale: only
   // entities last referenced more than decay_days before today.
   Result<json> Entities(std::optional<EntityType> type, bool stale, const std::string& today) const;
-  Result<json> Neighbors(std::string_view name, int hops);
-  Result<json> Path(std::string_view from, std::string_view to);
+  // graph.h's Neighbors and Path, over the graph file as it is now.
+  Result<json> Neighbors(std::string_view name, int hops) const;
+  Result<json> Path(std::string_view from, std::string_view to) const;
   // {scores: [...]} of one date (all dates when empty), highest first.
   Result<json> Surprise(const std::string& date) const;
   // The dates already in the ledger (sources "day:YYYY-MM-DD").
@@ -83,6 +85,9 @@ class WorldModel {
  private:
   WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log);
   Result<std::vector<SurpriseScore>> LoadScores() const;
+  // Entity pages, relations and timeline lines for one extraction.
+  std::vector<PageUpdate> PageUpdates(const Extraction& x) const;
+  std::string PathOf(std::string_view file) const { return dir_ + "/" + std::string(file); }
 
   std::string dir_;
   WorldOptions options_;
@@ -90,6 +95,23 @@ class WorldModel {
   std::unique_ptr<Extractor> extractor_;
   std::unique_ptr<SurpriseScorer> scorer_;
   std::unique_ptr<EntityStore> entities_;
+  std::unique_ptr<GraphStore> graph_;
+  std::unordered_set<std::string> scored_;  // date + '\x1f' + NameKey(text) of every scored event
 };
+
+// Files of the world model, relative to the memory dir.
+inline constexpr std::string_view kScoresFile = "surprise-scores.jsonl";
+inline constexpr std::string_view kLedgerFile = "extracted.jsonl";
+inline constexpr std::string_view kMemoryFile = "MEMORY.md";
+inline constexpr std::string_view kGraphFile = "graph.jsonl";
+
+// Appends lines (each without '\n') to `path` under an exclusive flock,
+// creating it; a torn last line (no '\n') left by a crash is ended first.
+Status AppendLines(const std::string& path, const std::vector<std::string>& lines);
+// The text of one MEMORY.md item line ("- DATE: text (surprise 0.71)" ->
+// "text"); lines that are not items give "".
+std::string MemoryItemText(std::string_view line);
+// Replaces `path` with `text` through a temp file and rename(2).
+Status ReplaceFile(const std::string& path, std::string_view text);
 
 }  // namespace limbic::world

@@ -1,0 +1,92 @@
+#include "runtime/world_service.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+
+#include "state/archive/archive.h"
+#include "state/env.h"
+#include "state/memory/world/day_input.h"
+
+namespace limbic::runtime {
+
+namespace {
+constexpr int kRecentDays = 7;
+constexpr size_t kMaxDaysPerPass = 31;
+}  // namespace
+
+WorldService::WorldService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
+                           std::shared_ptr<spdlog::logger> log)
+    : io_(io), engine_(engine), config_(config), log_(std::move(log)), timer_(io) {}
+
+WorldService::~WorldService() {
+  if (worker_) {
+    worker_io_.stop();
+    worker_->join();
+  }
+}
+
+Status WorldService::Open() {
+  auto model = world::WorldModel::Open(config_.state_dir + "/memory", config_.world, log_);
+  if (!model.ok()) return model.status().WithContext("opening the world model");
+  model_ = std::move(*model);
+  worker_ = std::make_unique<std::thread>([this] {
+    auto guard = boost::asio::make_work_guard(worker_io_);
+    worker_io_.run();
+  });
+  return Status::OK();
+}
+
+void WorldService::Start() {
+  if (!config_.world.daily) return;
+  std::string today = FormatDate(engine_.clock().Now());
+  boost::asio::post(worker_io_, [this, today] { Pass(today); });
+  Schedule();
+}
+
+void WorldService::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void WorldService::Schedule() {
+  if (stopped_) return;
+  TimeMs now = engine_.clock().Now();
+  TimeMs next_midnight = (now / 86400000 + 1) * 86400000;
+  // Five minutes past midnight: after the archive's rollup of the day.
+  timer_.expires_after(std::chrono::milliseconds(next_midnight - now + 5 * 60000));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopped_) return;
+    std::string today = FormatDate(engine_.clock().Now());
+    boost::asio::post(worker_io_, [this, today] { Pass(today); });
+    Schedule();
+  });
+}
+
+void WorldService::Pass(const std::string& today) {
+  auto day = ParseDate(today);
+  if (!day.ok()) return;
+  std::set<std::string> days;
+  for (int i = 1; i <= kRecentDays; ++i) days.insert(FormatDate(*day - TimeMs{i} * 86400000));
+  auto done = model_->ExtractedDays();
+  archive::Staging staging(config_.state_dir + "/archive/staging", state::Env::Default());
+  if (auto staged = staging.Days(); staged.ok() && done.ok())
+    for (const std::string& d : *staged)
+      if (d < today && !done->count(d)) days.insert(d);
+  size_t passes = 0;
+  for (auto it = days.rbegin(); it != days.rend() && passes < kMaxDaysPerPass; ++it, ++passes) {
+    auto input = world::DayInput(config_.state_dir, *it);
+    if (!input.ok()) {
+      log_->warn("world: reading {}: {}", *it, input.status().message());
+      continue;
+    }
+    if (input->text.empty() && input->events.empty()) continue;
+    auto r = model_->Extract(*input);
+    if (!r.ok()) log_->warn("world: extracting {}: {}", *it, r.status().message());
+    else if (!(*r)["skipped"].get<bool>()) log_->info("world: extracted {}", r->dump());
+  }
+  auto c = model_->Consolidate(today);
+  if (!c.ok()) log_->warn("world: consolidating: {}", c.status().message());
+  else if ((*c)["added"].get<size_t>() > 0 || !(*c)["decayed"].empty()) log_->info("world: consolidated {}", c->dump());
+}
+
+}  // namespace limbic::runtime

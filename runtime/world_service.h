@@ -1,0 +1,57 @@
+// WorldService: the world model in the loop (docs/world.md "In the loop").
+//
+// When world.daily is set, once at start and a few minutes past each UTC
+// midnight, a pass on a worker thread of its own (extraction may wait on
+// an LLM; it must not stall the io thread or the archive):
+//   1. extracts each of the last 7 days before today, and every older day
+//      with a staging file that is not in the ledger yet (at most 31 days
+//      per pass), from the events log and the archive's staging
+//      (DayInput); a day whose input has not changed since its last
+//      extraction is skipped by WorldModel::Extract itself;
+//   2. consolidates: surprising events into MEMORY.md, entity decay.
+// Results and errors are logged; a failed day does not stop the others.
+//
+// Thread-safety: Open, Start and Stop on the io thread; the WorldModel is
+// used only on the worker.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <spdlog/logger.h>
+#include <thread>
+
+#include "runtime/config.h"
+#include "state/engine.h"
+#include "state/memory/world/world.h"
+
+namespace limbic::runtime {
+
+class WorldService {
+ public:
+  WorldService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
+               std::shared_ptr<spdlog::logger> log);
+  ~WorldService();  // stops the worker after the pass it is running
+
+  // Opens the world model (on the calling thread, before the loop runs).
+  Status Open();
+  // The first pass now, then one every day.
+  void Start();
+  void Stop();
+
+ private:
+  void Schedule();
+  void Pass(const std::string& today);  // on the worker
+
+  boost::asio::io_context& io_;
+  state::Engine& engine_;
+  const Config& config_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<world::WorldModel> model_;
+  boost::asio::io_context worker_io_;
+  std::unique_ptr<std::thread> worker_;
+  boost::asio::steady_timer timer_;
+  bool stopped_ = false;
+};
+
+}  // namespace limbic::runtime
