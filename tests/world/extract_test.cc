@@ -372,3 +372,16 @@ TEST_CASE("binary junk and a 5 MB line do not crash", "[world][extract]") {
   REQUIRE(x.events.size() == 1);
   CHECK(x.events[0].text.size() <= 500);
 }
+
+TEST_CASE("a long thread goal names its project up to a word boundary", "[world][extract]") {
+  ExtractInput in{"2026-11-22", "t", "", {}};
+  in.events.push_back(MakeEvent(
+      EventType::kThreadCreated, "2026-11-22T08:00:00.000Z",
+      {{"thread_id", "t-2"},
+       {"goal",
+        "Investigate intermittent latency spikes in the payments gateway during peak hours"},
+       {"salience", 0.5}}));
+  const Extraction x = Extract(in);
+  CHECK(Entities(x) == std::vector<std::string>{
+                           "project Investigate intermittent latency spikes in the payments"});
+}
