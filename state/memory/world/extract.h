@@ -142,8 +142,8 @@ class Extractor {
 };
 
 struct ExtractorSpec {
-  std::string kind = "heuristic";  // heuristic | llm
-  ChatSpec llm;                    // for kind llm
+  std::string kind = "heuristic";   // heuristic | llm
+  ChatSpec llm;                     // for kind llm
   size_t max_input_chars = 200000;  // bytes of the rendered input sent to the model; > 0
 };
 
