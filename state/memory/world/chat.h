@@ -27,8 +27,9 @@ struct ChatSpec {
   int timeout_ms = 60000;
 };
 
-// InvalidArgument naming the field: url or model empty, url not http(s),
-// timeout <= 0.
+// InvalidArgument naming the field ("url: required"): url or model empty,
+// url not http(s) or not a URL, timeout <= 0, a line break in api_key.
+// Complete checks it too.
 Status CheckChatSpec(const ChatSpec& spec);
 
 Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
