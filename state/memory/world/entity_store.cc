@@ -350,8 +350,8 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
       staged.push_back(std::move(s));
       return staged.size() - 1;
     }
-    return Status::Internal("no file for entity " +
-                            Quote(m.u.name));  // the second name is never owned by another
+    // The second file name is never another entity's: its hash is of this key.
+    return Status::Internal("no file for entity " + Quote(m.u.name));
   };
   for (const Merged& m : merged) {
     auto at = stage(m);
@@ -361,9 +361,10 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
     staged[*at].changed = staged[*at].changed || changed;
   }
 
-  if (staged.empty()) return result;
   Index next = **current;
+  bool wrote = false;
   for (const Staged& s : staged) {
+    wrote = wrote || s.changed || s.archived;
     const std::string path = dir_ + "/" + s.file;
     const std::string archived_path = dir_ + "/" + RelPath(s.file, true);
     if (s.changed) {
@@ -381,7 +382,7 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
     if (s.created || s.archived) next.files.active[Lower(s.file)] = s.file;
     if (s.archived) next.files.archived.erase(Lower(s.file));
   }
-  Remember((*lock)->fd(), std::move(next));
+  if (wrote) Remember((*lock)->fd(), std::move(next));
   return result;
 }
 
