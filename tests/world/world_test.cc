@@ -161,7 +161,7 @@ TEST_CASE("entities not referenced for decay_days are archived and come back whe
   o.decay_days = 30;
   o.protected_types = {EntityType::kCompany};
   auto w = Open(dir, o);
-  REQUIRE(w->Extract(Text("2026-01-05", "- Alice Chen joined Acme Corp as CTO.\n")).ok());
+  REQUIRE(w->Extract(Text("2026-01-05", "- Alice Chen joined Acme Corp last week.\n")).ok());
   auto fresh = w->Entities(std::nullopt, true, "2026-01-20");
   REQUIRE(fresh.ok());
   CHECK((*fresh)["entities"].empty());

@@ -7,15 +7,12 @@
 //
 // Items are appended at the end of their section and never removed; any
 // other line (a person's notes) is kept where it is.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "state/memory/world/files.h"
 #include "state/memory/world/world.h"
 #include "state/time.h"
 
@@ -40,24 +37,6 @@ const char* SectionOf(std::optional<EntityType> type) {
 }
 
 constexpr const char* kSectionOrder[] = {"People", "Companies", "Projects", "Tools", "Concepts", "Events"};
-
-// Holds an exclusive flock on a lock file while alive.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 std::string FormatScore(double s) {
   char buf[16];
@@ -86,8 +65,8 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   for (const PageInfo& p : *pages) types.emplace(NameKey(p.name), p.type);
 
   std::string path = PathOf(kMemoryFile);
-  FileLock lock(path + ".lock");
-  if (!lock.ok()) return Status::IOError(path + ".lock: " + std::strerror(errno));
+  auto lock = ExclusiveLock::Acquire(path + ".lock");
+  if (!lock.ok()) return lock.status();
   std::string text;
   {
     std::ifstream in(path, std::ios::binary);
@@ -149,7 +128,7 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   if (added > 0) {
     std::string out;
     for (const std::string& l : lines) out.append(l).append("\n");
-    LIMBIC_RETURN_IF_ERROR(ReplaceFile(path, out));
+    LIMBIC_RETURN_IF_ERROR(WriteFileByRename(path, out));
   }
 
   auto decayed = entities_->Decay(today, options_.decay_days, options_.protected_types);

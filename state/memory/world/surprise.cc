@@ -28,12 +28,6 @@ Result<std::vector<std::string>> ParsePredictions(std::string_view answer) {
   return out;
 }
 
-float Dot(const float* a, const float* b, size_t n) {
-  float s = 0;
-  for (size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 }  // namespace
 
 json ScoreToJson(const SurpriseScore& s) {
@@ -165,7 +159,7 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
     }
     float best = 0;
     for (size_t off = 0; !exact && off + dims_ <= against->size(); off += dims_)
-      best = std::max(best, Dot(v.data(), against->data() + off, dims_));
+      best = std::max(best, memory::Cosine(v, std::span<const float>(against->data() + off, dims_)));
     s.text_novelty = exact ? 0.0 : std::clamp(1.0 - best, 0.0, 1.0);
 
     std::unordered_set<std::string> keys;

@@ -88,21 +88,6 @@ Status AppendLines(const std::string& path, const std::vector<std::string>& line
   return s;
 }
 
-Status ReplaceFile(const std::string& path, std::string_view text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) return Status::IOError(tmp + ": cannot be written");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::IOError(path + ": rename: " + std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return Status::OK();
-}
-
 WorldModel::WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log)
     : dir_(std::move(dir)), options_(std::move(options)), log_(std::move(log)) {}
 

@@ -111,7 +111,6 @@ Status AppendLines(const std::string& path, const std::vector<std::string>& line
 // The text of one MEMORY.md item line ("- DATE: text (surprise 0.71)" ->
 // "text"); lines that are not items give "".
 std::string MemoryItemText(std::string_view line);
-// Replaces `path` with `text` through a temp file and rename(2).
-Status ReplaceFile(const std::string& path, std::string_view text);
+
 
 }  // namespace limbic::world
