@@ -87,12 +87,28 @@ memory::Vector SurpriseScorer::Embed(const std::string& text) {
   return std::move((*v)[0]);
 }
 
-void SurpriseScorer::Remember(const std::vector<std::string>& texts) {
-  for (const std::string& t : texts) {
-    if (!exact_.insert(NameKey(t)).second) continue;
-    memory::Vector v = Embed(t);
-    memory_.insert(memory_.end(), v.begin(), v.end());
+void SurpriseScorer::Add(const memory::Vector& v) {
+  postings_.resize(dims_);
+  for (size_t d = 0; d < v.size() && d < dims_; ++d)
+    if (v[d] != 0.0f) postings_[d].emplace_back(remembered_, v[d]);
+  ++remembered_;
+}
+
+float SurpriseScorer::BestRemembered(const memory::Vector& v) {
+  if (remembered_ == 0) return 0;
+  sums_.assign(remembered_, 0.0f);
+  postings_.resize(dims_);
+  for (size_t d = 0; d < v.size() && d < dims_; ++d) {
+    float q = v[d];
+    if (q == 0.0f) continue;
+    for (const auto& [id, value] : postings_[d]) sums_[id] += q * value;
   }
+  return *std::max_element(sums_.begin(), sums_.end());
+}
+
+void SurpriseScorer::Remember(const std::vector<std::string>& texts) {
+  for (const std::string& t : texts)
+    if (exact_.insert(NameKey(t)).second) Add(Embed(t));
 }
 
 std::optional<std::vector<memory::Vector>> SurpriseScorer::Predict(const std::string& date, const Known& known,
@@ -138,7 +154,7 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
     s.mode = "heuristic";
 
     memory::Vector v = Embed(e.text);
-    const std::vector<float>* against = &memory_;
+    const std::vector<float>* against = nullptr;  // predictions, in llm mode
     bool exact = exact_.count(NameKey(e.text)) > 0;
     if (llm) {
       auto it = predicted.find(e.date);
@@ -158,8 +174,12 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
       }
     }
     float best = 0;
-    for (size_t off = 0; !exact && off + dims_ <= against->size(); off += dims_)
-      best = std::max(best, memory::Cosine(v, std::span<const float>(against->data() + off, dims_)));
+    if (against) {
+      for (size_t off = 0; off + dims_ <= against->size(); off += dims_)
+        best = std::max(best, memory::Cosine(v, std::span<const float>(against->data() + off, dims_)));
+    } else if (!exact) {
+      best = BestRemembered(v);
+    }
     s.text_novelty = exact ? 0.0 : std::clamp(1.0 - best, 0.0, 1.0);
 
     std::unordered_set<std::string> keys;
@@ -202,7 +222,7 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
       for (const Triplet* t : it->second)
         if (keys.count(NameKey(t->object))) seen_edges.insert(key + "\x1f" + t->predicate + "\x1f" + NameKey(t->object));
     }
-    if (exact_.insert(NameKey(e.text)).second) memory_.insert(memory_.end(), v.begin(), v.end());
+    if (exact_.insert(NameKey(e.text)).second) Add(v);
     out.push_back(std::move(s));
   }
   return out;

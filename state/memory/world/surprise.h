@@ -84,8 +84,18 @@ class SurpriseScorer {
   SurpriseSpec spec_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<memory::Embedder> embedder_;
+  // The largest cosine between `v` and a remembered vector.
+  float BestRemembered(const memory::Vector& v);
+  void Add(const memory::Vector& v);
+
   size_t dims_ = 0;
-  std::vector<float> memory_;              // remembered vectors, dims_ floats each
+  // Remembered vectors as an inverted index over dimensions: texts of a few
+  // words have features in a fifth of the hash embedder's dimensions, so
+  // summing along the query's non-zero dimensions is several times less
+  // work than a dense dot product with every remembered vector, and exact.
+  std::vector<std::vector<std::pair<uint32_t, float>>> postings_;  // per dimension: (vector, value)
+  uint32_t remembered_ = 0;
+  std::vector<float> sums_;                // scratch: one partial dot product per remembered vector
   std::unordered_set<std::string> exact_;  // NameKey of remembered texts
 };
 
