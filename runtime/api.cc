@@ -117,6 +117,7 @@ Router Api::MakeRouter() {
   AddSensorRoutes(r);
   AddArchiveRoutes(r);
   AddMemoryRoutes(r);
+  AddWorldRoutes(r);
   return r;
 }
 

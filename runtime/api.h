@@ -57,6 +57,7 @@ class Api {
   void AddSensorRoutes(Router& r);
   void AddArchiveRoutes(Router& r);  // consolidate, archive (api_archive.cc)
   void AddMemoryRoutes(Router& r);   // memory, context (api_memory.cc)
+  void AddWorldRoutes(Router& r);    // the world model (api_world.cc)
   // What GET /v1/attention answers (also the start of GET /v1/context).
   Result<nlohmann::json> Attention();
   // Submits a memory plan's events and answers (201 when it created

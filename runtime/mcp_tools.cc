@@ -137,6 +137,42 @@ std::vector<McpTool> MakeTools() {
             {"budget_tokens", Int("token budget (default 2000)", 1)}}));
   tools.back().timeout_ms = 120000;
 
+  // The world model (docs/api.md, World; docs/world.md).
+  tools.push_back(Tool("world_memory", "GET", "/v1/world/memory",
+                       "MEMORY.md: the long-term summary of what surprised the agent, by section "
+                       "(People, Companies, Projects, Tools, Concepts, Events). Read it whole.",
+                       {}));
+  tools.push_back(Tool("world_entities", "GET", "/v1/world/entities",
+                       "The entities of the world model: people, companies, projects, tools, concepts, "
+                       "with when each was last referenced.",
+                       {{"type", Enum("only this type", {"person", "company", "project", "tool", "concept"})},
+                        {"stale", Bool("only those not referenced for world.decay_days")}}));
+  tools.push_back(Tool("world_entity", "GET", "/v1/world/entities/{name}",
+                       "One entity's wiki page (Markdown): type, facts, dated timeline, relations.",
+                       {{"name", Str("the entity's name")}}, {"name"}));
+  tools.push_back(Tool("world_neighbors", "GET", "/v1/world/graph/neighbors",
+                       "Entities related to one entity in the relation graph, breadth first.",
+                       {{"name", Str("the entity")}, {"hops", Int("how far (default 1)", 1, 5)}}, {"name"}));
+  tools.push_back(Tool("world_path", "GET", "/v1/world/graph/path",
+                       "A shortest chain of relations between two entities.",
+                       {{"from", Str("one entity")}, {"to", Str("the other")}}, {"from", "to"}));
+  tools.push_back(Tool("world_surprise", "GET", "/v1/world/surprise",
+                       "Surprise scores of events (how badly the world model predicted them), highest "
+                       "first.",
+                       {{"date", Str("only this day, YYYY-MM-DD")}}));
+  tools.push_back(Tool("world_extract", "POST", "/v1/world/extract",
+                       "Feed the world model: a daily log in Markdown (text and date), or, without text, "
+                       "a day of limbic's own events and archive (default today). Writes entity pages, "
+                       "relations and surprise scores; an input already extracted is skipped unless force.",
+                       {{"text", Str("a daily log in Markdown")},
+                        {"date", Str("the day, YYYY-MM-DD (required with text)")},
+                        {"source", Str("a name for the log (with text)")},
+                        {"force", Bool("extract again even if already done")}}));
+  tools.back().timeout_ms = 300000;
+  tools.push_back(Tool("world_consolidate", "POST", "/v1/world/consolidate",
+                       "Add surprising events to MEMORY.md and archive entities not referenced lately.",
+                       {}));
+
   // The runtime's pools (docs/api.md, Percepts .. Events).
   tools.push_back(
       Tool("add_percept", "POST", "/v1/percepts",

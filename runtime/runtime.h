@@ -72,6 +72,7 @@ class Runtime {
   Metrics& metrics() { return metrics_; }
   ArchiveService& archive() { return *archive_; }
   memory::MemoryStore& memory() { return *memory_; }
+  WorldService& world() { return *world_; }
   sensors::Sensor* sensor(const std::string& name);
   bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
   std::vector<std::string> effector_names() const;

@@ -48,6 +48,15 @@ void WorldService::Stop() {
   timer_.cancel();
 }
 
+void WorldService::Run(Job job, Reply reply) {
+  boost::asio::post(worker_io_, [this, job = std::move(job), reply = std::move(reply)]() mutable {
+    Result<nlohmann::json> result = job(*model_);
+    boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
+      reply(std::move(result));
+    });
+  });
+}
+
 void WorldService::Schedule() {
   if (stopped_) return;
   TimeMs now = engine_.clock().Now();

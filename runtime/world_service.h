@@ -11,12 +11,16 @@
 //   2. consolidates: surprising events into MEMORY.md, entity decay.
 // Results and errors are logged; a failed day does not stop the others.
 //
-// Thread-safety: Open, Start and Stop on the io thread; the WorldModel is
-// used only on the worker.
+// The HTTP API's world routes (api_world.cc) run their WorldModel calls on
+// the same worker through Run, so passes and requests never overlap.
+//
+// Thread-safety: Open, Start, Stop and Run on the io thread; the WorldModel
+// is used only on the worker.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
 #include <spdlog/logger.h>
 #include <thread>
@@ -29,6 +33,9 @@ namespace limbic::runtime {
 
 class WorldService {
  public:
+  using Job = std::function<Result<nlohmann::json>(world::WorldModel&)>;
+  using Reply = std::function<void(Result<nlohmann::json>)>;
+
   WorldService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                std::shared_ptr<spdlog::logger> log);
   ~WorldService();  // stops the worker after the pass it is running
@@ -38,6 +45,8 @@ class WorldService {
   // The first pass now, then one every day.
   void Start();
   void Stop();
+  // Runs `job` on the worker; `reply` gets its result on the io thread.
+  void Run(Job job, Reply reply);
 
  private:
   void Schedule();

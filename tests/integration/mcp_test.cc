@@ -131,7 +131,10 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
                                        "related", "forget", "decay", "memory_stats", "ingest",
                                        "context", "add_percept", "list_percepts", "create_thread",
                                        "update_thread", "attention", "enqueue_action",
-                                       "get_arousal", "set_arousal", "events_since"});
+                                       "get_arousal", "set_arousal", "events_since",
+                                       "world_memory", "world_entities", "world_entity",
+                                       "world_neighbors", "world_path", "world_surprise",
+                                       "world_extract", "world_consolidate"});
   for (const auto& [name, t] : by_name) {
     INFO(name);
     CHECK(t["description"].is_string());
@@ -376,6 +379,38 @@ TEST_CASE("mcp: an unreachable --url is a tool error") {
   json result = mcp.Call("attention", json::object());
   CHECK(result["isError"] == true);
   CHECK(result["content"][0]["text"].get<std::string>().find("unreachable") != std::string::npos);
+  CHECK(mcp.Finish() == 0);
+}
+
+
+TEST_CASE("mcp: memory and world model tools through the in-process runtime") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+
+  json fact = mcp.Ok("remember_fact", {{"subject", "alice"}, {"relation", "works_at"}, {"object", "Acme"}});
+  CHECK(fact["id"].get<std::string>().rfind("m-", 0) == 0);
+  mcp.Ok("remember_episode", {{"text", "The nightly backup failed because the disk was full."}});
+  json recalled = mcp.Ok("recall", {{"query", "backup disk"}, {"k", 3}});
+  REQUIRE(!recalled["results"].empty());
+  CHECK_THAT(recalled["results"][0]["text"].get<std::string>(), Catch::Contains("backup"));
+  CHECK(mcp.Ok("memory_stats")["memories"] == 2);
+
+  json x = mcp.Ok("world_extract", {{"text", "- Alice Chen joined Acme Corp as CTO.\n"},
+                                    {"date", "2026-11-02"},
+                                    {"source", "notes"}});
+  CHECK(x["source"] == "api:notes");
+  CHECK(x["pages_created"].get<int>() >= 2);
+  json page = mcp.Ok("world_entity", {{"name", "Alice Chen"}});
+  CHECK_THAT(page["markdown"].get<std::string>(), Catch::Contains("**Type:** person"));
+  json path = mcp.Ok("world_path", {{"from", "Alice Chen"}, {"to", "Acme Corp"}});
+  CHECK(path["hops"] == 1);
+  CHECK(mcp.Ok("world_consolidate")["added"] == 1);
+  CHECK_THAT(mcp.Ok("world_memory")["markdown"].get<std::string>(),
+             Catch::Contains("Alice Chen joined Acme Corp as CTO."));
+  json missing = mcp.Call("world_entity", {{"name", "Nobody"}});
+  CHECK(missing["isError"] == true);
+  CHECK(missing["structuredContent"]["error"]["code"] == "not_found");
   CHECK(mcp.Finish() == 0);
 }
 

@@ -148,3 +148,44 @@ TEST_CASE("limbic run extracts the days before today and consolidates MEMORY.md"
   l.child().Kill(SIGTERM);
   CHECK(l.child().Wait() == 0);
 }
+
+TEST_CASE("the world model over HTTP", "[world]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  uint16_t port = l.port();
+  auto x = HttpJson(port, "POST", "/v1/world/extract", {{"text", kDailyLog}, {"date", "2026-11-02"}});
+  REQUIRE(x.status == 200);
+  CHECK(x.Json()["source"] == "api:2026-11-02");
+  CHECK(x.Json()["entities"].get<int>() >= 5);
+  CHECK(HttpJson(port, "POST", "/v1/world/extract", {{"text", kDailyLog}, {"date", "2026-11-02"}})
+            .Json()["skipped"] == true);
+  auto people = Http(port, "GET", "/v1/world/entities?type=person");
+  REQUIRE(people.status == 200);
+  CHECK(!people.Json()["entities"].empty());
+  auto page = Http(port, "GET", "/v1/world/entities/Alice%20Chen");
+  REQUIRE(page.status == 200);
+  CHECK_THAT(page.Json()["markdown"].get<std::string>(), Catch::StartsWith("# Alice Chen\n"));
+  CHECK(Http(port, "GET", "/v1/world/entities/Nobody").status == 404);
+  auto n = Http(port, "GET", "/v1/world/graph/neighbors?name=Alice%20Chen&hops=2");
+  REQUIRE(n.status == 200);
+  CHECK(n.Json()["neighbors"][0]["entity"] == "Acme Corp");
+  CHECK(Http(port, "GET", "/v1/world/graph/path?from=Alice%20Chen&to=Acme%20Corp").Json()["hops"] == 1);
+  CHECK(Http(port, "GET", "/v1/world/graph/path?from=Alice%20Chen").status == 400);
+  CHECK(Http(port, "GET", "/v1/world/surprise?date=2026-11-02").Json()["scores"].size() >= 3);
+  auto c = HttpJson(port, "POST", "/v1/world/consolidate", json::object());
+  REQUIRE(c.status == 200);
+  CHECK(c.Json()["added"].get<int>() >= 3);
+  CHECK_THAT(Http(port, "GET", "/v1/world/memory").Json()["markdown"].get<std::string>(),
+             Catch::Contains("## People"));
+  // Bad requests are named and change nothing.
+  CHECK(HttpJson(port, "POST", "/v1/world/extract", {{"text", "x"}}).status == 400);
+  CHECK(HttpJson(port, "POST", "/v1/world/extract", {{"date", "2026-02-30"}}).status == 400);
+  auto unknown = HttpJson(port, "POST", "/v1/world/extract", {{"txt", "x"}});
+  CHECK(unknown.status == 400);
+  CHECK_THAT(unknown.body, Catch::Contains("txt"));
+  CHECK(Http(port, "GET", "/v1/world/entities?type=city").status == 400);
+  CHECK(Http(port, "GET", "/v1/world/surprise?date=soon").status == 400);
+  l.child().Kill(SIGTERM);
+  CHECK(l.child().Wait() == 0);
+}

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "state/archive/archive.h"
 #include "state/event.h"
 #include "state/json.h"
 #include "state/sha256.h"
@@ -306,6 +307,17 @@ Result<json> WorldModel::Surprise(const std::string& date) const {
     out.push_back(std::move(j));
   }
   return json{{"date", date.empty() ? json(nullptr) : json(date)}, {"threshold", options_.threshold}, {"scores", std::move(out)}};
+}
+
+Result<json> WorldModel::Page(std::string_view name) const {
+  auto text = entities_->Read(name);
+  if (!text.ok()) return text.status();
+  return json{{"name", CleanName(name)}, {"markdown", archive::MakeEntry(0, std::move(*text)).text}};
+}
+
+Result<json> WorldModel::MemoryMd() const {
+  std::string path = PathOf(kMemoryFile);
+  return json{{"path", path}, {"markdown", archive::MakeEntry(0, ReadText(path)).text}};
 }
 
 Result<std::set<std::string>> WorldModel::ExtractedDays() const {

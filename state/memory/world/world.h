@@ -74,6 +74,11 @@ class WorldModel {
   // graph.h's Neighbors and Path, over the graph file as it is now.
   Result<json> Neighbors(std::string_view name, int hops) const;
   Result<json> Path(std::string_view from, std::string_view to) const;
+  // {name, markdown}: one entity's page (active or archived); NotFound
+  // naming it.
+  Result<json> Page(std::string_view name) const;
+  // {path, markdown}: MEMORY.md ("" before the first consolidation).
+  Result<json> MemoryMd() const;
   // {scores: [...]} of one date (all dates when empty), highest first.
   Result<json> Surprise(const std::string& date) const;
   // The dates already in the ledger (sources "day:YYYY-MM-DD").
