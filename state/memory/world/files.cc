@@ -124,4 +124,31 @@ Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only
   return out;
 }
 
+Status AppendLines(const std::string& path, const std::vector<std::string>& lines) {
+  if (lines.empty()) return Status::OK();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError(path + ": " + std::strerror(errno));
+  Status s;
+  if (::flock(fd, LOCK_EX) != 0) s = Status::IOError(path + ": lock: " + std::strerror(errno));
+  std::string buf;
+  if (s.ok()) {
+    off_t end = ::lseek(fd, 0, SEEK_END);
+    char last = '\n';
+    if (end > 0 && ::pread(fd, &last, 1, end - 1) != 1) last = '\n';
+    if (last != '\n') buf += '\n';
+    for (const std::string& l : lines) buf.append(l).append("\n");
+    for (size_t done = 0; done < buf.size();) {
+      ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        s = Status::IOError(path + ": write: " + std::strerror(errno));
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::close(fd);  // releases the lock
+  return s;
+}
+
 }  // namespace limbic::world

@@ -45,6 +45,10 @@ Result<FileText> ReadFilePrefix(const std::string& path, size_t max_bytes);
 // no fsync. The caller serialises writers of one path (a lock).
 Status WriteFileByRename(const std::string& path, std::string_view data);
 
+// Appends lines (each without '\n') to `path` under an exclusive flock,
+// creating it; a torn last line (no '\n') left by a crash is ended first.
+Status AppendLines(const std::string& path, const std::vector<std::string>& lines);
+
 // The names in `dir` (no "." or ".."); only regular files when `files_only`.
 Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only);
 

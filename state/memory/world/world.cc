@@ -1,9 +1,5 @@
 #include "state/memory/world/world.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +9,7 @@
 #include "state/archive/archive.h"
 #include "state/event.h"
 #include "state/json.h"
+#include "state/memory/world/files.h"
 #include "state/sha256.h"
 #include "state/time.h"
 
@@ -61,33 +58,6 @@ std::string ReadText(const std::string& path) {
 }
 
 }  // namespace
-
-Status AppendLines(const std::string& path, const std::vector<std::string>& lines) {
-  if (lines.empty()) return Status::OK();
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(path + ": " + std::strerror(errno));
-  Status s;
-  if (::flock(fd, LOCK_EX) != 0) s = Status::IOError(path + ": lock: " + std::strerror(errno));
-  std::string buf;
-  if (s.ok()) {
-    off_t end = ::lseek(fd, 0, SEEK_END);
-    char last = '\n';
-    if (end > 0 && ::pread(fd, &last, 1, end - 1) != 1) last = '\n';
-    if (last != '\n') buf += '\n';
-    for (const std::string& l : lines) buf.append(l).append("\n");
-    for (size_t done = 0; done < buf.size();) {
-      ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        s = Status::IOError(path + ": write: " + std::strerror(errno));
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
-  }
-  ::close(fd);  // releases the lock
-  return s;
-}
 
 WorldModel::WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log)
     : dir_(std::move(dir)), options_(std::move(options)), log_(std::move(log)) {}

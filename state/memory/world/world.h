@@ -110,9 +110,6 @@ inline constexpr std::string_view kLedgerFile = "extracted.jsonl";
 inline constexpr std::string_view kMemoryFile = "MEMORY.md";
 inline constexpr std::string_view kGraphFile = "graph.jsonl";
 
-// Appends lines (each without '\n') to `path` under an exclusive flock,
-// creating it; a torn last line (no '\n') left by a crash is ended first.
-Status AppendLines(const std::string& path, const std::vector<std::string>& lines);
 // The text of one MEMORY.md item line ("- DATE: text (surprise 0.71)" ->
 // "text"); lines that are not items give "".
 std::string MemoryItemText(std::string_view line);
