@@ -53,6 +53,7 @@ void Api::AddWorldRoutes(Router& r) {
   r.Add("POST", "/v1/world/extract", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
+    if (!body->is_object()) return respond(ErrorResponse(Status::InvalidArgument("the body must be a JSON object")));
     std::string today = FormatDate(rt_.engine().clock().Now());
     std::string state_dir = rt_.config().state_dir;
     // The day's input is read on the worker too: it reads the log.
@@ -68,7 +69,8 @@ void Api::AddWorldRoutes(Router& r) {
   r.Add("POST", "/v1/world/consolidate", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    if (!body->empty()) return respond(ErrorResponse(Status::InvalidArgument("this route takes no fields")));
+    if (!body->is_object() || !body->empty())
+      return respond(ErrorResponse(Status::InvalidArgument("this route takes no fields: send {}")));
     std::string today = FormatDate(rt_.engine().clock().Now());
     rt_.world().Run([today](world::WorldModel& w) { return w.Consolidate(today); }, Answer(respond));
   });
@@ -90,9 +92,11 @@ void Api::AddWorldRoutes(Router& r) {
                         world::WorldModel& w) { return w.Entities(type, stale, today); },
                     Answer(respond));
   });
-  r.Add("GET", "/v1/world/entities/{name}", [this](HttpRequest& req, Responder respond) {
-    rt_.world().Run([name = Param(req, "name")](world::WorldModel& w) { return w.Page(name); },
-                    Answer(respond));
+  // The name goes in the query: entity names hold '/' (owner/repo).
+  r.Add("GET", "/v1/world/entity", [this](HttpRequest& req, Responder respond) {
+    auto name = Query(req, "name");
+    if (!name) return respond(ErrorResponse(Status::InvalidArgument("query name: the entity is required")));
+    rt_.world().Run([name = *name](world::WorldModel& w) { return w.Page(name); }, Answer(respond));
   });
   r.Add("GET", "/v1/world/graph/neighbors", [this](HttpRequest& req, Responder respond) {
     auto name = Query(req, "name");

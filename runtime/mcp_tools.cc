@@ -147,7 +147,7 @@ std::vector<McpTool> MakeTools() {
                        "with when each was last referenced.",
                        {{"type", Enum("only this type", {"person", "company", "project", "tool", "concept"})},
                         {"stale", Bool("only those not referenced for world.decay_days")}}));
-  tools.push_back(Tool("world_entity", "GET", "/v1/world/entities/{name}",
+  tools.push_back(Tool("world_entity", "GET", "/v1/world/entity",
                        "One entity's wiki page (Markdown): type, facts, dated timeline, relations.",
                        {{"name", Str("the entity's name")}}, {"name"}));
   tools.push_back(Tool("world_neighbors", "GET", "/v1/world/graph/neighbors",

@@ -19,6 +19,7 @@ WorldService::WorldService(boost::asio::io_context& io, state::Engine& engine, c
     : io_(io), engine_(engine), config_(config), log_(std::move(log)), timer_(io) {}
 
 WorldService::~WorldService() {
+  stopping_ = true;
   if (worker_) {
     worker_io_.stop();
     worker_->join();
@@ -45,12 +46,20 @@ void WorldService::Start() {
 
 void WorldService::Stop() {
   stopped_ = true;
+  stopping_ = true;
   timer_.cancel();
 }
 
 void WorldService::Run(Job job, Reply reply) {
   boost::asio::post(worker_io_, [this, job = std::move(job), reply = std::move(reply)]() mutable {
-    Result<nlohmann::json> result = job(*model_);
+    // A bug in a job must not take the runtime down with it.
+    Result<nlohmann::json> result = Status::Internal("world: the job did not finish");
+    try {
+      result = job(*model_);
+    } catch (const std::exception& e) {
+      log_->error("world: a request failed: {}", e.what());
+      result = Status::Internal(std::string("world: ") + e.what());
+    }
     boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
       reply(std::move(result));
     });
@@ -72,17 +81,29 @@ void WorldService::Schedule() {
 }
 
 void WorldService::Pass(const std::string& today) {
+  try {
+    PassDays(today);
+  } catch (const std::exception& e) {
+    log_->error("world: the daily pass failed: {}", e.what());
+  }
+}
+
+void WorldService::PassDays(const std::string& today) {
   auto day = ParseDate(today);
   if (!day.ok()) return;
   std::set<std::string> days;
   for (int i = 1; i <= kRecentDays; ++i) days.insert(FormatDate(*day - TimeMs{i} * 86400000));
   auto done = model_->ExtractedDays();
+  if (!done.ok()) log_->warn("world: reading the ledger: {}", done.status().message());
   archive::Staging staging(config_.state_dir + "/archive/staging", state::Env::Default());
-  if (auto staged = staging.Days(); staged.ok() && done.ok())
+  auto staged = staging.Days();
+  if (!staged.ok()) log_->warn("world: listing staged days: {}", staged.status().message());
+  if (staged.ok() && done.ok())
     for (const std::string& d : *staged)
       if (d < today && !done->count(d)) days.insert(d);
-  size_t passes = 0;
-  for (auto it = days.rbegin(); it != days.rend() && passes < kMaxDaysPerPass; ++it, ++passes) {
+  size_t extracted = 0;
+  for (auto it = days.rbegin(); it != days.rend() && extracted < kMaxDaysPerPass; ++it) {
+    if (stopping_.load()) return;
     auto input = world::DayInput(config_.state_dir, *it);
     if (!input.ok()) {
       log_->warn("world: reading {}: {}", *it, input.status().message());
@@ -90,9 +111,14 @@ void WorldService::Pass(const std::string& today) {
     }
     if (input->text.empty() && input->events.empty()) continue;
     auto r = model_->Extract(*input);
-    if (!r.ok()) log_->warn("world: extracting {}: {}", *it, r.status().message());
-    else if (!(*r)["skipped"].get<bool>()) log_->info("world: extracted {}", r->dump());
+    if (!r.ok()) {
+      log_->warn("world: extracting {}: {}", *it, r.status().message());
+    } else if (!(*r)["skipped"].get<bool>()) {
+      log_->info("world: extracted {}", r->dump());
+      ++extracted;
+    }
   }
+  if (stopping_.load()) return;
   auto c = model_->Consolidate(today);
   if (!c.ok()) log_->warn("world: consolidating: {}", c.status().message());
   else if ((*c)["added"].get<size_t>() > 0 || !(*c)["decayed"].empty()) log_->info("world: consolidated {}", c->dump());

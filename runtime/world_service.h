@@ -10,6 +10,10 @@
 //      extraction is skipped by WorldModel::Extract itself;
 //   2. consolidates: surprising events into MEMORY.md, entity decay.
 // Results and errors are logged; a failed day does not stop the others.
+// Days whose input is empty or unchanged do not count towards the 31.
+// Stop and the destructor make a running pass stop after the day it is
+// extracting (which may wait on an LLM call: world.llm.timeout, at most
+// three calls per day).
 //
 // The HTTP API's world routes (api_world.cc) run their WorldModel calls on
 // the same worker through Run, so passes and requests never overlap.
@@ -20,6 +24,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <spdlog/logger.h>
@@ -51,6 +56,7 @@ class WorldService {
  private:
   void Schedule();
   void Pass(const std::string& today);  // on the worker
+  void PassDays(const std::string& today);
 
   boost::asio::io_context& io_;
   state::Engine& engine_;
@@ -61,6 +67,7 @@ class WorldService {
   std::unique_ptr<std::thread> worker_;
   boost::asio::steady_timer timer_;
   bool stopped_ = false;
+  std::atomic<bool> stopping_{false};  // the worker's pass stops between days
 };
 
 }  // namespace limbic::runtime

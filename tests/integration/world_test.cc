@@ -163,10 +163,13 @@ TEST_CASE("the world model over HTTP", "[world]") {
   auto people = Http(port, "GET", "/v1/world/entities?type=person");
   REQUIRE(people.status == 200);
   CHECK(!people.Json()["entities"].empty());
-  auto page = Http(port, "GET", "/v1/world/entities/Alice%20Chen");
+  auto page = Http(port, "GET", "/v1/world/entity?name=Alice%20Chen");
   REQUIRE(page.status == 200);
   CHECK_THAT(page.Json()["markdown"].get<std::string>(), Catch::StartsWith("# Alice Chen\n"));
-  CHECK(Http(port, "GET", "/v1/world/entities/Nobody").status == 404);
+  CHECK(Http(port, "GET", "/v1/world/entity?name=Nobody").status == 404);
+  auto repo = Http(port, "GET", "/v1/world/entity?name=acme%2Fbilling");
+  REQUIRE(repo.status == 200);
+  CHECK_THAT(repo.Json()["markdown"].get<std::string>(), Catch::Contains("**Type:** project"));
   auto n = Http(port, "GET", "/v1/world/graph/neighbors?name=Alice%20Chen&hops=2");
   REQUIRE(n.status == 200);
   CHECK(n.Json()["neighbors"][0]["entity"] == "Acme Corp");
@@ -186,6 +189,9 @@ TEST_CASE("the world model over HTTP", "[world]") {
   CHECK_THAT(unknown.body, Catch::Contains("txt"));
   CHECK(Http(port, "GET", "/v1/world/entities?type=city").status == 400);
   CHECK(Http(port, "GET", "/v1/world/surprise?date=soon").status == 400);
+  CHECK(HttpJson(port, "POST", "/v1/world/extract", json::array({1})).status == 400);
+  CHECK(HttpJson(port, "POST", "/v1/world/consolidate", nullptr).status == 400);
+  CHECK(Http(port, "GET", "/v1/arousal").status == 200);  // still up
   l.child().Kill(SIGTERM);
   CHECK(l.child().Wait() == 0);
 }

@@ -267,3 +267,48 @@ TEST_CASE("llm surprise measures events against the predicted day and falls back
   REQUIRE(plain.ok());
   CHECK((*plain)["scores"][0]["mode"] == "heuristic");
 }
+
+TEST_CASE("two processes extracting into one memory dir score each event once", "[world]") {
+  Dir dir;
+  auto runtime = Open(dir);
+  auto cli = Open(dir);  // opened before anything was scored, like a CLI beside limbic run
+  REQUIRE(cli->Extract(Text("2026-03-01", "- Alice Chen joined Acme Corp last week.\n", "day:2026-03-01")).ok());
+  // The runtime's input of the same day has one more line: a new digest.
+  auto r = runtime->Extract(Text("2026-03-01",
+                                 "- Alice Chen joined Acme Corp last week.\n"
+                                 "- Bob Stone reviewed acme/gateway today.\n",
+                                 "day:2026-03-01"));
+  REQUIRE(r.ok());
+  CHECK((*r)["scored"] == 1);
+  CHECK(CountLines(dir / "memory/surprise-scores.jsonl") == 2);
+}
+
+TEST_CASE("an extraction that cannot be written scores again as new next time", "[world]") {
+  Dir dir;
+  auto w = Open(dir);
+  std::filesystem::create_directories(dir / "memory/entities");
+  {
+    std::ofstream big(dir / "memory/entities/Alice Chen.md");
+    big << "# Alice Chen\n**Type:** person\n" << std::string(17 << 20, 'x') << "\n";
+  }
+  auto failed = w->Extract(Text("2026-03-01", "- Alice Chen joined Acme Corp last week.\n"));
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.status().message(), Catch::Contains("Alice Chen.md"));
+  CHECK_FALSE(std::filesystem::exists(dir / "memory/surprise-scores.jsonl"));
+  std::filesystem::remove(dir / "memory/entities/Alice Chen.md");
+  auto again = w->Extract(Text("2026-03-01", "- Alice Chen joined Acme Corp last week.\n"));
+  REQUIRE(again.ok());
+  auto scores = w->Surprise("2026-03-01");
+  REQUIRE(scores.ok());
+  REQUIRE((*scores)["scores"].size() == 1);
+  CHECK((*scores)["scores"][0]["text_novelty"].get<double>() > 0.9);
+}
+
+TEST_CASE("an entity referenced without an event still gets a dated line", "[world]") {
+  Dir dir;
+  auto w = Open(dir);
+  ExtractInput in = Text("2026-03-05", "- Met Bob.\n", "notes.md");
+  REQUIRE(w->Extract(in).ok());
+  std::string page = Slurp(dir / "memory/entities/Bob.md");
+  CHECK_THAT(page, Catch::Contains("### [[2026-03-05]]\n- mentioned in notes.md"));
+}

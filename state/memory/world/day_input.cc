@@ -120,7 +120,8 @@ Result<ExtractInput> DayInput(const std::string& state_dir, const std::string& d
 Result<ExtractInput> FileInput(const std::string& path, const std::string& date, size_t max_bytes) {
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file");
+  if (ec && ec != std::errc::no_such_file_or_directory) return Status::IOError(path + ": " + ec.message());
+  if (!fs::exists(st)) return Status::NotFound(path + ": no such file");
   if (fs::is_directory(st)) return Status::InvalidArgument(path + ": is a directory, not a daily log");
   uintmax_t size = fs::file_size(path, ec);
   if (ec) return Status::IOError(path + ": " + ec.message());

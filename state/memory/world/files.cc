@@ -151,4 +151,12 @@ Status AppendLines(const std::string& path, const std::vector<std::string>& line
   return s;
 }
 
+Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
+  auto text = ReadFilePrefix(path, max_bytes);
+  if (!text.ok()) return text.status().IsNotFound() ? Result<std::string>(std::string()) : text.status();
+  if (!text->whole)
+    return Status::FailedPrecondition(path + " is larger than " + std::to_string(max_bytes) + " bytes");
+  return std::move(text->text);
+}
+
 }  // namespace limbic::world

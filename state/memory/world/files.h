@@ -41,6 +41,10 @@ struct FileText {
 // Reads up to `max_bytes` of `path`; NotFound when it does not exist.
 Result<FileText> ReadFilePrefix(const std::string& path, size_t max_bytes);
 
+// A whole file, "" when it does not exist; FailedPrecondition naming it
+// when it is over `max_bytes`, IOError when it cannot be read.
+Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = 256 << 20);
+
 // Replaces `path` with `data` through `<dir>/.<name>.tmp` and rename(2);
 // no fsync. The caller serialises writers of one path (a lock).
 Status WriteFileByRename(const std::string& path, std::string_view data);

@@ -67,19 +67,18 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   std::string path = PathOf(kMemoryFile);
   auto lock = ExclusiveLock::Acquire(path + ".lock");
   if (!lock.ok()) return lock.status();
-  std::string text;
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    text = s.str();
-  }
+  auto read = ReadWholeFile(path);
+  if (!read.ok()) return read.status();  // never replace a file we could not read
+  std::string text = std::move(*read);
   if (text.empty()) text = kPreamble;
-
-  // The file as lines, and where each section ends.
+  // Lines without their ends; a file written with CRLF keeps CRLF.
+  bool crlf = text.find("\r\n") != std::string::npos;
   std::vector<std::string> lines;
   std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    lines.push_back(std::move(l));
+  }
   std::unordered_set<std::string> present;
   for (const std::string& l : lines)
     if (std::string item = MemoryItemText(l); !item.empty()) present.insert(NameKey(item));
@@ -127,7 +126,7 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   }
   if (added > 0) {
     std::string out;
-    for (const std::string& l : lines) out.append(l).append("\n");
+    for (const std::string& l : lines) out.append(l).append(crlf ? "\r\n" : "\n");
     LIMBIC_RETURN_IF_ERROR(WriteFileByRename(path, out));
   }
 

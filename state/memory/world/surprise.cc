@@ -107,8 +107,23 @@ float SurpriseScorer::BestRemembered(const memory::Vector& v) {
 }
 
 void SurpriseScorer::Remember(const std::vector<std::string>& texts) {
-  for (const std::string& t : texts)
-    if (exact_.insert(NameKey(t)).second) Add(Embed(t));
+  for (const std::string& t : texts) {
+    std::string key = NameKey(t);
+    if (!exact_.insert(key).second) continue;
+    remembered_order_.push_back(std::move(key));
+    Add(Embed(t));
+  }
+}
+
+void SurpriseScorer::Rollback(size_t mark) {
+  if (mark >= remembered_order_.size()) return;
+  for (size_t i = mark; i < remembered_order_.size(); ++i) exact_.erase(remembered_order_[i]);
+  remembered_order_.resize(mark);
+  // Vector ids are assigned in order, so each posting list ends with the
+  // ones to forget.
+  for (auto& list : postings_)
+    while (!list.empty() && list.back().first >= mark) list.pop_back();
+  remembered_ = static_cast<uint32_t>(mark);
 }
 
 std::optional<std::vector<memory::Vector>> SurpriseScorer::Predict(const std::string& date, const Known& known,
@@ -222,7 +237,10 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
       for (const Triplet* t : it->second)
         if (keys.count(NameKey(t->object))) seen_edges.insert(key + "\x1f" + t->predicate + "\x1f" + NameKey(t->object));
     }
-    if (exact_.insert(NameKey(e.text)).second) Add(v);
+    if (std::string key = NameKey(e.text); exact_.insert(key).second) {
+      remembered_order_.push_back(std::move(key));
+      Add(v);
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -70,6 +70,10 @@ class SurpriseScorer {
   // Texts the model already knows (earlier events, MEMORY.md items),
   // embedded once and kept for every later Score.
   void Remember(const std::vector<std::string>& texts);
+  // How much is remembered; Rollback(mark) forgets what was remembered
+  // since (a Score whose results could not be written).
+  size_t Mark() const { return remembered_order_.size(); }
+  void Rollback(size_t mark);
   // Scores the extraction's events in order; each scored event is then
   // remembered. `note` gets why llm mode fell back, if it did.
   std::vector<SurpriseScore> Score(const Extraction& x, const Known& known, const std::string& source,
@@ -97,6 +101,7 @@ class SurpriseScorer {
   uint32_t remembered_ = 0;
   std::vector<float> sums_;                // scratch: one partial dot product per remembered vector
   std::unordered_set<std::string> exact_;  // NameKey of remembered texts
+  std::vector<std::string> remembered_order_;  // the same keys, in the order remembered
 };
 
 }  // namespace limbic::world

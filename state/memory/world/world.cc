@@ -33,29 +33,35 @@ std::string InputDigest(const ExtractInput& input) {
   return h.HexDigest();
 }
 
-// Reads a JSON-lines file, calling fn(json, line number) for each line that
-// parses; a missing file has no lines.
+// Reads a JSON-lines file from byte `offset`, calling fn(json) for each
+// complete line that is a JSON object; returns the offset after the last
+// complete line (a line still being written is left for later). A missing
+// file has no lines.
 template <typename Fn>
-Status ForEachLine(const std::string& path, Fn&& fn) {
-  std::ifstream in(path);
+Result<uint64_t> ForEachLine(const std::string& path, uint64_t offset, Fn&& fn) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::error_code ec;
-    return fs::exists(path, ec) ? Status::IOError(path + ": cannot be read") : Status::OK();
+    if (!fs::exists(path, ec)) return offset;
+    return Status::IOError(path + ": cannot be read");
   }
+  in.seekg(static_cast<std::streamoff>(offset));
   std::string line;
-  for (size_t n = 1; std::getline(in, line); ++n) {
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // no '\n': not complete yet
+    offset += line.size() + 1;
     auto doc = state::ParseJson(line);
-    if (doc && doc->is_object()) fn(*doc, n);
+    if (doc && doc->is_object()) fn(*doc);
   }
-  return Status::OK();
+  if (in.bad()) return Status::IOError(path + ": cannot be read");
+  return offset;
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+std::string Str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
 
 }  // namespace
 
@@ -88,64 +94,92 @@ Result<std::unique_ptr<WorldModel>> WorldModel::Open(const std::string& memory_d
               w->graph_->bad_lines());
 
   // What the model already knows: every scored event and MEMORY.md's items.
+  LIMBIC_RETURN_IF_ERROR(w->CatchUpScores());
+  auto md = ReadWholeFile(w->PathOf(kMemoryFile));
+  if (!md.ok()) return md.status();
   std::vector<std::string> known;
-  auto scores = w->LoadScores();
-  if (!scores.ok()) return scores.status();
-  for (const SurpriseScore& s : *scores) {
-    w->scored_.insert(ScoredKey(s.date, s.text));
-    known.push_back(s.text);
-  }
-  std::istringstream md(ReadText(w->PathOf(kMemoryFile)));
-  for (std::string line; std::getline(md, line);)
+  std::istringstream lines(*md);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (std::string item = MemoryItemText(line); !item.empty()) known.push_back(std::move(item));
+  }
   w->scorer_->Remember(known);
   return w;
+}
+
+Status WorldModel::CatchUpScores() {
+  std::vector<std::string> texts;
+  auto end = ForEachLine(PathOf(kScoresFile), scores_offset_, [&](const json& j) {
+    auto score = ScoreFromJson(j);
+    if (!score.ok()) return;
+    scored_.insert(ScoredKey(score->date, score->text));
+    texts.push_back(std::move(score->text));
+  });
+  if (!end.ok()) return end.status();
+  scores_offset_ = *end;
+  scorer_->Remember(texts);
+  return Status::OK();
 }
 
 Result<std::vector<SurpriseScore>> WorldModel::LoadScores() const {
   std::vector<SurpriseScore> out;
   size_t bad = 0;
-  Status s = ForEachLine(PathOf(kScoresFile), [&](const json& j, size_t) {
+  auto end = ForEachLine(PathOf(kScoresFile), 0, [&](const json& j) {
     auto score = ScoreFromJson(j);
     if (score.ok()) out.push_back(std::move(*score));
     else ++bad;
   });
   if (bad > 0 && log_) log_->warn("world: {}: {} lines are not scores and were skipped", PathOf(kScoresFile), bad);
-  if (!s.ok()) return s;
+  if (!end.ok()) return end.status();
   return out;
 }
 
-std::vector<PageUpdate> WorldModel::PageUpdates(const Extraction& x) const {
+std::vector<PageUpdate> WorldModel::PageUpdates(const Extraction& x, const std::string& date,
+                                                const std::string& source) const {
+  // Pages are for the extraction's entities only: a triplet's other end
+  // that is not one (an issue "repo#12") is named on the entity's page.
   std::map<std::string, PageUpdate> pages;  // by NameKey, so the order is stable
-  auto page = [&](const std::string& name) -> PageUpdate& {
-    PageUpdate& p = pages[NameKey(name)];
-    if (p.name.empty()) p.name = name;
-    return p;
-  };
   for (const Entity& e : x.entities) {
-    PageUpdate& p = page(e.name);
+    PageUpdate& p = pages[NameKey(e.name)];
+    if (p.name.empty()) p.name = e.name;
     p.type = e.type;
     p.facts.insert(p.facts.end(), e.facts.begin(), e.facts.end());
   }
+  auto page = [&](const std::string& name) -> PageUpdate* {
+    auto it = pages.find(NameKey(name));
+    return it == pages.end() ? nullptr : &it->second;
+  };
   for (const WorldEvent& e : x.events)
-    for (const std::string& name : e.entities) page(name).timeline.emplace_back(e.date, e.text);
+    for (const std::string& name : e.entities)
+      if (PageUpdate* p = page(name)) p->timeline.emplace_back(e.date, e.text);
   for (const Triplet& t : x.triplets) {
-    page(t.subject).relations.push_back(OutgoingRelation(t.predicate, t.object));
-    page(t.object).relations.push_back(IncomingRelation(t.subject, t.predicate));
+    if (PageUpdate* p = page(t.subject)) p->relations.push_back(OutgoingRelation(t.predicate, t.object));
+    if (PageUpdate* p = page(t.object)) p->relations.push_back(IncomingRelation(t.subject, t.predicate));
   }
+  // Every entity referenced gets a dated line, so its last reference (what
+  // decay goes by) is this input's date even when no event named it.
   std::vector<PageUpdate> out;
-  for (auto& [key, p] : pages) out.push_back(std::move(p));
+  for (auto& [key, p] : pages) {
+    if (p.timeline.empty()) p.timeline.emplace_back(date, "mentioned in " + source);
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
 Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   std::string digest = InputDigest(input);
   json answer = {{"source", input.source}, {"date", input.date}, {"sha256", digest}, {"skipped", false}};
+  // One extraction at a time across processes sharing this memory dir, and
+  // each starts from what the others scored.
+  auto lock = ExclusiveLock::Acquire(PathOf(kLockFile));
+  if (!lock.ok()) return lock.status();
+  LIMBIC_RETURN_IF_ERROR(CatchUpScores());
   if (!force) {
     bool done = false;
-    LIMBIC_RETURN_IF_ERROR(ForEachLine(PathOf(kLedgerFile), [&](const json& j, size_t) {
-      if (j.value("source", "") == input.source && j.value("sha256", "") == digest) done = true;
-    }));
+    auto read = ForEachLine(PathOf(kLedgerFile), 0, [&](const json& j) {
+      if (Str(j, "source") == input.source && Str(j, "sha256") == digest) done = true;
+    });
+    if (!read.ok()) return read.status();
     if (done) {
       answer["skipped"] = true;
       return answer;
@@ -177,22 +211,36 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   Known known;
   known.entity = [this](std::string_view name) { return entities_->Exists(name); };
   known.edge = [this](const Triplet& t) { return graph_->HasEdge(t.subject, t.predicate, t.object); };
-  if (options_.surprise.mode == "llm") known.memory_md = ReadText(PathOf(kMemoryFile));
+  if (options_.surprise.mode == "llm") {
+    auto md = ReadWholeFile(PathOf(kMemoryFile));
+    if (!md.ok()) return md.status();
+    known.memory_md = std::move(*md);
+  }
   std::string score_note;
+  size_t mark = scorer_->Mark();
   std::vector<SurpriseScore> scores = scorer_->Score(fresh, known, input.source, &score_note);
-
-  auto applied = entities_->Apply(PageUpdates(x));
-  if (!applied.ok()) return applied.status();
-  auto added = graph_->Add(x.triplets);
-  if (!added.ok()) return added.status();
-  std::vector<std::string> lines;
+  // Until the scores are written, what Score remembered is taken back on failure.
+  auto written = [&]() -> Result<std::pair<ApplyResult, size_t>> {
+    auto applied = entities_->Apply(PageUpdates(x, input.date, input.source));
+    if (!applied.ok()) return applied.status();
+    auto added = graph_->Add(x.triplets);
+    if (!added.ok()) return added.status();
+    std::vector<std::string> lines;
+    for (const SurpriseScore& s : scores)
+      lines.push_back(ScoreToJson(s).dump(-1, ' ', false, json::error_handler_t::replace));
+    LIMBIC_RETURN_IF_ERROR(AppendLines(PathOf(kScoresFile), lines));
+    return std::pair{*applied, *added};
+  }();
+  if (!written.ok()) {
+    scorer_->Rollback(mark);
+    return written.status();
+  }
+  const auto& [applied, graph_added] = *written;
   size_t surprising = 0;
   for (const SurpriseScore& s : scores) {
-    lines.push_back(ScoreToJson(s).dump(-1, ' ', false, json::error_handler_t::replace));
     scored_.insert(ScoredKey(s.date, s.text));
     if (s.score > options_.threshold) ++surprising;
   }
-  LIMBIC_RETURN_IF_ERROR(AppendLines(PathOf(kScoresFile), lines));
 
   answer["extractor"] = x.extractor;
   std::string note = x.note;
@@ -206,11 +254,11 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   answer["entities"] = x.entities.size();
   answer["triplets"] = x.triplets.size();
   answer["events"] = x.events.size();
-  answer["pages_created"] = applied->pages_created;
-  answer["pages_updated"] = applied->pages_updated;
-  answer["lines_added"] = applied->lines_added;
-  answer["restored"] = applied->restored;
-  answer["graph_added"] = *added;
+  answer["pages_created"] = applied.pages_created;
+  answer["pages_updated"] = applied.pages_updated;
+  answer["lines_added"] = applied.lines_added;
+  answer["restored"] = applied.restored;
+  answer["graph_added"] = graph_added;
   answer["scored"] = scores.size();
   answer["surprising"] = surprising;
 
@@ -287,15 +335,18 @@ Result<json> WorldModel::Page(std::string_view name) const {
 
 Result<json> WorldModel::MemoryMd() const {
   std::string path = PathOf(kMemoryFile);
-  return json{{"path", path}, {"markdown", archive::MakeEntry(0, ReadText(path)).text}};
+  auto md = ReadWholeFile(path);
+  if (!md.ok()) return md.status();
+  return json{{"path", path}, {"markdown", archive::MakeEntry(0, std::move(*md)).text}};
 }
 
 Result<std::set<std::string>> WorldModel::ExtractedDays() const {
   std::set<std::string> days;
-  LIMBIC_RETURN_IF_ERROR(ForEachLine(PathOf(kLedgerFile), [&](const json& j, size_t) {
-    std::string source = j.value("source", "");
+  auto read = ForEachLine(PathOf(kLedgerFile), 0, [&](const json& j) {
+    std::string source = Str(j, "source");
     if (source.starts_with("day:")) days.insert(source.substr(4));
-  }));
+  });
+  if (!read.ok()) return read.status();
   return days;
 }
 

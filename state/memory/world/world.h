@@ -8,13 +8,18 @@
 //   MEMORY.md                    the long-term summary, by section
 //   extracted.jsonl              the ledger: one line per input extracted
 //                                {source, date, sha256, at, extractor, counts}
+//   .world.lock, MEMORY.md.lock  flock targets (Extract; Consolidate)
 //
 // Extract runs one input through the pipeline: extractor -> surprise
 // (against the model as it was before this input) -> entity pages, graph,
 // surprise scores -> ledger. An input whose source and SHA-256 are already
 // in the ledger is skipped (answer "skipped": true) unless forced; events
 // already scored (same date and text) are not scored again, so a forced
-// re-extraction adds no duplicates anywhere.
+// re-extraction adds no duplicates anywhere. Each Extract holds a flock on
+// .world.lock and first reads what other processes scored since, so a
+// `limbic memory extract` beside a running limbic scores nothing twice.
+// Every entity of an extraction gets at least one timeline line of its
+// date ("mentioned in SOURCE" when no event named it): its last reference.
 //
 // Consolidate appends every scored event above the threshold that is not
 // yet in MEMORY.md (by NameKey of its text) under the section of its first
@@ -90,8 +95,13 @@ class WorldModel {
  private:
   WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log);
   Result<std::vector<SurpriseScore>> LoadScores() const;
-  // Entity pages, relations and timeline lines for one extraction.
-  std::vector<PageUpdate> PageUpdates(const Extraction& x) const;
+  // Entity pages, relations and timeline lines for one extraction of
+  // `source`, about `date`.
+  std::vector<PageUpdate> PageUpdates(const Extraction& x, const std::string& date,
+                                      const std::string& source) const;
+  // Reads the scores other processes (or this one) appended since the last
+  // look: their events count as scored and their texts as known.
+  Status CatchUpScores();
   std::string PathOf(std::string_view file) const { return dir_ + "/" + std::string(file); }
 
   std::string dir_;
@@ -101,6 +111,7 @@ class WorldModel {
   std::unique_ptr<SurpriseScorer> scorer_;
   std::unique_ptr<EntityStore> entities_;
   std::unique_ptr<GraphStore> graph_;
+  uint64_t scores_offset_ = 0;  // bytes of surprise-scores.jsonl read so far
   std::unordered_set<std::string> scored_;  // date + '\x1f' + NameKey(text) of every scored event
 };
 
@@ -109,6 +120,7 @@ inline constexpr std::string_view kScoresFile = "surprise-scores.jsonl";
 inline constexpr std::string_view kLedgerFile = "extracted.jsonl";
 inline constexpr std::string_view kMemoryFile = "MEMORY.md";
 inline constexpr std::string_view kGraphFile = "graph.jsonl";
+inline constexpr std::string_view kLockFile = ".world.lock";  // held by each Extract
 
 // The text of one MEMORY.md item line ("- DATE: text (surprise 0.71)" ->
 // "text"); lines that are not items give "".
