@@ -184,6 +184,35 @@ TEST_CASE("the term counter counts exactly the terms of Tokenize in any bytes", 
   }
 }
 
+TEST_CASE("the term counter's top terms are the most frequent, ties by the smaller id", "[links]") {
+  // Counts past 255 (its histogram's last bin), many ties at the cut,
+  // stop words among the most frequent, and caps from none to all.
+  std::mt19937 rng(13);
+  std::vector<std::string> vocab = {"the", "and", "With"};
+  for (int i = 0; i < 300; ++i) vocab.push_back("t" + std::to_string(i));
+  for (size_t words : {50, 2000, 40000}) {
+    std::string text;
+    for (size_t i = 0; i < words; ++i) {
+      text += vocab[std::min<size_t>(rng() % vocab.size(), rng() % 40 ? rng() % vocab.size() : 3)];
+      text += i % 13 == 0 ? "\n" : " ";
+    }
+    std::map<uint64_t, uint32_t> counts;
+    ForEachTerm(text, [&](std::string_view t) { ++counts[TermId(t)]; });
+    std::vector<std::pair<uint64_t, uint32_t>> all(counts.begin(), counts.end());
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.second > b.second || (a.second == b.second && a.first < b.first);
+    });
+    TermCounter counter(text);
+    counter.Scan(0, text.size());
+    for (size_t cap : {0, 1, 7, 100, 299, 1000}) {
+      INFO(words << " words, cap " << cap);
+      std::vector<std::pair<uint64_t, uint32_t>> want(all.begin(), all.begin() + std::min(cap, all.size()));
+      std::sort(want.begin(), want.end());
+      CHECK(counter.Top(cap) == want);
+    }
+  }
+}
+
 TEST_CASE("sentiment words are terms, not stop words", "[links]") {
   for (std::string_view w : kPositiveWords) CHECK(Tokenize(w) == std::vector<std::string>{std::string(w)});
   for (std::string_view w : kNegativeWords) CHECK(Tokenize(w) == std::vector<std::string>{std::string(w)});
