@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #if defined(__SSE2__)
@@ -286,48 +287,50 @@ bool TermCounter::IsStopAt(uint32_t first) const {
 
 std::vector<std::pair<uint64_t, uint32_t>> TermCounter::Top(size_t cap) const {
   static const StopFilter kStopFilter;
-  // The loops below write every term and advance by a bool: which terms
+  // The loops below write every term and advance by bools: which terms
   // are kept cannot be predicted, and a branch per term would cost more
-  // than the rest of the loop.
+  // than the rest of the loop. Their arrays are not zeroed first.
+  struct Item {
+    uint64_t id;
+    uint32_t count;
+  };
   // The terms that are not stop words, and how many have each count
   // (counts of 255 and more share the last bin).
-  std::vector<Slot> terms(used_);
+  std::unique_ptr<Item[]> terms(new Item[used_ + 1]);
+  std::array<size_t, 257> at_least{};
   size_t n = 0;
-  std::array<size_t, 256> at_least{};
   for (size_t k = 0; k < used_; ++k) {
     const Slot& s = slots_[order_[k]];
     const bool stop = kStopFilter.MayBeStop(s.id) && IsStopAt(s.first);
-    terms[n] = s;
+    terms[n] = Item{s.id, s.count};
     n += !stop;
     at_least[std::min<uint32_t>(s.count, 255)] += !stop;
   }
-  terms.resize(n);
   for (size_t c = 254; c > 0; --c) at_least[c] += at_least[c + 1];  // now: count >= c
+
   // Sorting them all would cost more than counting them: the `cap` most
   // frequent are those counted more than the count that `cap` of them
   // reach, and the ties at that count with the smallest ids.
   uint32_t threshold = 1;
   while (threshold < 255 && at_least[threshold + 1] >= cap) ++threshold;
   const uint32_t above = threshold < 255 ? threshold : UINT32_MAX;  // all of these are in
-  std::vector<std::pair<uint64_t, uint32_t>> top(n);
-  std::vector<Slot> ties(n);  // counted `threshold` (or >= 255 when that is the threshold)
+  std::unique_ptr<Item[]> top(new Item[n + 1]), ties(new Item[n + 1]);
   size_t in = 0, tied = 0;
-  for (const Slot& s : terms) {
-    top[in] = {s.id, s.count};
-    ties[tied] = s;
-    in += s.count > above;
-    tied += std::min<uint32_t>(s.count, 255) == threshold;
+  for (size_t k = 0; k < n; ++k) {
+    top[in] = ties[tied] = terms[k];
+    in += terms[k].count > above;
+    tied += std::min<uint32_t>(terms[k].count, 255) == threshold;
   }
-  top.resize(in);
-  ties.resize(tied);
-  auto more_frequent = [](const Slot& a, const Slot& b) {
+  const size_t room = std::min(cap - std::min(cap, in), tied);
+  std::nth_element(ties.get(), ties.get() + room, ties.get() + tied, [](const Item& a, const Item& b) {
     return a.count > b.count || (a.count == b.count && a.id < b.id);
-  };
-  const size_t room = std::min(cap - std::min(cap, top.size()), ties.size());
-  std::nth_element(ties.begin(), ties.begin() + static_cast<ptrdiff_t>(room), ties.end(), more_frequent);
-  for (size_t i = 0; i < room; ++i) top.emplace_back(ties[i].id, ties[i].count);
-  std::sort(top.begin(), top.end());
-  return top;
+  });
+  std::copy(ties.get(), ties.get() + room, top.get() + in);
+  in += room;
+  std::sort(top.get(), top.get() + in, [](const Item& a, const Item& b) { return a.id < b.id; });
+  std::vector<std::pair<uint64_t, uint32_t>> out(in);
+  for (size_t i = 0; i < in; ++i) out[i] = {top[i].id, top[i].count};
+  return out;
 }
 
 }  // namespace limbic::archive
