@@ -34,7 +34,7 @@ uint64_t LoadPartial(const char* p, size_t n) {  // n < 8; the rest zero
 }
 uint64_t LowBytes(size_t n) { return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1; }
 
-uint64_t HashStart(size_t size) { return 0x243F6A8885A308D3ull ^ (size * 0x9E3779B97F4A7C15ull); }
+constexpr uint64_t HashStart(size_t size) { return 0x243F6A8885A308D3ull ^ (size * 0x9E3779B97F4A7C15ull); }
 uint64_t HashMix(uint64_t h, uint64_t chunk) {
   h = (h ^ chunk) * 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 29);
@@ -44,6 +44,25 @@ uint64_t HashFinish(uint64_t h) {
   h *= 0xD6E8FEB86659FD93ull;
   return h ^ (h >> 32);
 }
+
+// By a term's length (2..16): its masks and the start of its hash, looked
+// up rather than computed: they take a dozen instructions per term.
+struct ShortTerm {
+  uint64_t start;   // HashStart(size)
+  uint64_t m0, m1;  // the bytes of each 8-byte chunk that are the term's
+  uint64_t two;     // all ones when there is a second chunk
+};
+constexpr std::array<ShortTerm, 17> MakeShortTerms() {
+  std::array<ShortTerm, 17> t{};
+  for (size_t size = 2; size <= 16; ++size) {
+    t[size].start = HashStart(size);
+    t[size].m0 = size >= 8 ? ~0ull : (1ull << (8 * size)) - 1;
+    t[size].m1 = size <= 8 ? 0 : size == 16 ? ~0ull : (1ull << (8 * (size - 8))) - 1;
+    t[size].two = size > 8 ? ~0ull : 0;
+  }
+  return t;
+}
+constexpr std::array<ShortTerm, 17> kShortTerms = MakeShortTerms();
 
 bool IsAsciiWordByte(unsigned char c) { return c < 0x80 && detail::IsAsciiWord(c); }
 
@@ -116,21 +135,19 @@ TermCounter::TermCounter(std::string_view content) : content_(content) {
 
 // The common case inline: a term of 2..16 ASCII bytes, hashed from two
 // loads masked to its length. The hash is TermId's (one chunk for up to 8
-// bytes, two for more), chosen without a branch on the length: lengths
-// vary from term to term and would be mispredicted.
+// bytes, two for more), chosen by masks rather than a branch on the
+// length: lengths vary from term to term and would be mispredicted (and
+// the compiler makes a branch of ?: here).
 inline void TermCounter::OnRun(size_t begin, size_t end) {
   const size_t size = end - begin;
   if (size - 2 <= 14 && begin + 16 <= content_.size()) {
     const char* p = content_.data() + begin;
     const uint64_t c0 = Load8(p), c1 = Load8(p + 8);
-    // Masks rather than ?: so the compiler does not make two paths again.
-    const uint64_t two = 0 - uint64_t{size > 8};  // all ones: two chunks
-    const uint64_t m0 = (~0ull >> ((64 - 8 * size) & 63)) | two;
-    const uint64_t m1 = (~0ull >> ((128 - 8 * size) & 63)) & two;
-    if ((((c0 & m0) | (c1 & m1)) & kHighBits) == 0) {
-      const uint64_t h1 = HashMix(HashStart(size), (c0 | kCaseBits) & m0);
-      const uint64_t h2 = HashMix(h1, (c1 | kCaseBits) & m1);
-      Add(HashFinish(h1 ^ ((h1 ^ h2) & two)), begin);
+    const ShortTerm& t = kShortTerms[size];
+    if ((((c0 & t.m0) | (c1 & t.m1)) & kHighBits) == 0) {
+      const uint64_t h1 = HashMix(t.start, (c0 | kCaseBits) & t.m0);
+      const uint64_t h2 = HashMix(h1, (c1 | kCaseBits) & t.m1);
+      Add(HashFinish(h1 ^ ((h1 ^ h2) & t.two)), begin);
       return;
     }
   }
@@ -150,20 +167,26 @@ void TermCounter::Scan(size_t begin, size_t end) {
       std::memcpy(tail, p + base, n);
       run = RunMask64(tail) & ((1ull << n) - 1);
     }
-    // Walk the runs of set bits; a clear bit ends a run.
-    for (;;) {
-      if (term == SIZE_MAX) {
-        if (run == 0) break;
-        int s = std::countr_zero(run);
-        term = base + static_cast<size_t>(s);
-        run |= (1ull << s) - 1;  // so the end search starts after s
-      }
-      uint64_t stop = ~run;
-      if (stop == 0) break;  // the run goes on into the next chunk
-      int e = std::countr_zero(stop);
-      OnRun(term, base + static_cast<size_t>(e));
+    // The run carried from the last chunk ends at the first clear bit:
+    // adding 1 clears the set bits below it and sets it.
+    if (term != SIZE_MAX) {
+      const uint64_t x = run + 1;
+      if (x == 0) continue;  // all 64 bytes are word bytes
+      OnRun(term, base + static_cast<size_t>(std::countr_zero(x)));
       term = SIZE_MAX;
-      run &= e == 63 ? 0 : ~0ull << (e + 1);
+      run &= x;
+    }
+    // Each run of set bits, lowest first: adding its lowest bit clears the
+    // run and sets the bit after it.
+    while (run != 0) {
+      const uint64_t x = run + (run & (0 - run));
+      const size_t start = base + static_cast<size_t>(std::countr_zero(run));
+      if (x == 0) {  // it goes on into the next chunk
+        term = start;
+        break;
+      }
+      OnRun(start, base + static_cast<size_t>(std::countr_zero(x)));
+      run &= x;
     }
   }
   if (term != SIZE_MAX) OnRun(term, end);
