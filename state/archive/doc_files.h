@@ -1,5 +1,6 @@
-// The document directory (<state>/archive/archive) and how a set of its
-// files is replaced at once. Internal to limbic_archive.
+// The document directory (<state>/archive/archive), how a set of its files
+// is replaced at once, and how Verify reads them (DocReader, at the end).
+// Internal to limbic_archive.
 //
 //   DATE.json        a document
 //   DATE.json.tmp    its next version, written during a rollup
@@ -103,8 +104,8 @@ struct DocumentView {
 // Verify, which must run at the speed of SHA-256 and the disk: the file is
 // read into a buffer kept from the last one, parsed by simdjson, and the
 // fields taken from the parsed tree. A file that is not a well-formed
-// document (or is unusual: a key given twice, say) is read by
-// DocFiles::Read instead, so errors are exactly its errors.
+// document (or is unusual: a key given twice, say) is parsed as
+// DocFiles::Read parses it, so values and errors are exactly its own.
 //
 // Thread-safety: a DocReader belongs to one thread; `files` must outlive it.
 class DocReader {

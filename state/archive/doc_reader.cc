@@ -2,9 +2,11 @@
 // their content. The fast path takes a document only when it has exactly
 // the shape DocumentFromJson accepts; anything else (including every
 // error) goes to DocFiles::Parse, whose messages are the contract.
+#include "state/archive/doc_files.h"
+
 #include <simdjson.h>
 
-#include "state/archive/doc_files.h"
+#include <array>
 
 namespace limbic::archive {
 namespace {
