@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 #include "state/archive/terms.h"
 #include "state/archive/text.h"
@@ -211,6 +212,29 @@ TEST_CASE("the term counter's top terms are the most frequent, ties by the small
       CHECK(counter.Top(cap) == want);
     }
   }
+}
+
+TEST_CASE("the term counter grows past the distinct terms it was sized for", "[links]") {
+  // Its table is sized by the text's length for ordinary text; a text of
+  // nothing but short distinct terms fills it past half, twice.
+  auto name = [](int i) {
+    const char* kDigits = "abcdefghijklmnopqrstuvwxyz0123456789";
+    return std::string{kDigits[i % 36], kDigits[i / 36 % 36], kDigits[i / 1296 % 36]};
+  };
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += name(i) + (i % 100 ? " " : " Repeated ");
+  TermCounter counter(text);
+  counter.Scan(0, text.size());
+  CHECK(counter.Count(TermId(name(0))) == 1);
+  CHECK(counter.Count(TermId(name(29999))) == 1);
+  CHECK(counter.Count(TermId("repeated")) == 300);
+  CHECK(counter.Count(TermId(name(30000))) == 0);
+  auto top = counter.Top(3);
+  REQUIRE(top.size() == 3);
+  CHECK(std::count(top.begin(), top.end(), std::make_pair(TermId("repeated"), uint32_t{300})) == 1);
+  std::set<std::string> distinct;  // "the", "and" and others are stop words
+  ForEachTerm(text, [&](std::string_view t) { distinct.insert(std::string(t)); });
+  CHECK(counter.Top(100000).size() == distinct.size());
 }
 
 TEST_CASE("sentiment words are terms, not stop words", "[links]") {
