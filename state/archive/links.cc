@@ -198,20 +198,38 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
   };
   size_t total = 0;
   for (size_t d = 0; d < n; ++d) total += features[d] ? features[d]->terms.size() : 0;
-  const size_t table_size = std::bit_ceil(2 * total + 2);
-  std::vector<uint64_t> table_id(table_size);
-  std::vector<uint32_t> table_group(table_size, UINT32_MAX);
+  // Sized for the distinct terms, not the postings (documents share most
+  // of their terms: a table for every posting would be megabytes to zero).
+  std::vector<uint64_t> table_id(1024);
+  std::vector<uint32_t> table_group(table_id.size(), UINT32_MAX);
+  std::vector<uint64_t> group_id;  // group -> its term
+  auto slot_of = [&](uint64_t id) {
+    const size_t mask = table_id.size() - 1;
+    size_t slot = (id >> 20) & mask;
+    while (table_group[slot] != UINT32_MAX && table_id[slot] != id) slot = (slot + 1) & mask;
+    return slot;
+  };
   std::vector<uint32_t> group_of;  // per posting, in (doc, term) order
   std::vector<uint32_t> group_start;  // sizes first, then starts
   group_of.reserve(total);
   for (size_t d = 0; d < n; ++d) {
     if (!features[d]) continue;
     for (const auto& [id, count] : features[d]->terms) {
-      size_t slot = (id >> 20) & (table_size - 1);
-      while (table_group[slot] != UINT32_MAX && table_id[slot] != id) slot = (slot + 1) & (table_size - 1);
+      size_t slot = slot_of(id);
       if (table_group[slot] == UINT32_MAX) {
+        if (2 * (group_id.size() + 1) > table_id.size()) {  // at most half full
+          table_id.assign(table_id.size() * 2, 0);
+          table_group.assign(table_id.size(), UINT32_MAX);
+          for (uint32_t g = 0; g < group_id.size(); ++g) {
+            const size_t at = slot_of(group_id[g]);
+            table_id[at] = group_id[g];
+            table_group[at] = g;
+          }
+          slot = slot_of(id);
+        }
         table_id[slot] = id;
-        table_group[slot] = static_cast<uint32_t>(group_start.size());
+        table_group[slot] = static_cast<uint32_t>(group_id.size());
+        group_id.push_back(id);
         group_start.push_back(0);
       }
       group_of.push_back(table_group[slot]);

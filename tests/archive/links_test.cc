@@ -64,8 +64,10 @@ TEST_CASE("semantic links are rounded TF cosines, both ways, above the minimum",
 }
 
 TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[links]") {
-  // Through the inverted index, in parallel rows, merged: the same as
-  // scoring every pair by hand.
+  // Through the inverted index (and a dense matrix for the terms that a
+  // third of the documents share), in parallel rows, merged: the same as
+  // scoring every pair by hand. Each document also has words of its own,
+  // so there are more distinct terms than the index starts with room for.
   std::mt19937 rng(5);
   std::vector<std::string> dates;
   std::vector<Features> fs;
@@ -76,6 +78,7 @@ TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[
       if (w % 40 == 0) text += rng() % 2 ? "\n[user] " : "\n[assistant] ";
       size_t word = std::min(rng() % 80, rng() % 80) + (d % 3) * 20;
       text += (word % 17 == 0 ? "good" : word % 13 == 0 ? "bad" : "w" + std::to_string(word)) + " ";
+      if (w % 20 == 0) text += "own" + std::to_string(d) + "x" + std::to_string(w) + " ";
     }
     fs.push_back(ComputeFeatures(text));
   }
