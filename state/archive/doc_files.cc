@@ -63,26 +63,29 @@ std::string DocFiles::PathToRead(std::string_view date) const {
 // The whole file, read in one call of its size (Env::ReadFileToString reads
 // 1 MB chunks, zero-filling each: twice the memory traffic of a 50 KB
 // document, on Verify's hot path).
-Result<std::string> DocFiles::ReadAll(const std::string& path) const {
+Status DocFiles::ReadAll(const std::string& path, std::string* out) const {
   auto size = env_->GetFileSize(path);
   if (!size.ok()) return size.status();
   auto file = env_->NewSequentialFile(path);
   if (!file.ok()) return file.status();
-  std::string out, chunk;
-  LIMBIC_RETURN_IF_ERROR((*file)->Read(static_cast<size_t>(*size), &out));
-  for (;;) {  // until end of file, should it have grown
+  LIMBIC_RETURN_IF_ERROR((*file)->Read(static_cast<size_t>(*size), out));
+  for (std::string chunk;;) {  // until end of file, should it have grown
     LIMBIC_RETURN_IF_ERROR((*file)->Read(4096, &chunk));
-    if (chunk.empty()) return out;
-    out += chunk;
+    if (chunk.empty()) return Status::OK();
+    *out += chunk;
   }
 }
 
 Result<Document> DocFiles::Read(const std::string& path, uint64_t* bytes) const {
-  auto text = ReadAll(path);
-  if (!text.ok()) return text.status();
-  if (bytes) *bytes = text->size();
-  std::optional<json> j = state::ParseJson(*text);
-  if (!j) return Status::Corruption(path + ": not JSON (" + state::JsonError(*text) + ")");
+  std::string text;
+  LIMBIC_RETURN_IF_ERROR(ReadAll(path, &text));
+  if (bytes) *bytes = text.size();
+  return Parse(text, path);
+}
+
+Result<Document> DocFiles::Parse(std::string_view text, const std::string& path) {
+  std::optional<json> j = state::ParseJson(text);
+  if (!j) return Status::Corruption(path + ": not JSON (" + state::JsonError(text) + ")");
   return DocumentFromJson(std::move(*j), path);
 }
 

@@ -1,5 +1,6 @@
-// The document directory (<state>/archive/archive) and how a set of its
-// files is replaced at once. Internal to limbic_archive.
+// The document directory (<state>/archive/archive), how a set of its files
+// is replaced at once, and how Verify reads them (DocReader, at the end).
+// Internal to limbic_archive.
 //
 //   DATE.json        a document
 //   DATE.json.tmp    its next version, written during a rollup
@@ -22,6 +23,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,15 +74,53 @@ class DocFiles {
   };
 
  private:
+  friend class DocReader;
+
   std::string JournalPath() const { return dir_ + "/ROLLUP.journal"; }
   // Dates named by the journal; nullopt when there is none.
   Result<std::optional<std::vector<std::string>>> ReadJournal() const;
-  Result<std::string> ReadAll(const std::string& path) const;
+  // The whole file into *out, whose capacity is kept for the next file.
+  Status ReadAll(const std::string& path, std::string* out) const;
+  // The document in `text`, read from `path`.
+  static Result<Document> Parse(std::string_view text, const std::string& path);
   // Writes `path` (replacing what is there), fsyncs and closes it.
   Status WriteSynced(const std::string& path, std::string_view data);
 
   std::string dir_;
   state::Env* env_;
+};
+
+// A document as Verify reads it: all of it but the metadata (which must
+// still be an object), the content a view into the DocReader's buffers.
+struct DocumentView {
+  std::string date;
+  std::string_view content;  // valid until the reader's next Read
+  std::string hash;
+  std::optional<std::string> prev_hash;
+  Links links;
+};
+
+// Reads documents one after another without copying their content, for
+// Verify, which must run at the speed of SHA-256 and the disk: the file is
+// read into a buffer kept from the last one, parsed by simdjson, and the
+// fields taken from the parsed tree. A file that is not a well-formed
+// document (or is unusual: a key given twice, say) is parsed as
+// DocFiles::Read parses it, so values and errors are exactly its own.
+//
+// Thread-safety: a DocReader belongs to one thread; `files` must outlive it.
+class DocReader {
+ public:
+  explicit DocReader(const DocFiles* files);
+  ~DocReader();
+  DocReader(DocReader&&) noexcept;
+
+  // What DocFiles::Read(path, bytes) gives, as a view.
+  Result<DocumentView> Read(const std::string& path, uint64_t* bytes);
+
+ private:
+  struct Impl;  // doc_reader.cc: the buffers and the simdjson parser
+  const DocFiles* files_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace limbic::archive

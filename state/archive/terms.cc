@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #if defined(__SSE2__)
@@ -33,7 +34,7 @@ uint64_t LoadPartial(const char* p, size_t n) {  // n < 8; the rest zero
 }
 uint64_t LowBytes(size_t n) { return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1; }
 
-uint64_t HashStart(size_t size) { return 0x243F6A8885A308D3ull ^ (size * 0x9E3779B97F4A7C15ull); }
+constexpr uint64_t HashStart(size_t size) { return 0x243F6A8885A308D3ull ^ (size * 0x9E3779B97F4A7C15ull); }
 uint64_t HashMix(uint64_t h, uint64_t chunk) {
   h = (h ^ chunk) * 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 29);
@@ -43,6 +44,25 @@ uint64_t HashFinish(uint64_t h) {
   h *= 0xD6E8FEB86659FD93ull;
   return h ^ (h >> 32);
 }
+
+// By a term's length (2..16): its masks and the start of its hash, looked
+// up rather than computed: they take a dozen instructions per term.
+struct ShortTerm {
+  uint64_t start;   // HashStart(size)
+  uint64_t m0, m1;  // the bytes of each 8-byte chunk that are the term's
+  uint64_t two;     // all ones when there is a second chunk
+};
+constexpr std::array<ShortTerm, 17> MakeShortTerms() {
+  std::array<ShortTerm, 17> t{};
+  for (size_t size = 2; size <= 16; ++size) {
+    t[size].start = HashStart(size);
+    t[size].m0 = size >= 8 ? ~0ull : (1ull << (8 * size)) - 1;
+    t[size].m1 = size <= 8 ? 0 : size == 16 ? ~0ull : (1ull << (8 * (size - 8))) - 1;
+    t[size].two = size > 8 ? ~0ull : 0;
+  }
+  return t;
+}
+constexpr std::array<ShortTerm, 17> kShortTerms = MakeShortTerms();
 
 bool IsAsciiWordByte(unsigned char c) { return c < 0x80 && detail::IsAsciiWord(c); }
 
@@ -76,29 +96,25 @@ uint64_t RunMask64(const char* p) {
 #endif
 }
 
-// IsStopWord with a per-thread memo for terms of up to 8 bytes (keyed by
-// the bytes themselves, so exact): the same few hundred frequent words come
-// up in every document, and the memo spares their binary search.
-bool IsStopWordMemo(std::string_view term) {
-  if (term.size() > 8) return IsStopWord(term);
-  thread_local std::vector<uint64_t> keys(4096, 0);  // 0: empty (terms have no NUL)
-  thread_local std::vector<bool> stop(4096);
-  thread_local size_t used = 0;
-  const uint64_t key = LoadPartial(term.data(), std::min<size_t>(term.size(), 7)) |
-                       (term.size() == 8 ? uint64_t{static_cast<unsigned char>(term[7])} << 56 : 0);
-  size_t i = HashFinish(key) & (keys.size() - 1);
-  while (keys[i] != 0 && keys[i] != key) i = (i + 1) & (keys.size() - 1);
-  if (keys[i] == key) return stop[i];
-  bool is_stop = IsStopWord(term);
-  if (2 * ++used > keys.size()) {  // full enough: start over
-    std::fill(keys.begin(), keys.end(), 0);
-    used = 1;
-    i = HashFinish(key) & (keys.size() - 1);
+// A filter of the stop words' TermIds: bit (id >> 50) is set for each. A
+// term whose bit is clear is not a stop word; one whose bit is set is
+// looked up by its bytes (the stop words and ~1 in 250 other terms).
+class StopFilter {
+ public:
+  StopFilter() {
+    for (std::string_view w : StopWords()) {
+      const uint64_t bit = TermId(w) >> 50;
+      bits_[bit / 64] |= 1ull << (bit % 64);
+    }
   }
-  keys[i] = key;
-  stop[i] = is_stop;
-  return is_stop;
-}
+  bool MayBeStop(uint64_t id) const {
+    const uint64_t bit = id >> 50;
+    return (bits_[bit / 64] >> (bit % 64)) & 1;
+  }
+
+ private:
+  std::array<uint64_t, (1 << 14) / 64> bits_{};
+};
 
 }  // namespace
 
@@ -110,30 +126,29 @@ uint64_t TermId(std::string_view term) {
   return HashFinish(h);
 }
 
-TermCounter::TermCounter(std::string_view content) : content_(content), index_(8192, 0) {
-  terms_.reserve(std::max<size_t>(1024, content.size() / 16));
+TermCounter::TermCounter(std::string_view content) : content_(content) {
+  // A 50 KB day holds ~2,000 distinct terms: room for them at a quarter
+  // full, so that few terms share a first slot, without growing.
+  slots_.resize(std::bit_ceil(std::clamp<size_t>(content.size() / 8, 1024, size_t{1} << 20)));
+  order_.resize(slots_.size() / 2 + 1);
 }
 
-// The common case inline: a term of 2..16 ASCII bytes, one or two loads.
+// The common case inline: a term of 2..16 ASCII bytes, hashed from two
+// loads masked to its length. The hash is TermId's (one chunk for up to 8
+// bytes, two for more), chosen by masks rather than a branch on the
+// length: lengths vary from term to term and would be mispredicted (and
+// the compiler makes a branch of ?: here).
 inline void TermCounter::OnRun(size_t begin, size_t end) {
   const size_t size = end - begin;
   if (size - 2 <= 14 && begin + 16 <= content_.size()) {
     const char* p = content_.data() + begin;
-    if (size <= 8) {
-      const uint64_t low = ~0ull >> (64 - 8 * size);
-      const uint64_t c = Load8(p) & low;
-      if ((c & kHighBits) == 0) {
-        Add(HashFinish(HashMix(HashStart(size), (c | kCaseBits) & low)), begin);
-        return;
-      }
-    } else {
-      const uint64_t low = ~0ull >> (128 - 8 * size);
-      const uint64_t c0 = Load8(p), c1 = Load8(p + 8) & low;
-      if (((c0 | c1) & kHighBits) == 0) {
-        uint64_t h = HashMix(HashStart(size), c0 | kCaseBits);
-        Add(HashFinish(HashMix(h, (c1 | kCaseBits) & low)), begin);
-        return;
-      }
+    const uint64_t c0 = Load8(p), c1 = Load8(p + 8);
+    const ShortTerm& t = kShortTerms[size];
+    if ((((c0 & t.m0) | (c1 & t.m1)) & kHighBits) == 0) {
+      const uint64_t h1 = HashMix(t.start, (c0 | kCaseBits) & t.m0);
+      const uint64_t h2 = HashMix(h1, (c1 | kCaseBits) & t.m1);
+      Add(HashFinish(h1 ^ ((h1 ^ h2) & t.two)), begin);
+      return;
     }
   }
   if (size >= 2) Run(begin, end);
@@ -152,20 +167,26 @@ void TermCounter::Scan(size_t begin, size_t end) {
       std::memcpy(tail, p + base, n);
       run = RunMask64(tail) & ((1ull << n) - 1);
     }
-    // Walk the runs of set bits; a clear bit ends a run.
-    for (;;) {
-      if (term == SIZE_MAX) {
-        if (run == 0) break;
-        int s = std::countr_zero(run);
-        term = base + static_cast<size_t>(s);
-        run |= (1ull << s) - 1;  // so the end search starts after s
-      }
-      uint64_t stop = ~run;
-      if (stop == 0) break;  // the run goes on into the next chunk
-      int e = std::countr_zero(stop);
-      OnRun(term, base + static_cast<size_t>(e));
+    // The run carried from the last chunk ends at the first clear bit:
+    // adding 1 clears the set bits below it and sets it.
+    if (term != SIZE_MAX) {
+      const uint64_t x = run + 1;
+      if (x == 0) continue;  // all 64 bytes are word bytes
+      OnRun(term, base + static_cast<size_t>(std::countr_zero(x)));
       term = SIZE_MAX;
-      run &= e == 63 ? 0 : ~0ull << (e + 1);
+      run &= x;
+    }
+    // Each run of set bits, lowest first: adding its lowest bit clears the
+    // run and sets the bit after it.
+    while (run != 0) {
+      const uint64_t x = run + (run & (0 - run));
+      const size_t start = base + static_cast<size_t>(std::countr_zero(run));
+      if (x == 0) {  // it goes on into the next chunk
+        term = start;
+        break;
+      }
+      OnRun(start, base + static_cast<size_t>(std::countr_zero(x)));
+      run &= x;
     }
   }
   if (term != SIZE_MAX) OnRun(term, end);
@@ -225,89 +246,114 @@ void TermCounter::Run(size_t begin, size_t end) {
 }
 
 inline void TermCounter::Add(uint64_t id, size_t first) {
-  const size_t slot = SlotOf(id);
-  if (index_[slot]) {
-    ++terms_[index_[slot] - 1].count;
-  } else {
-    Insert(slot, id, first);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (id >> 20) & mask;; i = (i + 1) & mask) {  // ids are well mixed already
+    Slot& s = slots_[i];
+    // Counting a known term and taking an empty slot (whose id and first
+    // are 0) are one path: which of the two it is cannot be predicted, so
+    // it is told apart by arithmetic, not branches (which the compiler
+    // makes of ?: and ||).
+    const uint32_t empty = s.count == 0;
+    if (((s.id ^ id) & (uint64_t{empty} - 1)) == 0) {
+      s.id = id;
+      s.first |= static_cast<uint32_t>(first) & (0u - empty);
+      ++s.count;
+      order_[used_] = static_cast<uint32_t>(i);
+      used_ += empty;
+      if (2 * used_ > slots_.size()) Grow();
+      return;
+    }
   }
-}
-
-void TermCounter::Insert(size_t slot, uint64_t id, size_t first) {
-  terms_.push_back(Term{id, 1, static_cast<uint32_t>(first)});
-  index_[slot] = static_cast<uint32_t>(terms_.size());
-  if (2 * terms_.size() > index_.size()) Grow();  // short probes: at most half full
 }
 
 uint32_t TermCounter::Count(uint64_t id) const {
-  uint32_t at = index_[SlotOf(id)];
-  return at ? terms_[at - 1].count : 0;
-}
-
-inline size_t TermCounter::SlotOf(uint64_t id) const {
-  const size_t mask = index_.size() - 1;
-  size_t i = (id >> 20) & mask;  // ids are well mixed already
-  while (index_[i] != 0 && terms_[index_[i] - 1].id != id) i = (i + 1) & mask;
-  return i;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (id >> 20) & mask;; i = (i + 1) & mask) {
+    if (slots_[i].count == 0) return 0;
+    if (slots_[i].id == id) return slots_[i].count;
+  }
 }
 
 void TermCounter::Grow() {
-  index_.assign(index_.size() * 2, 0);
-  for (size_t t = 0; t < terms_.size(); ++t) index_[SlotOf(terms_[t].id)] = static_cast<uint32_t>(t + 1);
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  order_.resize(slots_.size() / 2 + 1);
+  const size_t mask = slots_.size() - 1;
+  for (size_t k = 0; k < used_; ++k) {
+    const Slot& s = old[order_[k]];
+    size_t i = (s.id >> 20) & mask;
+    while (slots_[i].count != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+    order_[k] = static_cast<uint32_t>(i);
+  }
+}
+
+bool TermCounter::IsStopAt(uint32_t first) const {
+  // The term as ForEachTerm would have it: lower-cased, up to the first
+  // byte that is not part of one.
+  std::string term;
+  for (size_t i = first; i < content_.size() && term.size() <= 64;) {
+    unsigned char c = static_cast<unsigned char>(content_[i]);
+    if (c < 0x80) {
+      if (!IsAsciiWordByte(c)) break;
+      term.push_back(static_cast<char>(c | 0x20 * (c >= 'A' && c <= 'Z')));
+      ++i;
+      continue;
+    }
+    size_t k = detail::Utf8SeqLen(content_, i);
+    if (k == 0) break;
+    term.append(content_.data() + i, k);
+    i += k;
+  }
+  return IsStopWord(term);
 }
 
 std::vector<std::pair<uint64_t, uint32_t>> TermCounter::Top(size_t cap) const {
-  // Whether the term that starts at `first` (lower-cased, ending where
-  // ForEachTerm would end it) is a stop word.
-  auto is_stop = [&](uint32_t first) {
-    std::string term;
-    for (size_t i = first; i < content_.size() && term.size() <= 64;) {
-      unsigned char c = static_cast<unsigned char>(content_[i]);
-      if (c < 0x80) {
-        if (!IsAsciiWordByte(c)) break;
-        term.push_back(static_cast<char>(c | 0x20 * (c >= 'A' && c <= 'Z')));
-        ++i;
-        continue;
-      }
-      size_t k = detail::Utf8SeqLen(content_, i);
-      if (k == 0) break;
-      term.append(content_.data() + i, k);
-      i += k;
-    }
-    return IsStopWordMemo(term);
+  static const StopFilter kStopFilter;
+  // The loops below write every term and advance by bools: which terms
+  // are kept cannot be predicted, and a branch per term would cost more
+  // than the rest of the loop. Their arrays are not zeroed first.
+  struct Item {
+    uint64_t id;
+    uint32_t count;
   };
-  auto more_frequent = [](const Term& a, const Term& b) {
-    return a.count > b.count || (a.count == b.count && a.id < b.id);
-  };
-  // Sorting every distinct term would cost more than counting them: take
-  // those at or above the count that a few more than `cap` terms reach
-  // (stop words are few), and look further only when stop words crowd
-  // them out.
-  std::array<size_t, 256> at_least{};  // [c]: terms counted min(count, 255) == c
-  for (const Term& t : terms_) ++at_least[std::min<uint32_t>(t.count, 255)];
-  for (size_t c = 254; c > 0; --c) at_least[c] += at_least[c + 1];  // now: count >= c
-  std::vector<std::pair<uint64_t, uint32_t>> top;
-  std::vector<Term> candidates;
-  for (size_t want = cap + 64;; want *= 2) {
-    uint32_t threshold = 1;
-    while (threshold < 255 && at_least[threshold + 1] >= want) ++threshold;
-    candidates.clear();
-    for (const Term& t : terms_)
-      if (t.count >= threshold) candidates.push_back(t);
-    if (candidates.size() > want)
-      std::nth_element(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(want),
-                       candidates.end(), more_frequent);
-    std::sort(candidates.begin(),
-              candidates.begin() + static_cast<ptrdiff_t>(std::min(want, candidates.size())),
-              more_frequent);
-    top.clear();
-    const size_t sorted = std::min(want, candidates.size());
-    for (size_t i = 0; i < sorted && top.size() < cap; ++i)
-      if (!is_stop(candidates[i].first)) top.emplace_back(candidates[i].id, candidates[i].count);
-    if (top.size() == cap || (threshold == 1 && sorted == candidates.size())) break;
+  // The terms that are not stop words, and how many have each count
+  // (counts of 255 and more share the last bin).
+  std::unique_ptr<Item[]> terms(new Item[used_ + 1]);
+  std::array<size_t, 257> at_least{};
+  size_t n = 0;
+  for (size_t k = 0; k < used_; ++k) {
+    const Slot& s = slots_[order_[k]];
+    const bool stop = kStopFilter.MayBeStop(s.id) && IsStopAt(s.first);
+    terms[n] = Item{s.id, s.count};
+    n += !stop;
+    at_least[std::min<uint32_t>(s.count, 255)] += !stop;
   }
-  std::sort(top.begin(), top.end());
-  return top;
+  for (size_t c = 254; c > 0; --c) at_least[c] += at_least[c + 1];  // now: count >= c
+
+  // Sorting them all would cost more than counting them: the `cap` most
+  // frequent are those counted more than the count that `cap` of them
+  // reach, and the ties at that count with the smallest ids.
+  uint32_t threshold = 1;
+  while (threshold < 255 && at_least[threshold + 1] >= cap) ++threshold;
+  const uint32_t above = threshold < 255 ? threshold : UINT32_MAX;  // all of these are in
+  std::unique_ptr<Item[]> top(new Item[n + 1]), ties(new Item[n + 1]);
+  size_t in = 0, tied = 0;
+  for (size_t k = 0; k < n; ++k) {
+    top[in] = ties[tied] = terms[k];
+    in += terms[k].count > above;
+    tied += std::min<uint32_t>(terms[k].count, 255) == threshold;
+  }
+  const size_t room = std::min(cap - std::min(cap, in), tied);
+  std::nth_element(ties.get(), ties.get() + room, ties.get() + tied, [](const Item& a, const Item& b) {
+    return a.count > b.count || (a.count == b.count && a.id < b.id);
+  });
+  std::copy(ties.get(), ties.get() + room, top.get() + in);
+  in += room;
+  std::sort(top.get(), top.get() + in, [](const Item& a, const Item& b) { return a.id < b.id; });
+  std::vector<std::pair<uint64_t, uint32_t>> out(in);
+  for (size_t i = 0; i < in; ++i) out[i] = {top[i].id, top[i].count};
+  return out;
 }
 
 }  // namespace limbic::archive

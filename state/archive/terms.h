@@ -3,11 +3,14 @@
 // Internal to limbic_archive.
 //
 // The terms are exactly those of text.h's ForEachTerm (a test compares
-// them); the speed comes from three things it does not do per term:
-// runs of word bytes are found 16 bytes at a time (SSE2, where there is
-// SSE2), a term of ASCII bytes is hashed 8 bytes at a time without being
-// copied, and stop words are only looked up among the most frequent terms
-// at the end. Runs holding non-ASCII bytes take the byte-wise path.
+// them); the speed comes from what it does not do per term: runs of word
+// bytes are found 16 bytes at a time (SSE2, where there is SSE2), a term
+// of up to 16 ASCII bytes is hashed in place, it is counted in one
+// open-addressing table that holds the counts, and stop words are only
+// looked up among the distinct terms at the end. Runs holding non-ASCII
+// bytes take the byte-wise path. Per term, the code avoids branches that
+// depend on the text (a term's length, whether it is new): mispredicted,
+// they cost more than all the rest.
 //
 // Thread-safety: a TermCounter belongs to one thread.
 #pragma once
@@ -34,24 +37,25 @@ class TermCounter {
   std::vector<std::pair<uint64_t, uint32_t>> Top(size_t cap) const;
 
  private:
-  struct Term {
+  // A slot of the table: a distinct term, or empty (count 0).
+  struct Slot {
     uint64_t id;
     uint32_t count;
     uint32_t first;  // offset of the first occurrence in content_
   };
   void Add(uint64_t id, size_t first);
-  void Insert(size_t slot, uint64_t id, size_t first);
   // A run of word bytes [begin, end): its terms. OnRun takes the usual
   // short ASCII term itself and hands the rest to Run.
   void OnRun(size_t begin, size_t end);
   void Run(size_t begin, size_t end);
-  // The index_ slot holding `id`, or the empty one where it would go.
-  size_t SlotOf(uint64_t id) const;
+  // Whether the term that starts at content_[first] is a stop word.
+  bool IsStopAt(uint32_t first) const;
   void Grow();
 
   std::string_view content_;
-  std::vector<Term> terms_;     // distinct terms, in order of first occurrence
-  std::vector<uint32_t> index_; // open addressing: 1 + position in terms_, 0 empty
+  std::vector<Slot> slots_;     // linear probing by id, at most half full
+  std::vector<uint32_t> order_; // [0, used_): the slots that hold a term
+  size_t used_ = 0;
 };
 
 }  // namespace limbic::archive

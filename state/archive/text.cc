@@ -38,18 +38,21 @@ size_t Utf8SeqLen(std::string_view s, size_t i) {
 
 }  // namespace detail
 
-bool IsStopWord(std::string_view term) {
-  // Sorted, for binary search.
-  static constexpr std::array<std::string_view, 64> kStop = {
-      "a",     "about", "after", "all",   "also",  "an",    "and",   "any",   "are",  "as",
-      "at",    "be",    "been",  "but",   "by",    "can",   "could", "did",   "do",   "does",
-      "for",   "from",  "had",   "has",   "have",  "he",    "her",   "his",   "how",  "if",
-      "in",    "into",  "is",    "it",    "its",   "just",  "more",  "no",    "not",  "of",
-      "on",    "or",    "our",   "she",   "so",    "than",  "that",  "the",   "their", "them",
-      "then",  "there", "these", "they",  "this",  "to",    "was",   "we",    "were", "what",
-      "when",  "which", "will",  "with"};
-  return std::binary_search(kStop.begin(), kStop.end(), term);
-}
+namespace {
+// Sorted, for binary search.
+constexpr std::array<std::string_view, 64> kStop = {
+    "a",     "about", "after", "all",   "also",  "an",    "and",   "any",   "are",  "as",
+    "at",    "be",    "been",  "but",   "by",    "can",   "could", "did",   "do",   "does",
+    "for",   "from",  "had",   "has",   "have",  "he",    "her",   "his",   "how",  "if",
+    "in",    "into",  "is",    "it",    "its",   "just",  "more",  "no",    "not",  "of",
+    "on",    "or",    "our",   "she",   "so",    "than",  "that",  "the",   "their", "them",
+    "then",  "there", "these", "they",  "this",  "to",    "was",   "we",    "were", "what",
+    "when",  "which", "will",  "with"};
+}  // namespace
+
+bool IsStopWord(std::string_view term) { return std::binary_search(kStop.begin(), kStop.end(), term); }
+
+std::span<const std::string_view> StopWords() { return kStop; }
 
 std::vector<std::string> Tokenize(std::string_view text) {
   std::vector<std::string> out;

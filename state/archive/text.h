@@ -3,6 +3,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,8 @@ void ForEachTerm(std::string_view text, Fn&& fn);
 
 // "the", "and", "of", ... (a short fixed English list, lower case).
 bool IsStopWord(std::string_view term);
+// That list, sorted.
+std::span<const std::string_view> StopWords();
 
 // The longest prefix of `s` of at most `max_bytes` that does not end inside
 // a UTF-8 sequence.

@@ -59,9 +59,11 @@ Result<VerifyReport> Archive::Verify() const {
   }
   const size_t n = dates.size();
   std::vector<Checked> checked(n);
-  ParallelFor(n, [&](size_t i) {
+  std::vector<DocReader> readers;
+  for (size_t w = 0; w < Workers(n); ++w) readers.emplace_back(&files);
+  ParallelForWorkers(n, [&](size_t i, size_t worker) {
     Checked& c = checked[i];
-    auto doc = files.Read(paths[i], &c.bytes);
+    auto doc = readers[worker].Read(paths[i], &c.bytes);
     if (!doc.ok()) {
       c.status = doc.status();
       return;

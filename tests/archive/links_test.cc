@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 #include "state/archive/terms.h"
 #include "state/archive/text.h"
@@ -63,8 +64,10 @@ TEST_CASE("semantic links are rounded TF cosines, both ways, above the minimum",
 }
 
 TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[links]") {
-  // Through the inverted index, in parallel rows, merged: the same as
-  // scoring every pair by hand.
+  // Through the inverted index (and a dense matrix for the terms that a
+  // third of the documents share), in parallel rows, merged: the same as
+  // scoring every pair by hand. Each document also has words of its own,
+  // so there are more distinct terms than the index starts with room for.
   std::mt19937 rng(5);
   std::vector<std::string> dates;
   std::vector<Features> fs;
@@ -75,6 +78,7 @@ TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[
       if (w % 40 == 0) text += rng() % 2 ? "\n[user] " : "\n[assistant] ";
       size_t word = std::min(rng() % 80, rng() % 80) + (d % 3) * 20;
       text += (word % 17 == 0 ? "good" : word % 13 == 0 ? "bad" : "w" + std::to_string(word)) + " ";
+      if (w % 20 == 0) text += "own" + std::to_string(d) + "x" + std::to_string(w) + " ";
     }
     fs.push_back(ComputeFeatures(text));
   }
@@ -182,6 +186,58 @@ TEST_CASE("the term counter counts exactly the terms of Tokenize in any bytes", 
     auto top = counter.Top(100000);
     CHECK(top.size() == expected.size());
   }
+}
+
+TEST_CASE("the term counter's top terms are the most frequent, ties by the smaller id", "[links]") {
+  // Counts past 255 (its histogram's last bin), many ties at the cut,
+  // stop words among the most frequent, and caps from none to all.
+  std::mt19937 rng(13);
+  std::vector<std::string> vocab = {"the", "and", "With"};
+  for (int i = 0; i < 300; ++i) vocab.push_back("t" + std::to_string(i));
+  for (size_t words : {50, 2000, 40000}) {
+    std::string text;
+    for (size_t i = 0; i < words; ++i) {
+      text += vocab[std::min<size_t>(rng() % vocab.size(), rng() % 40 ? rng() % vocab.size() : 3)];
+      text += i % 13 == 0 ? "\n" : " ";
+    }
+    std::map<uint64_t, uint32_t> counts;
+    ForEachTerm(text, [&](std::string_view t) { ++counts[TermId(t)]; });
+    std::vector<std::pair<uint64_t, uint32_t>> all(counts.begin(), counts.end());
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.second > b.second || (a.second == b.second && a.first < b.first);
+    });
+    TermCounter counter(text);
+    counter.Scan(0, text.size());
+    for (size_t cap : {0, 1, 7, 100, 299, 1000}) {
+      INFO(words << " words, cap " << cap);
+      std::vector<std::pair<uint64_t, uint32_t>> want(all.begin(), all.begin() + std::min(cap, all.size()));
+      std::sort(want.begin(), want.end());
+      CHECK(counter.Top(cap) == want);
+    }
+  }
+}
+
+TEST_CASE("the term counter grows past the distinct terms it was sized for", "[links]") {
+  // Its table is sized by the text's length for ordinary text; a text of
+  // nothing but short distinct terms fills it past half, twice.
+  auto name = [](int i) {
+    const char* kDigits = "abcdefghijklmnopqrstuvwxyz0123456789";
+    return std::string{kDigits[i % 36], kDigits[i / 36 % 36], kDigits[i / 1296 % 36]};
+  };
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += name(i) + (i % 100 ? " " : " Repeated ");
+  TermCounter counter(text);
+  counter.Scan(0, text.size());
+  CHECK(counter.Count(TermId(name(0))) == 1);
+  CHECK(counter.Count(TermId(name(29999))) == 1);
+  CHECK(counter.Count(TermId("repeated")) == 300);
+  CHECK(counter.Count(TermId(name(30000))) == 0);
+  auto top = counter.Top(3);
+  REQUIRE(top.size() == 3);
+  CHECK(std::count(top.begin(), top.end(), std::make_pair(TermId("repeated"), uint32_t{300})) == 1);
+  std::set<std::string> distinct;  // "the", "and" and others are stop words
+  ForEachTerm(text, [&](std::string_view t) { distinct.insert(std::string(t)); });
+  CHECK(counter.Top(100000).size() == distinct.size());
 }
 
 TEST_CASE("sentiment words are terms, not stop words", "[links]") {
