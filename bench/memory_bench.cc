@@ -14,7 +14,11 @@
 // throughput with fsync (one commit per memory, the CLI's path) is timed
 // separately on --fsync-count memories.
 //
+// The HNSW part can sweep the graph's search breadth (--ef-search, a list)
+// and be run alone (--parts hnsw) to tune memory.vectors.
+//
 //   limbic_memory_bench [--dir D] [--sizes 10000,100000] [--queries Q] [--seed S]
+//                       [--parts store,hnsw,ingest] [--ef-search E,E] [--m M]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -119,6 +123,16 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes = {10000, 100000};
   size_t queries = 200, vocab = 20000, fsync_count = 300;
   uint64_t seed = 42;
+  std::string parts = "store,hnsw,ingest";
+  const memory::VectorIndexOptions defaults;
+  std::vector<size_t> efs = {defaults.ef_search};
+  size_t m = defaults.m;
+  auto list = [](const std::string& v) {
+    std::vector<size_t> out;
+    std::stringstream ss(v);
+    for (std::string x; std::getline(ss, x, ',');) out.push_back(std::stoul(x));
+    return out;
+  };
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir")
@@ -127,13 +141,18 @@ int main(int argc, char** argv) {
       queries = std::stoul(v);
     else if (k == "--seed")
       seed = std::stoull(v);
-    else if (k == "--sizes") {
-      sizes.clear();
-      std::stringstream ss(v);
-      for (std::string x; std::getline(ss, x, ',');) sizes.push_back(std::stoul(x));
-    } else {
+    else if (k == "--sizes")
+      sizes = list(v);
+    else if (k == "--parts")
+      parts = v;
+    else if (k == "--ef-search")
+      efs = list(v);
+    else if (k == "--m")
+      m = std::stoul(v);
+    else {
       std::fprintf(stderr,
-                   "usage: limbic_memory_bench [--dir D] [--sizes N,N] [--queries Q] [--seed S]\n");
+                   "usage: limbic_memory_bench [--dir D] [--sizes N,N] [--queries Q] [--seed S]\n"
+                   "                           [--parts store,hnsw,ingest] [--ef-search E,E] [--m M]\n");
       return 2;
     }
   }
@@ -142,8 +161,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> qs;
   for (size_t i = 0; i < queries; ++i) qs.push_back(words.Text(2, 4));
 
+  auto wanted = [&](const char* part) { return parts.find(part) != std::string::npos; };
+
   // Remember with fsync: one durable commit per memory.
-  {
+  if (wanted("store")) {
     std::filesystem::remove_all(dir);
     Opened o = Open(dir + "/fsync", state::Durability::kFsync, 20000);
     auto t0 = SteadyClock::now();
@@ -155,7 +176,7 @@ int main(int argc, char** argv) {
     out["remember_fsync"] = {{"memories", fsync_count}, {"per_second", fsync_count / s}};
   }
 
-  for (size_t n : sizes) {
+  for (size_t n : wanted("store") ? sizes : std::vector<size_t>{}) {
     std::filesystem::remove_all(dir);
     json row = {{"memories", n}};
     {
@@ -190,12 +211,14 @@ int main(int argc, char** argv) {
     out["sizes"].push_back(row);
   }
 
-  // HNSW recall@10 against exact on hash-embedder vectors of texts.
-  {
+  // HNSW recall@10 against exact on hash-embedder vectors of texts, for
+  // each search breadth asked for.
+  if (wanted("hnsw")) {
     const size_t n = sizes.back();
     auto emb = memory::MakeEmbedder({});
     memory::VectorIndexOptions vo;
     vo.exact_limit = 0;
+    vo.m = m;
     memory::VectorIndex index(vo);
     std::vector<std::string> texts;
     for (size_t i = 0; i < n; ++i) texts.push_back(words.Text(12, 30));
@@ -206,31 +229,38 @@ int main(int argc, char** argv) {
       for (size_t j = 0; j < v->size(); ++j)
         (void)index.Upsert("m-" + std::to_string(i + j), 1, (*v)[j]);
     }
-    double build_ms = Ms(SteadyClock::now() - t0);
-    double hit = 0, total = 0;
-    std::vector<double> exact_ms, approx_ms;
+    json section = {{"vectors", n}, {"m", m}, {"embed_and_build_ms", Ms(SteadyClock::now() - t0)}};
+    std::vector<std::vector<memory::VectorHit>> exact;
+    std::vector<double> exact_ms;
+    std::vector<memory::Vector> qvs;
     for (const std::string& q : qs) {
-      auto qv = (*emb)->Embed(std::vector<std::string>{q});
-      auto a0 = SteadyClock::now();
-      auto approx = index.Search((*qv)[0], 10, -1);
-      approx_ms.push_back(Ms(SteadyClock::now() - a0));
+      qvs.push_back((*(*emb)->Embed(std::vector<std::string>{q}))[0]);
       auto e0 = SteadyClock::now();
-      auto exact = index.SearchExact((*qv)[0], 10, -1);
+      exact.push_back(index.SearchExact(qvs.back(), 10, -1));
       exact_ms.push_back(Ms(SteadyClock::now() - e0));
-      for (const auto& e : exact) {
-        ++total;
-        for (const auto& a : approx) hit += a.id == e.id;
-      }
     }
-    out["hnsw_text_vectors"] = {{"vectors", n},
-                                {"embed_and_build_ms", build_ms},
-                                {"recall_at_10", total ? hit / total : 0},
-                                {"search", Quantiles(approx_ms)},
-                                {"exact", Quantiles(exact_ms)}};
+    section["exact"] = Quantiles(exact_ms);
+    for (size_t ef : efs) {
+      index.set_ef_search(ef);
+      double hit = 0, total = 0;
+      std::vector<double> approx_ms;
+      for (size_t i = 0; i < qvs.size(); ++i) {
+        auto a0 = SteadyClock::now();
+        auto approx = index.Search(qvs[i], 10, -1);
+        approx_ms.push_back(Ms(SteadyClock::now() - a0));
+        for (const auto& e : exact[i]) {
+          ++total;
+          for (const auto& a : approx) hit += a.id == e.id;
+        }
+      }
+      section["ef_search"].push_back(
+          {{"ef", ef}, {"recall_at_10", total ? hit / total : 0}, {"search", Quantiles(approx_ms)}});
+    }
+    out["hnsw_text_vectors"] = std::move(section);
   }
 
   // Ingest of 1 MB of Markdown.
-  {
+  if (wanted("ingest")) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     std::string path = dir + "/doc.md";

@@ -241,6 +241,9 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     m.Integer("rrf_k", &o.rrf_k, 1, 100000);
     m.Number("recency_days", &o.recency_days, 0, 1e6);
     m.Integer("vector_exact_limit", &o.vectors.exact_limit, 0, int64_t{1} << 40);
+    m.Integer("vector_ef_search", &o.vectors.ef_search, 1, 100000);
+    m.Integer("vector_m", &o.vectors.m, 2, 256);
+    m.Integer("vector_ef_construction", &o.vectors.ef_construction, 1, 100000);
     if (const json* b = m.Get("bm25")) {
       Section bm(*b, "memory.bm25", &errors);
       bm.Number("k1", &o.bm25.k1, 0, 100);

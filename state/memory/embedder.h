@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -83,6 +84,19 @@ EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec);
 
 // Cosine of two vectors of equal length (dot product; both unit length).
 float Cosine(std::span<const float> a, std::span<const float> b);
+// The dot product of a[0, n) and b[0, n): AVX2 and FMA where the CPU has
+// them (chosen once, at start), portable code elsewhere. Every score the
+// vector index computes or compares goes through it, so the graph's
+// distances and the exact scan's cosines agree on one machine.
+float Dot(const float* a, const float* b, size_t n);
+// Scalar quantisation for scans: codes[i] = round(v[i] / scale) in
+// [-127, 127] with scale = max |v[i]| / 127 (returned). `error` gets
+// ||v - scale * codes|| plus an allowance for float rounding, rounded up,
+// so that for any query q of the same size
+//   |Dot(q, v) - scale * DotCodes(codes, q)| <= ||q|| * error.
+float QuantizeVector(std::span<const float> v, int8_t* codes, float* error);
+// sum of codes[i] * q[i] over [0, n) (AVX2 where the CPU has it).
+float DotCodes(const int8_t* codes, const float* q, size_t n);
 // L2-normalises in place (the zero vector stays zero).
 void Normalize(Vector* v);
 

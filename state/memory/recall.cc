@@ -81,14 +81,20 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
                                        const std::vector<ArchiveHit>& archive_hits) {
   const size_t depth = req.Depth();
   const bool memories_wanted = !req.kind || (*req.kind != "archive" && *req.kind != "staged");
-  MetaFilter filter = [&](const MemoryMeta& m) {
-    if (m.superseded && !req.include_superseded) return false;
-    if (req.kind && m.kind != *req.kind) return false;
-    if (req.ns && m.ns != *req.ns) return false;
-    if (req.episode_id && m.episode_id != *req.episode_id) return false;
-    if (req.tag && std::find(m.tags.begin(), m.tags.end(), *req.tag) == m.tags.end()) return false;
-    return true;
-  };
+  // No filter at all when it would pass every memory: the lists then skip
+  // its lookups, and the vector index need not ask its graph for extra.
+  const bool skip_superseded = !req.include_superseded && index_->superseded() > 0;
+  MetaFilter filter;
+  if (skip_superseded || req.kind || req.ns || req.episode_id || req.tag)
+    filter = [&](const MemoryMeta& m) {
+      if (m.superseded && !req.include_superseded) return false;
+      if (req.kind && m.kind != *req.kind) return false;
+      if (req.ns && m.ns != *req.ns) return false;
+      if (req.episode_id && m.episode_id != *req.episode_id) return false;
+      if (req.tag && std::find(m.tags.begin(), m.tags.end(), *req.tag) == m.tags.end())
+        return false;
+      return true;
+    };
   std::map<std::string, Candidate> cands;
   json vector_info = {{"embedder", embedder_->id()}, {"used", false}};
   if (memories_wanted) {

@@ -58,7 +58,10 @@ void RecallIndex::Put(const json& rec) {
   }
   // The text never changes after memory_stored: index it once.
   if (!slot_of_.count(id)) IndexText(id, Str(rec, "text"));
-  meta_[id] = std::move(m);
+  superseded_ += m.superseded;
+  auto [it, added] = meta_.try_emplace(id);
+  if (!added) superseded_ -= it->second.superseded;
+  it->second = std::move(m);
 }
 
 void RecallIndex::EnsureDims(size_t dims) {
@@ -70,7 +73,10 @@ void RecallIndex::EnsureDims(size_t dims) {
 }
 
 void RecallIndex::Remove(const std::string& id) {
-  meta_.erase(id);
+  if (auto it = meta_.find(id); it != meta_.end()) {
+    superseded_ -= it->second.superseded;
+    meta_.erase(it);
+  }
   vectors_->Remove(id);
   UnindexText(id);
 }
@@ -103,6 +109,7 @@ void RecallIndex::IndexText(const std::string& id, std::string_view text) {
     doc.terms.push_back(term);
   }
   docs_.push_back(std::move(doc));
+  lengths_.push_back(length);
   slot_of_[id] = slot;
   ++live_;
   total_length_ += length;
@@ -114,6 +121,7 @@ void RecallIndex::UnindexText(const std::string& id) {
   Doc& doc = docs_[it->second];
   for (uint32_t term : doc.terms) --terms_[term].df;
   doc.alive = false;
+  lengths_[it->second] = kDead;
   doc.terms.clear();
   doc.terms.shrink_to_fit();
   total_length_ -= doc.length;
@@ -140,7 +148,12 @@ void RecallIndex::Compact() {
   }
   docs_ = std::move(kept);
   slot_of_.clear();
-  for (uint32_t i = 0; i < docs_.size(); ++i) slot_of_[docs_[i].id] = i;
+  lengths_.clear();
+  for (uint32_t i = 0; i < docs_.size(); ++i) {
+    slot_of_[docs_[i].id] = i;
+    lengths_.push_back(docs_[i].length);
+  }
+  scratch_.clear();
   dead_ = 0;
 }
 
@@ -152,37 +165,58 @@ std::vector<std::pair<std::string, double>> RecallIndex::Bm25(std::string_view q
   archive::ForEachTerm(query, [&](std::string_view t) { terms.emplace(t); });
   const double N = static_cast<double>(live_);
   const double avgdl = std::max(1.0, static_cast<double>(total_length_) / N);
-  std::unordered_map<uint32_t, double> score;
+  // The length part of the denominator, k1 * (1 - b + b * dl / avgdl),
+  // depends only on dl: computed once per length this query meets.
+  constexpr uint32_t kTable = 512;
+  double norm_of[kTable];
+  std::fill(std::begin(norm_of), std::end(norm_of), -1.0);
+  auto norm = [&](uint32_t dl) {
+    if (dl < kTable && norm_of[dl] >= 0) return norm_of[dl];
+    const double v = bm25_.k1 * (1 - bm25_.b + bm25_.b * dl / avgdl);
+    if (dl < kTable) norm_of[dl] = v;
+    return v;
+  };
+  // Term at a time into one dense accumulator (scratch_, all zero between
+  // calls); touched_ lists the slots it holds scores for.
+  scratch_.resize(docs_.size(), 0.0);
+  touched_.clear();
   for (const std::string& t : terms) {
     auto it = term_ids_.find(t);
     if (it == term_ids_.end()) continue;
     const Term& term = terms_[it->second];
     if (term.df == 0) continue;
     const double idf = std::log(1 + (N - term.df + 0.5) / (term.df + 0.5));
+    const double top = idf * (bm25_.k1 + 1);
     for (auto [slot, tf] : term.postings) {
-      const Doc& d = docs_[slot];
-      if (!d.alive) continue;
-      const double norm = bm25_.k1 * (1 - bm25_.b + bm25_.b * d.length / avgdl);
-      score[slot] += idf * tf * (bm25_.k1 + 1) / (tf + norm);
+      const uint32_t dl = lengths_[slot];
+      if (dl == kDead) continue;
+      double& acc = scratch_[slot];
+      if (acc == 0) touched_.push_back(slot);
+      acc += top * tf / (tf + norm(dl));
     }
   }
-  out.reserve(score.size());
-  for (auto [slot, s] : score) {
+  // Best first (score, then id) by popping a heap built over the touched
+  // slots: only the documents popped pay for the filter's lookup.
+  std::vector<std::pair<double, uint32_t>> heap;
+  heap.reserve(touched_.size());
+  for (uint32_t slot : touched_) {
+    heap.emplace_back(scratch_[slot], slot);
+    scratch_[slot] = 0;
+  }
+  auto worse = [this](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
+    return a.first != b.first ? a.first < b.first : docs_[a.second].id > docs_[b.second].id;
+  };
+  std::make_heap(heap.begin(), heap.end(), worse);
+  while (!heap.empty() && out.size() < n) {
+    std::pop_heap(heap.begin(), heap.end(), worse);
+    const auto [s, slot] = heap.back();
+    heap.pop_back();
     const Doc& d = docs_[slot];
     if (filter) {
       const MemoryMeta* m = Find(d.id);
       if (!m || !filter(*m)) continue;
     }
     out.emplace_back(d.id, s);
-  }
-  auto better = [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  };
-  if (out.size() > n) {
-    std::partial_sort(out.begin(), out.begin() + static_cast<long>(n), out.end(), better);
-    out.resize(n);
-  } else {
-    std::sort(out.begin(), out.end(), better);
   }
   return out;
 }

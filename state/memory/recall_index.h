@@ -70,10 +70,16 @@ class RecallIndex {
   void Remove(const std::string& id);
   const MemoryMeta* Find(const std::string& id) const;
   size_t size() const { return meta_.size(); }
+  // How many memories are superseded (recall's default filter skips them;
+  // with none, it need not filter at all).
+  size_t superseded() const { return superseded_; }
   void ForEach(const std::function<void(const MemoryMeta&)>& fn) const;
 
   // The best `n` memories for `query` by BM25 that pass `filter`, best
-  // first (ties by id). No terms, or none indexed: empty.
+  // first (ties by id). No terms, or none indexed: empty. Every posting of
+  // the query's terms is scored (term at a time, into a dense array); the
+  // filter is asked only of documents taken in best-first order, so its
+  // cost grows with n and with what it rejects, not with the postings.
   std::vector<std::pair<std::string, double>> Bm25(std::string_view query, size_t n,
                                                    const MetaFilter& filter) const;
   // Nearest vectors with cosine >= threshold that pass `filter`.
@@ -109,8 +115,17 @@ class RecallIndex {
   std::unordered_map<std::string, uint32_t> term_ids_;
   std::vector<Term> terms_;
   std::vector<Doc> docs_;
+  // Per slot, the document's length in terms, kDead once removed: what
+  // scoring reads for every posting, apart from the rest of Doc.
+  static constexpr uint32_t kDead = UINT32_MAX;
+  std::vector<uint32_t> lengths_;
+  // Bm25's accumulator (one score per slot, zero between calls) and the
+  // slots it touched: kept so that a query does not allocate them.
+  mutable std::vector<double> scratch_;
+  mutable std::vector<uint32_t> touched_;
   std::unordered_map<std::string, uint32_t> slot_of_;
   size_t live_ = 0, dead_ = 0;
+  size_t superseded_ = 0;
   uint64_t total_length_ = 0;
   std::unique_ptr<VectorIndex> vectors_;
 };

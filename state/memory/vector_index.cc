@@ -9,6 +9,7 @@
 #include "state/memory/vector_index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -51,6 +52,25 @@ struct Candidate {
 
 std::string What(const std::exception& e) { return std::string("hnswlib: ") + e.what(); }
 
+// hnswlib's inner-product space with limbic's dot product (embedder.h's
+// Dot: AVX2 where the CPU has it; hnswlib's own picks its SIMD at compile
+// time, which a portable build leaves at SSE) and hnswlib's distance,
+// 1 - dot. The graph's saved format does not depend on the space.
+class DotSpace : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit DotSpace(size_t dims) : dims_(dims) {}
+  size_t get_data_size() override { return dims_ * sizeof(float); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &Distance; }
+  void* get_dist_func_param() override { return &dims_; }
+
+ private:
+  static float Distance(const void* a, const void* b, const void* dims) {
+    return 1.0f - Dot(static_cast<const float*>(a), static_cast<const float*>(b),
+                      *static_cast<const size_t*>(dims));
+  }
+  size_t dims_;
+};
+
 }  // namespace
 
 struct VectorIndex::Impl {
@@ -59,18 +79,36 @@ struct VectorIndex::Impl {
   // holds an entry (kept apart from `slots` so the scan touches only bytes).
   std::vector<float> data;
   std::vector<uint8_t> live;
+  // Row s quantised (embedder.h's QuantizeVector): codes[s * dims, ...),
+  // its scale and its error bound. The exact scan reads these, a quarter
+  // of the bytes of `data`, and rescores from `data` only the rows whose
+  // bounds say they may be in the answer.
+  std::vector<int8_t> codes;
+  std::vector<float> code_scale, code_error;
   std::vector<Slot> slots;
   std::vector<uint32_t> free_slots;
   std::unordered_map<std::string, uint32_t> slot_of;
   // The space must outlive the graph, which keeps a pointer into it.
-  std::unique_ptr<hnswlib::InnerProductSpace> space;
+  std::unique_ptr<DotSpace> space;
   std::unique_ptr<Graph> graph;
   mutable bool dirty = false;
 
   explicit Impl(VectorIndexOptions o)
-      : opt(o), space(std::make_unique<hnswlib::InnerProductSpace>(o.dims)) {}
+      : opt(o), space(std::make_unique<DotSpace>(o.dims)) {}
 
   const float* Row(uint32_t s) const { return data.data() + size_t{s} * opt.dims; }
+  // Sizes the tables for `n` slots.
+  void Resize(size_t n) {
+    live.resize(n);
+    data.resize(n * opt.dims);
+    codes.resize(n * opt.dims);
+    code_scale.resize(n);
+    code_error.resize(n);
+  }
+  // Quantises row s (after its vector changed).
+  void Encode(uint32_t s) {
+    code_scale[s] = QuantizeVector(RowSpan(s), codes.data() + size_t{s} * opt.dims, &code_error[s]);
+  }
   std::span<const float> RowSpan(uint32_t s) const { return {Row(s), opt.dims}; }
   bool UseGraph() const { return graph && slot_of.size() > opt.exact_limit; }
 
@@ -102,14 +140,43 @@ struct VectorIndex::Impl {
 std::vector<VectorHit> VectorIndex::Impl::Exact(
     std::span<const float> q, size_t k, float threshold,
     const std::function<bool(const std::string&)>& filter) const {
-  // A bounded heap whose top is the worst hit kept: most rows fail the
-  // first comparison against it, and only those that would enter pay for
-  // the filter (which may be a map lookup).
-  auto worse = [this](const Candidate& a, const Candidate& b) { return Better(a, b); };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
+  // Pass 1, over the quantised rows: each row's exact score lies within
+  // `radius` of its estimate. A row whose upper bound is under the
+  // threshold, or (unfiltered) under the k-th best lower bound seen, cannot
+  // be in the answer; the others are candidates.
+  const size_t dims = opt.dims;
+  const float qnorm = std::sqrt(std::max(0.0f, Dot(q.data(), q.data(), dims)));
+  std::vector<std::pair<float, uint32_t>> cand;  // (upper bound, slot)
+  std::priority_queue<float, std::vector<float>, std::greater<float>> lows;  // k best lower bounds
+  float floor = threshold;
   const uint32_t n = static_cast<uint32_t>(slots.size());
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) continue;
+    const float estimate = code_scale[s] * DotCodes(codes.data() + size_t{s} * dims, q.data(), dims);
+    const float radius = qnorm * code_error[s];
+    if (estimate + radius < floor) continue;
+    cand.emplace_back(estimate + radius, s);
+    if (filter) continue;  // a filter may reject any row: no lower bound holds
+    const float low = estimate - radius;
+    if (lows.size() < k) {
+      lows.push(low);
+    } else if (low > lows.top()) {
+      lows.pop();
+      lows.push(low);
+    }
+    if (lows.size() == k) floor = std::max(threshold, lows.top());
+  }
+  // Pass 2: candidates by upper bound, best first, scored exactly, until
+  // none left can enter. A bounded heap whose top is the worst hit kept;
+  // only rows that would enter pay for the filter (maybe a map lookup).
+  std::make_heap(cand.begin(), cand.end());
+  auto worse = [this](const Candidate& a, const Candidate& b) { return Better(a, b); };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
+  while (!cand.empty()) {
+    std::pop_heap(cand.begin(), cand.end());
+    const auto [upper, s] = cand.back();
+    cand.pop_back();
+    if (upper < floor || (heap.size() == k && upper < heap.top().score)) break;
     const Candidate c{Cosine(RowSpan(s), q), s};
     if (c.score < threshold) continue;
     if (heap.size() == k && !Better(c, heap.top())) continue;
@@ -236,13 +303,13 @@ Status VectorIndex::Upsert(const std::string& id, uint64_t version, std::span<co
   } else {
     s = static_cast<uint32_t>(im.slots.size());
     im.slots.emplace_back();
-    im.live.push_back(0);
-    im.data.resize(im.data.size() + im.opt.dims);
+    im.Resize(im.slots.size());
   }
   im.slots[s] = Slot{id, version};
   im.live[s] = 1;
   im.slot_of[id] = s;
   std::memcpy(im.data.data() + size_t{s} * im.opt.dims, v.data(), v.size() * sizeof(float));
+  im.Encode(s);
   im.dirty = true;
   if (im.graph) return im.GraphAdd(s);
   if (im.slot_of.size() > im.opt.exact_limit) return im.BuildGraph();
@@ -263,6 +330,7 @@ bool VectorIndex::Contains(const std::string& id) const { return impl_->slot_of.
 size_t VectorIndex::size() const { return impl_->slot_of.size(); }
 bool VectorIndex::approximate() const { return impl_->UseGraph(); }
 bool VectorIndex::dirty() const { return impl_->dirty; }
+void VectorIndex::set_ef_search(size_t ef) { impl_->opt.ef_search = std::max<size_t>(ef, 1); }
 
 std::vector<VectorHit> VectorIndex::Search(std::span<const float> query, size_t k, float threshold,
                                            const std::function<bool(const std::string&)>& filter) const {
@@ -348,8 +416,7 @@ Status VectorIndex::Load(const std::string& path) {
   // Loaded into a fresh Impl, swapped in only when whole.
   auto im = std::make_unique<Impl>(impl_->opt);
   im->slots.resize(file.slots);
-  im->live.resize(file.slots);
-  im->data.resize(file.slots * dims);
+  im->Resize(file.slots);
   for (size_t i = 0; i < file.entries.size(); ++i) {
     IdsFileEntry& e = file.entries[i];
     im->live[e.slot] = 1;
@@ -395,6 +462,8 @@ Status VectorIndex::Load(const std::string& path) {
       std::memcpy(im->data.data() + size_t{s} * dims, g.getDataByInternalId(it->second), dims * 4);
     }
   }
+  for (uint32_t s = 0; s < file.slots; ++s)
+    if (im->live[s]) im->Encode(s);
   im->dirty = false;
   // Saved under a larger exact_limit: the graph is built now, and the
   // index is dirty so that the next Save keeps it.

@@ -6,8 +6,11 @@
 // saved index can be brought up to date by offering it every current
 // entry (Upsert) and then dropping the rest (RetainOnly).
 //
-// Search is exact (a scan computing every dot product) while size() <=
-// exact_limit. Beyond it an HNSW graph (inner-product space, M = `m`,
+// Search is exact while size() <= exact_limit: a scan over the vectors
+// quantised to int8 (a quarter of the bytes, which is what limits a scan of
+// many rows) gives each row an interval that holds its exact cosine; only
+// rows whose interval reaches into the best k so far are scored exactly,
+// so the answer is the full scan's, ids and scores. Beyond it an HNSW graph (inner-product space, M = `m`,
 // ef_construction, ef_search) answers; it is built from all entries the
 // first time the size passes the limit and kept up to date by later
 // Upserts and Removes after that (removed entries are marked deleted, and
@@ -47,12 +50,16 @@
 
 namespace limbic::memory {
 
+// The graph's defaults were chosen on hash-embedder vectors of short texts
+// (nearly equidistant: the hard case for a graph), 100,000 of them:
+// recall@10 against exact 0.968 (M 32, ef_search 400) where M 16 needs
+// ef_search 800 and more time for the same (docs/performance.md).
 struct VectorIndexOptions {
   size_t dims = 384;
   size_t exact_limit = 20000;  // exact search up to this many entries
-  size_t m = 16;
+  size_t m = 32;               // graph links per node (applies when a graph is built)
   size_t ef_construction = 200;
-  size_t ef_search = 128;
+  size_t ef_search = 400;  // candidates a graph search keeps (at least k)
 };
 
 struct VectorHit {
@@ -81,6 +88,8 @@ class VectorIndex {
   // True when Search uses the graph: size() > exact_limit (and the graph
   // was built).
   bool approximate() const;
+  // The graph's search breadth from now on (at least the k asked for).
+  void set_ef_search(size_t ef);
 
   // The best k entries with cosine >= threshold that pass `filter` (when
   // given), best first; ties by id. A query whose size is not dims finds

@@ -38,6 +38,29 @@ TEST_CASE("config values are parsed, durations included", "[config]") {
   CHECK(c->outbox.backoff == 250);
 }
 
+TEST_CASE("config/limbic.json's memory section states the library's defaults", "[config]") {
+  // The example config is what users read; it must not drift from what an
+  // absent key means.
+  auto c = DefaultConfig();
+  REQUIRE(c.ok());
+  const memory::MemoryOptions defaults;
+  CHECK(c->memory.vectors.exact_limit == defaults.vectors.exact_limit);
+  CHECK(c->memory.vectors.m == defaults.vectors.m);
+  CHECK(c->memory.vectors.ef_search == defaults.vectors.ef_search);
+  CHECK(c->memory.vectors.ef_construction == defaults.vectors.ef_construction);
+  CHECK(c->memory.vector_threshold == defaults.vector_threshold);
+  CHECK(c->memory.rrf_k == defaults.rrf_k);
+  CHECK(c->memory.bm25.k1 == defaults.bm25.k1);
+  CHECK(c->memory.bm25.b == defaults.bm25.b);
+
+  json doc = {{"memory", {{"vector_m", 24}, {"vector_ef_search", 900}, {"vector_ef_construction", 300}}}};
+  auto set = ParseConfig(doc, "");
+  REQUIRE(set.ok());
+  CHECK(set->memory.vectors.m == 24);
+  CHECK(set->memory.vectors.ef_search == 900);
+  CHECK(set->memory.vectors.ef_construction == 300);
+}
+
 TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
   struct Case {
     json doc;
@@ -52,6 +75,8 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"effectors", {{"bad name", {{"kind", "log"}}}}}}, "effectors.bad name"},
       {{{"attention", {{"percept_threshold", 2}}}}, "attention.percept_threshold"},
       {{{"surprise", true}}, "surprise: unknown key"},
+      {{{"memory", {{"vector_m", 1}}}}, "memory.vector_m: must be an integer in [2, 256]"},
+      {{{"memory", {{"vector_ef_search", 0}}}}, "memory.vector_ef_search: must be an integer"},
       {json::array(), "config: must be an object"},
   };
   for (const auto& c : cases) {
