@@ -19,6 +19,7 @@
 //
 //   limbic_memory_bench [--dir D] [--sizes 10000,100000] [--queries Q] [--seed S]
 //                       [--parts store,hnsw,ingest] [--ef-search E,E] [--m M]
+//                       [--keep true]   (keep the stores; a later run reuses them)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   size_t queries = 200, vocab = 20000, fsync_count = 300;
   uint64_t seed = 42;
   std::string parts = "store,hnsw,ingest";
+  bool keep = false;
   const memory::VectorIndexOptions defaults;
   std::vector<size_t> efs = {defaults.ef_search};
   size_t m = defaults.m;
@@ -149,10 +151,13 @@ int main(int argc, char** argv) {
       efs = list(v);
     else if (k == "--m")
       m = std::stoul(v);
+    else if (k == "--keep")
+      keep = v == "1" || v == "true";
     else {
       std::fprintf(stderr,
                    "usage: limbic_memory_bench [--dir D] [--sizes N,N] [--queries Q] [--seed S]\n"
-                   "                           [--parts store,hnsw,ingest] [--ef-search E,E] [--m M]\n");
+                   "                           [--parts store,hnsw,ingest] [--ef-search E,E] [--m M]\n"
+                   "                           [--keep true]\n");
       return 2;
     }
   }
@@ -164,8 +169,9 @@ int main(int argc, char** argv) {
   auto wanted = [&](const char* part) { return parts.find(part) != std::string::npos; };
 
   // Remember with fsync: one durable commit per memory.
+  if (!keep) std::filesystem::remove_all(dir);
   if (wanted("store")) {
-    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(dir + "/fsync");
     Opened o = Open(dir + "/fsync", state::Durability::kFsync, 20000);
     auto t0 = SteadyClock::now();
     for (size_t i = 0; i < fsync_count; ++i) {
@@ -177,12 +183,13 @@ int main(int argc, char** argv) {
   }
 
   for (size_t n : wanted("store") ? sizes : std::vector<size_t>{}) {
-    std::filesystem::remove_all(dir);
-    json row = {{"memories", n}};
+    const std::string state_dir = dir + "/state-" + std::to_string(n);
+    const bool reuse = keep && std::filesystem::exists(state_dir);
+    json row = {{"memories", n}, {"reused", reuse}};
     {
-      Opened o = Open(dir + "/state", state::Durability::kNone, SIZE_MAX);
+      Opened o = Open(state_dir, state::Durability::kNone, SIZE_MAX);
       auto t0 = SteadyClock::now();
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t i = 0; i < (reuse ? 0 : n); ++i) {
         auto plan = o.store->RememberEpisode({{"text", words.Text(12, 30)}}, 0);
         if (!plan.ok()) return 1;
         if (!o.engine->Submit(std::move(plan->events), nullptr).ok()) return 1;
@@ -190,22 +197,22 @@ int main(int argc, char** argv) {
       }
       if (!o.engine->WaitIdle().ok()) return 1;
       double s = Ms(SteadyClock::now() - t0) / 1000;
-      row["remember_pipelined_per_second"] = n / s;
+      if (!reuse) row["remember_pipelined_per_second"] = n / s;
       row["recall_exact"] = TimeRecall(*o.store, qs);
     }
     {
       // Reopen with the default exact limit: past it, the HNSW graph is built
       // (timed: the first open) and then saved for the next opens.
       auto t0 = SteadyClock::now();
-      Opened o = Open(dir + "/state", state::Durability::kNone, 20000);
-      row["open_ms"] = Ms(SteadyClock::now() - t0);
+      Opened o = Open(state_dir, state::Durability::kNone, 20000);
+      row[reuse ? "reopen_ms" : "open_ms"] = Ms(SteadyClock::now() - t0);
       auto st = o.store->Stats(0);
       row["vector_index"] = (*st)["vector_index"];
       if ((*st)["vector_index"] == "approximate") row["recall_hnsw"] = TimeRecall(*o.store, qs);
     }
     if (n >= 20000) {
       auto t0 = SteadyClock::now();
-      Opened o = Open(dir + "/state", state::Durability::kNone, 20000);
+      Opened o = Open(state_dir, state::Durability::kNone, 20000);
       row["reopen_with_saved_index_ms"] = Ms(SteadyClock::now() - t0);
     }
     out["sizes"].push_back(row);
@@ -261,9 +268,10 @@ int main(int argc, char** argv) {
 
   // Ingest of 1 MB of Markdown.
   if (wanted("ingest")) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    std::string path = dir + "/doc.md";
+    const std::string ingest_dir = dir + "/ingest";
+    std::filesystem::remove_all(ingest_dir);
+    std::filesystem::create_directories(ingest_dir);
+    std::string path = ingest_dir + "/doc.md";
     {
       std::ofstream md(path);
       size_t bytes = 0;
@@ -274,14 +282,14 @@ int main(int argc, char** argv) {
         bytes += section.size();
       }
     }
-    Opened o = Open(dir + "/state", state::Durability::kFsync, 20000);
+    Opened o = Open(ingest_dir + "/state", state::Durability::kFsync, 20000);
     auto t0 = SteadyClock::now();
     auto plan = o.store->Ingest({{"path", path}});
     if (!plan.ok() || !o.engine->Commit(std::move(plan->events)).ok()) return 1;
     out["ingest_1mb_markdown"] = {{"ms", Ms(SteadyClock::now() - t0)},
                                   {"chunks", plan->answer["files"][0]["chunks"]}};
   }
-  std::filesystem::remove_all(dir);
+  if (!keep) std::filesystem::remove_all(dir);
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }

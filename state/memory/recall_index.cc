@@ -195,29 +195,33 @@ std::vector<std::pair<std::string, double>> RecallIndex::Bm25(std::string_view q
       acc += top * tf / (tf + norm(dl));
     }
   }
-  // Best first (score, then id) by popping a heap built over the touched
-  // slots: only the documents popped pay for the filter's lookup.
-  std::vector<std::pair<double, uint32_t>> heap;
-  heap.reserve(touched_.size());
-  for (uint32_t slot : touched_) {
-    heap.emplace_back(scratch_[slot], slot);
-    scratch_[slot] = 0;
-  }
-  auto worse = [this](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
-    return a.first != b.first ? a.first < b.first : docs_[a.second].id > docs_[b.second].id;
+  // The best n, kept in a bounded heap whose top is the worst kept: most
+  // documents fail the one comparison against it, and only those that
+  // would enter pay for the filter's lookup.
+  using Hit = std::pair<double, uint32_t>;  // (score, slot)
+  auto better = [this](const Hit& a, const Hit& b) {
+    return a.first != b.first ? a.first > b.first : docs_[a.second].id < docs_[b.second].id;
   };
-  std::make_heap(heap.begin(), heap.end(), worse);
-  while (!heap.empty() && out.size() < n) {
-    std::pop_heap(heap.begin(), heap.end(), worse);
-    const auto [s, slot] = heap.back();
-    heap.pop_back();
-    const Doc& d = docs_[slot];
+  std::vector<Hit> heap;  // a max-heap under `better`: its front is the worst kept
+  heap.reserve(std::min(n, touched_.size()) + 1);
+  for (uint32_t slot : touched_) {
+    const Hit h{scratch_[slot], slot};
+    scratch_[slot] = 0;
+    if (heap.size() == n && !better(h, heap.front())) continue;
     if (filter) {
-      const MemoryMeta* m = Find(d.id);
+      const MemoryMeta* m = Find(docs_[slot].id);
       if (!m || !filter(*m)) continue;
     }
-    out.emplace_back(d.id, s);
+    heap.push_back(h);
+    std::push_heap(heap.begin(), heap.end(), better);
+    if (heap.size() > n) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.pop_back();
+    }
   }
+  std::sort(heap.begin(), heap.end(), better);
+  out.reserve(heap.size());
+  for (const auto& [s, slot] : heap) out.emplace_back(docs_[slot].id, s);
   return out;
 }
 

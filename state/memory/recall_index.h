@@ -78,8 +78,7 @@ class RecallIndex {
   // The best `n` memories for `query` by BM25 that pass `filter`, best
   // first (ties by id). No terms, or none indexed: empty. Every posting of
   // the query's terms is scored (term at a time, into a dense array); the
-  // filter is asked only of documents taken in best-first order, so its
-  // cost grows with n and with what it rejects, not with the postings.
+  // filter is asked only of documents that would make the best n so far.
   std::vector<std::pair<std::string, double>> Bm25(std::string_view query, size_t n,
                                                    const MetaFilter& filter) const;
   // Nearest vectors with cosine >= threshold that pass `filter`.
