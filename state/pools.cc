@@ -235,6 +235,14 @@ Status Projection::FlushBulk() {
   if (!bulk_) return Status::OK();
   PreparedWrite write;
   LIMBIC_RETURN_IF_ERROR(Prepare(*bulk_, *this, &write));
+  // Index keys come out in record order, not key order: inserted as they
+  // come, each walks the memtable's skiplist from the top (a third of
+  // replay's time). In key order each lands next to the one before. The
+  // sort is stable, so ops on one key keep their order.
+  std::stable_sort(write.ops.begin(), write.ops.end(),
+                   [](const PreparedWrite::Op& a, const PreparedWrite::Op& b) {
+                     return a.cf != b.cf ? a.cf < b.cf : a.key < b.key;
+                   });
   const PreparedWrite* writes[] = {&write};
   LIMBIC_RETURN_IF_ERROR(Commit(writes, bulk_seq_));
   bulk_.reset();
