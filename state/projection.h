@@ -60,7 +60,7 @@ struct ProjectionOptions {
   // In a bulk load, changed records are kept in memory and written once
   // this many have accumulated (and by Flush). Each such write runs on a
   // thread of its own while Apply goes on reducing the next events.
-  size_t bulk_flush_records = 100000;
+  size_t bulk_flush_records = 50000;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -202,7 +202,7 @@ class Projection final : public RecordReader {
   // Bulk load: records changed since the last flush, and the last seq in
   // it. bulk_ reads through flushing_ (records being written, read-only
   // while the write runs) to the DB.
-  size_t bulk_flush_records_ = 100000;
+  size_t bulk_flush_records_ = 50000;
   std::unique_ptr<Overlay> bulk_;
   uint64_t bulk_seq_ = 0;
   std::unique_ptr<Flushing> flushing_;
