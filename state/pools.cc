@@ -57,6 +57,10 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
   cfs.back().options.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexPrefix>();
+  // The index is read by iterators (and one rare Get, FindAssociation):
+  // a memtable bloom filter there costs a cache miss per insert, for no read.
+  cfs.back().options.memtable_prefix_bloom_size_ratio = 0;
+  cfs.back().options.memtable_whole_key_filtering = false;
   if (options.bulk_load) {
     // One writer, nothing to recover: bigger memtables, fewer flushes.
     for (auto& cf : cfs) cf.options.write_buffer_size = 64 << 20;
