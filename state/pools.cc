@@ -297,8 +297,8 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
 Status Projection::StartBulkFlush() {
   // The previous write first: the records about to be written were reduced
   // over it, and Prepare reads what it wrote.
+  if (flushing_) LIMBIC_RETURN_IF_ERROR(flushing_->Wait());  // kept: bulk_ reads through it
   std::unique_ptr<Flushing> previous = std::move(flushing_);
-  if (previous) LIMBIC_RETURN_IF_ERROR(previous->Wait());
   flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
   bulk_ = std::make_unique<Overlay>(flushing_.get());
   bulk_->remember_base_reads(true);
