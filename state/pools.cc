@@ -8,6 +8,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "state/json.h"
 #include "state/pool_layout.h"
@@ -56,6 +57,10 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* name : kCfNames) cfs.emplace_back(name, cf_options);
   cfs.back().options.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexPrefix>();
+  // The index is read by iterators (and one rare Get, FindAssociation):
+  // a memtable bloom filter there costs a cache miss per insert, for no read.
+  cfs.back().options.memtable_prefix_bloom_size_ratio = 0;
+  cfs.back().options.memtable_whole_key_filtering = false;
   if (options.bulk_load) {
     // One writer, nothing to recover: bigger memtables, fewer flushes.
     for (auto& cf : cfs) cf.options.write_buffer_size = 64 << 20;
@@ -98,7 +103,45 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   return p;
 }
 
+// A bulk flush under way: writes `changes` on its own thread. Until the
+// next one starts, it is the base of the new bulk overlay, which reads its
+// changes (never changed while the write runs) and else the DB, where
+// nothing else is being written.
+class Projection::Flushing final : public RecordReader {
+ public:
+  Flushing(Projection* p, std::unique_ptr<Overlay> changes, uint64_t seq,
+           std::unique_ptr<Flushing> previous)
+      : p_(p), changes_(std::move(changes)) {
+    thread_ = std::thread([this, seq, previous = std::move(previous)]() mutable {
+      previous.reset();  // freeing the last flush's records is work too
+      status_ = p_->WriteBulk(*changes_, seq);
+    });
+  }
+  ~Flushing() override { (void)Wait(); }
+
+  // Waits for the write; its status.
+  Status Wait() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+  Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
+    const auto& changes = changes_->changes();
+    auto it = changes.find(Overlay::Key(pool, std::string(id)));
+    if (it != changes.end()) return it->second.record;
+    return p_->Get(pool, id);
+  }
+
+ private:
+  Projection* p_;
+  std::unique_ptr<Overlay> changes_;
+  Status status_;
+  std::thread thread_;
+};
+
 Projection::~Projection() {
+  bulk_.reset();
+  flushing_.reset();  // waits for its write
   if (db_ && cf_)
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }
@@ -155,7 +198,12 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
 
 Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
   if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
-  rocksdb::WriteBatch batch;
+  // Sized up front: a bulk load's batch is tens of MB, and growing it by
+  // doubling copied it over and over.
+  size_t bytes = 64;
+  for (const PreparedWrite* w : writes)
+    for (const PreparedWrite::Op& o : w->ops) bytes += o.key.size() + o.value.size() + 16;
+  rocksdb::WriteBatch batch(bytes);
   for (const PreparedWrite* w : writes) {
     for (const PreparedWrite::Op& o : w->ops) {
       if (o.erase) batch.Delete(cf_->all[o.cf], o.key);
@@ -214,7 +262,7 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
       }
     }
     bulk_seq_ = events.back().seq;
-    return bulk_->changes().size() >= bulk_flush_records_ ? FlushBulk() : Status::OK();
+    return bulk_->changes().size() >= bulk_flush_records_ ? StartBulkFlush() : Status::OK();
   }
   Overlay overlay(this);
   overlay.remember_base_reads(true);
@@ -231,19 +279,40 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
   return Commit(writes, events.back().seq);
 }
 
-Status Projection::FlushBulk() {
-  if (!bulk_) return Status::OK();
+Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   PreparedWrite write;
-  LIMBIC_RETURN_IF_ERROR(Prepare(*bulk_, *this, &write));
+  LIMBIC_RETURN_IF_ERROR(Prepare(changes, *this, &write));
+  // Index keys come out in record order, not key order: inserted as they
+  // come, each walks the memtable's skiplist from the top (a third of
+  // replay's time). In key order each lands next to the one before. The
+  // sort is stable, so ops on one key keep their order.
+  std::stable_sort(write.ops.begin(), write.ops.end(),
+                   [](const PreparedWrite::Op& a, const PreparedWrite::Op& b) {
+                     return a.cf != b.cf ? a.cf < b.cf : a.key < b.key;
+                   });
   const PreparedWrite* writes[] = {&write};
-  LIMBIC_RETURN_IF_ERROR(Commit(writes, bulk_seq_));
-  bulk_.reset();
+  return Commit(writes, last_seq);
+}
+
+Status Projection::StartBulkFlush() {
+  // The previous write first: the records about to be written were reduced
+  // over it, and Prepare reads what it wrote.
+  if (flushing_) LIMBIC_RETURN_IF_ERROR(flushing_->Wait());  // kept: bulk_ reads through it
+  std::unique_ptr<Flushing> previous = std::move(flushing_);
+  flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
+  bulk_ = std::make_unique<Overlay>(flushing_.get());
+  bulk_->remember_base_reads(true);
   return Status::OK();
 }
 
+Status Projection::FinishBulkFlush() { return flushing_ ? flushing_->Wait() : Status::OK(); }
+
 Status Projection::Flush() {
   if (read_only_) return Status::OK();
-  LIMBIC_RETURN_IF_ERROR(FlushBulk());
+  LIMBIC_RETURN_IF_ERROR(FinishBulkFlush());
+  if (bulk_) LIMBIC_RETURN_IF_ERROR(WriteBulk(*bulk_, bulk_seq_));
+  bulk_.reset();
+  flushing_.reset();
   rocksdb::FlushOptions fo;
   return FromRocks(db_->Flush(fo, cf_->all), "flushing the projections");
 }

@@ -58,8 +58,9 @@ struct ProjectionOptions {
   // bigger memtables. Never for live state.
   bool bulk_load = false;
   // In a bulk load, changed records are kept in memory and written once
-  // this many have accumulated (and by Flush).
-  size_t bulk_flush_records = 100000;
+  // this many have accumulated (and by Flush). Each such write runs on a
+  // thread of its own while Apply goes on reducing the next events.
+  size_t bulk_flush_records = 50000;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -127,7 +128,8 @@ class Projection final : public RecordReader {
   // current records and commits the result. On error nothing is written, the
   // error names the event's seq and type, and *failed_at (if given) is the
   // index of that event. In a bulk load, records are kept in memory across
-  // calls and written every bulk_flush_records changed records and by Flush.
+  // calls and written every bulk_flush_records changed records and by Flush;
+  // an error of such a write is returned by a later Apply or by Flush.
   Status Apply(std::span<const Event> events, size_t* failed_at = nullptr);
 
   // RecordReader: the applied record, or nullopt.
@@ -188,12 +190,22 @@ class Projection final : public RecordReader {
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
   Status LoadThreadTable();
-  Status FlushBulk();
+  class Flushing;
+  // Bulk load: hands bulk_ to a thread that writes it (after the previous
+  // one is written) and starts a new bulk_ over it.
+  Status StartBulkFlush();
+  // Prepares and commits a bulk load's changes, in key order.
+  Status WriteBulk(const Overlay& changes, uint64_t last_seq);
+  // Waits for the write StartBulkFlush started, if any; its status.
+  Status FinishBulkFlush();
 
-  // Bulk load: records changed since the last flush, and the last seq in it.
-  size_t bulk_flush_records_ = 100000;
+  // Bulk load: records changed since the last flush, and the last seq in
+  // it. bulk_ reads through flushing_ (records being written, read-only
+  // while the write runs) to the DB.
+  size_t bulk_flush_records_ = 50000;
   std::unique_ptr<Overlay> bulk_;
   uint64_t bulk_seq_ = 0;
+  std::unique_ptr<Flushing> flushing_;
   std::atomic<uint64_t> applied_seq_{0};
   std::string outdated_;
   bool read_only_ = false;

@@ -33,7 +33,7 @@ struct ReplayOptions {
   std::optional<TimeMs> until_time;   // stop before the first event after this time
   Env* env = nullptr;                 // nullptr = Env::Default()
   size_t batch = 4096;                // events per chunk read and reduced
-  size_t flush_records = 100000;      // changed records held in memory between writes
+  size_t flush_records = 50000;      // changed records held in memory between writes
 };
 
 struct ReplayResult {
