@@ -31,9 +31,9 @@
 // file with the vectors in it (no graph), so Load restores it whole; an
 // approximate one reads its vectors back from the graph.
 //
-// Memory: 4 * dims bytes per entry for the vectors, plus in approximate
-// mode the graph's own copy of them and its links and bookkeeping:
-// ~ (4 * dims + m * 8 + 100) bytes per entry.
+// Memory: 5 * dims + 8 bytes per entry for the vectors and their int8
+// codes, plus in approximate mode the graph's own copy of the vectors and
+// its links and bookkeeping: ~ (4 * dims + m * 8 + 100) bytes per entry.
 //
 // Thread-safety: one thread at a time.
 #pragma once
