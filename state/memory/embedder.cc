@@ -221,10 +221,7 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec) {
   if (spec.timeout_ms <= 0) return Status::InvalidArgument("embedder timeout_ms: must be > 0");
   if (spec.api_key.find_first_of("\r\n") != std::string::npos)
     return Status::InvalidArgument("embedder api_key: has a line break");
-  std::string endpoint = spec.url;
-  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-  constexpr std::string_view kPath = "/v1/embeddings";
-  if (!endpoint.ends_with(kPath)) endpoint += kPath;
+  std::string endpoint = OpenAiEndpoint(spec.url, "/embeddings");
   auto parsed = ParseUrl(endpoint);
   if (!parsed.ok()) return parsed.status().WithContext("embedder url");
   return std::unique_ptr<Embedder>(new OpenAiEmbedder(spec, std::move(endpoint)));

@@ -45,9 +45,9 @@ struct EmbedderSpec {
   std::string kind = "hash";  // hash | openai
   size_t dims = 384;          // hash: the number of buckets (>= 8)
   // openai:
-  std::string url;            // base URL, e.g. http://127.0.0.1:11434 (the
-                              // path /v1/embeddings is appended unless the
-                              // URL already ends with it); http or https
+  std::string url;            // base URL, e.g. http://127.0.0.1:11434 or
+                              // https://api.openai.com/v1 (http_client.h's
+                              // OpenAiEndpoint completes it); http or https
   std::string model;          // required for openai
   std::string api_key;        // optional
   int timeout_ms = 10000;     // per request: connect + send + answer

@@ -30,6 +30,14 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
+std::string OpenAiEndpoint(std::string_view url, std::string_view path) {
+  std::string endpoint(url);
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+  if (endpoint.ends_with(path)) return endpoint;
+  if (!endpoint.ends_with("/v1")) endpoint += "/v1";
+  return endpoint += path;
+}
+
 Result<ParsedUrl> ParseUrl(const std::string& url) {
   auto bad = [&](const std::string& why) { return Status::InvalidArgument("URL " + url + ": " + why); };
   ParsedUrl u;

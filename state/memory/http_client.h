@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,15 @@ struct ParsedUrl {
 };
 // http://host[:port][/path[?query]] or https://...; IPv6 hosts in brackets.
 Result<ParsedUrl> ParseUrl(const std::string& url);
+
+// The URL of an OpenAI-compatible endpoint, `path` being e.g.
+// "/embeddings" or "/chat/completions", from what a user configures:
+//   http://h:11434             -> http://h:11434/v1<path>
+//   http://h:11434/v1          -> http://h:11434/v1<path>  (OpenAI's own base URLs end in /v1)
+//   http://h:11434/v1<path>    -> as it is (a full endpoint)
+//   http://h/openai<path>      -> as it is (a server with its own prefix)
+// Trailing slashes are dropped first.
+std::string OpenAiEndpoint(std::string_view url, std::string_view path);
 
 struct HttpCall {
   std::string method = "GET";

@@ -148,3 +148,16 @@ TEST_CASE("Fetch errors name the method and URL and step", "[memory]") {
     CHECK(Fetch(call).status().IsInvalidArgument());
   }
 }
+
+TEST_CASE("OpenAiEndpoint completes a base URL, with or without /v1, once", "[memory]") {
+  CHECK(OpenAiEndpoint("http://h:11434", "/embeddings") == "http://h:11434/v1/embeddings");
+  CHECK(OpenAiEndpoint("http://h:11434/", "/embeddings") == "http://h:11434/v1/embeddings");
+  CHECK(OpenAiEndpoint("https://api.openai.com/v1", "/embeddings") ==
+        "https://api.openai.com/v1/embeddings");
+  CHECK(OpenAiEndpoint("https://api.openai.com/v1/", "/chat/completions") ==
+        "https://api.openai.com/v1/chat/completions");
+  CHECK(OpenAiEndpoint("http://h/v1/chat/completions", "/chat/completions") ==
+        "http://h/v1/chat/completions");
+  CHECK(OpenAiEndpoint("http://h/openai/embeddings//", "/embeddings") == "http://h/openai/embeddings");
+  CHECK(OpenAiEndpoint("http://h/api", "/embeddings") == "http://h/api/v1/embeddings");
+}

@@ -10,16 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kPath = "/v1/chat/completions";
-
-// The URL to POST to. The same rule as the openai embedder's: a base URL
-// gets the path appended, a full endpoint URL is used as it is.
-std::string Endpoint(const std::string& url) {
-  std::string endpoint = url;
-  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-  if (!endpoint.ends_with(kPath)) endpoint += kPath;
-  return endpoint;
-}
+// The URL to POST to: http_client.h's rule, the same as the embedder's.
+std::string Endpoint(const std::string& url) { return memory::OpenAiEndpoint(url, "/chat/completions"); }
 
 }  // namespace
 

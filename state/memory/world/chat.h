@@ -21,7 +21,7 @@
 namespace limbic::world {
 
 struct ChatSpec {
-  std::string url;      // base URL; "/v1/chat/completions" is appended unless already there
+  std::string url;      // base URL, with or without /v1, or the full endpoint (OpenAiEndpoint)
   std::string model;    // required
   std::string api_key;  // optional, sent as "Authorization: Bearer"
   int timeout_ms = 60000;
