@@ -154,6 +154,7 @@ void RecallIndex::Compact() {
     lengths_.push_back(docs_[i].length);
   }
   scratch_.clear();
+  touched_.clear();
   dead_ = 0;
 }
 
@@ -179,6 +180,7 @@ std::vector<std::pair<std::string, double>> RecallIndex::Bm25(std::string_view q
   // Term at a time into one dense accumulator (scratch_, all zero between
   // calls); touched_ lists the slots it holds scores for.
   scratch_.resize(docs_.size(), 0.0);
+  for (uint32_t slot : touched_) scratch_[slot] = 0;  // left by a call that threw
   touched_.clear();
   for (const std::string& t : terms) {
     auto it = term_ids_.find(t);

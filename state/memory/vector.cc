@@ -128,7 +128,8 @@ float DotCodes(const int8_t* codes, const float* q, size_t n) {
 float QuantizeVector(std::span<const float> v, int8_t* codes, float* error) {
   float top = 0;
   for (float x : v) top = std::max(top, std::fabs(x));
-  const float scale = top > 0 ? top / 127.0f : 1.0f;
+  float scale = top / 127.0f;
+  if (!(scale > 0) || !std::isfinite(scale)) scale = 1;  // zero, subnormal: all codes 0
   double err2 = 0, norm2 = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     const float c = std::clamp(std::nearbyint(v[i] / scale), -127.0f, 127.0f);

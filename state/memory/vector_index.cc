@@ -52,6 +52,10 @@ struct Candidate {
 
 std::string What(const std::exception& e) { return std::string("hnswlib: ") + e.what(); }
 
+bool Finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
 // hnswlib's inner-product space with limbic's dot product (embedder.h's
 // Dot: AVX2 where the CPU has it; hnswlib's own picks its SIMD at compile
 // time, which a portable build leaves at SSE) and hnswlib's distance,
@@ -293,6 +297,8 @@ Status VectorIndex::Upsert(const std::string& id, uint64_t version, std::span<co
   if (v.size() != im.opt.dims)
     return Status::InvalidArgument("vector index: " + id + " has " + std::to_string(v.size()) +
                                    " dims, not " + std::to_string(im.opt.dims));
+  if (!Finite(v))
+    return Status::InvalidArgument("vector index: " + id + " has a component that is not a finite number");
   uint32_t s;
   if (auto it = im.slot_of.find(id); it != im.slot_of.end()) {
     s = it->second;
@@ -335,7 +341,7 @@ void VectorIndex::set_ef_search(size_t ef) { impl_->opt.ef_search = std::max<siz
 std::vector<VectorHit> VectorIndex::Search(std::span<const float> query, size_t k, float threshold,
                                            const std::function<bool(const std::string&)>& filter) const {
   k = std::min(k, impl_->slot_of.size());  // also keeps k * 4 and ef sane
-  if (k == 0 || query.size() != impl_->opt.dims) return {};
+  if (k == 0 || query.size() != impl_->opt.dims || !Finite(query)) return {};
   if (impl_->UseGraph()) return impl_->Approximate(query, k, threshold, filter);
   return impl_->Exact(query, k, threshold, filter);
 }
@@ -344,7 +350,7 @@ std::vector<VectorHit> VectorIndex::SearchExact(
     std::span<const float> query, size_t k, float threshold,
     const std::function<bool(const std::string&)>& filter) const {
   k = std::min(k, impl_->slot_of.size());
-  if (k == 0 || query.size() != impl_->opt.dims) return {};
+  if (k == 0 || query.size() != impl_->opt.dims || !Finite(query)) return {};
   return impl_->Exact(query, k, threshold, filter);
 }
 

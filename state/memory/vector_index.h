@@ -75,8 +75,8 @@ class VectorIndex {
   VectorIndex& operator=(const VectorIndex&) = delete;
 
   // Adds or replaces `id`; no-op when it is present with this version.
-  // InvalidArgument when v.size() != dims. Internal when the graph could
-  // not be built or updated (hnswlib failed, e.g. out of memory): the entry
+  // InvalidArgument when v.size() != dims or a component is NaN or
+  // infinite. Internal when the graph could not be built or updated (hnswlib failed, e.g. out of memory): the entry
   // is stored all the same, searches are exact, and a later Upsert past
   // the limit builds the graph again.
   Status Upsert(const std::string& id, uint64_t version, std::span<const float> v);
@@ -92,8 +92,8 @@ class VectorIndex {
   void set_ef_search(size_t ef);
 
   // The best k entries with cosine >= threshold that pass `filter` (when
-  // given), best first; ties by id. A query whose size is not dims finds
-  // nothing. `filter` is called only for entries that would make the cut.
+  // given), best first; ties by id. A query whose size is not dims, or
+  // with a component that is not finite, finds nothing. `filter` is called only for entries that would make the cut.
   std::vector<VectorHit> Search(std::span<const float> query, size_t k, float threshold,
                                 const std::function<bool(const std::string& id)>& filter = {}) const;
   // Always exact, whatever the size (the benchmark's reference).

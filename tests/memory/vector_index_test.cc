@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -400,4 +401,25 @@ TEST_CASE("exact search over quantised rows returns exactly what a full scan doe
       }
     }
   }
+}
+
+TEST_CASE("non-finite vectors are refused, and a non-finite query finds nothing", "[memory]") {
+  VectorIndex index(ThreeDims());
+  REQUIRE(index.Upsert("a", 1, Vector{1, 0, 0}).ok());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto bad = index.Upsert("b", 1, Vector{nan, 0, 0});
+  CHECK(bad.IsInvalidArgument());
+  CHECK_THAT(bad.message(), Catch::Contains("b") && Catch::Contains("finite"));
+  CHECK_FALSE(index.Upsert("c", 1, Vector{0, inf, 0}).ok());
+  CHECK(index.size() == 1);
+  CHECK(index.Search(Vector{nan, 1, 0}, 3, -1).empty());
+  CHECK(index.SearchExact(Vector{0, 0, -inf}, 3, -1).empty());
+  // A vector of subnormal components still ranks, exactly.
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  REQUIRE(index.Upsert("d", 1, Vector{tiny, tiny, 0}).ok());
+  auto hits = index.Search(Vector{1, 0, 0}, 2, -1);
+  REQUIRE(hits.size() == 2);
+  CHECK(Ids(hits) == std::vector<std::string>{"a", "d"});
+  CHECK(hits[1].score == Cosine(Vector{tiny, tiny, 0}, Vector{1, 0, 0}));
 }
