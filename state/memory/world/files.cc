@@ -17,14 +17,29 @@ Status ErrnoStatus(const std::string& what, int err) {
   return Status::IOError(what + ": " + std::strerror(err));
 }
 
+Status LockExclusive(int fd, const std::string& path) {
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) return ErrnoStatus("flock " + path, errno);
+  return Status::OK();
+}
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  for (size_t done = 0; done < data.size();) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("write " + path, errno);
+    if (n == 0) return Status::IOError("write " + path + ": no progress");
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<ExclusiveLock>> ExclusiveLock::Acquire(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("open " + path, errno);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int err = errno;
+  if (Status s = LockExclusive(fd, path); !s.ok()) {
     ::close(fd);
-    return ErrnoStatus("flock " + path, err);
+    return s;
   }
   return std::unique_ptr<ExclusiveLock>(new ExclusiveLock(fd));
 }
@@ -72,17 +87,10 @@ Status WriteFileByRename(const std::string& path, std::string_view data) {
                         : path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("open " + tmp, errno);
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoStatus("write " + tmp, err);
-    }
-    done += static_cast<size_t>(n);
+  if (Status s = WriteAll(fd, data, tmp); !s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
   }
   if (::close(fd) != 0) {
     int err = errno;
@@ -127,25 +135,16 @@ Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only
 Status AppendLines(const std::string& path, const std::vector<std::string>& lines) {
   if (lines.empty()) return Status::OK();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(path + ": " + std::strerror(errno));
-  Status s;
-  if (::flock(fd, LOCK_EX) != 0) s = Status::IOError(path + ": lock: " + std::strerror(errno));
-  std::string buf;
+  if (fd < 0) return ErrnoStatus("open " + path, errno);
+  Status s = LockExclusive(fd, path);
   if (s.ok()) {
+    std::string buf;
     off_t end = ::lseek(fd, 0, SEEK_END);
     char last = '\n';
     if (end > 0 && ::pread(fd, &last, 1, end - 1) != 1) last = '\n';
     if (last != '\n') buf += '\n';
     for (const std::string& l : lines) buf.append(l).append("\n");
-    for (size_t done = 0; done < buf.size();) {
-      ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        s = Status::IOError(path + ": write: " + std::strerror(errno));
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
+    s = WriteAll(fd, buf, path);
   }
   ::close(fd);  // releases the lock
   return s;

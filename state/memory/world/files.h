@@ -53,6 +53,13 @@ Status WriteFileByRename(const std::string& path, std::string_view data);
 // creating it; a torn last line (no '\n') left by a crash is ended first.
 Status AppendLines(const std::string& path, const std::vector<std::string>& lines);
 
+// flock(LOCK_EX) on an open file, retried when interrupted; errors name
+// `path`. The lock goes with the descriptor's close.
+Status LockExclusive(int fd, const std::string& path);
+// Writes all of `data` at the descriptor's offset (O_APPEND: the end),
+// retrying short and interrupted writes; errors name `path`.
+Status WriteAll(int fd, std::string_view data, const std::string& path);
+
 // The names in `dir` (no "." or ".."); only regular files when `files_only`.
 Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only);
 

@@ -178,8 +178,7 @@ Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
 
   Fd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("open " + path_, errno);
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) return ErrnoStatus("flock " + path_, errno);
+  LIMBIC_RETURN_IF_ERROR(LockExclusive(fd.get(), path_));
   // What other writers appended since; all of it when the file was replaced.
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("stat " + path_, errno);
@@ -199,12 +198,7 @@ Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
     ++added;
   }
   if (added == 0) return added;
-  for (size_t done = 0; done < out.size();) {
-    ssize_t n = ::write(fd.get(), out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("append to " + path_, errno);
-    done += static_cast<size_t>(n);
-  }
+  LIMBIC_RETURN_IF_ERROR(WriteAll(fd.get(), out, path_));
   // Our own lines come back through the reader, as written.
   LIMBIC_RETURN_IF_ERROR(ReadFrom(fd.get(), loaded_bytes_, true, &unterminated));
   return added;
