@@ -1,74 +1,22 @@
-#include "state/memory/world/entity_store.h"
-
+// Entity pages: their form, append-only edits beside hand edits, decay and
+// restore, listing, and pages that are not what the store wrote.
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
 
+#include "state/memory/world/entity_store.h"
 #include "state/test_util.h"
+#include "world/entity_test_util.h"
 
 using namespace limbic::world;
+using namespace limbic::world::testing;
 using namespace std::string_literals;
 using limbic::testing::ScratchDir;
+using limbic::testing::Slurp;
+using limbic::testing::Spit;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::unique_ptr<EntityStore> OpenStore(const std::string& dir) {
-  auto store = EntityStore::Open(dir);
-  REQUIRE(store.ok());
-  return std::move(*store);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void Spit(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-ApplyResult MustApply(EntityStore& store, const std::vector<PageUpdate>& updates) {
-  auto r = store.Apply(updates);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return *r;
-}
-
-PageUpdate Update(std::string name, EntityType type = EntityType::kConcept) {
-  PageUpdate u;
-  u.name = std::move(name);
-  u.type = type;
-  return u;
-}
-
-// Every regular file under `root`, as paths relative to it.
-std::vector<std::string> FilesUnder(const std::string& root) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (!e.is_directory()) out.push_back(fs::relative(e.path(), root).string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("a new page is rendered in the canonical form", "[world][entities]") {
   ScratchDir tmp;
@@ -299,132 +247,6 @@ TEST_CASE("the type changes only from concept", "[world][entities]") {
   CHECK((*list)[0].type == EntityType::kTool);
 }
 
-TEST_CASE("a page is found whatever the case of its file name", "[world][entities]") {
-  ScratchDir tmp;
-  auto store = OpenStore(tmp / "entities");
-  Spit(tmp / "entities/alice chen.md", "# alice chen\n**Type:** person\n");
-  CHECK(store->Exists("Alice  Chen"));
-  CHECK(store->Exists("[[ALICE CHEN]]"));
-  CHECK_FALSE(store->Exists("Alice"));
-  PageUpdate u = Update("Alice Chen", EntityType::kPerson);
-  u.facts = {"is an engineer"};
-  ApplyResult r = MustApply(*store, {u});
-  CHECK(r.pages_created == 0);
-  CHECK(r.pages_updated == 1);
-  CHECK(FilesUnder(tmp / "entities") == std::vector<std::string>{".lock", "alice chen.md"});
-  CHECK(Slurp(tmp / "entities/alice chen.md").find("- is an engineer") != std::string::npos);
-}
-
-TEST_CASE("names that differ but share a file name get pages of their own", "[world][entities]") {
-  ScratchDir tmp;
-  auto store = OpenStore(tmp / "entities");
-  PageUpdate a = Update("acme/billing");
-  a.facts = {"slash"};
-  PageUpdate b = Update("acme:billing");
-  b.facts = {"colon"};
-  MustApply(*store, {a, b});
-  CHECK(MustApply(*store, {b}).lines_added == 0);
-  auto list = store->List();
-  REQUIRE(list.ok());
-  REQUIRE(list->size() == 2);
-  CHECK((*list)[0].name == "acme/billing");
-  CHECK((*list)[0].file == "acme-billing.md");
-  CHECK((*list)[1].name == "acme:billing");
-  CHECK((*list)[1].file.starts_with("acme-billing-"));
-  auto read = store->Read("ACME:billing");
-  REQUIRE(read.ok());
-  CHECK(read->find("- colon") != std::string::npos);
-  CHECK(read->find("- slash") == std::string::npos);
-}
-
-TEST_CASE("unsafe characters in names are made safe", "[world][entities]") {
-  CHECK(*SafeFileName("../../etc/passwd") == "etc-passwd");
-  CHECK(*SafeFileName("/etc/passwd") == "etc-passwd");
-  CHECK(*SafeFileName("a\\b:c*d?e\"f<g>h|i") == "a-b-c-d-e-f-g-h-i");
-  CHECK(*SafeFileName("nul\0byte"s) == "nul-byte");
-  CHECK(*SafeFileName("tab\there\x01") == "tab here");
-  CHECK(*SafeFileName("...hidden") == "hidden");
-  CHECK(*SafeFileName("  --x--  ") == "x");
-  CHECK(*SafeFileName("a---b") == "a-b");
-  CHECK(*SafeFileName("C++") == "C++");
-  CHECK(*SafeFileName("!!!") == "!!!");
-  CHECK(*SafeFileName("Zoë Ångström") == "Zoë Ångström");
-  CHECK(*SafeFileName("bad\xff utf8") == "bad- utf8");
-  std::string long_name;
-  for (int i = 0; i < 100; ++i) long_name += "é";  // 200 bytes
-  auto cut = SafeFileName(long_name);
-  REQUIRE(cut.ok());
-  CHECK(cut->size() == 120);
-  CHECK(cut->find("\xC3\xA9") == 0);
-  CHECK(SafeFileName(std::string(119, 'a') + "é").value() ==
-        std::string(119, 'a'));  // not cut inside é
-}
-
-TEST_CASE("hostile names never write outside the entities dir", "[world][entities]") {
-  ScratchDir tmp;
-  auto store = OpenStore(tmp / "world/entities");
-  const std::vector<std::string> names = {"../../etc/passwd",
-                                          "../outside",
-                                          "/abs/path",
-                                          "a/../../b",
-                                          "x\0/../y"s,
-                                          ".hidden",
-                                          "archive/../../z",
-                                          "..\\..\\win",
-                                          std::string(5000, 'n'),
-                                          "lock",
-                                          "archive"};
-  std::vector<PageUpdate> updates;
-  for (const std::string& n : names) {
-    PageUpdate u = Update(n);
-    u.facts = {"fact of " + n.substr(0, 10)};
-    u.relations = {OutgoingRelation("near", n)};
-    updates.push_back(u);
-  }
-  ApplyResult r = MustApply(*store, updates);
-  CHECK(r.pages_created == names.size());
-  for (const std::string& f : FilesUnder(tmp.path())) {
-    INFO(f);
-    CHECK(f.starts_with("world/entities/"));
-  }
-  CHECK(fs::is_directory(tmp / "world/entities/archive"));
-  auto list = store->List();
-  REQUIRE(list.ok());
-  CHECK(list->size() == names.size());
-  for (const std::string& n : names) CHECK(store->Exists(n));
-}
-
-TEST_CASE("names with nothing left after cleaning are refused and nothing is written",
-          "[world][entities]") {
-  ScratchDir tmp;
-  auto store = OpenStore(tmp / "entities");
-  for (std::string bad : {"", "   ", "..", "///", "-.-", "**..**", "[[/]]"}) {
-    INFO(bad);
-    auto safe = SafeFileName(bad);
-    REQUIRE_FALSE(safe.ok());
-    CHECK(safe.status().IsInvalidArgument());
-    PageUpdate good = Update("Fine");
-    good.facts = {"would be written"};
-    auto r = store->Apply({good, Update(bad)});
-    REQUIRE_FALSE(r.ok());
-    CHECK(r.status().IsInvalidArgument());
-    CHECK_THAT(r.status().message(), Catch::Contains("\"" + bad + "\""));
-    CHECK_FALSE(store->Exists(bad));
-  }
-  CHECK(FilesUnder(tmp / "entities").empty());
-}
-
-TEST_CASE("a timeline date that is not a date is refused", "[world][entities]") {
-  ScratchDir tmp;
-  auto store = OpenStore(tmp / "entities");
-  PageUpdate u = Update("Bob");
-  u.timeline = {{"2026-02-30", "never"}};
-  auto r = store->Apply({Update("Alice"), u});
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().IsInvalidArgument());
-  CHECK_THAT(r.status().message(), Catch::Contains("2026-02-30"));
-  CHECK(FilesUnder(tmp / "entities").empty());
-}
 
 TEST_CASE("decay archives stale pages and apply brings them back", "[world][entities]") {
   ScratchDir tmp;
@@ -561,97 +383,3 @@ TEST_CASE("pages that are not UTF-8 or are huge do not break the store", "[world
   CHECK(store->Decay("2026-01-01", 1, {}).ok());
 }
 
-namespace {
-
-// Worker `w` of `n` adds to every page of `pages`: a shared fact and
-// timeline line (every worker the same) and lines of its own.
-void Work(EntityStore& store, int w, int rounds, int pages) {
-  for (int round = 0; round < rounds; ++round) {
-    std::vector<PageUpdate> updates;
-    for (int p = 0; p < pages; ++p) {
-      PageUpdate u = Update("Page " + std::to_string(p));
-      u.facts = {"shared fact", "fact " + std::to_string(w) + "." + std::to_string(round)};
-      u.timeline = {{"2026-06-0" + std::to_string(1 + round % 5), "shared event"},
-                    {"2026-06-0" + std::to_string(1 + round % 5),
-                     "event " + std::to_string(w) + "." + std::to_string(round)}};
-      updates.push_back(u);
-    }
-    auto r = store.Apply(updates);
-    if (!r.ok()) throw std::runtime_error(r.status().ToString());
-  }
-}
-
-void CheckPages(EntityStore& store, int workers, int rounds, int pages) {
-  for (int p = 0; p < pages; ++p) {
-    auto text = store.Read("page " + std::to_string(p));
-    REQUIRE(text.ok());
-    CHECK(Count(*text, "- shared fact\n") == 1);
-    CHECK(Count(*text, "- shared event\n") == 5);
-    CHECK(Count(*text, "### [[") == 5);
-    for (int w = 0; w < workers; ++w)
-      for (int round = 0; round < rounds; ++round) {
-        std::string id = std::to_string(w) + "." + std::to_string(round);
-        CHECK(Count(*text, "- fact " + id + "\n") == 1);
-        CHECK(Count(*text, "- event " + id + "\n") == 1);
-      }
-  }
-  auto list = store.List();
-  REQUIRE(list.ok());
-  REQUIRE(list->size() == static_cast<size_t>(pages));
-  for (const PageInfo& info : *list) {
-    CHECK(info.facts == 1 + static_cast<size_t>(workers * rounds));
-    CHECK(info.timeline == 5 + static_cast<size_t>(workers * rounds));
-  }
-}
-
-}  // namespace
-
-TEST_CASE("concurrent processes lose no lines and add no duplicates", "[world][entities]") {
-  ScratchDir tmp;
-  const int kWorkers = 4, kRounds = 10, kPages = 6;
-  OpenStore(tmp / "entities");
-  std::vector<pid_t> children;
-  for (int w = 0; w < kWorkers; ++w) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
-        auto store = EntityStore::Open(tmp / "entities");
-        if (!store.ok()) _exit(2);
-        Work(**store, w, kRounds, kPages);
-      } catch (...) {
-        code = 1;
-      }
-      _exit(code);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
-  CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
-}
-
-TEST_CASE("concurrent threads with their own stores lose no lines", "[world][entities]") {
-  ScratchDir tmp;
-  const int kWorkers = 4, kRounds = 10, kPages = 6;
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int w = 0; w < kWorkers; ++w)
-    threads.emplace_back([&, w] {
-      try {
-        auto store = EntityStore::Open(tmp / "entities");
-        if (!store.ok()) throw std::runtime_error(store.status().ToString());
-        Work(**store, w, kRounds, kPages);
-      } catch (...) {
-        ++failures;
-      }
-    });
-  for (auto& t : threads) t.join();
-  CHECK(failures == 0);
-  CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
-}

@@ -11,6 +11,7 @@
 
 using namespace limbic::world;
 using limbic::testing::ScratchDir;
+using limbic::testing::Slurp;
 
 namespace {
 
@@ -19,13 +20,6 @@ std::unique_ptr<GraphStore> OpenGraph(const std::string& path) {
   INFO(g.status().ToString());
   REQUIRE(g.ok());
   return std::move(*g);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void AppendRaw(const std::string& path, const std::string& text) {

@@ -12,33 +12,15 @@
 
 #include "memory/loopback_server.h"
 #include "state/memory/world/day_input.h"
+#include "state/test_util.h"
 
 using namespace limbic;
 using namespace limbic::world;
 using nlohmann::json;
+using Dir = limbic::testing::ScratchDir;
+using limbic::testing::Slurp;
 
 namespace {
-
-class Dir {
- public:
-  Dir() {
-    std::string t = (std::filesystem::temp_directory_path() / "limbic-world-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~Dir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 size_t CountLines(const std::string& path) {
   std::string text = Slurp(path);

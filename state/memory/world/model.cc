@@ -24,6 +24,22 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+std::string CollapseGaps(std::string_view s, bool (*gap)(unsigned char)) {
+  std::string out;
+  out.reserve(s.size());
+  bool space = false;
+  for (char c : s) {
+    if (gap(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 std::string_view TypeName(EntityType t) { return kTypeNames[static_cast<int>(t)]; }
 
 Result<EntityType> ParseType(std::string_view name) {
@@ -41,19 +57,7 @@ std::string CleanName(std::string_view name) {
             StripPair(&s, "`", "`") || StripPair(&s, "*", "*") || StripPair(&s, "_", "_");
     s = Trim(s);
   }
-  std::string out;
-  out.reserve(s.size());
-  bool space = false;
-  for (char c : s) {
-    if (IsSpace(c)) {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+  return CollapseGaps(s, [](unsigned char c) { return IsSpace(static_cast<char>(c)); });
 }
 
 std::string NameKey(std::string_view name) {

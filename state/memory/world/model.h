@@ -66,6 +66,9 @@ struct ExtractInput {
   std::vector<state::Event> events;
 };
 
+// `s` with every run of characters for which `gap` holds made one space,
+// and none left at either end.
+std::string CollapseGaps(std::string_view s, bool (*gap)(unsigned char));
 // Trims, collapses runs of white space into one space, and strips
 // Markdown emphasis and brackets around the whole name ("**Bob**",
 // "[[Bob]]" -> "Bob").

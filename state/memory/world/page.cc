@@ -75,20 +75,7 @@ std::string TypeLine(EntityType t) {
 }  // namespace
 
 std::string OneLine(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool space = false;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == ' ') {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+  return CollapseGaps(s, [](unsigned char c) { return c <= 0x20 || c == 0x7f; });
 }
 
 std::string DisplayName(std::string_view name) {

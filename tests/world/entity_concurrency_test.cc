@@ -1,0 +1,116 @@
+// Several writers on one entities folder: processes and threads, each with
+// its own store, lose no lines and add no duplicates.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "state/memory/world/entity_store.h"
+#include "state/test_util.h"
+#include "world/entity_test_util.h"
+
+using namespace limbic::world;
+using namespace limbic::world::testing;
+using namespace std::string_literals;
+using limbic::testing::ScratchDir;
+using limbic::testing::Slurp;
+using limbic::testing::Spit;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Worker `w` of `n` adds to every page of `pages`: a shared fact and
+// timeline line (every worker the same) and lines of its own.
+void Work(EntityStore& store, int w, int rounds, int pages) {
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<PageUpdate> updates;
+    for (int p = 0; p < pages; ++p) {
+      PageUpdate u = Update("Page " + std::to_string(p));
+      u.facts = {"shared fact", "fact " + std::to_string(w) + "." + std::to_string(round)};
+      u.timeline = {{"2026-06-0" + std::to_string(1 + round % 5), "shared event"},
+                    {"2026-06-0" + std::to_string(1 + round % 5),
+                     "event " + std::to_string(w) + "." + std::to_string(round)}};
+      updates.push_back(u);
+    }
+    auto r = store.Apply(updates);
+    if (!r.ok()) throw std::runtime_error(r.status().ToString());
+  }
+}
+
+void CheckPages(EntityStore& store, int workers, int rounds, int pages) {
+  for (int p = 0; p < pages; ++p) {
+    auto text = store.Read("page " + std::to_string(p));
+    REQUIRE(text.ok());
+    CHECK(Count(*text, "- shared fact\n") == 1);
+    CHECK(Count(*text, "- shared event\n") == 5);
+    CHECK(Count(*text, "### [[") == 5);
+    for (int w = 0; w < workers; ++w)
+      for (int round = 0; round < rounds; ++round) {
+        std::string id = std::to_string(w) + "." + std::to_string(round);
+        CHECK(Count(*text, "- fact " + id + "\n") == 1);
+        CHECK(Count(*text, "- event " + id + "\n") == 1);
+      }
+  }
+  auto list = store.List();
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == static_cast<size_t>(pages));
+  for (const PageInfo& info : *list) {
+    CHECK(info.facts == 1 + static_cast<size_t>(workers * rounds));
+    CHECK(info.timeline == 5 + static_cast<size_t>(workers * rounds));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("concurrent processes lose no lines and add no duplicates", "[world][entities]") {
+  ScratchDir tmp;
+  const int kWorkers = 4, kRounds = 10, kPages = 6;
+  OpenStore(tmp / "entities");
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWorkers; ++w) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        auto store = EntityStore::Open(tmp / "entities");
+        if (!store.ok()) _exit(2);
+        Work(**store, w, kRounds, kPages);
+      } catch (...) {
+        code = 1;
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
+}
+
+TEST_CASE("concurrent threads with their own stores lose no lines", "[world][entities]") {
+  ScratchDir tmp;
+  const int kWorkers = 4, kRounds = 10, kPages = 6;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWorkers; ++w)
+    threads.emplace_back([&, w] {
+      try {
+        auto store = EntityStore::Open(tmp / "entities");
+        if (!store.ok()) throw std::runtime_error(store.status().ToString());
+        Work(**store, w, kRounds, kPages);
+      } catch (...) {
+        ++failures;
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(failures == 0);
+  CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
+}
