@@ -16,6 +16,15 @@ using limbic::testing::ScratchDir;
 
 namespace {
 
+// Commits events a test built; any error fails the test, naming it.
+void MustCommit(Engine& e, Result<Events> ev) {
+  INFO(ev.status().ToString());
+  REQUIRE(ev.ok());
+  Status s = e.Commit(*ev);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+}
+
 // A state dir with a bit of everything; returns the live digest.
 std::string BuildState(const std::string& dir, uint64_t* seq_after_create = nullptr) {
   EngineOptions o;
@@ -24,13 +33,7 @@ std::string BuildState(const std::string& dir, uint64_t* seq_after_create = null
   auto opened = Engine::Open(o);
   REQUIRE(opened.ok());
   Engine& e = **opened;
-  auto commit = [&](Result<Events> ev) {
-    INFO(ev.status().ToString());
-    REQUIRE(ev.ok());
-    Status s = e.Commit(*ev);
-    INFO(s.ToString());
-    REQUIRE(s.ok());
-  };
+  auto commit = [&](Result<Events> ev) { MustCommit(e, std::move(ev)); };
   commit(BuildThreadCreate({{"goal", "answer"}, {"id", "t-1"}}, e.next_seq()));
   if (seq_after_create) *seq_after_create = e.applied_seq();
   for (int i = 0; i < 30; ++i)
@@ -185,13 +188,7 @@ std::string BuildBusyState(const std::string& dir) {
   auto opened = Engine::Open(o);
   REQUIRE(opened.ok());
   Engine& e = **opened;
-  auto commit = [&](Result<Events> ev) {
-    INFO(ev.status().ToString());
-    REQUIRE(ev.ok());
-    Status s = e.Commit(*ev);
-    INFO(s.ToString());
-    REQUIRE(s.ok());
-  };
+  auto commit = [&](Result<Events> ev) { MustCommit(e, std::move(ev)); };
   for (int t = 1; t <= 4; ++t)
     commit(BuildThreadCreate({{"goal", "goal " + std::to_string(t)}, {"id", "t-" + std::to_string(t)},
                               {"salience", 0.1 * t}},
