@@ -24,16 +24,9 @@ constexpr TimeMs kJan1 = 1767225600000;  // 2026-01-01T00:00:00Z
 
 inline std::string Day(int n) { return FormatDate(kJan1 + (n - 1) * kDay); }  // Day(1) = 2026-01-01
 
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
-}
+// A file's bytes, and replacing them (tests/state/test_util.h).
+using limbic::testing::Slurp;
+using limbic::testing::Spit;
 
 // Words that give each day its own vocabulary, engagement and mood.
 inline std::string TextFor(int day, int entry) {
@@ -87,7 +80,7 @@ class Fixture {
   std::map<std::string, std::string> Snapshot() const {
     std::map<std::string, std::string> out;
     for (const auto& e : fs::directory_iterator(dir_ / "archive/archive"))
-      out[e.path().filename().string()] = ReadFile(e.path().string());
+      out[e.path().filename().string()] = Slurp(e.path().string());
     return out;
   }
 
@@ -97,9 +90,9 @@ class Fixture {
 };
 
 inline void EditJson(const std::string& path, const std::function<void(json&)>& edit) {
-  json j = json::parse(ReadFile(path));
+  json j = json::parse(Slurp(path));
   edit(j);
-  WriteFile(path, j.dump(1));
+  Spit(path, j.dump(1));
 }
 
 inline std::set<std::string> ProblemDates(const VerifyReport& r) {

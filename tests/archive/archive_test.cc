@@ -71,12 +71,12 @@ TEST_CASE("rollup moves staged entries into a new day document", "[archive]") {
   CHECK(a->Pending(Day(1))->empty());
 
   // Nothing new: left alone.
-  std::string before = ReadFile(f.DocPath(1));
+  std::string before = Slurp(f.DocPath(1));
   auto again = a->Rollup(Day(1));
   REQUIRE(again.ok());
   CHECK(again->added == 0);
   CHECK(again->rewritten == 0);
-  CHECK(ReadFile(f.DocPath(1)) == before);
+  CHECK(Slurp(f.DocPath(1)) == before);
   CHECK(*a->Dates() == std::vector<std::string>{Day(1)});
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("RollupBefore rolls up every earlier day with new entries", "[archive]
   // A bad staging line on one day does not hold up the days after it.
   Fixture::Stage(*a, 4);
   Fixture::Stage(*a, 5);
-  WriteFile(a->staging().PathOf(Day(4)), ReadFile(a->staging().PathOf(Day(4))) + "garbage\n");
+  Spit(a->staging().PathOf(Day(4)), Slurp(a->staging().PathOf(Day(4))) + "garbage\n");
   auto partial = a->RollupBefore(Day(6));
   REQUIRE_FALSE(partial.ok());
   CHECK(partial.status().IsCorruption());
@@ -191,7 +191,7 @@ TEST_CASE("empty days and bad dates are clear errors", "[archive]") {
   // A staging line that is not JSON stops the rollup of its day only.
   Fixture::Stage(*a, 2);
   Fixture::Stage(*a, 4);
-  WriteFile(a->staging().PathOf(Day(4)), ReadFile(a->staging().PathOf(Day(4))) + "garbage\n");
+  Spit(a->staging().PathOf(Day(4)), Slurp(a->staging().PathOf(Day(4))) + "garbage\n");
   auto bad = a->Rollup(Day(4));
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find(Day(4) + ".jsonl line 3") != std::string::npos);
@@ -207,7 +207,7 @@ TEST_CASE("a corrupted document file is an error naming it, and nothing is lost"
   Fixture f;
   auto a = f.Open();
   for (int n = 1; n <= 3; ++n) Fixture::StageAndRollup(*a, n);
-  WriteFile(f.DocPath(2), "{\"date\": \"2026-01-02\", \"content\": ");
+  Spit(f.DocPath(2), "{\"date\": \"2026-01-02\", \"content\": ");
   auto before = f.Snapshot();
 
   auto load = a->Load(Day(2));
@@ -318,9 +318,9 @@ TEST_CASE("verify finds each kind of tampering and names the date", "[archive]")
     CHECK(v->problems.back().date == Day(6));
   }
   SECTION("a file that does not parse is one problem, and verify goes on") {
-    WriteFile(f.DocPath(2), "not json at all");
+    Spit(f.DocPath(2), "not json at all");
     EditJson(f.DocPath(5), [](json& j) { j["hash"] = std::string(64, 'f'); });
-    WriteFile(f.root() + "/archive/archive/2026-02-30.json", "{}");
+    Spit(f.root() + "/archive/archive/2026-02-30.json", "{}");
     auto v = a->Verify();
     REQUIRE(v.ok());
     INFO(Describe(*v));

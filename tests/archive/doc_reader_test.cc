@@ -77,7 +77,7 @@ TEST_CASE("DocReader reads what DocFiles::Read reads, and fails with its errors"
       edit(R"("score":1})", R"("score":01})"),
       good + "{}",
   };
-  for (size_t i = 0; i < texts.size(); ++i) WriteFile(dir.path() + "/" + std::to_string(i) + ".json", texts[i]);
+  for (size_t i = 0; i < texts.size(); ++i) Spit(dir.path() + "/" + std::to_string(i) + ".json", texts[i]);
 
   // One reader for all of them in turn, as Verify's threads read: its
   // buffers carry over from each file to the next.

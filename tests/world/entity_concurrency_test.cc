@@ -9,15 +9,11 @@
 #include <thread>
 
 #include "state/memory/world/entity_store.h"
-#include "state/test_util.h"
 #include "world/entity_test_util.h"
 
 using namespace limbic::world;
 using namespace limbic::world::testing;
 using namespace std::string_literals;
-using limbic::testing::ScratchDir;
-using limbic::testing::Slurp;
-using limbic::testing::Spit;
 namespace fs = std::filesystem;
 
 namespace {

@@ -7,15 +7,11 @@
 #include <filesystem>
 
 #include "state/memory/world/entity_store.h"
-#include "state/test_util.h"
 #include "world/entity_test_util.h"
 
 using namespace limbic::world;
 using namespace limbic::world::testing;
 using namespace std::string_literals;
-using limbic::testing::ScratchDir;
-using limbic::testing::Slurp;
-using limbic::testing::Spit;
 namespace fs = std::filesystem;
 
 TEST_CASE("a new page is rendered in the canonical form", "[world][entities]") {

@@ -9,8 +9,13 @@
 #include <vector>
 
 #include "state/memory/world/entity_store.h"
+#include "state/test_util.h"
 
 namespace limbic::world::testing {
+
+using limbic::testing::ScratchDir;
+using limbic::testing::Slurp;
+using limbic::testing::Spit;
 
 inline std::unique_ptr<EntityStore> OpenStore(const std::string& dir) {
   auto store = EntityStore::Open(dir);
