@@ -4,11 +4,15 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
+#include <unordered_map>
 
 #include "state/json.h"
 #include "state/pool_layout.h"
@@ -35,6 +39,62 @@ class IndexPrefix final : public rocksdb::SliceTransform {
 };
 
 }  // namespace
+
+// See pool_layout.h. Comparing whole keys is slow (index keys share long
+// prefixes), so each key is cut where IndexPrefix cuts it: the prefixes
+// are ranked once, and the sort compares the rank, then the 8 bytes after
+// the prefix as a number, and only on a tie the rest. That is the bytewise
+// order: keys with different prefixes differ inside the shorter prefix
+// (which ends at the first 0x00 from byte 4, or is the whole key), so their
+// prefixes order them; within a prefix, zero-padded big-endian bytes order
+// as the bytes do, and equal numbers fall back to the bytes.
+std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
+  struct SortKey {
+    uint64_t group;  // cf << 32 | prefix rank
+    uint64_t next8;  // the 8 bytes after the prefix, big-endian, zero-padded
+    uint32_t index;
+  };
+  static const IndexPrefix kPrefix;
+  std::vector<size_t> prefix_len(ops.size());
+  std::unordered_map<std::string_view, uint32_t> ranks[std::size(kCfNames)];
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string& key = ops[i].key;
+    // Index keys: IndexPrefix's cut (a short key is its own prefix); other
+    // column families: no prefix.
+    size_t len = 0;
+    if (ops[i].cf == kIndexCf) len = kPrefix.InDomain(key) ? kPrefix.Transform(key).size() : key.size();
+    prefix_len[i] = len;
+    ranks[ops[i].cf].emplace(std::string_view(key.data(), len), 0);
+  }
+  for (auto& cf_ranks : ranks) {
+    std::vector<std::string_view> prefixes;
+    prefixes.reserve(cf_ranks.size());
+    for (const auto& [prefix, rank] : cf_ranks) prefixes.push_back(prefix);
+    std::sort(prefixes.begin(), prefixes.end());
+    for (uint32_t r = 0; r < prefixes.size(); ++r) cf_ranks[prefixes[r]] = r;
+  }
+  std::vector<SortKey> keys(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string& key = ops[i].key;
+    const size_t len = prefix_len[i];
+    uint64_t next8 = 0;
+    for (size_t b = 0; b < 8; ++b) {
+      const size_t at = len + b;
+      next8 = (next8 << 8) | (at < key.size() ? static_cast<unsigned char>(key[at]) : 0u);
+    }
+    const uint32_t rank = ranks[ops[i].cf].at(std::string_view(key.data(), len));
+    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | rank, next8, static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (a.group != b.group) return a.group < b.group;
+    if (a.next8 != b.next8) return a.next8 < b.next8;
+    const int c = ops[a.index].key.compare(ops[b.index].key);
+    return c != 0 ? c < 0 : a.index < b.index;
+  });
+  std::vector<uint32_t> order(ops.size());
+  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
+  return order;
+}
 
 Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& options) {
   rocksdb::Options db_options;
@@ -71,6 +131,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   p->read_only_ = options.read_only;
   p->bulk_load_ = options.bulk_load;
   p->bulk_flush_records_ = std::max<size_t>(1, options.bulk_flush_records);
+  p->path_ = options.path;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
       options.read_only
@@ -215,33 +276,36 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   wo.sync = false;  // the events log is the durability point
   wo.disableWAL = bulk_load_;
   LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
-  {
-    std::lock_guard<std::mutex> lock(threads_mu_);
-    for (const PreparedWrite* w : writes) {
-      for (const auto& [id, summary] : w->threads) {
-        if (!summary) {
-          thread_table_.erase(id);
-          continue;
-        }
-        ThreadSummary& row = thread_table_[id];
-        size_t unprocessed = row.unprocessed;  // kept: percept changes maintain it
-        row = *summary;
-        row.unprocessed = unprocessed;
-      }
-      for (const auto& [id, delta] : w->unprocessed) {
-        auto it = thread_table_.find(id);
-        if (it == thread_table_.end()) continue;
-        it->second.unprocessed = static_cast<size_t>(static_cast<int64_t>(it->second.unprocessed) + delta);
-      }
-    }
-  }
+  UpdateThreadTable(writes);
   applied_seq_.store(last_seq, std::memory_order_release);
   return Status::OK();
+}
+
+void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes) {
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  for (const PreparedWrite* w : writes) {
+    for (const auto& [id, summary] : w->threads) {
+      if (!summary) {
+        thread_table_.erase(id);
+        continue;
+      }
+      ThreadSummary& row = thread_table_[id];
+      size_t unprocessed = row.unprocessed;  // kept: percept changes maintain it
+      row = *summary;
+      row.unprocessed = unprocessed;
+    }
+    for (const auto& [id, delta] : w->unprocessed) {
+      auto it = thread_table_.find(id);
+      if (it == thread_table_.end()) continue;
+      it->second.unprocessed = static_cast<size_t>(static_cast<int64_t>(it->second.unprocessed) + delta);
+    }
+  }
 }
 
 Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
   if (events.empty()) return Status::OK();
   if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
+  if (!bulk_error_.ok()) return bulk_error_;
   uint64_t next = (bulk_ ? bulk_seq_ : applied_seq()) + 1;
   for (const Event& e : events)
     if (e.seq != next++)
@@ -257,6 +321,8 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
     for (size_t i = 0; i < events.size(); ++i) {
       Status s = Reduce(events[i], bulk_.get());
       if (!s.ok()) {
+        // bulk_ may now hold this event's partial changes: it is never written.
+        bulk_error_ = s;
         if (failed_at) *failed_at = i;
         return s;
       }
@@ -282,16 +348,61 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
 Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   PreparedWrite write;
   LIMBIC_RETURN_IF_ERROR(Prepare(changes, *this, &write));
-  // Index keys come out in record order, not key order: inserted as they
-  // come, each walks the memtable's skiplist from the top (a third of
-  // replay's time). In key order each lands next to the one before. The
-  // sort is stable, so ops on one key keep their order.
-  std::stable_sort(write.ops.begin(), write.ops.end(),
-                   [](const PreparedWrite::Op& a, const PreparedWrite::Op& b) {
-                     return a.cf != b.cf ? a.cf < b.cf : a.key < b.key;
-                   });
+  // A table file is written in key order; of the ops on one key the last
+  // one wins.
+  const std::vector<uint32_t> order = KeyOrder(write.ops);
+  // One table file per column family, written straight to disk and then
+  // ingested, all column families at once: no memtable inserts and no
+  // flush of them later (together half of replay's cost when the records
+  // went through a WriteBatch).
+  const uint64_t file_no = bulk_files_++;
+  std::vector<rocksdb::IngestExternalFileArg> args;
+  std::vector<std::string> written;
+  auto cleanup = [&] {
+    for (const std::string& f : written) ::unlink(f.c_str());
+  };
+  const auto& ops = write.ops;
+  for (size_t i = 0; i < order.size();) {
+    const uint8_t cf = ops[order[i]].cf;
+    size_t end = i;
+    while (end < order.size() && ops[order[end]].cf == cf) ++end;
+    rocksdb::ColumnFamilyHandle* handle = cf_->all[cf];
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_->GetOptions(handle), handle);
+    std::string file = path_ + "/bulk-" + std::to_string(file_no) + "-" + std::to_string(cf) + ".sst";
+    rocksdb::Status s = writer.Open(file);
+    if (s.ok()) written.push_back(file);
+    for (size_t j = i; s.ok() && j < end; ++j) {
+      const PreparedWrite::Op& op = ops[order[j]];
+      if (j + 1 < end && ops[order[j + 1]].key == op.key) continue;  // a later op on the key wins
+      s = op.erase ? writer.Delete(op.key) : writer.Put(op.key, op.value);
+    }
+    if (s.ok()) s = writer.Finish();
+    if (!s.ok()) {
+      cleanup();
+      return FromRocks(s, "writing " + file);
+    }
+    rocksdb::IngestExternalFileArg arg;
+    arg.column_family = handle;
+    arg.external_files.push_back(file);
+    arg.options.move_files = true;
+    arg.options.write_global_seqno = false;  // kept in the MANIFEST instead of rewriting the file
+    args.push_back(std::move(arg));
+    i = end;
+  }
+  if (!args.empty()) {
+    rocksdb::Status s = db_->IngestExternalFiles(args);
+    cleanup();  // moved files are links by now; what is left was not ingested
+    LIMBIC_RETURN_IF_ERROR(FromRocks(s, "loading table files into the projections"));
+  }
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(
+      db_->Put(wo, cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq)),
+      "writing the projections' applied_seq"));
   const PreparedWrite* writes[] = {&write};
-  return Commit(writes, last_seq);
+  UpdateThreadTable(writes);
+  applied_seq_.store(last_seq, std::memory_order_release);
+  return Status::OK();
 }
 
 Status Projection::StartBulkFlush() {
@@ -310,6 +421,7 @@ Status Projection::FinishBulkFlush() { return flushing_ ? flushing_->Wait() : St
 Status Projection::Flush() {
   if (read_only_) return Status::OK();
   LIMBIC_RETURN_IF_ERROR(FinishBulkFlush());
+  LIMBIC_RETURN_IF_ERROR(bulk_error_);
   if (bulk_) LIMBIC_RETURN_IF_ERROR(WriteBulk(*bulk_, bulk_seq_));
   bulk_.reset();
   flushing_.reset();

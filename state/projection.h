@@ -129,7 +129,8 @@ class Projection final : public RecordReader {
   // error names the event's seq and type, and *failed_at (if given) is the
   // index of that event. In a bulk load, records are kept in memory across
   // calls and written every bulk_flush_records changed records and by Flush;
-  // an error of such a write is returned by a later Apply or by Flush.
+  // an error of such a write is returned by a later Apply or by Flush, and
+  // after an event fails to reduce, Apply and Flush return that error.
   Status Apply(std::span<const Event> events, size_t* failed_at = nullptr);
 
   // RecordReader: the applied record, or nullopt.
@@ -190,6 +191,8 @@ class Projection final : public RecordReader {
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
   Status LoadThreadTable();
+  // The thread table follows committed writes.
+  void UpdateThreadTable(std::span<const PreparedWrite* const> writes);
   class Flushing;
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
@@ -203,8 +206,11 @@ class Projection final : public RecordReader {
   // it. bulk_ reads through flushing_ (records being written, read-only
   // while the write runs) to the DB.
   size_t bulk_flush_records_ = 50000;
+  uint64_t bulk_files_ = 0;  // table files written, for their names
+  std::string path_;
   std::unique_ptr<Overlay> bulk_;
   uint64_t bulk_seq_ = 0;
+  Status bulk_error_;  // an event bulk_ failed to reduce: the load is over
   std::unique_ptr<Flushing> flushing_;
   std::atomic<uint64_t> applied_seq_{0};
   std::string outdated_;

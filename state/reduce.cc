@@ -45,6 +45,12 @@ Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
   return r;
 }
 
+Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
+  auto it = changes_.find(Key(pool, std::string(id)));
+  if (it == changes_.end()) return Get(pool, id);
+  return std::move(it->second.record);  // leaves a moved-from record until Put or Delete
+}
+
 void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
   changes_[Key(pool, std::move(id))] = Change{std::move(record), seq};
 }
@@ -80,6 +86,14 @@ class Step {
   // The record, or NotFound naming it.
   Result<json> Need(Pool pool, const std::string& id, std::string_view what) {
     auto r = o_->Get(pool, id);
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
+    return std::move(**r);
+  }
+  // The record, to be changed and put back (Put or Delete) by this event:
+  // moved out of the overlay when the overlay holds it (Overlay::Take).
+  Result<json> Take(Pool pool, const std::string& id, std::string_view what) {
+    auto r = o_->Take(pool, id);
     if (!r.ok()) return r.status();
     if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
     return std::move(**r);
@@ -169,7 +183,7 @@ Status ReducePercept(const Event& e, Step& s) {
     s.Put(Pool::kPercepts, id, rec.Take());
     return Status::OK();
   }
-  auto p = s.Need(Pool::kPercepts, id, "percept");
+  auto p = s.Take(Pool::kPercepts, id, "percept");
   if (!p.ok()) return p.status();
   json& rec = *p;
   if (e.type == EventType::kPerceptRemoved) {
@@ -181,12 +195,12 @@ Status ReducePercept(const Event& e, Step& s) {
   switch (e.type) {
     case EventType::kPerceptAssigned: {
       const std::string thread_id = s.Str("thread_id");
-      auto t = s.Need(Pool::kThreads, thread_id, "thread");
+      auto t = s.Take(Pool::kThreads, thread_id, "thread");
       if (!t.ok()) return t.status();
       if (Is(*t, "status", "complete")) return s.Wrong("thread", thread_id, "is complete");
       // Moving it: the earlier thread forgets it.
       if (rec["thread_id"].is_string() && rec["thread_id"] != thread_id) {
-        auto old = s.Need(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+        auto old = s.Take(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
         if (old.ok()) {
           json& list = (*old)["percepts"];
           if (list.is_array())
@@ -206,7 +220,7 @@ Status ReducePercept(const Event& e, Step& s) {
     case EventType::kPerceptProcessed:
       rec["status"] = "processed";
       if (rec["thread_id"].is_string()) {
-        auto t = s.Need(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+        auto t = s.Take(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
         if (t.ok()) {
           (*t)["last_active"] = s.ts();
           s.Put(Pool::kThreads, rec["thread_id"].get<std::string>(), std::move(*t));
@@ -249,7 +263,7 @@ Status ReduceThread(const Event& e, Step& s) {
     s.Put(Pool::kThreads, id, rec.Take());
     return Status::OK();
   }
-  auto t = s.Need(Pool::kThreads, id, "thread");
+  auto t = s.Take(Pool::kThreads, id, "thread");
   if (!t.ok()) return t.status();
   json& rec = *t;
   if (e.type == EventType::kThreadDeleted) {
@@ -280,7 +294,7 @@ Status ReduceThread(const Event& e, Step& s) {
 }
 
 Status ReduceArousal(const Event& e, Step& s) {
-  auto r = s.Need(Pool::kArousal, std::string(kArousalId), "arousal");
+  auto r = s.Take(Pool::kArousal, std::string(kArousalId), "arousal");
   json rec = r.ok() ? std::move(*r) : DefaultArousal();
   if (!r.ok() && !r.status().IsNotFound()) return r.status();
   if (e.type == EventType::kArousalSet) {
@@ -337,7 +351,7 @@ Status ReduceAction(const Event& e, Step& s) {
     s.Put(Pool::kActions, id, rec.Take());
     return Status::OK();
   }
-  auto a = s.Need(Pool::kActions, id, "action");
+  auto a = s.Take(Pool::kActions, id, "action");
   if (!a.ok()) return a.status();
   json& rec = *a;
   const std::string status = rec.value("status", "");

@@ -89,6 +89,13 @@ class Overlay final : public RecordReader {
   explicit Overlay(const RecordReader* base) : base_(base) {}
 
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
+  // The record, for the caller to change and put back with Put or Delete:
+  // moved out of this overlay when the overlay holds a change of it (a
+  // copy of the base's otherwise), so changing a record touched by many
+  // events does not copy it each time. Until it is put back the overlay
+  // holds a hollow record there: a caller that fails in between must
+  // discard the overlay (see Reduce).
+  Result<std::optional<json>> Take(Pool pool, std::string_view id);
   void Put(Pool pool, std::string id, json record, uint64_t seq);
   void Delete(Pool pool, std::string id, uint64_t seq);
 
@@ -124,7 +131,9 @@ class Overlay final : public RecordReader {
 
 // Applies `event` (schema-valid: see ValidateEventFields) to the records it
 // touches in *overlay. On error *overlay may hold partial changes of this
-// event: callers reduce into a scratch child Overlay and Absorb on success.
+// event, and records it took to change (Overlay::Take) are hollow: callers
+// reduce into a scratch child Overlay and Absorb it on success, or discard
+// the overlay on error.
 Status Reduce(const Event& event, Overlay* overlay);
 // The memory events' part of Reduce (reduce_memory.cc).
 Status ReduceMemory(const Event& event, Overlay* overlay);

@@ -290,6 +290,112 @@ TEST_CASE("overlays layer, absorb and forget applied changes", "[reducer]") {
   CHECK_FALSE(base.Get(Pool::kThreads, "t-2")->has_value());
 }
 
+TEST_CASE("take moves a record the overlay holds, copies one of its base", "[reducer]") {
+  Overlay base(nullptr);
+  base.Put(Pool::kThreads, "t-1", {{"v", 1}}, 1);
+  Overlay o(&base);
+  o.Put(Pool::kThreads, "t-2", {{"v", 2}}, 2);
+  auto mine = o.Take(Pool::kThreads, "t-2");
+  REQUIRE(mine.ok());
+  CHECK((**mine)["v"] == 2);
+  // Moved out: the overlay holds a hollow record until it is put back.
+  CHECK(o.changes().at({Pool::kThreads, "t-2"}).record->is_null());
+  (**mine)["v"] = 3;
+  o.Put(Pool::kThreads, "t-2", std::move(**mine), 3);
+  CHECK((**o.Get(Pool::kThreads, "t-2"))["v"] == 3);
+  // From the base: a copy; the base keeps its record.
+  auto theirs = o.Take(Pool::kThreads, "t-1");
+  REQUIRE(theirs.ok());
+  CHECK((**theirs)["v"] == 1);
+  CHECK((**base.Get(Pool::kThreads, "t-1"))["v"] == 1);
+  CHECK_FALSE(o.Take(Pool::kThreads, "t-404")->has_value());
+  // A record changed by many events through Take ends as if copied each time.
+  Log l;
+  l.Thread("t-1");
+  l.Percept("p-1");
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
+  l.Add(EventType::kThreadUpdated, {{"thread_id", "t-1"}, {"salience", 0.9}});
+  l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-1"}});
+  Overlay all(nullptr);
+  REQUIRE(ReduceAll(l.events, &all).ok());
+  CHECK(Rec(all, Pool::kThreads, "t-1")["salience"] == 0.9);
+  CHECK(Rec(all, Pool::kThreads, "t-1")["percepts"] == json::array({"p-1"}));
+  CHECK(Rec(all, Pool::kPercepts, "p-1")["status"] == "processed");
+}
+
+TEST_CASE("a bulk write's key order is RocksDB's bytewise order, stable for one key",
+          "[projection]") {
+  // Keys cut by the index prefix rule in every way: names that prefix one
+  // another, 0x00 and 0xff bytes in and right after the prefix, tails
+  // shorter than 8 bytes, keys equal to their prefix, repeats.
+  std::mt19937 rng(7);
+  const std::vector<std::string> heads = {"P|T|", "P|s|chat", "P|s|ch", "P|s|", "M|c|", "T|u|a",
+                                          "S|k|", "A|u|", "P|", "", "p-", "x"};
+  auto piece = [&](size_t max) {
+    std::string out;
+    const size_t n = rng() % (max + 1);
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned r = rng() % 6;
+      out.push_back(r == 0 ? '\0' : r == 1 ? '\xff' : r == 2 ? '\x80' : static_cast<char>('a' + rng() % 3));
+    }
+    return out;
+  };
+  std::vector<PreparedWrite::Op> ops;
+  for (int i = 0; i < 4000; ++i) {
+    PreparedWrite::Op op;
+    op.cf = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 10 : kIndexCf);
+    op.key = heads[rng() % heads.size()] + piece(3) + (rng() % 2 ? std::string(1, '\0') : "") + piece(12);
+    op.value = std::to_string(i);  // tells ops on one key apart
+    ops.push_back(op);
+    if (rng() % 8 == 0) {  // the same key again, later
+      op.value = std::to_string(i) + "b";
+      ops.push_back(op);
+    }
+  }
+  std::vector<uint32_t> want(ops.size());
+  for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
+  std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) {
+    return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : ops[a].key < ops[b].key;
+  });
+  CHECK(KeyOrder(ops) == want);
+  CHECK(KeyOrder({}).empty());
+}
+
+TEST_CASE("a bulk load that meets a bad event stops there and writes none of it",
+          "[projection]") {
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  for (int i = 1; i <= 5; ++i) l.Percept("p-" + std::to_string(i));
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-2"}, {"thread_id", "t-404"}});
+  l.Percept("p-6");
+  {
+    ProjectionOptions o;
+    o.path = dir / "db";
+    o.bulk_load = true;
+    o.bulk_flush_records = 3;  // some records are written before the bad event
+    auto db = Projection::Open(o);
+    REQUIRE(db.ok());
+    // One event a call: records are written after seqs 3 and 6.
+    for (size_t i = 0; i < 7; ++i) REQUIRE((*db)->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+    size_t failed = 99;
+    Status s = (*db)->Apply(std::span<const Event>(l.events).subspan(7, 1), &failed);
+    CHECK(s.IsNotFound());
+    CHECK(failed == 0);
+    // The load is over: what follows and the final flush give the error again.
+    CHECK((*db)->Apply(std::span<const Event>(l.events).subspan(8)).IsNotFound());
+    CHECK((*db)->Flush().IsNotFound());
+    CHECK((*db)->applied_seq() == 6);
+  }
+  // What was written is whole: records, indexes and applied_seq agree.
+  auto db = OpenDb(dir / "db");
+  CHECK(db->applied_seq() == 6);
+  CHECK(db->CheckIndexes().ok());
+  CHECK(*db->Count(Pool::kPercepts) == 5);
+  CHECK((*db->Get(Pool::kPercepts, "p-1"))->at("status") == "new");
+}
+
 TEST_CASE("apply writes records, indexes and applied_seq together", "[projection]") {
   ScratchDir dir;
   Log l;
