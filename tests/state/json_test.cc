@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+using limbic::state::AppendCompactJson;
 using limbic::state::JsonError;
 using limbic::state::ParseJson;
 using nlohmann::json;
@@ -79,4 +80,61 @@ TEST_CASE("ParseJson agrees with nlohmann on random documents and their mutation
 TEST_CASE("JsonError names the byte", "[json]") {
   CHECK_THAT(JsonError("{\"a\": tru}"), Catch::Contains("byte 10"));
   CHECK_THAT(JsonError("[1,"), Catch::StartsWith("syntax error at byte"));
+}
+
+namespace {
+
+// A random value of every kind nlohmann can print: strings with quotes,
+// backslashes, control bytes, 0x7f, multi-byte UTF-8 and broken UTF-8;
+// integers at their limits; doubles of every magnitude, and not-a-number.
+json RandomValue(std::mt19937_64& rng, int depth) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto text = [&] {
+    static const std::vector<std::string> pieces = {
+        "a", "Zz", " ", "\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "é",
+        "€", "😀", "\xc3", "\xff", "\xe2\x82", "\xed\xa0\x80", "plain text ", "/"};
+    std::string s;
+    for (size_t n = pick(6); n > 0; --n) s += pieces[pick(pieces.size())];
+    return s;
+  };
+  static const double doubles[] = {0.0, -0.0, 0.1, 1.0, -2.5, 1e16, 1e-7, 123456.789, 1e300,
+                                   -1e-300, 5e-324, 0.30000000000000004, 1.7976931348623157e308};
+  switch (depth > 3 ? pick(6) : pick(8)) {
+    case 0: return json(nullptr);
+    case 1: return json(pick(2) == 0);
+    case 2: return json(static_cast<int64_t>(rng()));  // either sign
+    case 3: return pick(2) ? json(uint64_t{rng()}) : json(std::numeric_limits<int64_t>::min());
+    case 4: {
+      const size_t k = pick(std::size(doubles) + 3);
+      if (k == std::size(doubles)) return json(std::nan(""));
+      if (k == std::size(doubles) + 1) return json(-std::numeric_limits<double>::infinity());
+      if (k == std::size(doubles) + 2) return json(std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(pick(80))));
+      return json(doubles[k]);
+    }
+    case 5: return json(text());
+    case 6: {
+      json o = json::object();
+      for (size_t n = pick(5); n > 0; --n) o[text()] = RandomValue(rng, depth + 1);
+      return o;
+    }
+    default: {
+      json a = json::array();
+      for (size_t n = pick(5); n > 0; --n) a.push_back(RandomValue(rng, depth + 1));
+      return a;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("AppendCompactJson writes exactly what nlohmann's dump writes", "[json]") {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const json v = RandomValue(rng, 0);
+    const std::string want = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string got = "prefix";  // appends, keeps what is there
+    AppendCompactJson(v, &got);
+    INFO(want);
+    REQUIRE(got == "prefix" + want);
+  }
 }
