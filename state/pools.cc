@@ -203,6 +203,7 @@ class Projection::Flushing final : public RecordReader {
 Projection::~Projection() {
   bulk_.reset();
   flushing_.reset();  // waits for its write
+  if (freeing_.joinable()) freeing_.join();
   if (db_ && cf_)
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }
@@ -423,8 +424,16 @@ Status Projection::Flush() {
   LIMBIC_RETURN_IF_ERROR(FinishBulkFlush());
   LIMBIC_RETURN_IF_ERROR(bulk_error_);
   if (bulk_) LIMBIC_RETURN_IF_ERROR(WriteBulk(*bulk_, bulk_seq_));
-  bulk_.reset();
-  flushing_.reset();
+  // Freeing the records held for the last writes (tens of thousands of
+  // JSON trees) takes a while: a thread of its own does it while the caller
+  // goes on (a replay computes its digest meanwhile).
+  if (bulk_ || flushing_) {
+    if (freeing_.joinable()) freeing_.join();
+    freeing_ = std::thread([bulk = std::move(bulk_), flushing = std::move(flushing_)]() mutable {
+      bulk.reset();  // first: it reads through flushing
+      flushing.reset();
+    });
+  }
   rocksdb::FlushOptions fo;
   return FromRocks(db_->Flush(fo, cf_->all), "flushing the projections");
 }

@@ -35,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -211,6 +212,7 @@ class Projection final : public RecordReader {
   std::unique_ptr<Overlay> bulk_;
   uint64_t bulk_seq_ = 0;
   Status bulk_error_;  // an event bulk_ failed to reduce: the load is over
+  std::thread freeing_;  // frees what Flush let go of
   std::unique_ptr<Flushing> flushing_;
   std::atomic<uint64_t> applied_seq_{0};
   std::string outdated_;

@@ -361,6 +361,35 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, stable for one 
   CHECK(KeyOrder({}).empty());
 }
 
+TEST_CASE("a bulk load goes on after a flush and ends as applying event by event",
+          "[projection]") {
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  for (int i = 1; i <= 4; ++i) l.Percept("p-" + std::to_string(i));
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
+  l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-1"}});
+  l.Add(EventType::kPerceptRemoved, {{"percept_id", "p-2"}});
+  l.Add(EventType::kThreadUpdated, {{"thread_id", "t-1"}, {"salience", 0.8}});
+  auto plain = OpenDb(dir / "plain");
+  REQUIRE(plain->Apply(l.events).ok());
+  ProjectionOptions o;
+  o.path = dir / "bulk";
+  o.bulk_load = true;
+  o.bulk_flush_records = 2;
+  auto bulk = Projection::Open(o);
+  REQUIRE(bulk.ok());
+  // Flushed part way (its records freed in the background), then more.
+  for (size_t i = 0; i < 4; ++i) REQUIRE((*bulk)->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+  REQUIRE((*bulk)->Flush().ok());
+  REQUIRE((*bulk)->Apply(std::span<const Event>(l.events).subspan(4)).ok());
+  REQUIRE((*bulk)->Flush().ok());
+  CHECK((*bulk)->applied_seq() == l.events.size());
+  CHECK(*(*bulk)->Digest() == *plain->Digest());
+  CHECK((*bulk)->CheckIndexes().ok());
+  CHECK(*(*bulk)->CountUnprocessed("t-1") == 0);
+}
+
 TEST_CASE("a bulk load that meets a bad event stops there and writes none of it",
           "[projection]") {
   ScratchDir dir;
