@@ -49,6 +49,9 @@ inline const char* const kCfNames[] = {"default",  "percepts", "threads",      "
 inline constexpr uint8_t kIndexCf = 9;  // position of "index" in kCfNames
 inline constexpr std::string_view kAppliedSeqKey = "applied_seq";
 inline constexpr std::string_view kSchemaKey = "schema";
+// A bulk load's table files before RocksDB takes them in: "bulk-N-CF.sst"
+// in the DB dir (removed by the next writable open if a crash left them).
+inline constexpr std::string_view kBulkFilePrefix = "bulk-";
 // The layout of records and indexes; a DB of another layout is rebuilt from
 // the log (Engine) rather than read wrongly. 2: newest-first percept keys
 // (AT), P|n|, P|a|, thread index values, the percept's seq. 3: the memory

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <unordered_map>
 
@@ -37,6 +38,20 @@ class IndexPrefix final : public rocksdb::SliceTransform {
   }
   bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= 4; }
 };
+
+// Table files of a bulk load that died before RocksDB took them in (RocksDB
+// leaves files it does not know alone).
+Status RemoveBulkLeftovers(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(kBulkFilePrefix) && name.ends_with(".sst"))
+      std::filesystem::remove(entry.path(), ec);
+    if (ec) return Status::IOError("removing " + entry.path().string() + ": " + ec.message());
+  }
+  if (ec) return Status::IOError("listing " + dir + ": " + ec.message());
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -100,7 +115,9 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   rocksdb::Options db_options;
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = true;
-  db_options.atomic_flush = true;  // applied_seq and the records flush together
+  // applied_seq and the records flush together (a bulk load ingests them
+  // together instead: see WriteBulk).
+  db_options.atomic_flush = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
   rocksdb::BlockBasedTableOptions table;
@@ -139,6 +156,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
           : rocksdb::DB::Open(db_options, options.path, cfs, &p->cf_->all, &db);
   if (!s.ok()) return FromRocks(s, "opening " + options.path);
   p->db_.reset(db);
+  if (!options.read_only) LIMBIC_RETURN_IF_ERROR(RemoveBulkLeftovers(options.path));
   std::string value;
   s = db->Get(rocksdb::ReadOptions(), p->cf_->meta(), std::string(kAppliedSeqKey), &value);
   if (s.ok()) p->applied_seq_ = std::stoull(value);
@@ -349,13 +367,16 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
 Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   PreparedWrite write;
   LIMBIC_RETURN_IF_ERROR(Prepare(changes, *this, &write));
+  // applied_seq goes in with the records, so a DB left by a replay that
+  // died part way never holds records its applied_seq does not cover.
+  write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
   // A table file is written in key order; of the ops on one key the last
   // one wins.
   const std::vector<uint32_t> order = KeyOrder(write.ops);
   // One table file per column family, written straight to disk and then
-  // ingested, all column families at once: no memtable inserts and no
-  // flush of them later (together half of replay's cost when the records
-  // went through a WriteBatch).
+  // ingested, all column families at once (atomically): no memtable
+  // inserts and no flush of them later (together half of replay's cost
+  // when the records went through a WriteBatch).
   const uint64_t file_no = bulk_files_++;
   std::vector<rocksdb::IngestExternalFileArg> args;
   std::vector<std::string> written;
@@ -369,7 +390,8 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
     while (end < order.size() && ops[order[end]].cf == cf) ++end;
     rocksdb::ColumnFamilyHandle* handle = cf_->all[cf];
     rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_->GetOptions(handle), handle);
-    std::string file = path_ + "/bulk-" + std::to_string(file_no) + "-" + std::to_string(cf) + ".sst";
+    std::string file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" +
+                       std::to_string(cf) + ".sst";
     rocksdb::Status s = writer.Open(file);
     if (s.ok()) written.push_back(file);
     for (size_t j = i; s.ok() && j < end; ++j) {
@@ -395,11 +417,6 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
     cleanup();  // moved files are links by now; what is left was not ingested
     LIMBIC_RETURN_IF_ERROR(FromRocks(s, "loading table files into the projections"));
   }
-  rocksdb::WriteOptions wo;
-  wo.disableWAL = true;
-  LIMBIC_RETURN_IF_ERROR(FromRocks(
-      db_->Put(wo, cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq)),
-      "writing the projections' applied_seq"));
   const PreparedWrite* writes[] = {&write};
   UpdateThreadTable(writes);
   applied_seq_.store(last_seq, std::memory_order_release);

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 #include <rocksdb/db.h>
 
+#include <chrono>
+#include <filesystem>
 #include <random>
+#include <thread>
 
 #include "state/pool_layout.h"
 #include "state/projection.h"
@@ -14,6 +17,7 @@
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ScratchDir;
+using limbic::testing::Spit;
 
 namespace {
 
@@ -66,6 +70,27 @@ std::unique_ptr<Projection> OpenDb(const std::string& path, bool read_only = fal
   INFO(p.status().ToString());
   REQUIRE(p.ok());
   return std::move(p).value();
+}
+
+// A projection in replay's bulk-load mode, writing every `flush_records`
+// changed records.
+std::unique_ptr<Projection> OpenBulk(const std::string& path, size_t flush_records) {
+  ProjectionOptions o;
+  o.path = path;
+  o.bulk_load = true;
+  o.bulk_flush_records = flush_records;
+  auto p = Projection::Open(o);
+  INFO(p.status().ToString());
+  REQUIRE(p.ok());
+  return std::move(p).value();
+}
+
+// The bulk load's own table files in a DB dir (none once RocksDB took them).
+std::vector<std::string> BulkFilesIn(const std::string& db_dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(db_dir))
+    if (entry.path().filename().string().starts_with("bulk-")) out.push_back(entry.path().string());
+  return out;
 }
 
 }  // namespace
@@ -373,21 +398,17 @@ TEST_CASE("a bulk load goes on after a flush and ends as applying event by event
   l.Add(EventType::kThreadUpdated, {{"thread_id", "t-1"}, {"salience", 0.8}});
   auto plain = OpenDb(dir / "plain");
   REQUIRE(plain->Apply(l.events).ok());
-  ProjectionOptions o;
-  o.path = dir / "bulk";
-  o.bulk_load = true;
-  o.bulk_flush_records = 2;
-  auto bulk = Projection::Open(o);
-  REQUIRE(bulk.ok());
+  auto bulk = OpenBulk(dir / "bulk", 2);
   // Flushed part way (its records freed in the background), then more.
-  for (size_t i = 0; i < 4; ++i) REQUIRE((*bulk)->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
-  REQUIRE((*bulk)->Flush().ok());
-  REQUIRE((*bulk)->Apply(std::span<const Event>(l.events).subspan(4)).ok());
-  REQUIRE((*bulk)->Flush().ok());
-  CHECK((*bulk)->applied_seq() == l.events.size());
-  CHECK(*(*bulk)->Digest() == *plain->Digest());
-  CHECK((*bulk)->CheckIndexes().ok());
-  CHECK(*(*bulk)->CountUnprocessed("t-1") == 0);
+  for (size_t i = 0; i < 4; ++i) REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+  REQUIRE(bulk->Flush().ok());
+  REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(4)).ok());
+  REQUIRE(bulk->Flush().ok());
+  CHECK(bulk->applied_seq() == l.events.size());
+  CHECK(*bulk->Digest() == *plain->Digest());
+  CHECK(bulk->CheckIndexes().ok());
+  CHECK(*bulk->CountUnprocessed("t-1") == 0);
+  CHECK(BulkFilesIn(dir / "bulk").empty());
 }
 
 TEST_CASE("a bulk load that meets a bad event stops there and writes none of it",
@@ -397,25 +418,23 @@ TEST_CASE("a bulk load that meets a bad event stops there and writes none of it"
   l.Thread("t-1");
   for (int i = 1; i <= 5; ++i) l.Percept("p-" + std::to_string(i));
   l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
-  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-2"}, {"thread_id", "t-404"}});
+  // p-1 is held (assigned) by the overlay when this fails: the reducer has
+  // taken it out, and the hollow record left there must never be written.
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-404"}});
   l.Percept("p-6");
   {
-    ProjectionOptions o;
-    o.path = dir / "db";
-    o.bulk_load = true;
-    o.bulk_flush_records = 3;  // some records are written before the bad event
-    auto db = Projection::Open(o);
-    REQUIRE(db.ok());
+    // Some records are written before the bad event.
+    auto db = OpenBulk(dir / "db", 3);
     // One event a call: records are written after seqs 3 and 6.
-    for (size_t i = 0; i < 7; ++i) REQUIRE((*db)->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+    for (size_t i = 0; i < 7; ++i) REQUIRE(db->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
     size_t failed = 99;
-    Status s = (*db)->Apply(std::span<const Event>(l.events).subspan(7, 1), &failed);
+    Status s = db->Apply(std::span<const Event>(l.events).subspan(7, 1), &failed);
     CHECK(s.IsNotFound());
     CHECK(failed == 0);
     // The load is over: what follows and the final flush give the error again.
-    CHECK((*db)->Apply(std::span<const Event>(l.events).subspan(8)).IsNotFound());
-    CHECK((*db)->Flush().IsNotFound());
-    CHECK((*db)->applied_seq() == 6);
+    CHECK(db->Apply(std::span<const Event>(l.events).subspan(8)).IsNotFound());
+    CHECK(db->Flush().IsNotFound());
+    CHECK(db->applied_seq() == 6);
   }
   // What was written is whole: records, indexes and applied_seq agree.
   auto db = OpenDb(dir / "db");
@@ -423,6 +442,37 @@ TEST_CASE("a bulk load that meets a bad event stops there and writes none of it"
   CHECK(db->CheckIndexes().ok());
   CHECK(*db->Count(Pool::kPercepts) == 5);
   CHECK((*db->Get(Pool::kPercepts, "p-1"))->at("status") == "new");
+  CHECK(BulkFilesIn(dir / "db").empty());
+}
+
+TEST_CASE("a bulk load's records and applied_seq reach the disk together", "[projection]") {
+  // A replay that dies part way leaves a DB whose applied_seq covers every
+  // record in it: the disk as it is right after a write, copied while the
+  // load is still open, reads back whole.
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  for (int i = 1; i <= 5; ++i) l.Percept("p-" + std::to_string(i));
+  auto bulk = OpenBulk(dir / "db", 3);
+  for (size_t i = 0; i < l.events.size(); ++i)
+    REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+  // Written after seq 3 (on a thread of its own); seq 6 starts another write.
+  for (int tries = 0; bulk->applied_seq() < 6 && tries < 1000; ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(bulk->applied_seq() == 6);
+  std::filesystem::copy(dir / "db", dir / "crashed");
+  auto crashed = OpenDb(dir / "crashed");
+  CHECK(crashed->applied_seq() == 6);
+  CHECK(*crashed->Count(Pool::kPercepts) == 5);
+  CHECK(crashed->CheckIndexes().ok());
+  // Table files a dead load left behind are removed by the next writable
+  // open; other files stay.
+  Spit(dir / "crashed/bulk-7-1.sst", "left over");
+  Spit(dir / "crashed/notes.txt", "mine");
+  crashed.reset();
+  crashed = OpenDb(dir / "crashed");
+  CHECK(BulkFilesIn(dir / "crashed").empty());
+  CHECK(std::filesystem::exists(dir / "crashed/notes.txt"));
 }
 
 TEST_CASE("apply writes records, indexes and applied_seq together", "[projection]") {
