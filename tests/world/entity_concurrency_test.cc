@@ -1,8 +1,6 @@
 // Several writers on one entities folder: processes and threads, each with
 // its own store, lose no lines and add no duplicates.
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -13,6 +11,7 @@
 
 using namespace limbic::world;
 using namespace limbic::world::testing;
+using limbic::testing::RunInProcesses;
 using namespace std::string_literals;
 namespace fs = std::filesystem;
 
@@ -65,29 +64,13 @@ TEST_CASE("concurrent processes lose no lines and add no duplicates", "[world][e
   ScratchDir tmp;
   const int kWorkers = 4, kRounds = 10, kPages = 6;
   OpenStore(tmp / "entities");
-  std::vector<pid_t> children;
-  for (int w = 0; w < kWorkers; ++w) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
-        auto store = EntityStore::Open(tmp / "entities");
-        if (!store.ok()) _exit(2);
-        Work(**store, w, kRounds, kPages);
-      } catch (...) {
-        code = 1;
-      }
-      _exit(code);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  const std::vector<int> codes = RunInProcesses(kWorkers, [&](int w) {
+    auto store = EntityStore::Open(tmp / "entities");
+    if (!store.ok()) return 2;
+    Work(**store, w, kRounds, kPages);
+    return 0;
+  });
+  CHECK(codes == std::vector<int>(kWorkers, 0));
   CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
 }
 

@@ -1,8 +1,5 @@
 #include "state/memory/world/graph.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -11,6 +8,7 @@
 
 using namespace limbic::world;
 using limbic::testing::ScratchDir;
+using limbic::testing::RunInProcesses;
 using limbic::testing::Slurp;
 
 namespace {
@@ -240,29 +238,18 @@ TEST_CASE("processes adding to one graph write each edge once", "[world][graph]"
   ScratchDir tmp;
   const std::string path = tmp / "graph.jsonl";
   const int kWorkers = 4, kRounds = 20;
-  std::vector<pid_t> children;
-  for (int w = 0; w < kWorkers; ++w) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      auto g = GraphStore::Open(path);
-      if (!g.ok()) _exit(2);
-      for (int r = 0; r < kRounds; ++r) {
-        // Every worker adds the shared edges; each adds its own too.
-        std::vector<Triplet> batch = {T("Hub", "links", "Spoke " + std::to_string(r)),
-                                      T("W" + std::to_string(w), "did", "R" + std::to_string(r))};
-        if (!(*g)->Add(batch).ok()) _exit(1);
-      }
-      _exit(0);
+  const std::vector<int> codes = RunInProcesses(kWorkers, [&](int w) {
+    auto g = GraphStore::Open(path);
+    if (!g.ok()) return 2;
+    for (int r = 0; r < kRounds; ++r) {
+      // Every worker adds the shared edges; each adds its own too.
+      std::vector<Triplet> batch = {T("Hub", "links", "Spoke " + std::to_string(r)),
+                                    T("W" + std::to_string(w), "did", "R" + std::to_string(r))};
+      if (!(*g)->Add(batch).ok()) return 1;
     }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+    return 0;
+  });
+  CHECK(codes == std::vector<int>(kWorkers, 0));
   auto g = OpenGraph(path);
   CHECK(g->size() == static_cast<size_t>(kRounds + kWorkers * kRounds));
   CHECK(g->bad_lines() == 0);
