@@ -8,8 +8,6 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <thread>
@@ -138,10 +136,6 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   // a memtable bloom filter there costs a cache miss per insert, for no read.
   cfs.back().options.memtable_prefix_bloom_size_ratio = 0;
   cfs.back().options.memtable_whole_key_filtering = false;
-  if (options.bulk_load) {
-    // One writer, nothing to recover: bigger memtables, fewer flushes.
-    for (auto& cf : cfs) cf.options.write_buffer_size = 64 << 20;
-  }
 
   std::unique_ptr<Projection> p(new Projection());
   p->cf_ = std::make_unique<Handles>();
@@ -278,8 +272,8 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
 
 Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
   if (read_only_) return Status::FailedPrecondition("the projections are open read-only");
-  // Sized up front: a bulk load's batch is tens of MB, and growing it by
-  // doubling copied it over and over.
+  // Sized up front: recovery's batches are megabytes, and growing one by
+  // doubling copies it over and over.
   size_t bytes = 64;
   for (const PreparedWrite* w : writes)
     for (const PreparedWrite::Op& o : w->ops) bytes += o.key.size() + o.value.size() + 16;
@@ -381,7 +375,8 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   std::vector<rocksdb::IngestExternalFileArg> args;
   std::vector<std::string> written;
   auto cleanup = [&] {
-    for (const std::string& f : written) ::unlink(f.c_str());
+    std::error_code ec;
+    for (const std::string& f : written) std::filesystem::remove(f, ec);
   };
   const auto& ops = write.ops;
   for (size_t i = 0; i < order.size();) {

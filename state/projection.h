@@ -17,7 +17,8 @@
 //              (needs the records as they were before the changes);
 //   Commit()   writes a group of PreparedWrites and the new applied_seq in
 //              one WriteBatch.
-// Apply() does both for a span of logged events (recovery and replay).
+// Apply() does both for a span of logged events (recovery; replay's bulk
+// load prepares and writes table files instead, see WriteBulk).
 // RocksDB's own WAL is written but not synced: the events log is the
 // durability point, and after a crash Engine re-applies the events after
 // applied_seq.
@@ -54,9 +55,9 @@ struct ProjectionOptions {
   std::string path;             // the RocksDB directory (normally <state>/db)
   bool read_only = false;       // open a DB another process may be writing
   bool create_if_missing = true;
-  // Replay's bulk load: skip RocksDB's WAL (the result is flushed at the
-  // end, and a crash part way leaves a dir that is removed anyway) and use
-  // bigger memtables. Never for live state.
+  // Replay's bulk load: changed records are written as sorted table files
+  // that RocksDB ingests, with applied_seq, in one step (no WAL, no
+  // memtable). Never for live state.
   bool bulk_load = false;
   // In a bulk load, changed records are kept in memory and written once
   // this many have accumulated (and by Flush). Each such write runs on a
@@ -198,7 +199,8 @@ class Projection final : public RecordReader {
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
   Status StartBulkFlush();
-  // Prepares and commits a bulk load's changes, in key order.
+  // Prepares a bulk load's changes and writes them, with applied_seq =
+  // last_seq, as table files RocksDB ingests in one step.
   Status WriteBulk(const Overlay& changes, uint64_t last_seq);
   // Waits for the write StartBulkFlush started, if any; its status.
   Status FinishBulkFlush();
