@@ -85,18 +85,12 @@ class Step {
 
   // The record, or NotFound naming it.
   Result<json> Need(Pool pool, const std::string& id, std::string_view what) {
-    auto r = o_->Get(pool, id);
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
-    return std::move(**r);
+    return Found(o_->Get(pool, id), id, what);
   }
   // The record, to be changed and put back (Put or Delete) by this event:
   // moved out of the overlay when the overlay holds it (Overlay::Take).
   Result<json> Take(Pool pool, const std::string& id, std::string_view what) {
-    auto r = o_->Take(pool, id);
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
-    return std::move(**r);
+    return Found(o_->Take(pool, id), id, what);
   }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
     auto r = o_->Get(pool, id);
@@ -110,6 +104,13 @@ class Step {
   }
   void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
   void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
+
+  // The record `r` holds, or NotFound naming it.
+  Result<json> Found(Result<std::optional<json>> r, const std::string& id, std::string_view what) const {
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
+    return std::move(**r);
+  }
 
   std::string Where() const {
     return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
