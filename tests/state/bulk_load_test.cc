@@ -13,13 +13,7 @@
 
 using namespace limbic;
 using namespace limbic::state;
-using limbic::testing::Log;
-using limbic::testing::OpenDb;
-using limbic::testing::Rec;
-using limbic::testing::ReduceAll;
-using limbic::testing::ScratchDir;
-using limbic::testing::OpenBulk;
-using limbic::testing::Spit;
+using namespace limbic::testing;
 
 namespace {
 

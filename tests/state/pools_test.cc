@@ -12,12 +12,7 @@
 
 using namespace limbic;
 using namespace limbic::state;
-using limbic::testing::kT0;
-using limbic::testing::Log;
-using limbic::testing::OpenDb;
-using limbic::testing::Rec;
-using limbic::testing::ReduceAll;
-using limbic::testing::ScratchDir;
+using namespace limbic::testing;
 
 TEST_CASE("apply writes records, indexes and applied_seq together", "[projection]") {
   ScratchDir dir;

@@ -7,10 +7,7 @@
 
 using namespace limbic;
 using namespace limbic::state;
-using limbic::testing::kT0;
-using limbic::testing::Log;
-using limbic::testing::Rec;
-using limbic::testing::ReduceAll;
+using namespace limbic::testing;
 
 TEST_CASE("percept lifecycle: arrive, assign, move, process, drop, remove", "[reducer]") {
   Log l;
