@@ -339,18 +339,33 @@ TEST_CASE("memory survives reopen and replay reproduces it", "[memory]") {
   json a = f.Fact("gina", "team", "infra");
   json b = f.Episode("Gina fixed the flaky backup job.");
   f.Commit(f.store->Relate({{"entity_a", "gina"}, {"relation", "owns"}, {"entity_b", "backups"}}));
+  f.Fact("gina", "team", "platform");  // supersedes the first
   f.Recall({{"query", "backup job"}});
   f.Reopen();
   CHECK(f.Ids(f.Recall({{"query", "flaky backup"}, {"reinforce", false}}))[0] == b["id"]);
   auto live = f.engine->projection().Digest();
   REQUIRE(live.ok());
-  state::ReplayOptions ro;
-  ro.from = f.dir / "events";
-  testing::ScratchDir into;
-  ro.into = into / "replayed";
-  auto replayed = state::Replay(ro);
-  REQUIRE(replayed.ok());
-  CHECK(replayed->digest == *live);
+  // Written once at the end, and a record at a time (each later write then
+  // replaces index entries an earlier one wrote).
+  for (size_t flush : {size_t{50000}, size_t{1}}) {
+    state::ReplayOptions ro;
+    ro.from = f.dir / "events";
+    ro.flush_records = flush;
+    ro.batch = flush == 1 ? 1 : 4096;  // the write comes after each chunk of events
+    testing::ScratchDir into;
+    ro.into = into / "replayed";
+    auto replayed = state::Replay(ro);
+    REQUIRE(replayed.ok());
+    CHECK(replayed->digest == *live);
+    state::ProjectionOptions po;
+    po.path = state::DbDirPath(ro.into);
+    po.read_only = true;
+    auto rebuilt = state::Projection::Open(po);
+    REQUIRE(rebuilt.ok());
+    Status indexes = (*rebuilt)->CheckIndexes();
+    INFO(indexes.ToString());
+    CHECK(indexes.ok());
+  }
 }
 
 TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then recall falls back", "[memory]") {
