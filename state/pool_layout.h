@@ -87,9 +87,9 @@ std::string ThreadIndexValue(const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const json& rec);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
-// The order in which a bulk write's ops go to table files: positions in
-// `ops` sorted by column family, then key (bytewise, RocksDB's order), ops
-// on one key in the order given.
+// The ops a bulk write puts in its table files, in the order it writes
+// them: positions in `ops` sorted by column family, then key (bytewise,
+// RocksDB's order); of several ops on one key, only the last one given.
 std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops);
 // The index entries (key, value) a record implies.
 using IndexEntry = std::pair<std::string, std::string>;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
@@ -104,8 +106,19 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
     const int c = ops[a.index].key.compare(ops[b.index].key);
     return c != 0 ? c < 0 : a.index < b.index;
   });
-  std::vector<uint32_t> order(ops.size());
-  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
+  // Of the ops on one key (adjacent now, in the order given) the last wins;
+  // whole keys are compared only where group and next8 leave it open.
+  std::vector<uint32_t> order;
+  order.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const SortKey& k = keys[i];
+    if (i + 1 < keys.size()) {
+      const SortKey& next = keys[i + 1];
+      if (k.group == next.group && k.next8 == next.next8 && ops[k.index].key == ops[next.index].key)
+        continue;
+    }
+    order.push_back(k.index);
+  }
   return order;
 }
 
@@ -220,13 +233,19 @@ Projection::~Projection() {
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }
 
-Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
-                           PreparedWrite* out) const {
-  out->ops.reserve(out->ops.size() + changes.changes().size() * 4);
+namespace {
+
+using ChangeIt = std::map<Overlay::Key, Overlay::Change>::const_iterator;
+
+// Projection::Prepare for the changes in [first, last).
+Status PrepareRange(const Overlay& changes, ChangeIt first, ChangeIt last, const RecordReader& before,
+                    PreparedWrite* out) {
+  out->ops.reserve(out->ops.size() + static_cast<size_t>(std::distance(first, last)) * 4);
   auto op = [out](uint8_t cf, bool erase, std::string key, std::string value = {}) {
     out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
   };
-  for (const auto& [key, change] : changes.changes()) {
+  for (ChangeIt it = first; it != last; ++it) {
+    const auto& [key, change] = *it;
     const auto& [pool, id] = key;
     const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
     {
@@ -268,6 +287,19 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
     else op(record_cf, true, id);
   }
   return Status::OK();
+}
+
+// Appends `from` to *to.
+template <typename T>
+void MoveAppend(std::vector<T>& from, std::vector<T>* to) {
+  to->insert(to->end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
+                           PreparedWrite* out) const {
+  return PrepareRange(changes, changes.changes().begin(), changes.changes().end(), before, out);
 }
 
 Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
@@ -359,13 +391,27 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
 }
 
 Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
-  PreparedWrite write;
-  LIMBIC_RETURN_IF_ERROR(Prepare(changes, *this, &write));
+  // Prepared in two halves, the second on a helper thread: the load's last
+  // write runs while nothing else does (both cores idle but this one), and
+  // the others often while the reducer waits for them. Prepare only reads
+  // (`changes`, and RocksDB for records the reducer did not read).
+  PreparedWrite write, second;
+  const auto& all = changes.changes();
+  ChangeIt middle = all.begin();
+  std::advance(middle, all.size() / 2);
+  Status second_status;
+  std::thread helper([&] { second_status = PrepareRange(changes, middle, all.end(), *this, &second); });
+  Status first_status = PrepareRange(changes, all.begin(), middle, *this, &write);
+  helper.join();
+  LIMBIC_RETURN_IF_ERROR(first_status);
+  LIMBIC_RETURN_IF_ERROR(second_status);
+  MoveAppend(second.ops, &write.ops);
+  MoveAppend(second.threads, &write.threads);
+  MoveAppend(second.unprocessed, &write.unprocessed);
   // applied_seq goes in with the records, so a DB left by a replay that
   // died part way never holds records its applied_seq does not cover.
   write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
-  // A table file is written in key order; of the ops on one key the last
-  // one wins.
+  // A table file is written in key order, one op per key.
   const std::vector<uint32_t> order = KeyOrder(write.ops);
   // One table file per column family, written straight to disk and then
   // ingested, all column families at once (atomically): no memtable
@@ -391,7 +437,6 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
     if (s.ok()) written.push_back(file);
     for (size_t j = i; s.ok() && j < end; ++j) {
       const PreparedWrite::Op& op = ops[order[j]];
-      if (j + 1 < end && ops[order[j + 1]].key == op.key) continue;  // a later op on the key wins
       s = op.erase ? writer.Delete(op.key) : writer.Put(op.key, op.value);
     }
     if (s.ok()) s = writer.Finish();

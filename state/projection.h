@@ -199,8 +199,9 @@ class Projection final : public RecordReader {
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
   Status StartBulkFlush();
-  // Prepares a bulk load's changes and writes them, with applied_seq =
-  // last_seq, as table files RocksDB ingests in one step.
+  // Prepares a bulk load's changes (in two halves, on the calling thread
+  // and a helper) and writes them, with applied_seq = last_seq, as table
+  // files RocksDB ingests in one step.
   Status WriteBulk(const Overlay& changes, uint64_t last_seq);
   // Waits for the write StartBulkFlush started, if any; its status.
   Status FinishBulkFlush();

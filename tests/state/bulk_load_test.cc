@@ -27,7 +27,7 @@ std::vector<std::string> BulkFilesIn(const std::string& db_dir) {
 
 }  // namespace
 
-TEST_CASE("a bulk write's key order is RocksDB's bytewise order, stable for one key",
+TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of a key winning",
           "[projection]") {
   // Keys cut by the index prefix rule in every way: names that prefix one
   // another, 0x00 and 0xff bytes in and right after the prefix, tails
@@ -61,7 +61,15 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, stable for one 
   std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) {
     return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : ops[a].key < ops[b].key;
   });
-  CHECK(KeyOrder(ops) == want);
+  // Of the ops on one key, only the last one given is written.
+  std::vector<uint32_t> last;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const bool superseded = i + 1 < want.size() && ops[want[i]].cf == ops[want[i + 1]].cf &&
+                            ops[want[i]].key == ops[want[i + 1]].key;
+    if (!superseded) last.push_back(want[i]);
+  }
+  REQUIRE(last.size() < want.size());  // the log above has repeats
+  CHECK(KeyOrder(ops) == last);
   CHECK(KeyOrder({}).empty());
 }
 
