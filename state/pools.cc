@@ -390,18 +390,34 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
   return Commit(writes, events.back().seq);
 }
 
-Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
+// A bulk write's table files, made and not yet handed to RocksDB. Files
+// left behind (an error, or the links a moved ingestion leaves) are
+// removed with it.
+struct Projection::BulkFiles {
+  PreparedWrite write;  // the thread table follows it once ingested
+  uint64_t last_seq = 0;
+  std::vector<rocksdb::IngestExternalFileArg> args;
+  std::vector<std::string> written;
+  ~BulkFiles() {
+    std::error_code ec;
+    for (const std::string& f : written) std::filesystem::remove(f, ec);
+  }
+};
+
+Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
+                                 BulkFiles* out) {
   // Prepared in two halves, the second on a helper thread: the load's last
   // write runs while nothing else does (both cores idle but this one), and
   // the others often while the reducer waits for them. Prepare only reads
-  // (`changes`, and RocksDB for records the reducer did not read).
-  PreparedWrite write, second;
+  // (`changes`, and `before` for records the reducer did not read).
+  PreparedWrite& write = out->write;
+  PreparedWrite second;
   const auto& all = changes.changes();
   ChangeIt middle = all.begin();
   std::advance(middle, all.size() / 2);
   Status second_status;
-  std::thread helper([&] { second_status = PrepareRange(changes, middle, all.end(), *this, &second); });
-  Status first_status = PrepareRange(changes, all.begin(), middle, *this, &write);
+  std::thread helper([&] { second_status = PrepareRange(changes, middle, all.end(), before, &second); });
+  Status first_status = PrepareRange(changes, all.begin(), middle, before, &write);
   helper.join();
   LIMBIC_RETURN_IF_ERROR(first_status);
   LIMBIC_RETURN_IF_ERROR(second_status);
@@ -410,6 +426,7 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   MoveAppend(second.unprocessed, &write.unprocessed);
   // applied_seq goes in with the records, so a DB left by a replay that
   // died part way never holds records its applied_seq does not cover.
+  out->last_seq = last_seq;
   write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
   // A table file is written in key order, one op per key.
   const std::vector<uint32_t> order = KeyOrder(write.ops);
@@ -418,12 +435,6 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
   // inserts and no flush of them later (together half of replay's cost
   // when the records went through a WriteBatch).
   const uint64_t file_no = bulk_files_++;
-  std::vector<rocksdb::IngestExternalFileArg> args;
-  std::vector<std::string> written;
-  auto cleanup = [&] {
-    std::error_code ec;
-    for (const std::string& f : written) std::filesystem::remove(f, ec);
-  };
   const auto& ops = write.ops;
   for (size_t i = 0; i < order.size();) {
     const uint8_t cf = ops[order[i]].cf;
@@ -434,33 +445,38 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
     std::string file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" +
                        std::to_string(cf) + ".sst";
     rocksdb::Status s = writer.Open(file);
-    if (s.ok()) written.push_back(file);
+    if (s.ok()) out->written.push_back(file);
     for (size_t j = i; s.ok() && j < end; ++j) {
       const PreparedWrite::Op& op = ops[order[j]];
       s = op.erase ? writer.Delete(op.key) : writer.Put(op.key, op.value);
     }
     if (s.ok()) s = writer.Finish();
-    if (!s.ok()) {
-      cleanup();
-      return FromRocks(s, "writing " + file);
-    }
+    if (!s.ok()) return FromRocks(s, "writing " + file);
     rocksdb::IngestExternalFileArg arg;
     arg.column_family = handle;
     arg.external_files.push_back(file);
     arg.options.move_files = true;
     arg.options.write_global_seqno = false;  // kept in the MANIFEST instead of rewriting the file
-    args.push_back(std::move(arg));
+    out->args.push_back(std::move(arg));
     i = end;
   }
-  if (!args.empty()) {
-    rocksdb::Status s = db_->IngestExternalFiles(args);
-    cleanup();  // moved files are links by now; what is left was not ingested
-    LIMBIC_RETURN_IF_ERROR(FromRocks(s, "loading table files into the projections"));
-  }
-  const PreparedWrite* writes[] = {&write};
-  UpdateThreadTable(writes);
-  applied_seq_.store(last_seq, std::memory_order_release);
   return Status::OK();
+}
+
+Status Projection::IngestBulkFiles(const BulkFiles& files) {
+  if (!files.args.empty())
+    LIMBIC_RETURN_IF_ERROR(
+        FromRocks(db_->IngestExternalFiles(files.args), "loading table files into the projections"));
+  const PreparedWrite* writes[] = {&files.write};
+  UpdateThreadTable(writes);
+  applied_seq_.store(files.last_seq, std::memory_order_release);
+  return Status::OK();
+}
+
+Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
+  BulkFiles files;
+  LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *this, last_seq, &files));
+  return IngestBulkFiles(files);
 }
 
 Status Projection::StartBulkFlush() {
@@ -478,9 +494,20 @@ Status Projection::FinishBulkFlush() { return flushing_ ? flushing_->Wait() : St
 
 Status Projection::Flush() {
   if (read_only_) return Status::OK();
+  // The last write's files are made while the one before is still being
+  // written: prepared over what that one holds (its records over the DB's),
+  // and ingested after it, so theirs are the newer versions.
+  std::optional<BulkFiles> last;
+  Status made;
+  if (bulk_ && bulk_error_.ok()) {
+    last.emplace();
+    const RecordReader& before = flushing_ ? static_cast<const RecordReader&>(*flushing_) : *this;
+    made = MakeBulkFiles(*bulk_, before, bulk_seq_, &*last);
+  }
   LIMBIC_RETURN_IF_ERROR(FinishBulkFlush());
   LIMBIC_RETURN_IF_ERROR(bulk_error_);
-  if (bulk_) LIMBIC_RETURN_IF_ERROR(WriteBulk(*bulk_, bulk_seq_));
+  LIMBIC_RETURN_IF_ERROR(made);
+  if (last) LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(*last));
   // Freeing the records held for the last writes (tens of thousands of
   // JSON trees) takes a while: a thread of its own does it while the caller
   // goes on (a replay computes its digest meanwhile).

@@ -199,9 +199,18 @@ class Projection final : public RecordReader {
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
   Status StartBulkFlush();
-  // Prepares a bulk load's changes (in two halves, on the calling thread
-  // and a helper) and writes them, with applied_seq = last_seq, as table
-  // files RocksDB ingests in one step.
+  // A bulk write's table files, not yet ingested (pools.cc).
+  struct BulkFiles;
+  // Prepares a bulk load's changes over `before` (in two halves, on the
+  // calling thread and a helper) and writes them, with applied_seq =
+  // last_seq, as one table file per column family. Any thread; table
+  // files are named apart by bulk_files_.
+  Status MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
+                       BulkFiles* out);
+  // Hands the files to RocksDB in one step (atomically), then moves the
+  // thread table and applied_seq on. Writes are ingested in seq order.
+  Status IngestBulkFiles(const BulkFiles& files);
+  // MakeBulkFiles over the DB, then IngestBulkFiles.
   Status WriteBulk(const Overlay& changes, uint64_t last_seq);
   // Waits for the write StartBulkFlush started, if any; its status.
   Status FinishBulkFlush();
@@ -210,7 +219,7 @@ class Projection final : public RecordReader {
   // it. bulk_ reads through flushing_ (records being written, read-only
   // while the write runs) to the DB.
   size_t bulk_flush_records_ = 50000;
-  uint64_t bulk_files_ = 0;  // table files written, for their names
+  std::atomic<uint64_t> bulk_files_{0};  // bulk writes made, for their files' names
   std::string path_;
   std::unique_ptr<Overlay> bulk_;
   uint64_t bulk_seq_ = 0;

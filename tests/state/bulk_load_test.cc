@@ -161,3 +161,29 @@ TEST_CASE("a bulk load's records and applied_seq reach the disk together", "[pro
   CHECK(BulkFilesIn(dir / "crashed").empty());
   CHECK(std::filesystem::exists(dir / "crashed/notes.txt"));
 }
+
+TEST_CASE("a bulk load's last write, made while the write before it runs, lands after it",
+          "[projection]") {
+  // Flush makes the last write's files while the write before it is still
+  // under way (20,000 records take a while), and those files change
+  // records that write holds: they must be ingested after it to win.
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  const size_t big = 20000;
+  for (size_t i = 1; i <= big; ++i) l.Percept("p-" + std::to_string(i));
+  for (size_t i = 1; i <= 20; ++i)
+    l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-" + std::to_string(i)}, {"thread_id", "t-1"}});
+  auto plain = OpenDb(dir / "plain");
+  REQUIRE(plain->Apply(l.events).ok());
+  auto bulk = OpenBulk(dir / "bulk", big + 1);
+  const std::span<const Event> all(l.events);
+  REQUIRE(bulk->Apply(all.first(big + 1)).ok());  // the thread and the percepts: a write starts
+  REQUIRE(bulk->Apply(all.subspan(big + 1)).ok());
+  REQUIRE(bulk->Flush().ok());
+  CHECK(bulk->applied_seq() == l.events.size());
+  CHECK(*bulk->Digest() == *plain->Digest());
+  CHECK(bulk->CheckIndexes().ok());
+  CHECK(*bulk->CountUnprocessed("t-1") == 20);
+  CHECK(BulkFilesIn(dir / "bulk").empty());
+}
