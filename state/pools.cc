@@ -10,8 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iterator>
-#include <map>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -233,19 +232,13 @@ Projection::~Projection() {
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }
 
-namespace {
-
-using ChangeIt = std::map<Overlay::Key, Overlay::Change>::const_iterator;
-
-// Projection::Prepare for the changes in [first, last).
-Status PrepareRange(const Overlay& changes, ChangeIt first, ChangeIt last, const RecordReader& before,
-                    PreparedWrite* out) {
-  out->ops.reserve(out->ops.size() + static_cast<size_t>(std::distance(first, last)) * 4);
+Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
+                           PreparedWrite* out) const {
+  out->ops.reserve(out->ops.size() + changes.changes().size() * 4);
   auto op = [out](uint8_t cf, bool erase, std::string key, std::string value = {}) {
     out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
   };
-  for (ChangeIt it = first; it != last; ++it) {
-    const auto& [key, change] = *it;
+  for (const auto& [key, change] : changes.changes()) {
     const auto& [pool, id] = key;
     const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
     {
@@ -287,19 +280,6 @@ Status PrepareRange(const Overlay& changes, ChangeIt first, ChangeIt last, const
     else op(record_cf, true, id);
   }
   return Status::OK();
-}
-
-// Appends `from` to *to.
-template <typename T>
-void MoveAppend(std::vector<T>& from, std::vector<T>* to) {
-  to->insert(to->end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
-}  // namespace
-
-Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
-                           PreparedWrite* out) const {
-  return PrepareRange(changes, changes.changes().begin(), changes.changes().end(), before, out);
 }
 
 Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
@@ -406,24 +386,8 @@ struct Projection::BulkFiles {
 
 Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
                                  BulkFiles* out) {
-  // Prepared in two halves, the second on a helper thread: the load's last
-  // write runs while nothing else does (both cores idle but this one), and
-  // the others often while the reducer waits for them. Prepare only reads
-  // (`changes`, and `before` for records the reducer did not read).
   PreparedWrite& write = out->write;
-  PreparedWrite second;
-  const auto& all = changes.changes();
-  ChangeIt middle = all.begin();
-  std::advance(middle, all.size() / 2);
-  Status second_status;
-  std::thread helper([&] { second_status = PrepareRange(changes, middle, all.end(), before, &second); });
-  Status first_status = PrepareRange(changes, all.begin(), middle, before, &write);
-  helper.join();
-  LIMBIC_RETURN_IF_ERROR(first_status);
-  LIMBIC_RETURN_IF_ERROR(second_status);
-  MoveAppend(second.ops, &write.ops);
-  MoveAppend(second.threads, &write.threads);
-  MoveAppend(second.unprocessed, &write.unprocessed);
+  LIMBIC_RETURN_IF_ERROR(Prepare(changes, before, &write));
   // applied_seq goes in with the records, so a DB left by a replay that
   // died part way never holds records its applied_seq does not cover.
   out->last_seq = last_seq;

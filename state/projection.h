@@ -201,10 +201,9 @@ class Projection final : public RecordReader {
   Status StartBulkFlush();
   // A bulk write's table files, not yet ingested (pools.cc).
   struct BulkFiles;
-  // Prepares a bulk load's changes over `before` (in two halves, on the
-  // calling thread and a helper) and writes them, with applied_seq =
-  // last_seq, as one table file per column family. Any thread; table
-  // files are named apart by bulk_files_.
+  // Prepares a bulk load's changes over `before` and writes them, with
+  // applied_seq = last_seq, as one table file per column family. Any
+  // thread; table files are named apart by bulk_files_.
   Status MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
                        BulkFiles* out);
   // Hands the files to RocksDB in one step (atomically), then moves the
