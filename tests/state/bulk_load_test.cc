@@ -1,5 +1,5 @@
 // Replay's bulk load: the key order of its table files, going on after a
-// flush, stopping at a bad event, what reaches the disk.
+// flush, stopping at a bad event, what reaches the disk, the last write.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -23,6 +23,17 @@ std::vector<std::string> BulkFilesIn(const std::string& db_dir) {
   for (const auto& entry : std::filesystem::directory_iterator(db_dir))
     if (entry.path().filename().string().starts_with("bulk-")) out.push_back(entry.path().string());
   return out;
+}
+
+// A finished bulk load of `events` into `db_dir`: the records, digest and
+// applied_seq of applying them one by one (`plain`), its indexes whole, no
+// table file of its own left behind.
+void CheckLoadedAs(const Projection& bulk, const Projection& plain, const std::vector<Event>& events,
+                   const std::string& db_dir) {
+  CHECK(bulk.applied_seq() == events.size());
+  CHECK(*bulk.Digest() == *plain.Digest());
+  CHECK(bulk.CheckIndexes().ok());
+  CHECK(BulkFilesIn(db_dir).empty());
 }
 
 }  // namespace
@@ -91,11 +102,8 @@ TEST_CASE("a bulk load goes on after a flush and ends as applying event by event
   REQUIRE(bulk->Flush().ok());
   REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(4)).ok());
   REQUIRE(bulk->Flush().ok());
-  CHECK(bulk->applied_seq() == l.events.size());
-  CHECK(*bulk->Digest() == *plain->Digest());
-  CHECK(bulk->CheckIndexes().ok());
+  CheckLoadedAs(*bulk, *plain, l.events, dir / "bulk");
   CHECK(*bulk->CountUnprocessed("t-1") == 0);
-  CHECK(BulkFilesIn(dir / "bulk").empty());
 }
 
 TEST_CASE("a bulk load that meets a bad event stops there and writes none of it",
@@ -181,9 +189,6 @@ TEST_CASE("a bulk load's last write, made while the write before it runs, lands 
   REQUIRE(bulk->Apply(all.first(big + 1)).ok());  // the thread and the percepts: a write starts
   REQUIRE(bulk->Apply(all.subspan(big + 1)).ok());
   REQUIRE(bulk->Flush().ok());
-  CHECK(bulk->applied_seq() == l.events.size());
-  CHECK(*bulk->Digest() == *plain->Digest());
-  CHECK(bulk->CheckIndexes().ok());
+  CheckLoadedAs(*bulk, *plain, l.events, dir / "bulk");
   CHECK(*bulk->CountUnprocessed("t-1") == 20);
-  CHECK(BulkFilesIn(dir / "bulk").empty());
 }
