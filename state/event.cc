@@ -326,7 +326,7 @@ void AppendEncodedEvent(const Event& event, std::string* out) {
     out->push_back(',');
     // Invalid UTF-8 is replaced rather than thrown on: a percept's text is
     // untrusted.
-    AppendCompactJson(json(it.key()), out);
+    AppendJsonString(it.key(), out);
     out->push_back(':');
     AppendCompactJson(it.value(), out);
   }

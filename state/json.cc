@@ -66,12 +66,9 @@ std::optional<json> ParseJson(std::string_view text) {
   return std::nullopt;
 }
 
-namespace {
-
-// What nlohmann writes for a string (ensure_ascii off, invalid UTF-8
-// replaced): the bytes as they are when they are valid UTF-8 with nothing to
-// escape, which is almost always; anything else is left to nlohmann.
-void AppendString(const std::string& s, std::string* out) {
+// The bytes as they are when they are valid UTF-8 with nothing to escape,
+// which is almost always; anything else is left to nlohmann.
+void AppendJsonString(const std::string& s, std::string* out) {
   bool plain = true;
   for (unsigned char c : s)
     if (c < 0x20 || c == '"' || c == '\\') {
@@ -87,8 +84,6 @@ void AppendString(const std::string& s, std::string* out) {
   out->append(s);
   out->push_back('"');
 }
-
-}  // namespace
 
 void AppendCompactJson(const json& j, std::string* out) {
   char buf[64];
@@ -122,7 +117,7 @@ void AppendCompactJson(const json& j, std::string* out) {
       return;
     }
     case json::value_t::string:
-      AppendString(j.get_ref<const std::string&>(), out);
+      AppendJsonString(j.get_ref<const std::string&>(), out);
       return;
     case json::value_t::object: {
       out->push_back('{');
@@ -130,7 +125,7 @@ void AppendCompactJson(const json& j, std::string* out) {
       for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
         if (!first) out->push_back(',');
         first = false;
-        AppendString(key, out);
+        AppendJsonString(key, out);
         out->push_back(':');
         AppendCompactJson(value, out);
       }

@@ -33,6 +33,8 @@ std::optional<nlohmann::json> ParseJson(std::string_view text);
 // gives (compact, keys in order, UTF-8 kept, invalid UTF-8 replaced), three
 // to four times faster: plain strings are copied, not escaped byte by byte.
 void AppendCompactJson(const nlohmann::json& j, std::string* out);
+// The same for one string (an object's key, say) without making a json of it.
+void AppendJsonString(const std::string& s, std::string* out);
 
 // Why `text` is not valid JSON, naming the byte ("syntax error at byte 17:
 // ..."). For error messages only: it is slow.

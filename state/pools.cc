@@ -191,7 +191,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
 // A bulk flush under way: writes `changes` on its own thread. Until the
 // next one starts, it is the base of the new bulk overlay, which reads its
 // changes (never changed while the write runs) and else the DB, where
-// nothing else is being written.
+// nothing else is being written; Flush prepares the last write over it.
 class Projection::Flushing final : public RecordReader {
  public:
   Flushing(Projection* p, std::unique_ptr<Overlay> changes, uint64_t seq,
@@ -299,7 +299,6 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq));
   rocksdb::WriteOptions wo;
   wo.sync = false;  // the events log is the durability point
-  wo.disableWAL = bulk_load_;
   LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
   UpdateThreadTable(writes);
   applied_seq_.store(last_seq, std::memory_order_release);

@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "state/archive/archive.h"
 #include "state/test_util.h"

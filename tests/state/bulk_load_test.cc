@@ -89,7 +89,7 @@ TEST_CASE("a bulk load goes on after a flush and ends as applying event by event
   ScratchDir dir;
   Log l;
   l.Thread("t-1");
-  for (int i = 1; i <= 4; ++i) l.Percept("p-" + std::to_string(i));
+  l.Percepts(1, 4);
   l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
   l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-1"}});
   l.Add(EventType::kPerceptRemoved, {{"percept_id", "p-2"}});
@@ -111,7 +111,7 @@ TEST_CASE("a bulk load that meets a bad event stops there and writes none of it"
   ScratchDir dir;
   Log l;
   l.Thread("t-1");
-  for (int i = 1; i <= 5; ++i) l.Percept("p-" + std::to_string(i));
+  l.Percepts(1, 5);
   l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
   // p-1 is held (assigned) by the overlay when this fails: the reducer has
   // taken it out, and the hollow record left there must never be written.
@@ -147,7 +147,7 @@ TEST_CASE("a bulk load's records and applied_seq reach the disk together", "[pro
   ScratchDir dir;
   Log l;
   l.Thread("t-1");
-  for (int i = 1; i <= 5; ++i) l.Percept("p-" + std::to_string(i));
+  l.Percepts(1, 5);
   auto bulk = OpenBulk(dir / "db", 3);
   for (size_t i = 0; i < l.events.size(); ++i)
     REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
@@ -179,7 +179,7 @@ TEST_CASE("a bulk load's last write, made while the write before it runs, lands 
   Log l;
   l.Thread("t-1");
   const size_t big = 20000;
-  for (size_t i = 1; i <= big; ++i) l.Percept("p-" + std::to_string(i));
+  l.Percepts(1, big);
   for (size_t i = 1; i <= 20; ++i)
     l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-" + std::to_string(i)}, {"thread_id", "t-1"}});
   auto plain = OpenDb(dir / "plain");

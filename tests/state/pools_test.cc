@@ -176,7 +176,7 @@ TEST_CASE("digests: equal for the same events however grouped, different otherwi
   ScratchDir dir;
   Log l;
   l.Thread("t-1");
-  for (int i = 0; i < 30; ++i) l.Percept("p-" + std::to_string(i));
+  l.Percepts(0, 29);
   l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-3"}, {"thread_id", "t-1"}});
   l.Add(EventType::kArousalSet, {{"level", 0.9}});
   auto one = OpenDb(dir / "one");

@@ -41,6 +41,10 @@ struct Log {
                                             {"percept_type", type},
                                             {"intensity", intensity}});
   }
+  // percept_arrived for p-first ... p-last.
+  void Percepts(size_t first, size_t last) {
+    for (size_t i = first; i <= last; ++i) Percept("p-" + std::to_string(i));
+  }
   Event& Thread(const std::string& id) {
     return Add(EventType::kThreadCreated, {{"thread_id", id}, {"goal", "g"}, {"salience", 0.5}});
   }

@@ -2,7 +2,6 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
-#include <sstream>
 
 #include "state/test_util.h"
 

@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "memory/loopback_server.h"
 #include "state/memory/world/day_input.h"
