@@ -12,6 +12,13 @@ std::string Dump(const json& j) {
   return out;
 }
 
+std::string Dump(const Record& record) {
+  if (const json* j = std::get_if<json>(&record)) return Dump(*j);
+  std::string out;
+  std::get<PerceptRecord>(record).AppendJson(&out);
+  return out;
+}
+
 std::string Ts8(TimeMs t) {
   uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);
   std::string out(8, '\0');
@@ -102,26 +109,74 @@ std::string UnprocessedFor(const json& percept) {
   return StrOf(percept, "status") == "assigned" ? StrOf(percept, "thread_id") : std::string();
 }
 
+std::string UnprocessedFor(const Record& percept) {
+  if (const json* j = std::get_if<json>(&percept)) return UnprocessedFor(*j);
+  const PerceptRecord& p = std::get<PerceptRecord>(percept);
+  return p.status() == "assigned" && p.thread_id() ? *p.thread_id() : std::string();
+}
+
+namespace {
+
+// What a percept's index entries are made of.
+struct PerceptKeys {
+  TimeMs ts = 0;
+  uint64_t seq = 0;
+  std::string_view status, source, type, thread;  // "" when absent
+};
+
+void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<IndexEntry>* out) {
+  auto key = [out](std::string k) { out->emplace_back(std::move(k), std::string()); };
+  const std::string tail = Rt8(k.ts) + Rseq8(k.seq) + id;
+  auto with = [&tail](std::string_view prefix, std::string_view name) {
+    std::string s;
+    s.reserve(prefix.size() + name.size() + 1 + tail.size());
+    s.append(prefix).append(name).push_back('\0');
+    s.append(tail);
+    return s;
+  };
+  key("P|T|" + tail);
+  key(with("P|s|", k.source));
+  key(with("P|y|", k.type));
+  key(with("P|u|", k.status));
+  if (k.status == "new") key(with("P|n|", k.source));
+  if (!k.thread.empty()) {
+    key(with("P|h|", k.thread));
+    if (k.status == "assigned") key(with("P|a|", k.thread));
+  }
+}
+
+}  // namespace
+
+std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec) {
+  const PerceptRecord* p = std::get_if<PerceptRecord>(&rec);
+  if (!p) return IndexEntries(pool, id, std::get<json>(rec));
+  std::vector<IndexEntry> out;
+  PerceptKeys k;
+  k.ts = p->ts();
+  k.seq = p->seq();
+  k.status = p->status();
+  k.source = p->source();
+  k.type = p->type();
+  if (p->thread_id()) k.thread = *p->thread_id();
+  PerceptEntries(id, k, &out);
+  return out;
+}
+
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec) {
   std::vector<IndexEntry> out;
   auto key = [&out](std::string k) { out.emplace_back(std::move(k), std::string()); };
   if (pool == Pool::kPercepts) {
     auto seq = rec.find("seq");
-    std::string tail = Rt8(RecordTime(rec)) +
-                       Rseq8(seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0) +
-                       id;
-    const std::string status = StrOf(rec, "status");
-    const std::string source = StrOf(rec, "source");
-    key("P|T|" + tail);
-    key("P|s|" + source + '\0' + tail);
-    key("P|y|" + StrOf(rec, "type") + '\0' + tail);
-    key("P|u|" + status + '\0' + tail);
-    if (status == "new") key("P|n|" + source + '\0' + tail);
-    std::string thread = StrOf(rec, "thread_id");
-    if (!thread.empty()) {
-      key("P|h|" + thread + '\0' + tail);
-      if (status == "assigned") key("P|a|" + thread + '\0' + tail);
-    }
+    const std::string status = StrOf(rec, "status"), source = StrOf(rec, "source"),
+                      type = StrOf(rec, "type"), thread = StrOf(rec, "thread_id");
+    PerceptKeys k;
+    k.ts = RecordTime(rec);
+    k.seq = seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0;
+    k.status = status;
+    k.source = source;
+    k.type = type;
+    k.thread = thread;
+    PerceptEntries(id, k, &out);
   } else if (pool == Pool::kThreads) {
     out.emplace_back("T|u|" + StrOf(rec, "status") + '\0' + id, ThreadIndexValue(rec));
   } else if (pool == Pool::kActions) {

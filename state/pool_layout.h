@@ -67,6 +67,7 @@ struct Projection::Handles {
 
 // A record as stored: compact JSON, invalid UTF-8 replaced.
 std::string Dump(const json& j);
+std::string Dump(const Record& record);
 
 // TS8: ms as 8 bytes big-endian, sign bit flipped (byte order = time order).
 std::string Ts8(TimeMs t);
@@ -87,6 +88,7 @@ std::string ThreadIndexValue(const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const json& rec);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
+std::string UnprocessedFor(const Record& percept);
 // The ops a bulk write puts in its table files, in the order it writes
 // them: positions in `ops` sorted by column family, then key (bytewise,
 // RocksDB's order); of several ops on one key, only the last one given.
@@ -94,5 +96,8 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops);
 // The index entries (key, value) a record implies.
 using IndexEntry = std::pair<std::string, std::string>;
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec);
+// The same for a record in either form: a typed percept's entries are
+// those of its JSON.
+std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec);
 
 }  // namespace limbic::state

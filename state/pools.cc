@@ -213,8 +213,18 @@ class Projection::Flushing final : public RecordReader {
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
     const auto& changes = changes_->changes();
     auto it = changes.find(Overlay::Key(pool, std::string(id)));
-    if (it != changes.end()) return it->second.record;
-    return p_->Get(pool, id);
+    if (it == changes.end()) return p_->Get(pool, id);
+    if (!it->second.record) return std::optional<json>();
+    return std::optional<json>(RecordJson(*it->second.record));
+  }
+  Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override {
+    const auto& changes = changes_->changes();
+    auto it = changes.find(Overlay::Key(Pool::kPercepts, std::string(id)));
+    if (it == changes.end()) return p_->GetPercept(id);
+    if (!it->second.record) return std::optional<PerceptRecord>();
+    auto p = PerceptOf(*it->second.record, id);
+    if (!p.ok()) return p.status();
+    return std::optional<PerceptRecord>(std::move(*p));
   }
 
  private:
@@ -243,12 +253,18 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
     const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
     {
       // The reducer read every record it changed; reuse what it found.
-      const std::optional<json>* old = changes.BaseRead(key);
-      std::optional<json> fetched;
+      const std::optional<Record>* old = changes.BaseRead(key);
+      std::optional<Record> fetched;
       if (!old) {
-        auto r = before.Get(pool, id);
-        if (!r.ok()) return r.status();
-        fetched = std::move(*r);
+        if (pool == Pool::kPercepts) {
+          auto r = before.GetPercept(id);
+          if (!r.ok()) return r.status();
+          if (r->has_value()) fetched.emplace(std::in_place_type<PerceptRecord>, std::move(**r));
+        } else {
+          auto r = before.Get(pool, id);
+          if (!r.ok()) return r.status();
+          if (r->has_value()) fetched.emplace(std::in_place_type<json>, std::move(**r));
+        }
         old = &fetched;
       }
       std::vector<IndexEntry> was, now;
@@ -264,8 +280,8 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
           op(kIndexCf, false, std::move(e.first), std::move(e.second));
       // The thread table follows the same changes.
       if (pool == Pool::kThreads) {
-        out->threads.emplace_back(id, change.record ? std::optional<ThreadSummary>(
-                                                          SummaryOf(id, *change.record))
+        out->threads.emplace_back(id, change.record ? std::optional<ThreadSummary>(SummaryOf(
+                                                          id, std::get<json>(*change.record)))
                                                     : std::nullopt);
       } else if (pool == Pool::kPercepts) {
         std::string from = old->has_value() ? UnprocessedFor(**old) : std::string();

@@ -31,28 +31,118 @@ json DefaultArousal() {
           {"updated_at", nullptr}};
 }
 
+json RecordJson(const Record& record) {
+  if (const json* j = std::get_if<json>(&record)) return *j;
+  return std::get<PerceptRecord>(record).ToJson();
+}
+
+Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id) {
+  if (const PerceptRecord* p = std::get_if<PerceptRecord>(&record)) return *p;
+  auto p = PerceptRecord::FromJson(std::get<json>(record));
+  if (!p.ok()) return Status::Corruption("percept " + std::string(id) + ": " + p.status().message());
+  return p;
+}
+
+Result<std::optional<PerceptRecord>> RecordReader::GetPercept(std::string_view id) const {
+  auto r = Get(Pool::kPercepts, id);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return std::optional<PerceptRecord>();
+  auto p = PerceptOf(Record(std::in_place_type<json>, std::move(**r)), id);
+  if (!p.ok()) return p.status();
+  return std::optional<PerceptRecord>(std::move(*p));
+}
+
+namespace {
+
+std::optional<json> JsonOf(const std::optional<Record>& record) {
+  if (!record) return std::nullopt;
+  return RecordJson(*record);
+}
+
+Result<std::optional<PerceptRecord>> TypedOf(const std::optional<Record>& record, std::string_view id) {
+  if (!record) return std::optional<PerceptRecord>();
+  auto p = PerceptOf(*record, id);
+  if (!p.ok()) return p.status();
+  return std::optional<PerceptRecord>(std::move(*p));
+}
+
+}  // namespace
+
 Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
   Key key(pool, std::string(id));
   auto it = changes_.find(key);
-  if (it != changes_.end()) return it->second.record;
+  if (it != changes_.end()) return JsonOf(it->second.record);
+  return BaseGet(std::move(key));
+}
+
+Result<std::optional<json>> Overlay::BaseGet(Key key) const {
   if (remember_) {
     auto seen = base_reads_.find(key);
-    if (seen != base_reads_.end()) return seen->second;
+    if (seen != base_reads_.end()) return JsonOf(seen->second);
   }
   if (!base_) return std::optional<json>();
-  auto r = base_->Get(pool, id);
-  if (remember_ && r.ok()) base_reads_.emplace(std::move(key), *r);
+  if (remember_ && key.first == Pool::kPercepts) {
+    // Remembered typed, as Prepare and TakePercept want it.
+    auto r = base_->GetPercept(key.second);
+    if (!r.ok()) return r.status();
+    std::optional<Record> found;
+    if (r->has_value()) found.emplace(std::move(**r));
+    return JsonOf(base_reads_.emplace(std::move(key), std::move(found)).first->second);
+  }
+  auto r = base_->Get(key.first, key.second);
+  if (remember_ && r.ok()) base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
+  return r;
+}
+
+Result<std::optional<PerceptRecord>> Overlay::GetPercept(std::string_view id) const {
+  Key key(Pool::kPercepts, std::string(id));
+  auto it = changes_.find(key);
+  if (it != changes_.end()) return TypedOf(it->second.record, id);
+  return BaseGetPercept(std::move(key));
+}
+
+Result<std::optional<PerceptRecord>> Overlay::BaseGetPercept(Key key) const {
+  if (remember_) {
+    auto seen = base_reads_.find(key);
+    if (seen != base_reads_.end()) return TypedOf(seen->second, key.second);
+  }
+  if (!base_) return std::optional<PerceptRecord>();
+  auto r = base_->GetPercept(key.second);
+  if (remember_ && r.ok())
+    base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
   return r;
 }
 
 Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
-  auto it = changes_.find(Key(pool, std::string(id)));
-  if (it == changes_.end()) return Get(pool, id);
-  return std::move(it->second.record);  // leaves a moved-from record until Put or Delete
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGet(std::move(key));
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<json>();
+  // Leaves a moved-from record until Put or Delete.
+  if (json* j = std::get_if<json>(&*record)) return std::optional<json>(std::move(*j));
+  return JsonOf(record);
+}
+
+Result<std::optional<PerceptRecord>> Overlay::TakePercept(std::string_view id) {
+  Key key(Pool::kPercepts, std::string(id));
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGetPercept(std::move(key));
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<PerceptRecord>();
+  // Leaves a moved-from record until Put or Delete.
+  if (PerceptRecord* p = std::get_if<PerceptRecord>(&*record))
+    return std::optional<PerceptRecord>(std::move(*p));
+  return TypedOf(record, id);
 }
 
 void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
-  changes_[Key(pool, std::move(id))] = Change{std::move(record), seq};
+  changes_[Key(pool, std::move(id))] = Change{Record(std::in_place_type<json>, std::move(record)), seq};
+}
+
+void Overlay::PutPercept(std::string id, PerceptRecord record, uint64_t seq) {
+  changes_[Key(Pool::kPercepts, std::move(id))] =
+      Change{Record(std::in_place_type<PerceptRecord>, std::move(record)), seq};
 }
 
 void Overlay::Delete(Pool pool, std::string id, uint64_t seq) {
@@ -92,10 +182,14 @@ class Step {
   Result<json> Take(Pool pool, const std::string& id, std::string_view what) {
     return Found(o_->Take(pool, id), id, what);
   }
+  // The percept, typed, or NotFound naming it.
+  Result<PerceptRecord> NeedPercept(const std::string& id) { return Found(o_->GetPercept(id), id, "percept"); }
+  // The percept, to be changed and put back (PutPercept or Delete).
+  Result<PerceptRecord> TakePercept(const std::string& id) { return Found(o_->TakePercept(id), id, "percept"); }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
-    auto r = o_->Get(pool, id);
-    if (!r.ok()) return r.status();
-    if (r->has_value())
+    Result<bool> exists = Exists(pool, id);
+    if (!exists.ok()) return exists.status();
+    if (*exists)
       return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id + " already exists");
     return Status::OK();
   }
@@ -103,10 +197,12 @@ class Step {
     return Status::FailedPrecondition(Where() + ": " + std::string(what) + " " + id + " " + why);
   }
   void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
+  void PutPercept(const std::string& id, PerceptRecord rec) { o_->PutPercept(id, std::move(rec), e_.seq); }
   void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
 
   // The record `r` holds, or NotFound naming it.
-  Result<json> Found(Result<std::optional<json>> r, const std::string& id, std::string_view what) const {
+  template <typename T>
+  Result<T> Found(Result<std::optional<T>> r, const std::string& id, std::string_view what) const {
     if (!r.ok()) return r.status();
     if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
     return std::move(**r);
@@ -115,12 +211,26 @@ class Step {
   std::string Where() const {
     return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
   }
+  TimeMs ts_ms() const { return e_.ts; }
+  uint64_t seq() const { return e_.seq; }
   const std::string& ts() const { return ts_; }
   std::string Str(const char* key) const { return e_.Str(key); }
   const json& F() const { return e_.fields; }
   bool Has(const char* key) const { return e_.fields.contains(key); }
 
  private:
+  // Whether the record exists (a percept is looked up typed: no JSON made).
+  Result<bool> Exists(Pool pool, const std::string& id) {
+    if (pool == Pool::kPercepts) {
+      auto r = o_->GetPercept(id);
+      if (!r.ok()) return r.status();
+      return r->has_value();
+    }
+    auto r = o_->Get(pool, id);
+    if (!r.ok()) return r.status();
+    return r->has_value();
+  }
+
   const Event& e_;
   Overlay* o_;
   std::string ts_;
@@ -170,29 +280,18 @@ Status ReducePercept(const Event& e, Step& s) {
   const std::string id = s.Str("percept_id");
   if (e.type == EventType::kPerceptArrived) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kPercepts, id, "percept"));
-    Rec rec;
-    rec.Set("id", id)
-        .Set("source", s.F()["source"])
-        .Set("type", s.F()["percept_type"])
-        .Set("intensity", s.F()["intensity"])
-        .Set("ts", s.ts())
-        .Set("seq", e.seq)
-        .Set("thread_id", nullptr)
-        .Set("status", "new")
-        .Set("data", FieldOr(s.F(), "data", json::object()));
-    if (s.Has("text")) rec.Set("text", s.F()["text"]);
-    s.Put(Pool::kPercepts, id, rec.Take());
+    s.PutPercept(id, PerceptRecord::Arrived(id, s.F(), s.ts_ms(), s.seq()));
     return Status::OK();
   }
-  auto p = s.Take(Pool::kPercepts, id, "percept");
+  auto p = s.TakePercept(id);
   if (!p.ok()) return p.status();
-  json& rec = *p;
+  PerceptRecord& rec = *p;
   if (e.type == EventType::kPerceptRemoved) {
     s.Delete(Pool::kPercepts, id);
     return Status::OK();
   }
-  if (!Is(rec, "status", "new") && !Is(rec, "status", "assigned"))
-    return s.Wrong("percept", id, "is " + rec.value("status", "?"));
+  if (rec.status() != "new" && rec.status() != "assigned")
+    return s.Wrong("percept", id, "is " + rec.status());
   switch (e.type) {
     case EventType::kPerceptAssigned: {
       const std::string thread_id = s.Str("thread_id");
@@ -200,13 +299,14 @@ Status ReducePercept(const Event& e, Step& s) {
       if (!t.ok()) return t.status();
       if (Is(*t, "status", "complete")) return s.Wrong("thread", thread_id, "is complete");
       // Moving it: the earlier thread forgets it.
-      if (rec["thread_id"].is_string() && rec["thread_id"] != thread_id) {
-        auto old = s.Take(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+      if (rec.thread_id() && *rec.thread_id() != thread_id) {
+        const std::string earlier = *rec.thread_id();
+        auto old = s.Take(Pool::kThreads, earlier, "thread");
         if (old.ok()) {
           json& list = (*old)["percepts"];
           if (list.is_array())
             list.erase(std::remove(list.begin(), list.end(), json(id)), list.end());
-          s.Put(Pool::kThreads, rec["thread_id"].get<std::string>(), std::move(*old));
+          s.Put(Pool::kThreads, earlier, std::move(*old));
         }
       }
       json& list = (*t)["percepts"];
@@ -214,28 +314,29 @@ Status ReducePercept(const Event& e, Step& s) {
       if (std::find(list.begin(), list.end(), json(id)) == list.end()) list.push_back(id);
       (*t)["last_active"] = s.ts();
       s.Put(Pool::kThreads, thread_id, std::move(*t));
-      rec["thread_id"] = thread_id;
-      rec["status"] = "assigned";
+      rec.set_thread_id(thread_id);
+      rec.set_status("assigned");
       break;
     }
     case EventType::kPerceptProcessed:
-      rec["status"] = "processed";
-      if (rec["thread_id"].is_string()) {
-        auto t = s.Take(Pool::kThreads, rec["thread_id"].get<std::string>(), "thread");
+      rec.set_status("processed");
+      if (rec.thread_id()) {
+        const std::string& thread_id = *rec.thread_id();
+        auto t = s.Take(Pool::kThreads, thread_id, "thread");
         if (t.ok()) {
           (*t)["last_active"] = s.ts();
-          s.Put(Pool::kThreads, rec["thread_id"].get<std::string>(), std::move(*t));
+          s.Put(Pool::kThreads, thread_id, std::move(*t));
         }
       }
       break;
     case EventType::kPerceptDropped:
-      rec["status"] = "dropped";
-      if (s.Has("reason")) rec["drop_reason"] = s.F()["reason"];
+      rec.set_status("dropped");
+      if (s.Has("reason")) rec.set_drop_reason(s.F()["reason"]);
       break;
     default:
       return Status::Internal("not a percept event");
   }
-  s.Put(Pool::kPercepts, id, std::move(rec));
+  s.PutPercept(id, std::move(rec));
   return Status::OK();
 }
 
@@ -244,7 +345,7 @@ Status ReduceThread(const Event& e, Step& s) {
   if (e.type == EventType::kThreadCreated) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kThreads, id, "thread"));
     if (s.Has("from_percept")) {
-      auto p = s.Need(Pool::kPercepts, s.Str("from_percept"), "percept");
+      auto p = s.NeedPercept(s.Str("from_percept"));
       if (!p.ok()) return p.status();
     }
     json state = {{"phase", nullptr}, {"context", json::object()}, {"next_step", nullptr}};
@@ -458,13 +559,12 @@ Status ReduceStaged(const Event& e, Step& s) {
     threads.push_back(id);
   }
   for (const std::string& id : ids("percept_ids")) {
-    auto p = s.Need(Pool::kPercepts, id, "percept");
+    auto p = s.NeedPercept(id);
     if (!p.ok()) return p.status();
-    auto owner = p->find("thread_id");
-    bool with_thread = owner != p->end() && owner->is_string() &&
-                       std::find(threads.begin(), threads.end(), owner->get<std::string>()) != threads.end();
-    if (!with_thread && !Is(*p, "status", "processed") && !Is(*p, "status", "dropped"))
-      return s.Wrong("percept", id, "is " + p->value("status", "?") + ", not processed or dropped");
+    const std::optional<std::string>& owner = p->thread_id();
+    bool with_thread = owner && std::find(threads.begin(), threads.end(), *owner) != threads.end();
+    if (!with_thread && p->status() != "processed" && p->status() != "dropped")
+      return s.Wrong("percept", id, "is " + p->status() + ", not processed or dropped");
     s.Delete(Pool::kPercepts, id);
   }
   for (const std::string& id : ids("action_ids")) LIMBIC_RETURN_IF_ERROR(RemoveFinishedAction(s, id));

@@ -11,7 +11,9 @@
 // the current state (unknown thread, completing a deleted thread, assigning a
 // processed percept, ...) is an error naming the event and the record.
 //
-// Records are JSON objects (their shape is in docs/events.md, "Pools"):
+// Records are JSON objects (their shape is in docs/events.md, "Pools"); the
+// write path holds percepts, three quarters of all records, in typed form
+// (PerceptRecord, the same JSON when read through Get):
 //   percept  {id, source, type, intensity, ts, seq, thread_id|null, status, text?, data}
 //            (seq: of its percept_arrived event; orders percepts of one millisecond)
 //   thread   {id, goal, status, salience, percepts[], state{phase, context, next_step},
@@ -38,8 +40,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "state/event.h"
+#include "state/percept_record.h"
 #include "state/status.h"
 
 namespace limbic::state {
@@ -67,11 +71,25 @@ inline constexpr std::string_view kArousalId = "arousal";
 // {user_waiting:false, recent_errors:0, budget_pressure:false}, updated_at null.
 json DefaultArousal();
 
-// Read access to records. Get returns nullopt for a record that does not exist.
+// A record as the write path holds it: a percept typed, or else JSON. A
+// percept given as JSON (a test's Overlay::Put, say) is accepted too; every
+// reader of a Record handles both forms.
+using Record = std::variant<json, PerceptRecord>;
+// The record's JSON (for a PerceptRecord, its ToJson()).
+json RecordJson(const Record& record);
+// A percept record typed (FromJson for the JSON form); `id` names it in the
+// error.
+Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id);
+
+// Read access to records. Get and GetPercept return nullopt for a record
+// that does not exist.
 class RecordReader {
  public:
   virtual ~RecordReader() = default;
   virtual Result<std::optional<json>> Get(Pool pool, std::string_view id) const = 0;
+  // A percept, typed. This default reads Get's JSON and converts it;
+  // readers that hold typed percepts return them without converting.
+  virtual Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const;
 };
 
 // Changes on top of a base reader: reads see the changes first, then the
@@ -80,23 +98,27 @@ class RecordReader {
 class Overlay final : public RecordReader {
  public:
   struct Change {
-    std::optional<json> record;  // nullopt = deleted
+    std::optional<Record> record;  // nullopt = deleted
     uint64_t seq = 0;
   };
   using Key = std::pair<Pool, std::string>;
+  using Changes = std::map<Key, Change>;
 
   // `base` may be nullptr (an empty base); it must outlive the Overlay.
   explicit Overlay(const RecordReader* base) : base_(base) {}
 
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
+  Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override;
   // The record, for the caller to change and put back with Put or Delete:
   // moved out of this overlay when the overlay holds a change of it (a
   // copy of the base's otherwise), so changing a record touched by many
   // events does not copy it each time. Until it is put back the overlay
   // holds a hollow record there: a caller that fails in between must
-  // discard the overlay (see Reduce).
+  // discard the overlay (see Reduce). Percepts are taken with TakePercept.
   Result<std::optional<json>> Take(Pool pool, std::string_view id);
+  Result<std::optional<PerceptRecord>> TakePercept(std::string_view id);
   void Put(Pool pool, std::string id, json record, uint64_t seq);
+  void PutPercept(std::string id, PerceptRecord record, uint64_t seq);
   void Delete(Pool pool, std::string id, uint64_t seq);
 
   // Moves every change of `child` (an Overlay over this one) into this one.
@@ -106,7 +128,7 @@ class Overlay final : public RecordReader {
   // Forgets the change of `key` if it was made by an event with seq <= `seq`.
   void Forget(const Key& key, uint64_t seq);
 
-  const std::map<Key, Change>& changes() const { return changes_; }
+  const Changes& changes() const { return changes_; }
   bool empty() const { return changes_.empty(); }
   void Clear() {
     changes_.clear();
@@ -117,16 +139,21 @@ class Overlay final : public RecordReader {
   // base (nullopt = absent); Projection::Apply uses it to find the index
   // entries to replace without reading the record a second time.
   void remember_base_reads(bool on) { remember_ = on; }
-  const std::optional<json>* BaseRead(const Key& key) const {
+  const std::optional<Record>* BaseRead(const Key& key) const {
     auto it = base_reads_.find(key);
     return it == base_reads_.end() ? nullptr : &it->second;
   }
 
  private:
+  // `key` read below this overlay's changes: the base's record (remembered
+  // with remember_base_reads).
+  Result<std::optional<json>> BaseGet(Key key) const;
+  Result<std::optional<PerceptRecord>> BaseGetPercept(Key key) const;
+
   const RecordReader* base_;
-  std::map<Key, Change> changes_;
+  Changes changes_;
   bool remember_ = false;
-  mutable std::map<Key, std::optional<json>> base_reads_;
+  mutable std::map<Key, std::optional<Record>> base_reads_;
 };
 
 // Applies `event` (schema-valid: see ValidateEventFields) to the records it

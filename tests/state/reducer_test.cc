@@ -238,7 +238,7 @@ TEST_CASE("take moves a record the overlay holds, copies one of its base", "[red
   REQUIRE(mine.ok());
   CHECK((**mine)["v"] == 2);
   // Moved out: the overlay holds a hollow record until it is put back.
-  CHECK(o.changes().at({Pool::kThreads, "t-2"}).record->is_null());
+  CHECK(std::get<json>(*o.changes().at({Pool::kThreads, "t-2"}).record).is_null());
   (**mine)["v"] = 3;
   o.Put(Pool::kThreads, "t-2", std::move(**mine), 3);
   CHECK((**o.Get(Pool::kThreads, "t-2"))["v"] == 3);

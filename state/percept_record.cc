@@ -1,0 +1,221 @@
+#include "state/percept_record.h"
+
+#include <charconv>
+#include <string_view>
+
+#include "state/json.h"
+
+namespace limbic::state {
+
+// The fields fixed at arrival. `bytes` holds them serialised, in four
+// pieces around the keys that change (each piece `"key":value` pairs joined
+// by commas, possibly empty):
+//   A: keys before "drop_reason" (data)
+//   B: keys between "drop_reason" and "status" (id, intensity, seq, source)
+//   C: keys between "status" and "thread_id" (text)
+//   D: keys after "thread_id" (ts, type)
+struct PerceptRecord::Fixed {
+  std::string source;
+  std::string type;
+  TimeMs ts = 0;
+  uint64_t seq = 0;
+  std::string bytes;
+  uint32_t b_at = 0, c_at = 0, d_at = 0;  // where pieces B, C and D start
+
+  std::string_view Piece(uint32_t from, uint32_t to) const {
+    return std::string_view(bytes).substr(from, to - from);
+  }
+};
+
+namespace {
+
+constexpr std::string_view kDropReason = "drop_reason";
+constexpr std::string_view kStatus = "status";
+constexpr std::string_view kThreadId = "thread_id";
+
+// Appends `"key":` to a piece, with a comma when it is not the first pair.
+void StartPair(std::string* piece, size_t piece_start, std::string_view key) {
+  if (piece->size() > piece_start) piece->push_back(',');
+  piece->push_back('"');
+  piece->append(key);  // the keys here are plain ASCII
+  piece->append("\":");
+}
+
+// Writes the record's pairs between '{' and '}', in key order.
+class PairWriter {
+ public:
+  explicit PairWriter(std::string* out) : out_(out) {}
+  void Piece(std::string_view piece) {
+    if (piece.empty()) return;
+    Comma();
+    out_->append(piece);
+  }
+  std::string* Key(std::string_view key) {
+    Comma();
+    out_->push_back('"');
+    out_->append(key);
+    out_->append("\":");
+    return out_;
+  }
+
+ private:
+  void Comma() {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+  }
+  std::string* out_;
+  bool first_ = true;
+};
+
+TimeMs TimeOf(const std::string& text) {
+  auto t = ParseTime(text);
+  return t.ok() ? *t : 0;
+}
+
+}  // namespace
+
+PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields, TimeMs ts,
+                                     uint64_t seq) {
+  auto field = [&fields](const char* key) -> const json* {
+    auto it = fields.find(key);
+    return it == fields.end() ? nullptr : &*it;
+  };
+  static const json kNull;
+  auto value = [&](const char* key) -> const json& {
+    const json* v = field(key);
+    return v ? *v : kNull;
+  };
+  auto fixed = std::make_shared<Fixed>();
+  std::string& b = fixed->bytes;
+  b.reserve(192);
+  // A
+  b.append("\"data\":");
+  if (const json* data = field("data")) AppendCompactJson(*data, &b);
+  else b.append("{}");
+  // B
+  fixed->b_at = static_cast<uint32_t>(b.size());
+  b.append("\"id\":");
+  AppendJsonString(id, &b);
+  b.append(",\"intensity\":");
+  AppendCompactJson(value("intensity"), &b);
+  b.append(",\"seq\":");
+  char digits[24];
+  b.append(digits, std::to_chars(digits, digits + sizeof digits, seq).ptr);
+  b.append(",\"source\":");
+  AppendCompactJson(value("source"), &b);
+  // C
+  fixed->c_at = static_cast<uint32_t>(b.size());
+  if (const json* text = field("text")) {
+    b.append("\"text\":");
+    AppendCompactJson(*text, &b);
+  }
+  // D
+  fixed->d_at = static_cast<uint32_t>(b.size());
+  const std::string ts_text = FormatTime(ts);
+  b.append("\"ts\":");
+  AppendJsonString(ts_text, &b);
+  b.append(",\"type\":");
+  AppendCompactJson(value("percept_type"), &b);
+
+  const json& source = value("source");
+  const json& type = value("percept_type");
+  if (source.is_string()) fixed->source = source.get<std::string>();
+  if (type.is_string()) fixed->type = type.get<std::string>();
+  fixed->ts = TimeOf(ts_text);
+  fixed->seq = seq;
+
+  PerceptRecord rec;
+  rec.fixed_ = std::move(fixed);
+  rec.status_ = "new";
+  return rec;
+}
+
+Result<PerceptRecord> PerceptRecord::FromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a percept record must be an object");
+  PerceptRecord rec;
+  auto fixed = std::make_shared<Fixed>();
+  std::string& b = fixed->bytes;
+  bool has_status = false, has_thread = false;
+  // Which piece the next fixed key goes to: 0..3 for A..D.
+  int piece = 0;
+  size_t piece_start = 0;
+  auto enter = [&](int p) {
+    while (piece < p) {
+      ++piece;
+      piece_start = b.size();
+      (piece == 1 ? fixed->b_at : piece == 2 ? fixed->c_at : fixed->d_at) = static_cast<uint32_t>(b.size());
+    }
+  };
+  for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
+    const std::string_view k = key;
+    if (k == kDropReason) {
+      enter(1);
+      rec.drop_reason_.clear();
+      AppendCompactJson(value, &rec.drop_reason_);
+      continue;
+    }
+    if (k == kStatus) {
+      if (!value.is_string()) return Status::InvalidArgument("percept record: status must be a string");
+      enter(2);
+      rec.status_ = value.get<std::string>();
+      has_status = true;
+      continue;
+    }
+    if (k == kThreadId) {
+      if (value.is_string()) rec.thread_id_ = value.get<std::string>();
+      else if (!value.is_null())
+        return Status::InvalidArgument("percept record: thread_id must be null or a string");
+      enter(3);
+      has_thread = true;
+      continue;
+    }
+    enter(k < kDropReason ? 0 : k < kStatus ? 1 : k < kThreadId ? 2 : 3);  // keys come in order
+    StartPair(&b, piece_start, k);
+    AppendCompactJson(value, &b);
+    if (k == "source" && value.is_string()) fixed->source = value.get<std::string>();
+    else if (k == "type" && value.is_string()) fixed->type = value.get<std::string>();
+    else if (k == "ts" && value.is_string()) fixed->ts = TimeOf(value.get<std::string>());
+    else if (k == "seq" && value.is_number_unsigned()) fixed->seq = value.get<uint64_t>();
+  }
+  if (!has_status) return Status::InvalidArgument("percept record: no status");
+  if (!has_thread) return Status::InvalidArgument("percept record: no thread_id");
+  enter(3);
+  rec.fixed_ = std::move(fixed);
+  return rec;
+}
+
+const std::string& PerceptRecord::source() const { return fixed_->source; }
+const std::string& PerceptRecord::type() const { return fixed_->type; }
+TimeMs PerceptRecord::ts() const { return fixed_->ts; }
+uint64_t PerceptRecord::seq() const { return fixed_->seq; }
+
+void PerceptRecord::set_drop_reason(const json& reason) {
+  drop_reason_.clear();
+  AppendCompactJson(reason, &drop_reason_);
+}
+
+void PerceptRecord::AppendJson(std::string* out) const {
+  const Fixed& f = *fixed_;
+  const uint32_t end = static_cast<uint32_t>(f.bytes.size());
+  out->push_back('{');
+  PairWriter w(out);
+  w.Piece(f.Piece(0, f.b_at));
+  if (!drop_reason_.empty()) w.Key(kDropReason)->append(drop_reason_);
+  w.Piece(f.Piece(f.b_at, f.c_at));
+  AppendJsonString(status_, w.Key(kStatus));
+  w.Piece(f.Piece(f.c_at, f.d_at));
+  std::string* t = w.Key(kThreadId);
+  if (thread_id_) AppendJsonString(*thread_id_, t);
+  else t->append("null");
+  w.Piece(f.Piece(f.d_at, end));
+  out->push_back('}');
+}
+
+json PerceptRecord::ToJson() const {
+  std::string text;
+  AppendJson(&text);
+  auto j = ParseJson(text);
+  return j ? std::move(*j) : json();
+}
+
+}  // namespace limbic::state
