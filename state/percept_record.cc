@@ -74,8 +74,8 @@ TimeMs TimeOf(const std::string& text) {
 
 }  // namespace
 
-PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields, TimeMs ts,
-                                     uint64_t seq) {
+PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields,
+                                     const std::string& ts_text, uint64_t seq) {
   auto field = [&fields](const char* key) -> const json* {
     auto it = fields.find(key);
     return it == fields.end() ? nullptr : &*it;
@@ -111,7 +111,6 @@ PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields, 
   }
   // D
   fixed->d_at = static_cast<uint32_t>(b.size());
-  const std::string ts_text = FormatTime(ts);
   b.append("\"ts\":");
   AppendJsonString(ts_text, &b);
   b.append(",\"type\":");

@@ -35,8 +35,10 @@ namespace limbic::state {
 class PerceptRecord {
  public:
   // The record percept_arrived creates: `fields` are the event's (validated),
-  // `ts` and `seq` the event's. status "new", thread_id null.
-  static PerceptRecord Arrived(const std::string& id, const json& fields, TimeMs ts, uint64_t seq);
+  // `ts_text` its time as FormatTime writes it, `seq` its seq. status "new",
+  // thread_id null.
+  static PerceptRecord Arrived(const std::string& id, const json& fields, const std::string& ts_text,
+                               uint64_t seq);
   // `rec` (a percept's JSON object) in typed form. InvalidArgument naming
   // the field when it is not an object, its status is not a string or its
   // thread_id neither null nor a string.

@@ -211,7 +211,6 @@ class Step {
   std::string Where() const {
     return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
   }
-  TimeMs ts_ms() const { return e_.ts; }
   uint64_t seq() const { return e_.seq; }
   const std::string& ts() const { return ts_; }
   std::string Str(const char* key) const { return e_.Str(key); }
@@ -280,7 +279,7 @@ Status ReducePercept(const Event& e, Step& s) {
   const std::string id = s.Str("percept_id");
   if (e.type == EventType::kPerceptArrived) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kPercepts, id, "percept"));
-    s.PutPercept(id, PerceptRecord::Arrived(id, s.F(), s.ts_ms(), s.seq()));
+    s.PutPercept(id, PerceptRecord::Arrived(id, s.F(), s.ts(), s.seq()));
     return Status::OK();
   }
   auto p = s.TakePercept(id);

@@ -50,7 +50,7 @@ TEST_CASE("an arrived percept is the record the reducer always built", "[percept
   const json bare = {{"source", "timer"}, {"percept_type", "tick"}, {"intensity", 1}};
   for (const json& fields : {with_all, bare}) {
     CAPTURE(fields.dump());
-    PerceptRecord p = PerceptRecord::Arrived("p-7", fields, kT, 7);
+    PerceptRecord p = PerceptRecord::Arrived("p-7", fields, FormatTime(kT), 7);
     const json expected = ArrivedJson("p-7", fields, kT, 7);
     CHECK(Bytes(p) == Dump(expected));
     CHECK(p.ToJson() == expected);
@@ -67,7 +67,7 @@ TEST_CASE("an arrived percept is the record the reducer always built", "[percept
 TEST_CASE("changing status, thread and drop reason changes the bytes as the JSON would",
           "[percept_record]") {
   const json fields = {{"source", "chat"}, {"percept_type", "msg"}, {"intensity", 0.5}, {"text", "hi"}};
-  PerceptRecord p = PerceptRecord::Arrived("p-1", fields, kT, 1);
+  PerceptRecord p = PerceptRecord::Arrived("p-1", fields, FormatTime(kT), 1);
   json j = ArrivedJson("p-1", fields, kT, 1);
   const PerceptRecord arrived = p;  // a copy shares the fixed fields, not the changes
 
@@ -151,7 +151,7 @@ TEST_CASE("a JSON that is not a percept is refused, naming what is wrong", "[per
 TEST_CASE("an overlay holds percepts typed and reads them as JSON too", "[percept_record][reducer]") {
   const json fields = {{"source", "chat"}, {"percept_type", "msg"}, {"intensity", 0.5}};
   Overlay base(nullptr);
-  base.PutPercept("p-1", PerceptRecord::Arrived("p-1", fields, kT, 1), 1);
+  base.PutPercept("p-1", PerceptRecord::Arrived("p-1", fields, FormatTime(kT), 1), 1);
   // A percept put as JSON is read typed.
   base.Put(Pool::kPercepts, "p-2", ArrivedJson("p-2", fields, kT, 2), 2);
   Overlay o(&base);

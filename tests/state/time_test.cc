@@ -9,6 +9,12 @@ TEST_CASE("FormatTime writes RFC 3339 UTC with milliseconds") {
   CHECK(FormatTime(1795356309123) == "2026-11-22T14:05:09.123Z");
   CHECK(FormatTime(951782400000) == "2000-02-29T00:00:00.000Z");  // leap day
   CHECK(FormatTime(-1) == "1969-12-31T23:59:59.999Z");
+  CHECK(FormatTime(-62135596800000) == "0001-01-01T00:00:00.000Z");
+  CHECK(FormatTime(-62167219200000) == "0000-01-01T00:00:00.000Z");
+  CHECK(FormatTime(253402300799999) == "9999-12-31T23:59:59.999Z");
+  // Beyond four-digit years: still the civil date, however long.
+  CHECK(FormatTime(253402300800000) == "10000-01-01T00:00:00.000Z");
+  CHECK(FormatTime(-62167219200001) == "-001-12-31T23:59:59.999Z");
 }
 
 TEST_CASE("ParseTime reads what FormatTime writes, and offsets") {
