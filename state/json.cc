@@ -69,13 +69,16 @@ std::optional<json> ParseJson(std::string_view text) {
 // The bytes as they are when they are valid UTF-8 with nothing to escape,
 // which is almost always; anything else is left to nlohmann.
 void AppendJsonString(const std::string& s, std::string* out) {
-  bool plain = true;
-  for (unsigned char c : s)
+  bool plain = true, ascii = true;
+  for (unsigned char c : s) {
     if (c < 0x20 || c == '"' || c == '\\') {
       plain = false;
       break;
     }
-  if (plain) plain = simdjson::validate_utf8(s.data(), s.size());
+    ascii &= c < 0x80;
+  }
+  // Short ASCII strings (ids, names, times) are most of them: no UTF-8 to check.
+  if (plain && !ascii) plain = simdjson::validate_utf8(s.data(), s.size());
   if (!plain) {
     out->append(json(s).dump(-1, ' ', false, json::error_handler_t::replace));
     return;
