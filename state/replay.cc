@@ -11,6 +11,8 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "state/engine.h"
 #include "state/event_log.h"
@@ -58,9 +60,23 @@ struct Chunk {
   Status error;       // the reader failed here (after these events)
 };
 
-// A small bounded queue between the two replay threads.
+// A small bounded queue between the two replay threads. Applied chunks go
+// back to the reader thread, which made their events, to be freed there:
+// jemalloc frees memory faster on the thread that allocated it, and the
+// applier is the busier thread.
 class ChunkQueue {
  public:
+  // Applier: a chunk it is done with.
+  void Recycle(Chunk c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    spent_.push_back(std::move(c));
+  }
+  // Reader: the chunks the applier is done with.
+  std::vector<Chunk> TakeSpent() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(spent_, {});
+  }
+
   void Push(Chunk c) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return q_.size() < 4 || cancelled_; });
@@ -97,6 +113,7 @@ class ChunkQueue {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Chunk> q_;
+  std::vector<Chunk> spent_;
   bool closed_ = false;
   bool cancelled_ = false;
 };
@@ -135,6 +152,7 @@ void ReadChunks(LogReader& reader, const ApplyLimits& limits, size_t batch, Chun
     if (chunk.events.size() >= batch) {
       queue.Push(std::move(chunk));
       chunk = Chunk();
+      queue.TakeSpent();  // freed here
     }
   }
   if (!chunk.events.empty() || !chunk.error.ok()) queue.Push(std::move(chunk));
@@ -167,6 +185,8 @@ Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const App
       stats.last_ts = chunk.events.back().ts;
     }
     if (status.ok()) status = chunk.error;
+    queue.Recycle(std::move(chunk));
+    chunk = Chunk();
   }
   queue.Cancel();
   reading.join();
