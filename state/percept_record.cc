@@ -34,11 +34,10 @@ constexpr std::string_view kStatus = "status";
 constexpr std::string_view kThreadId = "thread_id";
 
 // Appends `"key":` to a piece, with a comma when it is not the first pair.
-void StartPair(std::string* piece, size_t piece_start, std::string_view key) {
+void StartPair(std::string* piece, size_t piece_start, const std::string& key) {
   if (piece->size() > piece_start) piece->push_back(',');
-  piece->push_back('"');
-  piece->append(key);  // the keys here are plain ASCII
-  piece->append("\":");
+  AppendJsonString(key, piece);  // a key read back may be anything
+  piece->push_back(':');
 }
 
 // Writes the record's pairs between '{' and '}', in key order.
@@ -135,14 +134,15 @@ Result<PerceptRecord> PerceptRecord::FromJson(const json& j) {
   auto fixed = std::make_shared<Fixed>();
   std::string& b = fixed->bytes;
   bool has_status = false, has_thread = false;
-  // Which piece the next fixed key goes to: 0..3 for A..D.
+  // The piece being written, 0..3 for A..D; entering a later one marks
+  // where it (and any skipped, empty one) starts.
   int piece = 0;
   size_t piece_start = 0;
+  uint32_t* const starts[] = {nullptr, &fixed->b_at, &fixed->c_at, &fixed->d_at};
   auto enter = [&](int p) {
     while (piece < p) {
-      ++piece;
       piece_start = b.size();
-      (piece == 1 ? fixed->b_at : piece == 2 ? fixed->c_at : fixed->d_at) = static_cast<uint32_t>(b.size());
+      *starts[++piece] = static_cast<uint32_t>(piece_start);
     }
   };
   for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
@@ -169,7 +169,7 @@ Result<PerceptRecord> PerceptRecord::FromJson(const json& j) {
       continue;
     }
     enter(k < kDropReason ? 0 : k < kStatus ? 1 : k < kThreadId ? 2 : 3);  // keys come in order
-    StartPair(&b, piece_start, k);
+    StartPair(&b, piece_start, key);
     AppendCompactJson(value, &b);
     if (k == "source" && value.is_string()) fixed->source = value.get<std::string>();
     else if (k == "type" && value.is_string()) fixed->type = value.get<std::string>();

@@ -107,6 +107,7 @@ TEST_CASE("a percept read back is written back byte for byte, keys it does not k
   // A key in every gap between the keys that change, and at both ends.
   json odd = base;
   for (const char* key : {"a", "data2", "e", "st", "status_", "thr", "thread_id_", "zz"}) odd[key] = key;
+  odd["u\"\xc3\xa9\n"] = "a key to escape";
   odd["thread_id"] = nullptr;
   records.push_back(odd);
   // Fields of another type than the write path makes: the index reads
