@@ -214,17 +214,13 @@ class Projection::Flushing final : public RecordReader {
     const auto& changes = changes_->changes();
     auto it = changes.find(Overlay::Key(pool, std::string(id)));
     if (it == changes.end()) return p_->Get(pool, id);
-    if (!it->second.record) return std::optional<json>();
-    return std::optional<json>(RecordJson(*it->second.record));
+    return JsonOf(it->second.record);
   }
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override {
     const auto& changes = changes_->changes();
     auto it = changes.find(Overlay::Key(Pool::kPercepts, std::string(id)));
     if (it == changes.end()) return p_->GetPercept(id);
-    if (!it->second.record) return std::optional<PerceptRecord>();
-    auto p = PerceptOf(*it->second.record, id);
-    if (!p.ok()) return p.status();
-    return std::optional<PerceptRecord>(std::move(*p));
+    return PerceptOf(it->second.record, id);
   }
 
  private:
@@ -256,15 +252,9 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
       const std::optional<Record>* old = changes.BaseRead(key);
       std::optional<Record> fetched;
       if (!old) {
-        if (pool == Pool::kPercepts) {
-          auto r = before.GetPercept(id);
-          if (!r.ok()) return r.status();
-          if (r->has_value()) fetched.emplace(std::in_place_type<PerceptRecord>, std::move(**r));
-        } else {
-          auto r = before.Get(pool, id);
-          if (!r.ok()) return r.status();
-          if (r->has_value()) fetched.emplace(std::in_place_type<json>, std::move(**r));
-        }
+        auto r = before.GetRecord(pool, id);
+        if (!r.ok()) return r.status();
+        fetched = std::move(*r);
         old = &fetched;
       }
       std::vector<IndexEntry> was, now;

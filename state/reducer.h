@@ -80,6 +80,9 @@ json RecordJson(const Record& record);
 // A percept record typed (FromJson for the JSON form); `id` names it in the
 // error.
 Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id);
+// The same for a change or read that may be absent (nullopt stays nullopt).
+std::optional<json> JsonOf(const std::optional<Record>& record);
+Result<std::optional<PerceptRecord>> PerceptOf(const std::optional<Record>& record, std::string_view id);
 
 // Read access to records. Get and GetPercept return nullopt for a record
 // that does not exist.
@@ -90,6 +93,9 @@ class RecordReader {
   // A percept, typed. This default reads Get's JSON and converts it;
   // readers that hold typed percepts return them without converting.
   virtual Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const;
+  // The record in the form the write path holds it: a percept typed
+  // (GetPercept), any other record as JSON (Get).
+  Result<std::optional<Record>> GetRecord(Pool pool, std::string_view id) const;
 };
 
 // Changes on top of a base reader: reads see the changes first, then the

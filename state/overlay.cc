@@ -1,0 +1,170 @@
+// Pool names, the default arousal record, Record conversions and Overlay:
+// the record access the reducer works through (see reducer.h).
+#include "state/reducer.h"
+
+namespace limbic::state {
+
+std::string_view PoolName(Pool pool) {
+  switch (pool) {
+    case Pool::kPercepts: return "percepts";
+    case Pool::kThreads: return "threads";
+    case Pool::kArousal: return "arousal";
+    case Pool::kActions: return "actions";
+    case Pool::kReflexes: return "reflexes";
+    case Pool::kMemories: return "memories";
+    case Pool::kAssociations: return "associations";
+    case Pool::kDocuments: return "documents";
+  }
+  return "?";
+}
+
+std::optional<Pool> ParsePool(std::string_view name) {
+  for (Pool p : kAllPools)
+    if (PoolName(p) == name) return p;
+  return std::nullopt;
+}
+
+json DefaultArousal() {
+  return {{"level", 0.5},
+          {"factors", {{"user_waiting", false}, {"recent_errors", 0}, {"budget_pressure", false}}},
+          {"updated_at", nullptr}};
+}
+
+json RecordJson(const Record& record) {
+  if (const json* j = std::get_if<json>(&record)) return *j;
+  return std::get<PerceptRecord>(record).ToJson();
+}
+
+Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id) {
+  if (const PerceptRecord* p = std::get_if<PerceptRecord>(&record)) return *p;
+  auto p = PerceptRecord::FromJson(std::get<json>(record));
+  if (!p.ok()) return Status::Corruption("percept " + std::string(id) + ": " + p.status().message());
+  return p;
+}
+
+std::optional<json> JsonOf(const std::optional<Record>& record) {
+  if (!record) return std::nullopt;
+  return RecordJson(*record);
+}
+
+Result<std::optional<PerceptRecord>> PerceptOf(const std::optional<Record>& record, std::string_view id) {
+  if (!record) return std::optional<PerceptRecord>();
+  auto p = PerceptOf(*record, id);
+  if (!p.ok()) return p.status();
+  return std::optional<PerceptRecord>(std::move(*p));
+}
+
+Result<std::optional<PerceptRecord>> RecordReader::GetPercept(std::string_view id) const {
+  auto r = Get(Pool::kPercepts, id);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return std::optional<PerceptRecord>();
+  return PerceptOf(std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r)), id);
+}
+
+Result<std::optional<Record>> RecordReader::GetRecord(Pool pool, std::string_view id) const {
+  if (pool == Pool::kPercepts) {
+    auto r = GetPercept(id);
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return std::optional<Record>();
+    return std::optional<Record>(std::in_place, std::in_place_type<PerceptRecord>, std::move(**r));
+  }
+  auto r = Get(pool, id);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return std::optional<Record>();
+  return std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r));
+}
+
+Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it != changes_.end()) return JsonOf(it->second.record);
+  return BaseGet(std::move(key));
+}
+
+Result<std::optional<json>> Overlay::BaseGet(Key key) const {
+  if (!remember_) return base_ ? base_->Get(key.first, key.second) : std::optional<json>();
+  auto seen = base_reads_.find(key);
+  if (seen != base_reads_.end()) return JsonOf(seen->second);
+  std::optional<Record> found;
+  if (base_) {
+    // Remembered as the write path holds it (a percept typed), for Prepare.
+    auto r = base_->GetRecord(key.first, key.second);
+    if (!r.ok()) return r.status();
+    found = std::move(*r);
+  }
+  return JsonOf(base_reads_.emplace(std::move(key), std::move(found)).first->second);
+}
+
+Result<std::optional<PerceptRecord>> Overlay::GetPercept(std::string_view id) const {
+  Key key(Pool::kPercepts, std::string(id));
+  auto it = changes_.find(key);
+  if (it != changes_.end()) return PerceptOf(it->second.record, id);
+  return BaseGetPercept(std::move(key));
+}
+
+Result<std::optional<PerceptRecord>> Overlay::BaseGetPercept(Key key) const {
+  if (remember_) {
+    auto seen = base_reads_.find(key);
+    if (seen != base_reads_.end()) return PerceptOf(seen->second, key.second);
+  }
+  if (!base_) return std::optional<PerceptRecord>();
+  auto r = base_->GetPercept(key.second);
+  if (remember_ && r.ok())
+    base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
+  return r;
+}
+
+Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGet(std::move(key));
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<json>();
+  // Leaves a moved-from record until Put or Delete.
+  if (json* j = std::get_if<json>(&*record)) return std::optional<json>(std::move(*j));
+  return JsonOf(record);
+}
+
+Result<std::optional<PerceptRecord>> Overlay::TakePercept(std::string_view id) {
+  Key key(Pool::kPercepts, std::string(id));
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGetPercept(std::move(key));
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<PerceptRecord>();
+  // Leaves a moved-from record until Put or Delete.
+  if (PerceptRecord* p = std::get_if<PerceptRecord>(&*record))
+    return std::optional<PerceptRecord>(std::move(*p));
+  return PerceptOf(record, id);
+}
+
+void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
+  changes_[Key(pool, std::move(id))] = Change{Record(std::in_place_type<json>, std::move(record)), seq};
+}
+
+void Overlay::PutPercept(std::string id, PerceptRecord record, uint64_t seq) {
+  changes_[Key(Pool::kPercepts, std::move(id))] =
+      Change{Record(std::in_place_type<PerceptRecord>, std::move(record)), seq};
+}
+
+void Overlay::Delete(Pool pool, std::string id, uint64_t seq) {
+  changes_[Key(pool, std::move(id))] = Change{std::nullopt, seq};
+}
+
+void Overlay::Absorb(Overlay&& child) {
+  for (auto& [key, change] : child.changes_) changes_[key] = std::move(change);
+  child.changes_.clear();
+}
+
+void Overlay::DropUpTo(uint64_t seq) {
+  for (auto it = changes_.begin(); it != changes_.end();) {
+    if (it->second.seq <= seq) it = changes_.erase(it);
+    else ++it;
+  }
+}
+
+void Overlay::Forget(const Key& key, uint64_t seq) {
+  auto it = changes_.find(key);
+  if (it != changes_.end() && it->second.seq <= seq) changes_.erase(it);
+}
+
+}  // namespace limbic::state
