@@ -168,6 +168,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   struct Args {
     std::string from, into, verify, until_time;
     std::optional<uint64_t> until_seq;
+    size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("replay", "rebuild state from an events log, or verify a state dir");
@@ -177,10 +178,15 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time");
   auto* verify = cmd->add_option("--verify", a->verify,
                                  "state dir: rebuild from its log and compare digests");
+  auto* resident = cmd->add_option("--resident-mib", a->resident_mib,
+                                   "memory for records already written, read back without RocksDB "
+                                   "(MiB; 0 = none)")
+                       ->check(CLI::Range(size_t{0}, size_t{1} << 20))
+                       ->capture_default_str();
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
-  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time);
+  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time)->excludes(resident);
   cmd->callback([&ctx, &rc, a] {
     if (!a->verify.empty()) {
       auto v = state::Verify(a->verify);
@@ -211,6 +217,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
     options.from = a->from;
     options.into = a->into;
     options.until_seq = a->until_seq;
+    options.resident_bytes = a->resident_mib << 20;
     if (!a->until_time.empty()) {
       auto t = ParseTime(a->until_time);
       if (!t.ok()) {

@@ -154,6 +154,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   p->read_only_ = options.read_only;
   p->bulk_load_ = options.bulk_load;
   p->bulk_flush_records_ = std::max<size_t>(1, options.bulk_flush_records);
+  p->bulk_resident_bytes_ = options.bulk_resident_bytes;
   p->path_ = options.path;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
@@ -199,7 +200,7 @@ class Projection::Flushing final : public RecordReader {
       : p_(p), changes_(std::move(changes)) {
     thread_ = std::thread([this, seq, previous = std::move(previous)]() mutable {
       previous.reset();  // freeing the last flush's records is work too
-      status_ = p_->WriteBulk(*changes_, seq);
+      status_ = p_->WriteBulk(*changes_, seq, &written_);
     });
   }
   ~Flushing() override { (void)Wait(); }
@@ -209,6 +210,8 @@ class Projection::Flushing final : public RecordReader {
     if (thread_.joinable()) thread_.join();
     return status_;
   }
+  // After Wait: the records it wrote, for the caller to move away.
+  ResidentRecords::Batch& written() { return written_; }
 
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
     const auto& changes = changes_->changes();
@@ -227,6 +230,7 @@ class Projection::Flushing final : public RecordReader {
   Projection* p_;
   std::unique_ptr<Overlay> changes_;
   Status status_;
+  ResidentRecords::Batch written_;
   std::thread thread_;
 };
 
@@ -347,6 +351,9 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
     if (!bulk_) {
       bulk_ = std::make_unique<Overlay>(this);
       bulk_->remember_base_reads(true);
+      // A DB that has applied nothing holds no records.
+      if (!resident_)
+        resident_ = std::make_unique<ResidentRecords>(bulk_resident_bytes_, applied_seq() == 0);
     }
     for (size_t i = 0; i < events.size(); ++i) {
       Status s = Reduce(events[i], bulk_.get());
@@ -442,16 +449,27 @@ Status Projection::IngestBulkFiles(const BulkFiles& files) {
   return Status::OK();
 }
 
-Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq) {
+Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written) {
   BulkFiles files;
   LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *this, last_seq, &files));
-  return IngestBulkFiles(files);
+  LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(files));
+  for (PreparedWrite::Op& op : files.write.ops) {
+    if (op.cf == 0 || op.cf >= kIndexCf) continue;  // meta, index
+    written->Add(static_cast<Pool>(op.cf - 1), std::move(op.key),
+                 op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
+  }
+  return Status::OK();
 }
 
 Status Projection::StartBulkFlush() {
   // The previous write first: the records about to be written were reduced
   // over it, and Prepare reads what it wrote.
-  if (flushing_) LIMBIC_RETURN_IF_ERROR(flushing_->Wait());  // kept: bulk_ reads through it
+  if (flushing_) {
+    LIMBIC_RETURN_IF_ERROR(flushing_->Wait());  // kept: bulk_ reads through it
+    // RocksDB holds its records now, and no write runs: the resident
+    // records follow them before the next write (and bulk_) reads them.
+    resident_->Add(std::move(flushing_->written()));
+  }
   std::unique_ptr<Flushing> previous = std::move(flushing_);
   flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
   bulk_ = std::make_unique<Overlay>(flushing_.get());
@@ -480,11 +498,13 @@ Status Projection::Flush() {
   // Freeing the records held for the last writes (tens of thousands of
   // JSON trees) takes a while: a thread of its own does it while the caller
   // goes on (a replay computes its digest meanwhile).
-  if (bulk_ || flushing_) {
+  if (bulk_ || flushing_ || resident_) {
     if (freeing_.joinable()) freeing_.join();
-    freeing_ = std::thread([bulk = std::move(bulk_), flushing = std::move(flushing_)]() mutable {
+    freeing_ = std::thread([bulk = std::move(bulk_), flushing = std::move(flushing_),
+                            resident = std::move(resident_)]() mutable {
       bulk.reset();  // first: it reads through flushing
       flushing.reset();
+      resident.reset();
     });
   }
   rocksdb::FlushOptions fo;

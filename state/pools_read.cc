@@ -16,9 +16,14 @@ namespace limbic::state {
 
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
-  if (s.IsNotFound()) return std::optional<json>();
-  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  const auto found = resident_ ? resident_->Find(pool, id, &value) : ResidentRecords::Found::kAsk;
+  if (found == ResidentRecords::Found::kAbsent) return std::optional<json>();
+  if (found == ResidentRecords::Found::kAsk) {
+    rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+    if (s.IsNotFound()) return std::optional<json>();
+    if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  }
   std::optional<json> rec = ParseJson(value);
   if (!rec)
     return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) +

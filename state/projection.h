@@ -42,6 +42,7 @@
 
 #include "state/event.h"
 #include "state/reducer.h"
+#include "state/resident_records.h"
 #include "state/status.h"
 #include "state/time.h"
 
@@ -63,6 +64,10 @@ struct ProjectionOptions {
   // this many have accumulated (and by Flush). Each such write runs on a
   // thread of its own while Apply goes on reducing the next events.
   size_t bulk_flush_records = 50000;
+  // In a bulk load, the records written so far stay in memory, as stored,
+  // up to this many bytes (see ResidentRecords): reading one back, or
+  // finding that a new id is new, then needs no RocksDB read. 0 = none.
+  size_t bulk_resident_bytes = size_t{256} << 20;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -209,8 +214,9 @@ class Projection final : public RecordReader {
   // Hands the files to RocksDB in one step (atomically), then moves the
   // thread table and applied_seq on. Writes are ingested in seq order.
   Status IngestBulkFiles(const BulkFiles& files);
-  // MakeBulkFiles over the DB, then IngestBulkFiles.
-  Status WriteBulk(const Overlay& changes, uint64_t last_seq);
+  // MakeBulkFiles over the DB, then IngestBulkFiles; the records written
+  // are moved to *written.
+  Status WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written);
   // Waits for the write StartBulkFlush started, if any; its status.
   Status FinishBulkFlush();
 
@@ -218,6 +224,10 @@ class Projection final : public RecordReader {
   // it. bulk_ reads through flushing_ (records being written, read-only
   // while the write runs) to the DB.
   size_t bulk_flush_records_ = 50000;
+  size_t bulk_resident_bytes_ = 0;
+  // What the bulk writes wrote, read before the DB; changed only by the
+  // owner thread between bulk writes (StartBulkFlush), freed by Flush.
+  std::unique_ptr<ResidentRecords> resident_;
   std::atomic<uint64_t> bulk_files_{0};  // bulk writes made, for their files' names
   std::string path_;
   std::unique_ptr<Overlay> bulk_;

@@ -222,6 +222,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   ProjectionOptions popts;
   popts.path = DbDirPath(options.into);
   popts.bulk_flush_records = options.flush_records;
+  popts.bulk_resident_bytes = options.resident_bytes;
   popts.bulk_load = true;  // flushed below; a half-built dir is removed anyway
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());

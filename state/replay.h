@@ -34,6 +34,9 @@ struct ReplayOptions {
   Env* env = nullptr;                 // nullptr = Env::Default()
   size_t batch = 4096;                // events per chunk read and reduced
   size_t flush_records = 50000;      // changed records held in memory between writes
+  // Records already written kept in memory as stored, up to this many
+  // bytes, so reading one back needs no RocksDB read (ResidentRecords).
+  size_t resident_bytes = size_t{256} << 20;
 };
 
 struct ReplayResult {

@@ -179,6 +179,15 @@ TEST_CASE("events tail and export, replay, verify, time travel, fsck", "[cli]") 
                               "--until-seq", "1", "--json"});
   REQUIRE(partial.exit_code == 0);
   CHECK(json::parse(partial.out)["last_seq"] == 1);
+  // Without records held in memory: the same state.
+  RunResult plain = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p3",
+                            "--resident-mib", "0", "--json"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(json::parse(plain.out)["digest"] == digest["digest"]);
+  RunResult bad = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p4",
+                          "--resident-mib", "lots"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.out + bad.err, Catch::Contains("--resident-mib"));
 
   RunResult fsck = L(dir, {"fsck"});
   CHECK_THAT(fsck.out, Catch::StartsWith("ok:"));

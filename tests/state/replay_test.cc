@@ -280,20 +280,27 @@ TEST_CASE("replay's bulk load stores the same bytes as applying event by event",
     REQUIRE(general.count("default/applied_seq") == 1);
     CHECK(general["default/applied_seq"] == std::to_string(until));
     // Flushes every record, every few records (each written on its own
-    // thread while later events are reduced over it), or once at the end.
+    // thread while later events are reduced over it), or once at the end;
+    // with the records written read back from memory (all of them, the few
+    // a 20 KiB budget holds) or from RocksDB.
     for (size_t flush : {size_t{1}, size_t{7}, size_t{1000000}}) {
       for (size_t batch : {size_t{1}, size_t{64}}) {
-        ReplayOptions o;
-        o.from = events;
-        o.into = dir / ("bulk-" + tag + "-" + std::to_string(flush) + "-" + std::to_string(batch));
-        o.until_seq = until;
-        o.flush_records = flush;
-        o.batch = batch;
-        auto r = Replay(o);
-        INFO("until " << until << " flush " << flush << " batch " << batch);
-        REQUIRE(r.ok());
-        CHECK(r->last_seq == until);
-        CHECK(AllBytes(DbDirPath(o.into)) == general);
+        for (size_t resident : {ReplayOptions().resident_bytes, size_t{20} << 10, size_t{0}}) {
+          ReplayOptions o;
+          o.from = events;
+          o.into = dir / ("bulk-" + tag + "-" + std::to_string(flush) + "-" + std::to_string(batch) +
+                          "-" + std::to_string(resident));
+          o.until_seq = until;
+          o.flush_records = flush;
+          o.batch = batch;
+          o.resident_bytes = resident;
+          auto r = Replay(o);
+          INFO("until " << until << " flush " << flush << " batch " << batch << " resident "
+                        << resident);
+          REQUIRE(r.ok());
+          CHECK(r->last_seq == until);
+          CHECK(AllBytes(DbDirPath(o.into)) == general);
+        }
       }
     }
   }

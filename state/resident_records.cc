@@ -1,0 +1,97 @@
+#include "state/resident_records.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+namespace limbic::state {
+
+uint64_t ResidentRecords::Hash(Pool pool, std::string_view id) {
+  return std::hash<std::string_view>()(id) ^ (uint64_t{static_cast<uint8_t>(pool)} * 0x9e3779b97f4a7c15ull);
+}
+
+size_t ResidentRecords::Cost(const Entry& e) {
+  // Short strings live inside the entry.
+  auto heap = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+  return sizeof(Entry) + heap(e.id) + (e.value ? heap(*e.value) : 0);
+}
+
+void ResidentRecords::Batch::Add(Pool pool, std::string id, std::optional<std::string> value) {
+  const uint64_t hash = Hash(pool, id);
+  entries_.push_back(std::make_unique<Entry>(Entry{pool, true, hash, std::move(id), std::move(value)}));
+}
+
+ResidentRecords::~ResidentRecords() {
+  for (Slot& s : slots_) delete s.entry;
+}
+
+const ResidentRecords::Slot& ResidentRecords::Probe(uint64_t hash, Pool pool, std::string_view id) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.entry) return s;
+    if (s.hash == hash && s.entry->pool == pool && s.entry->id == id) return s;
+  }
+}
+
+ResidentRecords::Slot& ResidentRecords::Probe(uint64_t hash, Pool pool, std::string_view id) {
+  return const_cast<Slot&>(std::as_const(*this).Probe(hash, pool, id));
+}
+
+void ResidentRecords::Grow(size_t size) {
+  std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (!s.entry) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].entry) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+ResidentRecords::Found ResidentRecords::Find(Pool pool, std::string_view id, std::string* value) const {
+  if (slots_.empty()) return complete_ ? Found::kAbsent : Found::kAsk;
+  const Slot& s = Probe(Hash(pool, id), pool, id);
+  if (!s.entry) return complete_ ? Found::kAbsent : Found::kAsk;
+  if (!s.entry->known) return Found::kAsk;
+  if (!s.entry->value) return Found::kAbsent;
+  value->assign(*s.entry->value);
+  return Found::kHere;
+}
+
+void ResidentRecords::Add(Batch batch) {
+  for (std::unique_ptr<Entry>& e : batch.entries_) {
+    Slot* s = slots_.empty() ? nullptr : &Probe(e->hash, e->pool, e->id);
+    const size_t cost = Cost(*e);
+    if (s && s->entry) {
+      // A newer version; past the budget only its key stays, to say "ask".
+      bytes_ -= Cost(*s->entry);
+      delete s->entry;
+      s->entry = e.release();
+      if (bytes() + cost > budget_) {
+        s->entry->known = false;
+        s->entry->value.reset();
+        complete_ = false;
+      }
+      bytes_ += Cost(*s->entry);
+      continue;
+    }
+    // At most half full: a probe for an id that is not here stops soon.
+    const bool grow = (used_ + 1) * 2 > slots_.size();
+    const size_t table = grow ? std::max<size_t>(kMinSlots, slots_.size() * 2) : slots_.size();
+    if (bytes_ + cost + table * sizeof(Slot) > budget_) {
+      // Not taken in: RocksDB alone has it from now on.
+      complete_ = false;
+      continue;
+    }
+    if (grow) {
+      Grow(table);
+      s = &Probe(e->hash, e->pool, e->id);
+    }
+    *s = Slot{e->hash, e.release()};
+    ++used_;
+    bytes_ += cost;
+  }
+}
+
+}  // namespace limbic::state

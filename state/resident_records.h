@@ -1,0 +1,107 @@
+// A bulk load's written records, kept in memory as stored.
+//
+// Replay reduces each event over the records as they are so far, and many
+// of those records were written to RocksDB by an earlier bulk write: a
+// thread touched again, a percept assigned long after it arrived, and, for
+// every new id, the check that it does not exist yet. Reading them back
+// from RocksDB (asking each table file's bloom filter, finding, reading and
+// decompressing a block) was a fifth of the reducing thread's time on a
+// long log. ResidentRecords keeps what the bulk writes wrote, serialised
+// exactly as RocksDB holds it, so such a read is a hash table probe.
+//
+// It is complete while it holds every record the DB holds (a load into an
+// empty DB, under budget): then a record it does not know does not exist.
+// Past its budget it takes in no new records, and a record that grows past
+// it is let go; a read it cannot answer goes to RocksDB. It never holds a
+// record older than the DB's: every bulk write passes through Add once
+// RocksDB has it.
+//
+// A bulk write's records are gathered into a Batch on the writing thread
+// (hashed and allocated there, their strings moved, nothing copied); Add
+// links a batch in with one probe per record, on the owner thread, between
+// writes.
+//
+// Thread-safety: none of its own. Projection changes it only between bulk
+// writes, when no other thread reads it; Find may run on several threads
+// at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "state/reducer.h"
+
+namespace limbic::state {
+
+class ResidentRecords {
+ public:
+  // `complete`: the DB holds no records yet.
+  ResidentRecords(size_t budget_bytes, bool complete)
+      : budget_(budget_bytes), complete_(complete) {}
+
+  // One bulk write's records, in the order written.
+  class Batch {
+   public:
+    // A record RocksDB now holds as `value`, or (nullopt) no longer holds.
+    void Add(Pool pool, std::string id, std::optional<std::string> value);
+    size_t size() const { return entries_.size(); }
+
+   private:
+    friend class ResidentRecords;
+    struct Entry {
+      Pool pool;
+      bool known;  // false: let go past the budget (ask RocksDB)
+      uint64_t hash;
+      std::string id;
+      std::optional<std::string> value;  // nullopt: deleted
+    };
+    std::vector<std::unique_ptr<Entry>> entries_;
+  };
+
+  enum class Found {
+    kHere,    // *value is the record as stored
+    kAbsent,  // the record does not exist
+    kAsk,     // not known here: read RocksDB
+  };
+  Found Find(Pool pool, std::string_view id, std::string* value) const;
+
+  // Links `batch` in: its records are now the newest.
+  void Add(Batch batch);
+
+  ResidentRecords(const ResidentRecords&) = delete;
+  ResidentRecords& operator=(const ResidentRecords&) = delete;
+  ~ResidentRecords();
+
+  bool complete() const { return complete_; }
+  // Memory held, as charged against the budget: the entries, their
+  // strings' capacities and the table.
+  size_t bytes() const { return bytes_ + slots_.size() * sizeof(Slot); }
+
+ private:
+  using Entry = Batch::Entry;
+  struct Slot {
+    uint64_t hash = 0;
+    Entry* entry = nullptr;  // owned; nullptr: empty
+  };
+  static uint64_t Hash(Pool pool, std::string_view id);
+  static size_t Cost(const Entry& e);
+  // The slot holding (pool, id), or the empty slot where it would go.
+  Slot& Probe(uint64_t hash, Pool pool, std::string_view id);
+  const Slot& Probe(uint64_t hash, Pool pool, std::string_view id) const;
+  // Rehashes into `size` slots (a power of two).
+  void Grow(size_t size);
+  static constexpr size_t kMinSlots = 1024;
+
+  std::vector<Slot> slots_;  // open addressing, linear probing; a power of two
+  size_t used_ = 0;
+  size_t budget_;
+  size_t bytes_ = 0;
+  bool complete_;
+};
+
+}  // namespace limbic::state
