@@ -121,6 +121,17 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   return order;
 }
 
+class Projection::BulkBase final : public RecordReader {
+ public:
+  explicit BulkBase(const Projection* p) : p_(p) {}
+  Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
+    return p_->GetWritten(pool, id);
+  }
+
+ private:
+  const Projection* p_;
+};
+
 Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& options) {
   rocksdb::Options db_options;
   db_options.create_if_missing = options.create_if_missing;
@@ -155,6 +166,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   p->bulk_load_ = options.bulk_load;
   p->bulk_flush_records_ = std::max<size_t>(1, options.bulk_flush_records);
   p->bulk_resident_bytes_ = options.bulk_resident_bytes;
+  if (options.bulk_load) p->bulk_base_ = std::make_unique<BulkBase>(p.get());
   p->path_ = options.path;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s =
@@ -191,16 +203,18 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
 
 // A bulk flush under way: writes `changes` on its own thread. Until the
 // next one starts, it is the base of the new bulk overlay, which reads its
-// changes (never changed while the write runs) and else the DB, where
-// nothing else is being written; Flush prepares the last write over it.
+// changes (never changed while the write runs) and else what the writes
+// before it left (BulkBase), where nothing else is being written; Flush
+// prepares the last write over it.
 class Projection::Flushing final : public RecordReader {
  public:
   Flushing(Projection* p, std::unique_ptr<Overlay> changes, uint64_t seq,
            std::unique_ptr<Flushing> previous)
       : p_(p), changes_(std::move(changes)) {
-    thread_ = std::thread([this, seq, previous = std::move(previous)]() mutable {
+    ResidentRecords::Batch* written = p_->resident_ ? &written_ : nullptr;
+    thread_ = std::thread([this, seq, written, previous = std::move(previous)]() mutable {
       previous.reset();  // freeing the last flush's records is work too
-      status_ = p_->WriteBulk(*changes_, seq, &written_);
+      status_ = p_->WriteBulk(*changes_, seq, written);
     });
   }
   ~Flushing() override { (void)Wait(); }
@@ -216,13 +230,13 @@ class Projection::Flushing final : public RecordReader {
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
     const auto& changes = changes_->changes();
     auto it = changes.find(Overlay::Key(pool, std::string(id)));
-    if (it == changes.end()) return p_->Get(pool, id);
+    if (it == changes.end()) return p_->GetWritten(pool, id);
     return JsonOf(it->second.record);
   }
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override {
     const auto& changes = changes_->changes();
     auto it = changes.find(Overlay::Key(Pool::kPercepts, std::string(id)));
-    if (it == changes.end()) return p_->GetPercept(id);
+    if (it == changes.end()) return p_->bulk_base_->GetPercept(id);
     return PerceptOf(it->second.record, id);
   }
 
@@ -349,10 +363,10 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
     // Records stay in memory across calls: a record touched by many events
     // is read, parsed and written once per flush instead of once per chunk.
     if (!bulk_) {
-      bulk_ = std::make_unique<Overlay>(this);
+      bulk_ = std::make_unique<Overlay>(bulk_base_.get());
       bulk_->remember_base_reads(true);
       // A DB that has applied nothing holds no records.
-      if (!resident_)
+      if (!resident_ && bulk_resident_bytes_ > 0)
         resident_ = std::make_unique<ResidentRecords>(bulk_resident_bytes_, applied_seq() == 0);
     }
     for (size_t i = 0; i < events.size(); ++i) {
@@ -451,8 +465,9 @@ Status Projection::IngestBulkFiles(const BulkFiles& files) {
 
 Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written) {
   BulkFiles files;
-  LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *this, last_seq, &files));
+  LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *bulk_base_, last_seq, &files));
   LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(files));
+  if (!written) return Status::OK();
   for (PreparedWrite::Op& op : files.write.ops) {
     if (op.cf == 0 || op.cf >= kIndexCf) continue;  // meta, index
     written->Add(static_cast<Pool>(op.cf - 1), std::move(op.key),
@@ -468,7 +483,7 @@ Status Projection::StartBulkFlush() {
     LIMBIC_RETURN_IF_ERROR(flushing_->Wait());  // kept: bulk_ reads through it
     // RocksDB holds its records now, and no write runs: the resident
     // records follow them before the next write (and bulk_) reads them.
-    resident_->Add(std::move(flushing_->written()));
+    if (resident_) resident_->Add(std::move(flushing_->written()));
   }
   std::unique_ptr<Flushing> previous = std::move(flushing_);
   flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
@@ -488,7 +503,7 @@ Status Projection::Flush() {
   Status made;
   if (bulk_ && bulk_error_.ok()) {
     last.emplace();
-    const RecordReader& before = flushing_ ? static_cast<const RecordReader&>(*flushing_) : *this;
+    const RecordReader& before = flushing_ ? static_cast<const RecordReader&>(*flushing_) : *bulk_base_;
     made = MakeBulkFiles(*bulk_, before, bulk_seq_, &*last);
   }
   LIMBIC_RETURN_IF_ERROR(FinishBulkFlush());
@@ -496,8 +511,9 @@ Status Projection::Flush() {
   LIMBIC_RETURN_IF_ERROR(made);
   if (last) LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(*last));
   // Freeing the records held for the last writes (tens of thousands of
-  // JSON trees) takes a while: a thread of its own does it while the caller
-  // goes on (a replay computes its digest meanwhile).
+  // JSON trees) and the resident records takes a while: a thread of its
+  // own does it while the caller goes on (a replay computes its digest
+  // meanwhile).
   if (bulk_ || flushing_ || resident_) {
     if (freeing_.joinable()) freeing_.join();
     freeing_ = std::thread([bulk = std::move(bulk_), flushing = std::move(flushing_),

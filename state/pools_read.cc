@@ -14,21 +14,34 @@
 
 namespace limbic::state {
 
-Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
-  std::string value;
-  const auto found = resident_ ? resident_->Find(pool, id, &value) : ResidentRecords::Found::kAsk;
-  if (found == ResidentRecords::Found::kAbsent) return std::optional<json>();
-  if (found == ResidentRecords::Found::kAsk) {
-    rocksdb::Status s =
-        db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
-    if (s.IsNotFound()) return std::optional<json>();
-    if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
-  }
-  std::optional<json> rec = ParseJson(value);
+namespace {
+
+Result<std::optional<json>> ParseRecord(Pool pool, std::string_view id, std::string_view stored) {
+  std::optional<json> rec = ParseJson(stored);
   if (!rec)
     return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) +
                               " is not valid JSON");
   return rec;
+}
+
+}  // namespace
+
+Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return std::optional<json>();
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  return ParseRecord(pool, id, value);
+}
+
+Result<std::optional<json>> Projection::GetWritten(Pool pool, std::string_view id) const {
+  std::string_view stored;
+  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
+    case ResidentRecords::Found::kHere: return ParseRecord(pool, id, stored);
+    case ResidentRecords::Found::kAbsent: return std::optional<json>();
+    case ResidentRecords::Found::kAsk: break;
+  }
+  return Get(pool, id);
 }
 
 Result<json> Projection::GetArousal() const {

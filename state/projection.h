@@ -214,8 +214,8 @@ class Projection final : public RecordReader {
   // Hands the files to RocksDB in one step (atomically), then moves the
   // thread table and applied_seq on. Writes are ingested in seq order.
   Status IngestBulkFiles(const BulkFiles& files);
-  // MakeBulkFiles over the DB, then IngestBulkFiles; the records written
-  // are moved to *written.
+  // MakeBulkFiles over what the writes before left, then IngestBulkFiles;
+  // the records written are moved to *written (unless null).
   Status WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written);
   // Waits for the write StartBulkFlush started, if any; its status.
   Status FinishBulkFlush();
@@ -225,9 +225,16 @@ class Projection final : public RecordReader {
   // while the write runs) to the DB.
   size_t bulk_flush_records_ = 50000;
   size_t bulk_resident_bytes_ = 0;
-  // What the bulk writes wrote, read before the DB; changed only by the
-  // owner thread between bulk writes (StartBulkFlush), freed by Flush.
+  // What the bulk writes wrote (null with a budget of 0); changed only by
+  // the owner thread between bulk writes (StartBulkFlush), freed by Flush.
   std::unique_ptr<ResidentRecords> resident_;
+  // A bulk load's reads below its overlays: the record as the bulk writes
+  // left it, from resident_, else RocksDB. Only the load reads this way:
+  // its overlays read the write under way first, so they never ask here
+  // for a record that write changes. Get reads RocksDB alone.
+  Result<std::optional<json>> GetWritten(Pool pool, std::string_view id) const;
+  class BulkBase;  // a RecordReader over GetWritten
+  std::unique_ptr<BulkBase> bulk_base_;
   std::atomic<uint64_t> bulk_files_{0};  // bulk writes made, for their files' names
   std::string path_;
   std::unique_ptr<Overlay> bulk_;

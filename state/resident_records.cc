@@ -11,8 +11,14 @@ uint64_t ResidentRecords::Hash(Pool pool, std::string_view id) {
 }
 
 size_t ResidentRecords::Cost(const Entry& e) {
-  // Short strings live inside the entry.
-  auto heap = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+  // Short strings live inside the entry (their data inside the object).
+  auto heap = [](const std::string& s) {
+    const std::less<const char*> before;
+    const char* d = s.data();
+    const bool inside = !before(d, reinterpret_cast<const char*>(&s)) &&
+                        before(d, reinterpret_cast<const char*>(&s + 1));
+    return inside ? 0 : s.capacity() + 1;
+  };
   return sizeof(Entry) + heap(e.id) + (e.value ? heap(*e.value) : 0);
 }
 
@@ -49,13 +55,13 @@ void ResidentRecords::Grow(size_t size) {
   }
 }
 
-ResidentRecords::Found ResidentRecords::Find(Pool pool, std::string_view id, std::string* value) const {
-  if (slots_.empty()) return complete_ ? Found::kAbsent : Found::kAsk;
-  const Slot& s = Probe(Hash(pool, id), pool, id);
-  if (!s.entry) return complete_ ? Found::kAbsent : Found::kAsk;
-  if (!s.entry->known) return Found::kAsk;
-  if (!s.entry->value) return Found::kAbsent;
-  value->assign(*s.entry->value);
+ResidentRecords::Found ResidentRecords::Find(Pool pool, std::string_view id,
+                                              std::string_view* value) const {
+  const Entry* e = slots_.empty() ? nullptr : Probe(Hash(pool, id), pool, id).entry;
+  if (!e) return complete_ ? Found::kAbsent : Found::kAsk;
+  if (!e->known) return Found::kAsk;
+  if (!e->value) return Found::kAbsent;
+  *value = *e->value;
   return Found::kHere;
 }
 
@@ -71,7 +77,6 @@ void ResidentRecords::Add(Batch batch) {
       if (bytes() + cost > budget_) {
         s->entry->known = false;
         s->entry->value.reset();
-        complete_ = false;
       }
       bytes_ += Cost(*s->entry);
       continue;

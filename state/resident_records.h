@@ -12,9 +12,11 @@
 // It is complete while it holds every record the DB holds (a load into an
 // empty DB, under budget): then a record it does not know does not exist.
 // Past its budget it takes in no new records, and a record that grows past
-// it is let go; a read it cannot answer goes to RocksDB. It never holds a
-// record older than the DB's: every bulk write passes through Add once
-// RocksDB has it.
+// it is let go (its id stays, to say "ask RocksDB"). Each bulk write
+// passes through Add once RocksDB has it, before the next write starts:
+// until then the write's own records are read from the write (see
+// Projection::Flushing), never from here, so what it answers is never
+// older than what the reader would find.
 //
 // A bulk write's records are gathered into a Batch on the writing thread
 // (hashed and allocated there, their strings moved, nothing copied); Add
@@ -64,11 +66,11 @@ class ResidentRecords {
   };
 
   enum class Found {
-    kHere,    // *value is the record as stored
+    kHere,    // *value is the record as stored (valid until the next Add)
     kAbsent,  // the record does not exist
     kAsk,     // not known here: read RocksDB
   };
-  Found Find(Pool pool, std::string_view id, std::string* value) const;
+  Found Find(Pool pool, std::string_view id, std::string_view* value) const;
 
   // Links `batch` in: its records are now the newest.
   void Add(Batch batch);
@@ -79,15 +81,20 @@ class ResidentRecords {
 
   bool complete() const { return complete_; }
   // Memory held, as charged against the budget: the entries, their
-  // strings' capacities and the table.
+  // strings' capacities and the table (not the allocator's own overhead).
   size_t bytes() const { return bytes_ + slots_.size() * sizeof(Slot); }
+  // The smallest table: a budget below this holds nothing.
+  static constexpr size_t kMinTableBytes = 1024 * 2 * sizeof(uint64_t);
 
  private:
   using Entry = Batch::Entry;
+  // The hash is kept here too, so a probe passes other ids without
+  // touching their entries (a cache miss each).
   struct Slot {
     uint64_t hash = 0;
     Entry* entry = nullptr;  // owned; nullptr: empty
   };
+  static_assert(sizeof(Slot) == 2 * sizeof(uint64_t));
   static uint64_t Hash(Pool pool, std::string_view id);
   static size_t Cost(const Entry& e);
   // The slot holding (pool, id), or the empty slot where it would go.
@@ -95,7 +102,7 @@ class ResidentRecords {
   const Slot& Probe(uint64_t hash, Pool pool, std::string_view id) const;
   // Rehashes into `size` slots (a power of two).
   void Grow(size_t size);
-  static constexpr size_t kMinSlots = 1024;
+  static constexpr size_t kMinSlots = kMinTableBytes / sizeof(Slot);
 
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two
   size_t used_ = 0;

@@ -20,9 +20,9 @@ ResidentRecords::Batch Write(std::initializer_list<std::pair<std::string, std::o
 }
 
 std::string Read(const ResidentRecords& r, std::string_view id, Found want, Pool pool = Pool::kThreads) {
-  std::string value = "unchanged";
+  std::string_view value = "unchanged";
   CHECK(r.Find(pool, id, &value) == want);
-  return value;
+  return std::string(value);
 }
 
 }  // namespace
@@ -81,7 +81,7 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     CHECK_FALSE(r.complete());
     int here = 0;
     for (int i = 0; i < 1000; ++i) {
-      std::string v;
+      std::string_view v;
       const Found f = r.Find(Pool::kPercepts, "p-" + std::to_string(i), &v);
       CHECK(f != Found::kAbsent);  // each was written: never "absent"
       if (f == Found::kHere) {
@@ -93,16 +93,35 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     CHECK(here < 1000);
   }
   SECTION("a record that grows past the budget is let go, not left stale") {
-    const size_t budget = 20 << 10;
+    const size_t budget = ResidentRecords::kMinTableBytes + (4 << 10);
     ResidentRecords r(budget, true);
     r.Add(Write({{"t-1", "small"}}));
     CHECK(Read(r, "t-1", Found::kHere) == "small");
     r.Add(Write({{"t-1", std::string(budget, 'x')}}));
     Read(r, "t-1", Found::kAsk);
-    CHECK_FALSE(r.complete());
     CHECK(r.bytes() <= budget);
-    // Written again small, it is held again.
+    // Its id still answers for it: others stay known to be absent.
+    CHECK(r.complete());
+    Read(r, "t-2", Found::kAbsent);
+    // Written again small, it is held again; deleted, it is absent.
     r.Add(Write({{"t-1", "small again"}}));
     CHECK(Read(r, "t-1", Found::kHere) == "small again");
+    r.Add(Write({{"t-1", std::string(budget, 'x')}}));
+    r.Add(Write({{"t-1", std::nullopt}}));
+    Read(r, "t-1", Found::kAbsent);
+  }
+  SECTION("rewriting records does not use up the budget") {
+    const size_t budget = ResidentRecords::kMinTableBytes + (8 << 10);
+    ResidentRecords r(budget, true);
+    r.Add(Write({{"t-1", std::string(1000, 'a')}, {"t-2", std::string(1000, 'b')}}));
+    const size_t held = r.bytes();
+    for (int i = 0; i < 100; ++i) {
+      const std::string v(1000, static_cast<char>('c' + i % 20));
+      r.Add(Write({{"t-1", v}, {"t-2", v}}));
+      CHECK(Read(r, "t-1", Found::kHere) == v);
+      CHECK(Read(r, "t-2", Found::kHere) == v);
+      CHECK(r.bytes() == held);
+    }
+    CHECK(r.complete());
   }
 }
