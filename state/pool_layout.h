@@ -34,6 +34,7 @@
 #include <rocksdb/db.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +48,13 @@ inline const char* const kCfNames[] = {"default",  "percepts", "threads",      "
                                        "actions",  "reflexes", "memories",     "associations",
                                        "documents", "index"};
 inline constexpr uint8_t kIndexCf = 9;  // position of "index" in kCfNames
+// A pool's records live in column family 1 + its position in Pool.
+inline constexpr uint8_t RecordCf(Pool p) { return static_cast<uint8_t>(1 + static_cast<size_t>(p)); }
+// The pool whose records column family `cf` holds (nullopt: meta or index).
+inline std::optional<Pool> PoolOfCf(uint8_t cf) {
+  if (cf == 0 || cf >= kIndexCf) return std::nullopt;
+  return static_cast<Pool>(cf - 1);
+}
 inline constexpr std::string_view kAppliedSeqKey = "applied_seq";
 inline constexpr std::string_view kSchemaKey = "schema";
 // A bulk load's table files before RocksDB takes them in: "bulk-N-CF.sst"
@@ -62,7 +70,7 @@ struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;
   rocksdb::ColumnFamilyHandle* meta() const { return all[0]; }
   rocksdb::ColumnFamilyHandle* index() const { return all[kIndexCf]; }
-  rocksdb::ColumnFamilyHandle* pool(Pool p) const { return all[1 + static_cast<size_t>(p)]; }
+  rocksdb::ColumnFamilyHandle* pool(Pool p) const { return all[RecordCf(p)]; }
 };
 
 // A record as stored: compact JSON, invalid UTF-8 replaced.

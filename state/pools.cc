@@ -227,20 +227,24 @@ class Projection::Flushing final : public RecordReader {
   // After Wait: the records it wrote, for the caller to move away.
   ResidentRecords::Batch& written() { return written_; }
 
+  // Its change of the record if it has one, else what the writes before
+  // it left.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
-    const auto& changes = changes_->changes();
-    auto it = changes.find(Overlay::Key(pool, std::string(id)));
-    if (it == changes.end()) return p_->GetWritten(pool, id);
-    return JsonOf(it->second.record);
+    const Overlay::Change* c = Find(pool, id);
+    return c ? JsonOf(c->record) : p_->bulk_base_->Get(pool, id);
   }
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override {
-    const auto& changes = changes_->changes();
-    auto it = changes.find(Overlay::Key(Pool::kPercepts, std::string(id)));
-    if (it == changes.end()) return p_->bulk_base_->GetPercept(id);
-    return PerceptOf(it->second.record, id);
+    const Overlay::Change* c = Find(Pool::kPercepts, id);
+    return c ? PerceptOf(c->record, id) : p_->bulk_base_->GetPercept(id);
   }
 
  private:
+  const Overlay::Change* Find(Pool pool, std::string_view id) const {
+    const auto& changes = changes_->changes();
+    auto it = changes.find(Overlay::Key(pool, std::string(id)));
+    return it == changes.end() ? nullptr : &it->second;
+  }
+
   Projection* p_;
   std::unique_ptr<Overlay> changes_;
   Status status_;
@@ -264,7 +268,7 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
   };
   for (const auto& [key, change] : changes.changes()) {
     const auto& [pool, id] = key;
-    const uint8_t record_cf = static_cast<uint8_t>(1 + static_cast<size_t>(pool));
+    const uint8_t record_cf = RecordCf(pool);
     {
       // The reducer read every record it changed; reuse what it found.
       const std::optional<Record>* old = changes.BaseRead(key);
@@ -469,9 +473,9 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq, Resident
   LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(files));
   if (!written) return Status::OK();
   for (PreparedWrite::Op& op : files.write.ops) {
-    if (op.cf == 0 || op.cf >= kIndexCf) continue;  // meta, index
-    written->Add(static_cast<Pool>(op.cf - 1), std::move(op.key),
-                 op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
+    if (const std::optional<Pool> pool = PoolOfCf(op.cf))
+      written->Add(*pool, std::move(op.key),
+                   op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
   }
   return Status::OK();
 }

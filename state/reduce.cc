@@ -59,12 +59,7 @@ class Step {
  private:
   // Whether the record exists (a percept is looked up typed: no JSON made).
   Result<bool> Exists(Pool pool, const std::string& id) {
-    if (pool == Pool::kPercepts) {
-      auto r = o_->GetPercept(id);
-      if (!r.ok()) return r.status();
-      return r->has_value();
-    }
-    auto r = o_->Get(pool, id);
+    auto r = o_->GetRecord(pool, id);
     if (!r.ok()) return r.status();
     return r->has_value();
   }
