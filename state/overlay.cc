@@ -74,6 +74,23 @@ Result<std::optional<Record>> RecordReader::GetRecord(Pool pool, std::string_vie
   return std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r));
 }
 
+Result<bool> RecordReader::Contains(Pool pool, std::string_view id) const {
+  auto r = GetRecord(pool, id);
+  if (!r.ok()) return r.status();
+  return r->has_value();
+}
+
+Result<bool> Overlay::Contains(Pool pool, std::string_view id) const {
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it != changes_.end()) return it->second.record.has_value();
+  if (remember_) {
+    auto seen = base_reads_.find(key);
+    if (seen != base_reads_.end()) return seen->second.has_value();
+  }
+  return base_ ? base_->Contains(pool, id) : Result<bool>(false);
+}
+
 Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {
   Key key(pool, std::string(id));
   auto it = changes_.find(key);

@@ -44,6 +44,24 @@ Result<std::optional<json>> Projection::GetWritten(Pool pool, std::string_view i
   return Get(pool, id);
 }
 
+Result<bool> Projection::Contains(Pool pool, std::string_view id) const {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return false;
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  return true;
+}
+
+Result<bool> Projection::ContainsWritten(Pool pool, std::string_view id) const {
+  std::string_view stored;
+  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
+    case ResidentRecords::Found::kHere: return true;
+    case ResidentRecords::Found::kAbsent: return false;
+    case ResidentRecords::Found::kAsk: break;
+  }
+  return Contains(pool, id);
+}
+
 Result<json> Projection::GetArousal() const {
   auto r = Get(Pool::kArousal, kArousalId);
   if (!r.ok()) return r.status();

@@ -26,10 +26,17 @@ class Step {
   // The percept, to be changed and put back (PutPercept or Delete).
   Result<PerceptRecord> TakePercept(const std::string& id) { return Found(o_->TakePercept(id), id, "percept"); }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
-    Result<bool> exists = Exists(pool, id);
+    Result<bool> exists = o_->Contains(pool, id);
     if (!exists.ok()) return exists.status();
     if (*exists)
       return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id + " already exists");
+    return Status::OK();
+  }
+  // NotFound naming the record unless it exists (the record is not read).
+  Status MustExist(Pool pool, const std::string& id, std::string_view what) {
+    Result<bool> exists = o_->Contains(pool, id);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
     return Status::OK();
   }
   Status Wrong(std::string_view what, const std::string& id, const std::string& why) {
@@ -57,13 +64,6 @@ class Step {
   bool Has(const char* key) const { return e_.fields.contains(key); }
 
  private:
-  // Whether the record exists (a percept is looked up typed: no JSON made).
-  Result<bool> Exists(Pool pool, const std::string& id) {
-    auto r = o_->GetRecord(pool, id);
-    if (!r.ok()) return r.status();
-    return r->has_value();
-  }
-
   const Event& e_;
   Overlay* o_;
   std::string ts_;
@@ -177,10 +177,8 @@ Status ReduceThread(const Event& e, Step& s) {
   const std::string id = s.Str("thread_id");
   if (e.type == EventType::kThreadCreated) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kThreads, id, "thread"));
-    if (s.Has("from_percept")) {
-      auto p = s.NeedPercept(s.Str("from_percept"));
-      if (!p.ok()) return p.status();
-    }
+    if (s.Has("from_percept"))
+      LIMBIC_RETURN_IF_ERROR(s.MustExist(Pool::kPercepts, s.Str("from_percept"), "percept"));
     json state = {{"phase", nullptr}, {"context", json::object()}, {"next_step", nullptr}};
     if (s.Has("state")) MergePatch(state, s.F()["state"]);
     for (const char* k : {"phase", "context", "next_step"})
@@ -265,10 +263,8 @@ Status ReduceAction(const Event& e, Step& s) {
   const std::string id = s.Str("action_id");
   if (e.type == EventType::kActionEnqueued) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kActions, id, "action"));
-    if (s.Has("thread_id")) {
-      auto t = s.Need(Pool::kThreads, s.Str("thread_id"), "thread");
-      if (!t.ok()) return t.status();
-    }
+    if (s.Has("thread_id"))
+      LIMBIC_RETURN_IF_ERROR(s.MustExist(Pool::kThreads, s.Str("thread_id"), "thread"));
     Rec rec;
     rec.Set("id", id)
         .Set("effector", s.F()["effector"])

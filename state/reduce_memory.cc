@@ -17,9 +17,9 @@ class MemoryStep {
     return std::move(**r);
   }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
-    auto r = o_->Get(pool, id);
+    auto r = o_->Contains(pool, id);
     if (!r.ok()) return r.status();
-    if (r->has_value())
+    if (*r)
       return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id +
                                    " already exists");
     return Status::OK();

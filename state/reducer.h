@@ -96,6 +96,9 @@ class RecordReader {
   // The record in the form the write path holds it: a percept typed
   // (GetPercept), any other record as JSON (Get).
   Result<std::optional<Record>> GetRecord(Pool pool, std::string_view id) const;
+  // Whether the record exists. This default reads it (GetRecord); readers
+  // that can tell without parsing it do.
+  virtual Result<bool> Contains(Pool pool, std::string_view id) const;
 };
 
 // Changes on top of a base reader: reads see the changes first, then the
@@ -115,6 +118,9 @@ class Overlay final : public RecordReader {
 
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override;
+  // Asks the base only for records this overlay has neither changed nor
+  // read, and remembers nothing: an existence check reads no record.
+  Result<bool> Contains(Pool pool, std::string_view id) const override;
   // The record, for the caller to change and put back with Put or Delete:
   // moved out of this overlay when the overlay holds a change of it (a
   // copy of the base's otherwise), so changing a record touched by many

@@ -106,6 +106,63 @@ TEST_CASE("a bulk load goes on after a flush and ends as applying event by event
   CHECK(*bulk->CountUnprocessed("t-1") == 0);
 }
 
+TEST_CASE("a bulk load checks that records exist through every layer below it", "[projection]") {
+  // An action names a thread, a thread a percept: checked, not read. Each
+  // record is written before the event that names it (one event a write),
+  // so the checks reach the write under way, the resident records and
+  // (with none resident) RocksDB.
+  const size_t resident = GENERATE(size_t{0}, size_t{256} << 20);
+  INFO("resident bytes " << resident);
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  l.Percept("p-1");
+  l.Add(EventType::kThreadCreated,
+        {{"thread_id", "t-2"}, {"goal", "g"}, {"salience", 0.5}, {"from_percept", "p-1"}});
+  for (const char* thread : {"t-1", "t-2", "t-1"})
+    l.Add(EventType::kActionEnqueued, {{"action_id", std::string("a-") + std::to_string(l.seq)},
+                                       {"effector", "log"},
+                                       {"action_type", "reply"},
+                                       {"payload", json::object()},
+                                       {"idempotency_key", std::string("k-") + std::to_string(l.seq)},
+                                       {"thread_id", thread}});
+  auto plain = OpenDb(dir / "plain");
+  REQUIRE(plain->Apply(l.events).ok());
+  auto open = [&](const std::string& path) {
+    ProjectionOptions o;
+    o.path = path;
+    o.bulk_load = true;
+    o.bulk_flush_records = 1;
+    o.bulk_resident_bytes = resident;
+    return MustOpen(o);
+  };
+  auto bulk = open(dir / "bulk");
+  for (size_t i = 0; i < l.events.size(); ++i)
+    REQUIRE(bulk->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+  // What does not exist is refused, what does is refused as a new one.
+  Log bad = l;
+  Event& missing = bad.Add(EventType::kActionEnqueued, {{"action_id", "a-x"},
+                                                       {"effector", "log"},
+                                                       {"action_type", "reply"},
+                                                       {"payload", json::object()},
+                                                       {"idempotency_key", "k-x"},
+                                                       {"thread_id", "t-404"}});
+  Status s = bulk->Apply(std::span<const Event>(&missing, 1));
+  CHECK(s.IsNotFound());
+  CHECK(s.message().find("thread t-404 not found") != std::string::npos);
+  auto again = open(dir / "again");
+  REQUIRE(again->Apply(l.events).ok());
+  Log twice = l;
+  Event& dup = twice.Add(EventType::kThreadCreated, {{"thread_id", "t-1"}, {"goal", "g"}, {"salience", 0.5}});
+  CHECK(again->Apply(std::span<const Event>(&dup, 1)).IsAlreadyExists());
+  // The load that met no bad event ends as applying event by event.
+  auto good = open(dir / "good");
+  for (size_t i = 0; i < l.events.size(); ++i)
+    REQUIRE(good->Apply(std::span<const Event>(l.events).subspan(i, 1)).ok());
+  REQUIRE(good->Flush().ok());
+  CheckLoadedAs(*good, *plain, l.events, dir / "good");
+}
+
 TEST_CASE("a bulk load that meets a bad event stops there and writes none of it",
           "[projection]") {
   ScratchDir dir;

@@ -261,3 +261,57 @@ TEST_CASE("take moves a record the overlay holds, copies one of its base", "[red
   CHECK(Rec(all, Pool::kThreads, "t-1")["percepts"] == json::array({"p-1"}));
   CHECK(Rec(all, Pool::kPercepts, "p-1")["status"] == "processed");
 }
+
+namespace {
+
+// A base that counts the records it is asked to read.
+class CountingReader final : public RecordReader {
+ public:
+  explicit CountingReader(const RecordReader* inner) : inner_(inner) {}
+  Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
+    ++reads;
+    return inner_->Get(pool, id);
+  }
+  Result<bool> Contains(Pool pool, std::string_view id) const override {
+    ++checks;
+    return inner_->Contains(pool, id);
+  }
+  mutable int reads = 0;
+  mutable int checks = 0;
+
+ private:
+  const RecordReader* inner_;
+};
+
+}  // namespace
+
+TEST_CASE("contains answers from the changes, then the reads remembered, then the base, reading no record",
+          "[reducer]") {
+  Overlay records(nullptr);
+  records.Put(Pool::kThreads, "t-1", {{"v", 1}}, 1);
+  records.Put(Pool::kThreads, "t-2", {{"v", 2}}, 2);
+  CountingReader base(&records);
+  Overlay o(&base);
+  o.remember_base_reads(true);
+  o.Put(Pool::kThreads, "t-3", {{"v", 3}}, 3);
+  o.Delete(Pool::kThreads, "t-2", 4);
+  CHECK(*o.Contains(Pool::kThreads, "t-3"));         // changed here
+  CHECK_FALSE(*o.Contains(Pool::kThreads, "t-2"));   // deleted here, though the base has it
+  CHECK(base.checks == 0);
+  CHECK(*o.Contains(Pool::kThreads, "t-1"));         // the base's
+  CHECK_FALSE(*o.Contains(Pool::kThreads, "t-404"));
+  CHECK_FALSE(*o.Contains(Pool::kPercepts, "t-1"));  // another pool
+  CHECK(base.checks == 3);
+  CHECK(base.reads == 0);
+  // Nothing remembered: Prepare reads only the records the reducer read.
+  CHECK(o.BaseRead({Pool::kThreads, "t-1"}) == nullptr);
+  // A record read below is answered from what the read found.
+  REQUIRE(o.Get(Pool::kThreads, "t-1")->has_value());
+  CHECK(base.reads == 1);
+  CHECK(*o.Contains(Pool::kThreads, "t-1"));
+  CHECK(base.checks == 3);
+  // The default reads the record.
+  const RecordReader& plain = records;
+  CHECK(plain.RecordReader::Contains(Pool::kThreads, "t-1").value());
+  CHECK_FALSE(plain.RecordReader::Contains(Pool::kThreads, "t-9").value());
+}
