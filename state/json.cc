@@ -66,6 +66,15 @@ std::optional<json> ParseJson(std::string_view text) {
   return std::nullopt;
 }
 
+bool ValidJson(std::string_view text) {
+  dom::element root;
+  simdjson::error_code err = ThreadParser().parse(text.data(), text.size(), true).get(root);
+  if (!err) return true;
+  if (err == simdjson::NUMBER_ERROR || err == simdjson::CAPACITY || err == simdjson::DEPTH_ERROR)
+    return json::accept(text.begin(), text.end());
+  return false;
+}
+
 // The bytes as they are when they are valid UTF-8 with nothing to escape,
 // which is almost always; anything else is left to nlohmann.
 void AppendJsonString(const std::string& s, std::string* out) {

@@ -29,6 +29,9 @@ namespace limbic::state {
 // nullopt when it is not valid JSON.
 std::optional<nlohmann::json> ParseJson(std::string_view text);
 
+// Whether ParseJson(text) would give a value, without making it.
+bool ValidJson(std::string_view text);
+
 // Appends exactly what j.dump(-1, ' ', false, error_handler_t::replace)
 // gives (compact, keys in order, UTF-8 kept, invalid UTF-8 replaced), three
 // to four times faster: plain strings are copied, not escaped byte by byte.

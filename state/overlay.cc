@@ -32,14 +32,29 @@ json DefaultArousal() {
 
 json RecordJson(const Record& record) {
   if (const json* j = std::get_if<json>(&record)) return *j;
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return f->ToJson();
   return std::get<PerceptRecord>(record).ToJson();
 }
 
 Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id) {
   if (const PerceptRecord* p = std::get_if<PerceptRecord>(&record)) return *p;
-  auto p = PerceptRecord::FromJson(std::get<json>(record));
+  auto p = PerceptRecord::FromJson(RecordJson(record));
   if (!p.ok()) return Status::Corruption("percept " + std::string(id) + ": " + p.status().message());
   return p;
+}
+
+Result<FlatRecord> FlatOf(const Record& record, std::string_view id) {
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return *f;
+  json j = RecordJson(record);
+  if (!j.is_object()) return Status::Corruption("record " + std::string(id) + ": not a JSON object");
+  return FlatRecord::FromJson(j);
+}
+
+Result<std::optional<FlatRecord>> FlatOf(const std::optional<Record>& record, std::string_view id) {
+  if (!record) return std::optional<FlatRecord>();
+  auto f = FlatOf(*record, id);
+  if (!f.ok()) return f.status();
+  return std::optional<FlatRecord>(std::move(*f));
 }
 
 std::optional<json> JsonOf(const std::optional<Record>& record) {
@@ -61,12 +76,25 @@ Result<std::optional<PerceptRecord>> RecordReader::GetPercept(std::string_view i
   return PerceptOf(std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r)), id);
 }
 
+Result<std::optional<FlatRecord>> RecordReader::GetFlat(Pool pool, std::string_view id) const {
+  auto r = Get(pool, id);
+  if (!r.ok()) return r.status();
+  if (!r->has_value()) return std::optional<FlatRecord>();
+  return FlatOf(std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r)), id);
+}
+
 Result<std::optional<Record>> RecordReader::GetRecord(Pool pool, std::string_view id) const {
   if (pool == Pool::kPercepts) {
     auto r = GetPercept(id);
     if (!r.ok()) return r.status();
     if (!r->has_value()) return std::optional<Record>();
     return std::optional<Record>(std::in_place, std::in_place_type<PerceptRecord>, std::move(**r));
+  }
+  if (IsFlatPool(pool)) {
+    auto r = GetFlat(pool, id);
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return std::optional<Record>();
+    return std::optional<Record>(std::in_place, std::in_place_type<FlatRecord>, std::move(**r));
   }
   auto r = Get(pool, id);
   if (!r.ok()) return r.status();
@@ -131,6 +159,25 @@ Result<std::optional<PerceptRecord>> Overlay::BaseGetPercept(Key key) const {
   return r;
 }
 
+Result<std::optional<FlatRecord>> Overlay::GetFlat(Pool pool, std::string_view id) const {
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it != changes_.end()) return FlatOf(it->second.record, id);
+  return BaseGetFlat(std::move(key));
+}
+
+Result<std::optional<FlatRecord>> Overlay::BaseGetFlat(Key key) const {
+  if (remember_) {
+    auto seen = base_reads_.find(key);
+    if (seen != base_reads_.end()) return FlatOf(seen->second, key.second);
+  }
+  if (!base_) return std::optional<FlatRecord>();
+  auto r = base_->GetFlat(key.first, key.second);
+  if (remember_ && r.ok())
+    base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
+  return r;
+}
+
 Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
   Key key(pool, std::string(id));
   auto it = changes_.find(key);
@@ -154,6 +201,17 @@ Result<std::optional<PerceptRecord>> Overlay::TakePercept(std::string_view id) {
   return PerceptOf(record, id);
 }
 
+Result<std::optional<FlatRecord>> Overlay::TakeFlat(Pool pool, std::string_view id) {
+  Key key(pool, std::string(id));
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGetFlat(std::move(key));
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<FlatRecord>();
+  // Leaves a moved-from record until Put or Delete.
+  if (FlatRecord* f = std::get_if<FlatRecord>(&*record)) return std::optional<FlatRecord>(std::move(*f));
+  return FlatOf(record, id);
+}
+
 void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
   changes_[Key(pool, std::move(id))] = Change{Record(std::in_place_type<json>, std::move(record)), seq};
 }
@@ -161,6 +219,10 @@ void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {
 void Overlay::PutPercept(std::string id, PerceptRecord record, uint64_t seq) {
   changes_[Key(Pool::kPercepts, std::move(id))] =
       Change{Record(std::in_place_type<PerceptRecord>, std::move(record)), seq};
+}
+
+void Overlay::PutFlat(Pool pool, std::string id, FlatRecord record, uint64_t seq) {
+  changes_[Key(pool, std::move(id))] = Change{Record(std::in_place_type<FlatRecord>, std::move(record)), seq};
 }
 
 void Overlay::Delete(Pool pool, std::string id, uint64_t seq) {

@@ -14,6 +14,7 @@ std::string Dump(const json& j) {
 
 std::string Dump(const Record& record) {
   if (const json* j = std::get_if<json>(&record)) return Dump(*j);
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return f->bytes();
   std::string out;
   std::get<PerceptRecord>(record).AppendJson(&out);
   return out;
@@ -81,20 +82,10 @@ uint64_t GetLE64(std::string_view b) {
   return v;
 }
 
-// SAL8 LAST8 (see the grammar above).
-std::string ThreadIndexValue(const json& rec) {
-  double salience = 0;
-  auto it = rec.find("salience");
-  if (it != rec.end() && it->is_number()) salience = it->get<double>();
-  uint64_t bits;
-  std::memcpy(&bits, &salience, sizeof bits);
-  std::string v;
-  PutLE64(&v, bits);
-  PutLE64(&v, static_cast<uint64_t>(RecordTime(rec, "last_active")));
-  return v;
-}
+namespace {
 
-ThreadSummary SummaryOf(const std::string& id, const json& rec) {
+// What a thread's index entry and summary are made of, from either form.
+ThreadSummary ThreadFields(const std::string& id, const json& rec) {
   ThreadSummary t;
   t.id = id;
   t.status = StrOf(rec, "status");
@@ -104,14 +95,56 @@ ThreadSummary SummaryOf(const std::string& id, const json& rec) {
   return t;
 }
 
+ThreadSummary ThreadFields(const std::string& id, const FlatRecord& rec) {
+  ThreadSummary t;
+  t.id = id;
+  t.status = rec.String("status").value_or("");
+  t.salience = rec.Number("salience").value_or(0);
+  if (auto last = rec.String("last_active")) {
+    auto ms = ParseTime(*last);
+    t.last_active = ms.ok() ? *ms : 0;
+  }
+  return t;
+}
+
+// SAL8 LAST8 (see the grammar above).
+std::string ThreadValue(const ThreadSummary& t) {
+  uint64_t bits;
+  std::memcpy(&bits, &t.salience, sizeof bits);
+  std::string v;
+  PutLE64(&v, bits);
+  PutLE64(&v, static_cast<uint64_t>(t.last_active));
+  return v;
+}
+
+IndexEntry ThreadEntry(const ThreadSummary& t) {
+  return {"T|u|" + t.status + '\0' + t.id, ThreadValue(t)};
+}
+
+std::string ActionKey(const std::string& id, const std::string& status, TimeMs ts) {
+  return "A|u|" + status + '\0' + Ts8(ts) + id;
+}
+
+}  // namespace
+
+std::string ThreadIndexValue(const json& rec) { return ThreadValue(ThreadFields("", rec)); }
+
+ThreadSummary SummaryOf(const std::string& id, const json& rec) { return ThreadFields(id, rec); }
+
+ThreadSummary SummaryOf(const std::string& id, const Record& rec) {
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) return ThreadFields(id, *f);
+  return ThreadFields(id, RecordJson(rec));
+}
+
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept) {
   return StrOf(percept, "status") == "assigned" ? StrOf(percept, "thread_id") : std::string();
 }
 
 std::string UnprocessedFor(const Record& percept) {
-  if (const json* j = std::get_if<json>(&percept)) return UnprocessedFor(*j);
-  const PerceptRecord& p = std::get<PerceptRecord>(percept);
+  const PerceptRecord* typed = std::get_if<PerceptRecord>(&percept);
+  if (!typed) return UnprocessedFor(RecordJson(percept));
+  const PerceptRecord& p = *typed;
   return p.status() == "assigned" && p.thread_id() ? *p.thread_id() : std::string();
 }
 
@@ -148,6 +181,18 @@ void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<Ind
 }  // namespace
 
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec) {
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) {
+    if (pool == Pool::kThreads) return {ThreadEntry(ThreadFields(id, *f))};
+    if (pool == Pool::kActions) {
+      TimeMs ts = 0;
+      if (auto text = f->String("ts")) {
+        auto ms = ParseTime(*text);
+        ts = ms.ok() ? *ms : 0;
+      }
+      return {IndexEntry(ActionKey(id, f->String("status").value_or(""), ts), std::string())};
+    }
+    return IndexEntries(pool, id, f->ToJson());
+  }
   const PerceptRecord* p = std::get_if<PerceptRecord>(&rec);
   if (!p) return IndexEntries(pool, id, std::get<json>(rec));
   std::vector<IndexEntry> out;
@@ -178,9 +223,9 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
     k.thread = thread;
     PerceptEntries(id, k, &out);
   } else if (pool == Pool::kThreads) {
-    out.emplace_back("T|u|" + StrOf(rec, "status") + '\0' + id, ThreadIndexValue(rec));
+    out.push_back(ThreadEntry(ThreadFields(id, rec)));
   } else if (pool == Pool::kActions) {
-    key("A|u|" + StrOf(rec, "status") + '\0' + Ts8(RecordTime(rec)) + id);
+    key(ActionKey(id, StrOf(rec, "status"), RecordTime(rec)));
   } else if (pool == Pool::kMemories) {
     key("M|c|" + Ts8(RecordTime(rec, "created_at")) + id);
     if (StrOf(rec, "kind") == "fact") {

@@ -94,6 +94,7 @@ uint64_t GetLE64(std::string_view b);
 // SAL8 LAST8: a thread index entry's value.
 std::string ThreadIndexValue(const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const json& rec);
+ThreadSummary SummaryOf(const std::string& id, const Record& rec);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
 std::string UnprocessedFor(const Record& percept);

@@ -127,6 +127,9 @@ class Projection::BulkBase final : public RecordReader {
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override {
     return p_->GetWritten(pool, id);
   }
+  Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override {
+    return p_->GetWrittenFlat(pool, id);
+  }
   Result<bool> Contains(Pool pool, std::string_view id) const override {
     return p_->ContainsWritten(pool, id);
   }
@@ -251,6 +254,10 @@ class Projection::Flushing final : public RecordReader {
     const Overlay::Change* c = Find(Pool::kPercepts, id);
     return c ? PerceptOf(c->record, id) : p_->bulk_base_->GetPercept(id);
   }
+  Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override {
+    const Overlay::Change* c = Find(pool, id);
+    return c ? FlatOf(c->record, id) : p_->bulk_base_->GetFlat(pool, id);
+  }
   Result<bool> Contains(Pool pool, std::string_view id) const override {
     const Overlay::Change* c = Find(pool, id);
     return c ? Result<bool>(c->record.has_value()) : p_->bulk_base_->Contains(pool, id);
@@ -310,9 +317,8 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
           op(kIndexCf, false, std::move(e.first), std::move(e.second));
       // The thread table follows the same changes.
       if (pool == Pool::kThreads) {
-        out->threads.emplace_back(id, change.record ? std::optional<ThreadSummary>(SummaryOf(
-                                                          id, std::get<json>(*change.record)))
-                                                    : std::nullopt);
+        out->threads.emplace_back(
+            id, change.record ? std::optional<ThreadSummary>(SummaryOf(id, *change.record)) : std::nullopt);
       } else if (pool == Pool::kPercepts) {
         std::string from = old->has_value() ? UnprocessedFor(**old) : std::string();
         std::string to = change.record ? UnprocessedFor(*change.record) : std::string();

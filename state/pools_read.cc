@@ -24,6 +24,14 @@ Result<std::optional<json>> ParseRecord(Pool pool, std::string_view id, std::str
   return rec;
 }
 
+Result<std::optional<FlatRecord>> FlatRecordOf(Pool pool, std::string_view id, std::string_view stored) {
+  auto rec = FlatRecord::FromStored(stored);
+  if (!rec.ok())
+    return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) + " is " +
+                              rec.status().message());
+  return std::optional<FlatRecord>(std::move(*rec));
+}
+
 }  // namespace
 
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
@@ -42,6 +50,24 @@ Result<std::optional<json>> Projection::GetWritten(Pool pool, std::string_view i
     case ResidentRecords::Found::kAsk: break;
   }
   return Get(pool, id);
+}
+
+Result<std::optional<FlatRecord>> Projection::GetFlat(Pool pool, std::string_view id) const {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return std::optional<FlatRecord>();
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  return FlatRecordOf(pool, id, value.ToStringView());
+}
+
+Result<std::optional<FlatRecord>> Projection::GetWrittenFlat(Pool pool, std::string_view id) const {
+  std::string_view stored;
+  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
+    case ResidentRecords::Found::kHere: return FlatRecordOf(pool, id, stored);
+    case ResidentRecords::Found::kAbsent: return std::optional<FlatRecord>();
+    case ResidentRecords::Found::kAsk: break;
+  }
+  return GetFlat(pool, id);
 }
 
 Result<bool> Projection::Contains(Pool pool, std::string_view id) const {

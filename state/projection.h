@@ -142,6 +142,8 @@ class Projection final : public RecordReader {
 
   // RecordReader: the applied record, or nullopt.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
+  // The record flat, from its stored bytes (no JSON tree).
+  Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override;
   // Whether the record exists, without parsing it.
   Result<bool> Contains(Pool pool, std::string_view id) const override;
   // The arousal record (DefaultArousal() before any arousal event).
@@ -235,6 +237,7 @@ class Projection final : public RecordReader {
   // its overlays read the write under way first, so they never ask here
   // for a record that write changes. Get reads RocksDB alone.
   Result<std::optional<json>> GetWritten(Pool pool, std::string_view id) const;
+  Result<std::optional<FlatRecord>> GetWrittenFlat(Pool pool, std::string_view id) const;
   Result<bool> ContainsWritten(Pool pool, std::string_view id) const;
   class BulkBase;  // a RecordReader over GetWritten
   std::unique_ptr<BulkBase> bulk_base_;

@@ -25,6 +25,10 @@ class Step {
   Result<PerceptRecord> NeedPercept(const std::string& id) { return Found(o_->GetPercept(id), id, "percept"); }
   // The percept, to be changed and put back (PutPercept or Delete).
   Result<PerceptRecord> TakePercept(const std::string& id) { return Found(o_->TakePercept(id), id, "percept"); }
+  // A thread or action, to be changed and put back (PutFlat or Delete).
+  Result<FlatRecord> TakeFlat(Pool pool, const std::string& id, std::string_view what) {
+    return Found(o_->TakeFlat(pool, id), id, what);
+  }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
     Result<bool> exists = o_->Contains(pool, id);
     if (!exists.ok()) return exists.status();
@@ -44,6 +48,7 @@ class Step {
   }
   void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
   void PutPercept(const std::string& id, PerceptRecord rec) { o_->PutPercept(id, std::move(rec), e_.seq); }
+  void PutFlat(Pool pool, const std::string& id, FlatRecord rec) { o_->PutFlat(pool, id, std::move(rec), e_.seq); }
   void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
 
   // The record `r` holds, or NotFound naming it.
@@ -128,25 +133,21 @@ Status ReducePercept(const Event& e, Step& s) {
   switch (e.type) {
     case EventType::kPerceptAssigned: {
       const std::string thread_id = s.Str("thread_id");
-      auto t = s.Take(Pool::kThreads, thread_id, "thread");
+      auto t = s.TakeFlat(Pool::kThreads, thread_id, "thread");
       if (!t.ok()) return t.status();
-      if (Is(*t, "status", "complete")) return s.Wrong("thread", thread_id, "is complete");
+      if (t->IsString("status", "complete")) return s.Wrong("thread", thread_id, "is complete");
       // Moving it: the earlier thread forgets it.
       if (rec.thread_id() && *rec.thread_id() != thread_id) {
         const std::string earlier = *rec.thread_id();
-        auto old = s.Take(Pool::kThreads, earlier, "thread");
+        auto old = s.TakeFlat(Pool::kThreads, earlier, "thread");
         if (old.ok()) {
-          json& list = (*old)["percepts"];
-          if (list.is_array())
-            list.erase(std::remove(list.begin(), list.end(), json(id)), list.end());
-          s.Put(Pool::kThreads, earlier, std::move(*old));
+          old->ArrayRemove("percepts", id);
+          s.PutFlat(Pool::kThreads, earlier, std::move(*old));
         }
       }
-      json& list = (*t)["percepts"];
-      if (!list.is_array()) list = json::array();
-      if (std::find(list.begin(), list.end(), json(id)) == list.end()) list.push_back(id);
-      (*t)["last_active"] = s.ts();
-      s.Put(Pool::kThreads, thread_id, std::move(*t));
+      t->ArrayAddUnique("percepts", id);
+      t->SetString("last_active", s.ts());
+      s.PutFlat(Pool::kThreads, thread_id, std::move(*t));
       rec.set_thread_id(thread_id);
       rec.set_status("assigned");
       break;
@@ -155,10 +156,10 @@ Status ReducePercept(const Event& e, Step& s) {
       rec.set_status("processed");
       if (rec.thread_id()) {
         const std::string& thread_id = *rec.thread_id();
-        auto t = s.Take(Pool::kThreads, thread_id, "thread");
+        auto t = s.TakeFlat(Pool::kThreads, thread_id, "thread");
         if (t.ok()) {
-          (*t)["last_active"] = s.ts();
-          s.Put(Pool::kThreads, thread_id, std::move(*t));
+          t->SetString("last_active", s.ts());
+          s.PutFlat(Pool::kThreads, thread_id, std::move(*t));
         }
       }
       break;
@@ -193,36 +194,40 @@ Status ReduceThread(const Event& e, Step& s) {
         .Set("created_at", s.ts())
         .Set("last_active", s.ts());
     if (s.Has("from_percept")) rec.Set("from_percept", s.F()["from_percept"]);
-    s.Put(Pool::kThreads, id, rec.Take());
+    s.PutFlat(Pool::kThreads, id, FlatRecord::FromJson(rec.Take()));
     return Status::OK();
   }
-  auto t = s.Take(Pool::kThreads, id, "thread");
+  auto t = s.TakeFlat(Pool::kThreads, id, "thread");
   if (!t.ok()) return t.status();
-  json& rec = *t;
+  FlatRecord& rec = *t;
   if (e.type == EventType::kThreadDeleted) {
     s.Delete(Pool::kThreads, id);
     return Status::OK();
   }
-  if (Is(rec, "status", "complete")) return s.Wrong("thread", id, "is complete");
+  if (rec.IsString("status", "complete")) return s.Wrong("thread", id, "is complete");
   switch (e.type) {
     case EventType::kThreadUpdated:
-      if (s.Has("status")) rec["status"] = s.F()["status"];
-      if (s.Has("salience")) rec["salience"] = s.F()["salience"];
-      if (s.Has("state")) MergePatch(rec["state"], s.F()["state"]);
+      if (s.Has("status")) rec.Set("status", s.F()["status"]);
+      if (s.Has("salience")) rec.Set("salience", s.F()["salience"]);
+      if (s.Has("state")) {
+        json state = rec.Get("state");
+        MergePatch(state, s.F()["state"]);
+        rec.Set("state", state);
+      }
       break;
     case EventType::kThreadPaused:
-      rec["status"] = "paused";
-      if (s.Has("reason")) rec["pause_reason"] = s.F()["reason"];
+      rec.SetString("status", "paused");
+      if (s.Has("reason")) rec.Set("pause_reason", s.F()["reason"]);
       break;
     case EventType::kThreadCompleted:
-      rec["status"] = "complete";
-      if (s.Has("outcome")) rec["outcome"] = s.F()["outcome"];
+      rec.SetString("status", "complete");
+      if (s.Has("outcome")) rec.Set("outcome", s.F()["outcome"]);
       break;
     default:
       return Status::Internal("not a thread event");
   }
-  rec["last_active"] = s.ts();
-  s.Put(Pool::kThreads, id, std::move(rec));
+  rec.SetString("last_active", s.ts());
+  s.PutFlat(Pool::kThreads, id, std::move(rec));
   return Status::OK();
 }
 
@@ -279,13 +284,13 @@ Status ReduceAction(const Event& e, Step& s) {
         .Set("updated_at", s.ts())
         .Set("last_error", nullptr)
         .Set("next_attempt_at", nullptr);
-    s.Put(Pool::kActions, id, rec.Take());
+    s.PutFlat(Pool::kActions, id, FlatRecord::FromJson(rec.Take()));
     return Status::OK();
   }
-  auto a = s.Take(Pool::kActions, id, "action");
+  auto a = s.TakeFlat(Pool::kActions, id, "action");
   if (!a.ok()) return a.status();
-  json& rec = *a;
-  const std::string status = rec.value("status", "");
+  FlatRecord& rec = *a;
+  const std::string status = rec.String("status").value_or("");
   auto from = [&](std::initializer_list<const char*> allowed) {
     for (const char* ok : allowed)
       if (status == ok) return Status::OK();
@@ -294,34 +299,34 @@ Status ReduceAction(const Event& e, Step& s) {
   switch (e.type) {
     case EventType::kActionSent:
       LIMBIC_RETURN_IF_ERROR(from({"pending", "failed", "inflight"}));
-      rec["status"] = "inflight";
-      rec["attempts"] = s.F()["attempt"];
-      rec["next_attempt_at"] = nullptr;
+      rec.SetString("status", "inflight");
+      rec.Set("attempts", s.F()["attempt"]);
+      rec.Set("next_attempt_at", nullptr);
       break;
     case EventType::kActionComplete:
       LIMBIC_RETURN_IF_ERROR(from({"inflight"}));
-      rec["status"] = "complete";
-      if (s.Has("result")) rec["result"] = s.F()["result"];
+      rec.SetString("status", "complete");
+      if (s.Has("result")) rec.Set("result", s.F()["result"]);
       break;
     case EventType::kActionFailed:
       LIMBIC_RETURN_IF_ERROR(from({"inflight"}));
-      rec["status"] = "failed";
-      rec["attempts"] = s.F()["attempt"];
-      rec["last_error"] = s.F()["error"];
-      rec["next_attempt_at"] = s.Has("retry_at") ? s.F()["retry_at"] : json();
+      rec.SetString("status", "failed");
+      rec.Set("attempts", s.F()["attempt"]);
+      rec.Set("last_error", s.F()["error"]);
+      rec.Set("next_attempt_at", s.Has("retry_at") ? s.F()["retry_at"] : json());
       break;
     case EventType::kActionDead:
       LIMBIC_RETURN_IF_ERROR(from({"pending", "inflight", "failed"}));
-      rec["status"] = "dead";
-      rec["last_error"] = s.F()["error"];
-      rec["next_attempt_at"] = nullptr;
-      if (s.Has("attempt")) rec["attempts"] = s.F()["attempt"];
+      rec.SetString("status", "dead");
+      rec.Set("last_error", s.F()["error"]);
+      rec.Set("next_attempt_at", nullptr);
+      if (s.Has("attempt")) rec.Set("attempts", s.F()["attempt"]);
       break;
     default:
       return Status::Internal("not an action event");
   }
-  rec["updated_at"] = s.ts();
-  s.Put(Pool::kActions, id, std::move(rec));
+  rec.SetString("updated_at", s.ts());
+  s.PutFlat(Pool::kActions, id, std::move(rec));
   return Status::OK();
 }
 

@@ -13,7 +13,8 @@
 //
 // Records are JSON objects (their shape is in docs/events.md, "Pools"); the
 // write path holds percepts, three quarters of all records, in typed form
-// (PerceptRecord, the same JSON when read through Get):
+// (PerceptRecord), and threads and actions as their stored bytes
+// (FlatRecord): the same JSON when read through Get.
 //   percept  {id, source, type, intensity, ts, seq, thread_id|null, status, text?, data}
 //            (seq: of its percept_arrived event; orders percepts of one millisecond)
 //   thread   {id, goal, status, salience, percepts[], state{phase, context, next_step},
@@ -43,6 +44,7 @@
 #include <variant>
 
 #include "state/event.h"
+#include "state/flat_record.h"
 #include "state/percept_record.h"
 #include "state/status.h"
 
@@ -71,12 +73,19 @@ inline constexpr std::string_view kArousalId = "arousal";
 // {user_waiting:false, recent_errors:0, budget_pressure:false}, updated_at null.
 json DefaultArousal();
 
-// A record as the write path holds it: a percept typed, or else JSON. A
-// percept given as JSON (a test's Overlay::Put, say) is accepted too; every
-// reader of a Record handles both forms.
-using Record = std::variant<json, PerceptRecord>;
-// The record's JSON (for a PerceptRecord, its ToJson()).
+// A record as the write path holds it: a percept typed, a thread or action
+// flat (IsFlatPool), any other record JSON. A record given as JSON (a
+// test's Overlay::Put, say) is accepted in any pool; every reader of a
+// Record handles all three forms.
+using Record = std::variant<json, PerceptRecord, FlatRecord>;
+// Threads and actions: records changed by most events, of a fixed shape.
+inline bool IsFlatPool(Pool pool) { return pool == Pool::kThreads || pool == Pool::kActions; }
+// The record's JSON (for a PerceptRecord or FlatRecord, its ToJson()).
 json RecordJson(const Record& record);
+// A record flat (FromJson for the JSON form, InvalidArgument naming `id`
+// when that is not an object).
+Result<FlatRecord> FlatOf(const Record& record, std::string_view id);
+Result<std::optional<FlatRecord>> FlatOf(const std::optional<Record>& record, std::string_view id);
 // A percept record typed (FromJson for the JSON form); `id` names it in the
 // error.
 Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id);
@@ -93,8 +102,12 @@ class RecordReader {
   // A percept, typed. This default reads Get's JSON and converts it;
   // readers that hold typed percepts return them without converting.
   virtual Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const;
+  // A record flat. This default reads Get's JSON and converts it; readers
+  // that hold stored bytes or flat records return them without a tree.
+  virtual Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const;
   // The record in the form the write path holds it: a percept typed
-  // (GetPercept), any other record as JSON (Get).
+  // (GetPercept), a thread or action flat (GetFlat), any other record as
+  // JSON (Get).
   Result<std::optional<Record>> GetRecord(Pool pool, std::string_view id) const;
   // Whether the record exists. This default reads it (GetRecord); readers
   // that can tell without parsing it do.
@@ -118,6 +131,7 @@ class Overlay final : public RecordReader {
 
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override;
+  Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override;
   // Asks the base only for records this overlay has neither changed nor
   // read, and remembers nothing: an existence check reads no record.
   Result<bool> Contains(Pool pool, std::string_view id) const override;
@@ -129,8 +143,10 @@ class Overlay final : public RecordReader {
   // discard the overlay (see Reduce). Percepts are taken with TakePercept.
   Result<std::optional<json>> Take(Pool pool, std::string_view id);
   Result<std::optional<PerceptRecord>> TakePercept(std::string_view id);
+  Result<std::optional<FlatRecord>> TakeFlat(Pool pool, std::string_view id);
   void Put(Pool pool, std::string id, json record, uint64_t seq);
   void PutPercept(std::string id, PerceptRecord record, uint64_t seq);
+  void PutFlat(Pool pool, std::string id, FlatRecord record, uint64_t seq);
   void Delete(Pool pool, std::string id, uint64_t seq);
 
   // Moves every change of `child` (an Overlay over this one) into this one.
@@ -161,6 +177,7 @@ class Overlay final : public RecordReader {
   // with remember_base_reads).
   Result<std::optional<json>> BaseGet(Key key) const;
   Result<std::optional<PerceptRecord>> BaseGetPercept(Key key) const;
+  Result<std::optional<FlatRecord>> BaseGetFlat(Key key) const;
 
   const RecordReader* base_;
   Changes changes_;

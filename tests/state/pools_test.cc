@@ -14,6 +14,24 @@ using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
 
+namespace {
+
+// Opens the DB at `path` as plain RocksDB, for `fn` to change it behind the
+// projection's back.
+template <typename Fn>
+void BehindTheBack(const std::string& path, Fn fn) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const char* n : kCfNames) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
+  fn(raw, handles);
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+}
+
+}  // namespace
+
 TEST_CASE("apply writes records, indexes and applied_seq together", "[projection]") {
   ScratchDir dir;
   Log l;
@@ -203,26 +221,47 @@ TEST_CASE("CheckIndexes finds a missing index entry", "[projection]") {
     REQUIRE(db->CheckIndexes().ok());
     REQUIRE(db->Flush().ok());
   }
-  {
-    // Delete the by-time index entry behind the projection's back.
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const char* n : kCfNames) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions(), dir / "db", cfs, &handles, &raw).ok());
+  // Delete the by-time index entry behind the projection's back.
+  BehindTheBack(dir / "db", [](rocksdb::DB* raw, const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
     std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), handles[kIndexCf]));
     it->Seek("P|T|");
     REQUIRE(it->Valid());
     std::string key = it->key().ToString();
     it.reset();
     REQUIRE(raw->Delete(rocksdb::WriteOptions(), handles[kIndexCf], key).ok());
-    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
-    delete raw;
-  }
+  });
   auto db = OpenDb(dir / "db");
   Status s = db->CheckIndexes();
   CHECK(s.IsCorruption());
   CHECK_THAT(s.message(), Catch::Contains("index entry missing: P|T|"));
+}
+
+TEST_CASE("a thread or action record that is not a JSON object stops the event that reads it, named",
+          "[projection]") {
+  ScratchDir dir;
+  Log l;
+  l.Thread("t-1");
+  l.Thread("t-2");
+  {
+    auto db = OpenDb(dir / "db");
+    REQUIRE(db->Apply(l.events).ok());
+    REQUIRE(db->Flush().ok());
+  }
+  BehindTheBack(dir / "db", [](rocksdb::DB* raw, const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+    const auto threads = handles[RecordCf(Pool::kThreads)];
+    REQUIRE(raw->Put(rocksdb::WriteOptions(), threads, "t-1", R"({"id":"t-1","status":)").ok());
+    REQUIRE(raw->Put(rocksdb::WriteOptions(), threads, "t-2", R"(["t-2"])").ok());
+  });
+  auto db = OpenDb(dir / "db");
+  const uint64_t applied = db->applied_seq();
+  for (const char* id : {"t-1", "t-2"}) {
+    Log more = l;
+    Event& e = more.Add(EventType::kThreadUpdated, {{"thread_id", id}, {"salience", 0.9}});
+    Status s = db->Apply(std::span<const Event>(&e, 1));
+    CHECK(s.IsCorruption());
+    CHECK_THAT(s.message(), Catch::Contains(std::string("record threads/") + id + " is not"));
+    CHECK(db->applied_seq() == applied);
+  }
 }
 
 TEST_CASE("a read-only projection sees applied data and refuses to apply", "[projection]") {
