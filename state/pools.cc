@@ -266,7 +266,7 @@ class Projection::Flushing final : public RecordReader {
  private:
   const Overlay::Change* Find(Pool pool, std::string_view id) const {
     const auto& changes = changes_->changes();
-    auto it = changes.find(Overlay::Key(pool, std::string(id)));
+    auto it = changes.Find(pool, id);
     return it == changes.end() ? nullptr : &it->second;
   }
 

@@ -36,7 +36,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +44,7 @@
 
 #include "state/event.h"
 #include "state/flat_record.h"
+#include "state/key_table.h"
 #include "state/percept_record.h"
 #include "state/status.h"
 
@@ -124,7 +124,7 @@ class Overlay final : public RecordReader {
     uint64_t seq = 0;
   };
   using Key = std::pair<Pool, std::string>;
-  using Changes = std::map<Key, Change>;
+  using Changes = KeyTable<Pool, Change>;
 
   // `base` may be nullptr (an empty base); it must outlive the Overlay.
   explicit Overlay(const RecordReader* base) : base_(base) {}
@@ -182,7 +182,7 @@ class Overlay final : public RecordReader {
   const RecordReader* base_;
   Changes changes_;
   bool remember_ = false;
-  mutable std::map<Key, std::optional<Record>> base_reads_;
+  mutable KeyTable<Pool, std::optional<Record>> base_reads_;
 };
 
 // Applies `event` (schema-valid: see ValidateEventFields) to the records it
