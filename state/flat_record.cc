@@ -150,14 +150,18 @@ json FlatRecord::Get(std::string_view key) const {
   return j ? std::move(*j) : json();
 }
 
-std::optional<std::string> FlatRecord::String(std::string_view key) const {
-  auto raw = Raw(key);
-  if (!raw || raw->empty() || raw->front() != '"') return std::nullopt;
-  const std::string_view inner = raw->substr(1, raw->size() - 2);
+std::optional<std::string> FlatRecord::StringOf(std::string_view raw) {
+  if (raw.size() < 2 || raw.front() != '"') return std::nullopt;
+  const std::string_view inner = raw.substr(1, raw.size() - 2);
   if (inner.find('\\') == kNone) return std::string(inner);
-  auto j = ParseJson(*raw);
+  auto j = ParseJson(raw);
   if (!j || !j->is_string()) return std::nullopt;
   return j->get<std::string>();
+}
+
+std::optional<std::string> FlatRecord::String(std::string_view key) const {
+  auto raw = Raw(key);
+  return raw ? StringOf(*raw) : std::nullopt;
 }
 
 bool FlatRecord::IsString(std::string_view key, std::string_view value) const {

@@ -44,6 +44,17 @@ class FlatRecord {
   const std::string& bytes() const { return bytes_; }
   json ToJson() const;
 
+  // Calls fn(key, value) for each member in key order: the key between
+  // its quotes and the value, both as stored.
+  template <typename Fn>
+  void ForEachMember(Fn fn) const {
+    for (const Member& m : members_)
+      fn(KeyOf(m), std::string_view(bytes_).substr(m.value_at, m.value_end - m.value_at));
+  }
+  // A stored JSON string's text (`raw` with its quotes), or nullopt when
+  // `raw` is not a string.
+  static std::optional<std::string> StringOf(std::string_view raw);
+
   bool Has(std::string_view key) const { return FindMember(key) != nullptr; }
   // The member's value as stored (compact JSON), or nullopt.
   std::optional<std::string_view> Raw(std::string_view key) const;

@@ -33,13 +33,6 @@ constexpr std::string_view kDropReason = "drop_reason";
 constexpr std::string_view kStatus = "status";
 constexpr std::string_view kThreadId = "thread_id";
 
-// Appends `"key":` to a piece, with a comma when it is not the first pair.
-void StartPair(std::string* piece, size_t piece_start, const std::string& key) {
-  if (piece->size() > piece_start) piece->push_back(',');
-  AppendJsonString(key, piece);  // a key read back may be anything
-  piece->push_back(':');
-}
-
 // Writes the record's pairs between '{' and '}', in key order.
 class PairWriter {
  public:
@@ -69,6 +62,15 @@ class PairWriter {
 TimeMs TimeOf(const std::string& text) {
   auto t = ParseTime(text);
   return t.ok() ? *t : 0;
+}
+
+// A stored number that JSON reads as an unsigned integer (digits only,
+// within 64 bits), else 0.
+uint64_t UnsignedOf(std::string_view raw) {
+  uint64_t v = 0;
+  if (raw.empty() || raw.front() < '0' || raw.front() > '9') return 0;
+  auto r = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  return r.ec == std::errc() && r.ptr == raw.data() + raw.size() ? v : 0;
 }
 
 }  // namespace
@@ -130,10 +132,22 @@ PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields,
 
 Result<PerceptRecord> PerceptRecord::FromJson(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("a percept record must be an object");
+  return FromFlat(FlatRecord::FromJson(j));
+}
+
+Result<PerceptRecord> PerceptRecord::FromStored(std::string_view stored) {
+  auto flat = FlatRecord::FromStored(stored);
+  if (!flat.ok()) return flat.status();
+  return FromFlat(*flat);
+}
+
+Result<PerceptRecord> PerceptRecord::FromFlat(const FlatRecord& flat) {
   PerceptRecord rec;
   auto fixed = std::make_shared<Fixed>();
   std::string& b = fixed->bytes;
+  b.reserve(flat.bytes().size());
   bool has_status = false, has_thread = false;
+  Status error;
   // The piece being written, 0..3 for A..D; entering a later one marks
   // where it (and any skipped, empty one) starts.
   int piece = 0;
@@ -145,37 +159,49 @@ Result<PerceptRecord> PerceptRecord::FromJson(const json& j) {
       *starts[++piece] = static_cast<uint32_t>(piece_start);
     }
   };
-  for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
-    const std::string_view k = key;
+  // Keys come in order; an escaped key (a quote, a backslash or a control
+  // character in it) falls on the same side of the three keys below as it
+  // reads, since those are letters and '_'.
+  flat.ForEachMember([&](std::string_view k, std::string_view value) {
+    if (!error.ok()) return;
     if (k == kDropReason) {
       enter(1);
-      rec.drop_reason_.clear();
-      AppendCompactJson(value, &rec.drop_reason_);
-      continue;
+      rec.drop_reason_.assign(value);
+      return;
     }
     if (k == kStatus) {
-      if (!value.is_string()) return Status::InvalidArgument("percept record: status must be a string");
+      auto status = FlatRecord::StringOf(value);
+      if (!status) {
+        error = Status::InvalidArgument("percept record: status must be a string");
+        return;
+      }
       enter(2);
-      rec.status_ = value.get<std::string>();
+      rec.status_ = std::move(*status);
       has_status = true;
-      continue;
+      return;
     }
     if (k == kThreadId) {
-      if (value.is_string()) rec.thread_id_ = value.get<std::string>();
-      else if (!value.is_null())
-        return Status::InvalidArgument("percept record: thread_id must be null or a string");
+      if (auto thread = FlatRecord::StringOf(value)) rec.thread_id_ = std::move(*thread);
+      else if (value != "null") {
+        error = Status::InvalidArgument("percept record: thread_id must be null or a string");
+        return;
+      }
       enter(3);
       has_thread = true;
-      continue;
+      return;
     }
-    enter(k < kDropReason ? 0 : k < kStatus ? 1 : k < kThreadId ? 2 : 3);  // keys come in order
-    StartPair(&b, piece_start, key);
-    AppendCompactJson(value, &b);
-    if (k == "source" && value.is_string()) fixed->source = value.get<std::string>();
-    else if (k == "type" && value.is_string()) fixed->type = value.get<std::string>();
-    else if (k == "ts" && value.is_string()) fixed->ts = TimeOf(value.get<std::string>());
-    else if (k == "seq" && value.is_number_unsigned()) fixed->seq = value.get<uint64_t>();
-  }
+    enter(k < kDropReason ? 0 : k < kStatus ? 1 : k < kThreadId ? 2 : 3);
+    if (b.size() > piece_start) b.push_back(',');
+    b.push_back('"');
+    b.append(k);
+    b.append("\":");
+    b.append(value);
+    if (k == "source") fixed->source = FlatRecord::StringOf(value).value_or("");
+    else if (k == "type") fixed->type = FlatRecord::StringOf(value).value_or("");
+    else if (k == "ts") fixed->ts = TimeOf(FlatRecord::StringOf(value).value_or(""));
+    else if (k == "seq") fixed->seq = UnsignedOf(value);
+  });
+  if (!error.ok()) return error;
   if (!has_status) return Status::InvalidArgument("percept record: no status");
   if (!has_thread) return Status::InvalidArgument("percept record: no thread_id");
   enter(3);

@@ -13,7 +13,9 @@
 //   - AppendJson writes exactly Dump(ToJson()), the bytes stored in RocksDB;
 //   - FromJson(j).ToJson() == j for a percept read back from RocksDB (any
 //     object whose status is a string and thread_id null or a string, as
-//     Dump wrote it), keys the write path does not know included;
+//     Dump wrote it), keys the write path does not know included, and
+//     FromStored(Dump(j)) is that same record, cut from the bytes (through
+//     FlatRecord's members) without a JSON tree;
 //   - ts(), seq(), source(), type() are what pool_layout's RecordTime/StrOf
 //     read from the JSON form, so the index entries of both forms agree.
 //
@@ -27,6 +29,7 @@
 #include <string>
 
 #include "state/event.h"
+#include "state/flat_record.h"
 #include "state/status.h"
 #include "state/time.h"
 
@@ -43,6 +46,9 @@ class PerceptRecord {
   // the field when it is not an object, its status is not a string or its
   // thread_id neither null nor a string.
   static Result<PerceptRecord> FromJson(const json& rec);
+  // The same from the record as stored (RocksDB's bytes), without a JSON
+  // tree; InvalidArgument also when they are not a JSON object.
+  static Result<PerceptRecord> FromStored(std::string_view stored);
 
   // The fixed fields as the index reads them: "" for a source or type that
   // is not a string, 0 for a ts that is not an RFC 3339 time or a seq that
@@ -68,6 +74,8 @@ class PerceptRecord {
  private:
   struct Fixed;
   PerceptRecord() = default;
+  // FromJson and FromStored: the record's members, as stored.
+  static Result<PerceptRecord> FromFlat(const FlatRecord& rec);
   std::shared_ptr<const Fixed> fixed_;
   std::string status_;
   std::optional<std::string> thread_id_;

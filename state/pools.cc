@@ -130,6 +130,9 @@ class Projection::BulkBase final : public RecordReader {
   Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override {
     return p_->GetWrittenFlat(pool, id);
   }
+  Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override {
+    return p_->GetWrittenPercept(id);
+  }
   Result<bool> Contains(Pool pool, std::string_view id) const override {
     return p_->ContainsWritten(pool, id);
   }

@@ -24,68 +24,85 @@ Result<std::optional<json>> ParseRecord(Pool pool, std::string_view id, std::str
   return rec;
 }
 
-Result<std::optional<FlatRecord>> FlatRecordOf(Pool pool, std::string_view id, std::string_view stored) {
-  auto rec = FlatRecord::FromStored(stored);
+// The stored record in the form T, through From(stored); a record that
+// does not read so is named in the error.
+template <typename T, typename From>
+Result<std::optional<T>> Convert(Pool pool, std::string_view id, std::string_view stored, From from) {
+  auto rec = from(stored);
   if (!rec.ok())
-    return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) + " is " +
+    return Status::Corruption("record " + std::string(PoolName(pool)) + "/" + std::string(id) + ": " +
                               rec.status().message());
-  return std::optional<FlatRecord>(std::move(*rec));
+  return std::optional<T>(std::move(*rec));
 }
 
 }  // namespace
 
+template <typename Fn>
+auto Projection::WithStored(Pool pool, std::string_view id, bool written, Fn fn) const
+    -> decltype(fn(std::optional<std::string_view>())) {
+  if (written && resident_) {
+    std::string_view stored;
+    switch (resident_->Find(pool, id, &stored)) {
+      case ResidentRecords::Found::kHere: return fn(stored);
+      case ResidentRecords::Found::kAbsent: return fn(std::nullopt);
+      case ResidentRecords::Found::kAsk: break;
+    }
+  }
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
+  if (s.IsNotFound()) return fn(std::nullopt);
+  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
+  return fn(value.ToStringView());
+}
+
+namespace {
+
+// Reading a record as JSON, flat, typed or not at all, from its stored bytes.
+auto AsJson(Pool pool, std::string_view id) {
+  return [=](std::optional<std::string_view> stored) -> Result<std::optional<json>> {
+    if (!stored) return std::optional<json>();
+    return ParseRecord(pool, id, *stored);
+  };
+}
+auto AsFlat(Pool pool, std::string_view id) {
+  return [=](std::optional<std::string_view> stored) -> Result<std::optional<FlatRecord>> {
+    if (!stored) return std::optional<FlatRecord>();
+    return Convert<FlatRecord>(pool, id, *stored, FlatRecord::FromStored);
+  };
+}
+auto AsPercept(std::string_view id) {
+  return [=](std::optional<std::string_view> stored) -> Result<std::optional<PerceptRecord>> {
+    if (!stored) return std::optional<PerceptRecord>();
+    return Convert<PerceptRecord>(Pool::kPercepts, id, *stored, PerceptRecord::FromStored);
+  };
+}
+Result<bool> Exists(std::optional<std::string_view> stored) { return stored.has_value(); }
+
+}  // namespace
+
 Result<std::optional<json>> Projection::Get(Pool pool, std::string_view id) const {
-  std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
-  if (s.IsNotFound()) return std::optional<json>();
-  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
-  return ParseRecord(pool, id, value);
+  return WithStored(pool, id, false, AsJson(pool, id));
 }
-
 Result<std::optional<json>> Projection::GetWritten(Pool pool, std::string_view id) const {
-  std::string_view stored;
-  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
-    case ResidentRecords::Found::kHere: return ParseRecord(pool, id, stored);
-    case ResidentRecords::Found::kAbsent: return std::optional<json>();
-    case ResidentRecords::Found::kAsk: break;
-  }
-  return Get(pool, id);
+  return WithStored(pool, id, true, AsJson(pool, id));
 }
-
 Result<std::optional<FlatRecord>> Projection::GetFlat(Pool pool, std::string_view id) const {
-  rocksdb::PinnableSlice value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
-  if (s.IsNotFound()) return std::optional<FlatRecord>();
-  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
-  return FlatRecordOf(pool, id, value.ToStringView());
+  return WithStored(pool, id, false, AsFlat(pool, id));
 }
-
 Result<std::optional<FlatRecord>> Projection::GetWrittenFlat(Pool pool, std::string_view id) const {
-  std::string_view stored;
-  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
-    case ResidentRecords::Found::kHere: return FlatRecordOf(pool, id, stored);
-    case ResidentRecords::Found::kAbsent: return std::optional<FlatRecord>();
-    case ResidentRecords::Found::kAsk: break;
-  }
-  return GetFlat(pool, id);
+  return WithStored(pool, id, true, AsFlat(pool, id));
 }
-
+Result<std::optional<PerceptRecord>> Projection::GetPercept(std::string_view id) const {
+  return WithStored(Pool::kPercepts, id, false, AsPercept(id));
+}
+Result<std::optional<PerceptRecord>> Projection::GetWrittenPercept(std::string_view id) const {
+  return WithStored(Pool::kPercepts, id, true, AsPercept(id));
+}
 Result<bool> Projection::Contains(Pool pool, std::string_view id) const {
-  rocksdb::PinnableSlice value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->pool(pool), rocksdb::Slice(id.data(), id.size()), &value);
-  if (s.IsNotFound()) return false;
-  if (!s.ok()) return FromRocks(s, "reading " + std::string(PoolName(pool)) + "/" + std::string(id));
-  return true;
+  return WithStored(pool, id, false, Exists);
 }
-
 Result<bool> Projection::ContainsWritten(Pool pool, std::string_view id) const {
-  std::string_view stored;
-  switch (resident_ ? resident_->Find(pool, id, &stored) : ResidentRecords::Found::kAsk) {
-    case ResidentRecords::Found::kHere: return true;
-    case ResidentRecords::Found::kAbsent: return false;
-    case ResidentRecords::Found::kAsk: break;
-  }
-  return Contains(pool, id);
+  return WithStored(pool, id, true, Exists);
 }
 
 Result<json> Projection::GetArousal() const {

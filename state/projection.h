@@ -142,8 +142,9 @@ class Projection final : public RecordReader {
 
   // RecordReader: the applied record, or nullopt.
   Result<std::optional<json>> Get(Pool pool, std::string_view id) const override;
-  // The record flat, from its stored bytes (no JSON tree).
+  // The record flat, or a percept typed, from its stored bytes (no JSON tree).
   Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override;
+  Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override;
   // Whether the record exists, without parsing it.
   Result<bool> Contains(Pool pool, std::string_view id) const override;
   // The arousal record (DefaultArousal() before any arousal event).
@@ -238,7 +239,14 @@ class Projection final : public RecordReader {
   // for a record that write changes. Get reads RocksDB alone.
   Result<std::optional<json>> GetWritten(Pool pool, std::string_view id) const;
   Result<std::optional<FlatRecord>> GetWrittenFlat(Pool pool, std::string_view id) const;
+  Result<std::optional<PerceptRecord>> GetWrittenPercept(std::string_view id) const;
   Result<bool> ContainsWritten(Pool pool, std::string_view id) const;
+  // fn(the record's stored bytes), or fn(nullopt) when there is none; with
+  // `written`, the resident records are asked first (GetWritten). Errors
+  // of the read are returned as they are.
+  template <typename Fn>
+  auto WithStored(Pool pool, std::string_view id, bool written, Fn fn) const
+      -> decltype(fn(std::optional<std::string_view>()));
   class BulkBase;  // a RecordReader over GetWritten
   std::unique_ptr<BulkBase> bulk_base_;
   std::atomic<uint64_t> bulk_files_{0};  // bulk writes made, for their files' names

@@ -131,6 +131,15 @@ TEST_CASE("a percept read back is written back byte for byte, keys it does not k
     CHECK(p->ToJson() == stored);
     CHECK(TypedEntries("p-3", *p) == IndexEntries(Pool::kPercepts, "p-3", stored));
     CHECK(UnprocessedFor(Record(std::in_place_type<PerceptRecord>, *p)) == UnprocessedFor(stored));
+    // From the stored bytes themselves, no JSON tree: the same record.
+    auto s = PerceptRecord::FromStored(Dump(j));
+    REQUIRE(s.ok());
+    CHECK(Bytes(*s) == Dump(stored));
+    CHECK(TypedEntries("p-3", *s) == TypedEntries("p-3", *p));
+    CHECK(s->ts() == p->ts());
+    CHECK(s->seq() == p->seq());
+    CHECK(s->status() == p->status());
+    CHECK(s->thread_id() == p->thread_id());
   }
 }
 
@@ -147,6 +156,19 @@ TEST_CASE("a JSON that is not a percept is refused, naming what is wrong", "[per
         "percept record: thread_id must be null or a string");
   CHECK(refused({{"thread_id", nullptr}}) == "percept record: no status");
   CHECK(refused({{"status", "new"}}) == "percept record: no thread_id");
+  // The same from stored bytes, and bytes that are no JSON object.
+  auto refused_stored = [](std::string_view stored) {
+    auto p = PerceptRecord::FromStored(stored);
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.status().IsInvalidArgument());
+    return p.status().message();
+  };
+  CHECK(refused_stored(R"({"status":"new","thread_id":4})") ==
+        "percept record: thread_id must be null or a string");
+  CHECK(refused_stored(R"({"status":["new"],"thread_id":null})") == "percept record: status must be a string");
+  CHECK(refused_stored(R"({"thread_id":null})") == "percept record: no status");
+  CHECK(refused_stored("[]") == "not a JSON object");
+  CHECK(refused_stored(R"({"status":"new")") == "not valid JSON");
 }
 
 TEST_CASE("an overlay holds percepts typed and reads them as JSON too", "[percept_record][reducer]") {

@@ -259,7 +259,7 @@ TEST_CASE("a thread or action record that is not a JSON object stops the event t
     Event& e = more.Add(EventType::kThreadUpdated, {{"thread_id", id}, {"salience", 0.9}});
     Status s = db->Apply(std::span<const Event>(&e, 1));
     CHECK(s.IsCorruption());
-    CHECK_THAT(s.message(), Catch::Contains(std::string("record threads/") + id + " is not"));
+    CHECK_THAT(s.message(), Catch::Contains(std::string("record threads/") + id + ": not"));
     CHECK(db->applied_seq() == applied);
   }
 }
