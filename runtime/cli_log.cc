@@ -169,6 +169,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
     std::string from, into, verify, until_time;
     std::optional<uint64_t> until_seq;
     size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
+    size_t write_records = state::ReplayOptions().flush_records;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("replay", "rebuild state from an events log, or verify a state dir");
@@ -183,10 +184,15 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
                                    "(MiB; 0 = none)")
                        ->check(CLI::Range(size_t{0}, size_t{1} << 20))
                        ->capture_default_str();
+  auto* write_records = cmd->add_option("--write-records", a->write_records,
+                                        "changed records held in memory before each write (more: "
+                                        "faster, more memory)")
+                            ->check(CLI::Range(size_t{1}, size_t{100'000'000}))
+                            ->capture_default_str();
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
-  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time)->excludes(resident);
+  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time)->excludes(resident)->excludes(write_records);
   cmd->callback([&ctx, &rc, a] {
     if (!a->verify.empty()) {
       auto v = state::Verify(a->verify);
@@ -218,6 +224,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
     options.into = a->into;
     options.until_seq = a->until_seq;
     options.resident_bytes = a->resident_mib << 20;
+    options.flush_records = a->write_records;
     if (!a->until_time.empty()) {
       auto t = ParseTime(a->until_time);
       if (!t.ok()) {

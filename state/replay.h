@@ -33,7 +33,10 @@ struct ReplayOptions {
   std::optional<TimeMs> until_time;   // stop before the first event after this time
   Env* env = nullptr;                 // nullptr = Env::Default()
   size_t batch = 4096;                // events per chunk read and reduced
-  size_t flush_records = 50000;      // changed records held in memory between writes
+  // Changed records held in memory between writes: fewer, larger writes
+  // rewrite less (a record changed again before its write is written
+  // once) at the cost of memory (two writes' records are held).
+  size_t flush_records = 100000;
   // Records already written kept in memory as stored, up to this many
   // bytes, so reading one back needs no RocksDB read (ResidentRecords).
   size_t resident_bytes = size_t{256} << 20;

@@ -188,6 +188,15 @@ TEST_CASE("events tail and export, replay, verify, time travel, fsck", "[cli]") 
                           "--resident-mib", "lots"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.out + bad.err, Catch::Contains("--resident-mib"));
+  // A write after every changed record: the same state.
+  RunResult small = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p5",
+                            "--write-records", "1", "--json"});
+  REQUIRE(small.exit_code == 0);
+  CHECK(json::parse(small.out)["digest"] == digest["digest"]);
+  RunResult none = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p6",
+                           "--write-records", "0"});
+  CHECK(none.exit_code != 0);
+  CHECK_THAT(none.out + none.err, Catch::Contains("--write-records"));
 
   RunResult fsck = L(dir, {"fsck"});
   CHECK_THAT(fsck.out, Catch::StartsWith("ok:"));
