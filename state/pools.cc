@@ -56,8 +56,9 @@ Status RemoveBulkLeftovers(const std::string& dir) {
 
 // See pool_layout.h. Comparing whole keys is slow (index keys share long
 // prefixes), so each key is cut where IndexPrefix cuts it: the prefixes
-// are ranked once, and the sort compares the rank, then the 8 bytes after
-// the prefix as a number, and only on a tie the rest. That is the bytewise
+// are ranked once, and the sort compares the rank, then the 16 bytes after
+// the prefix as two numbers, and only on a tie the rest (percepts of one
+// millisecond share the 8 bytes of their time; the next 8 tell them apart). That is the bytewise
 // order: keys with different prefixes differ inside the shorter prefix
 // (which ends at the first 0x00 from byte 4, or is the whole key), so their
 // prefixes order them; within a prefix, zero-padded big-endian bytes order
@@ -66,6 +67,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   struct SortKey {
     uint64_t group;  // cf << 32 | prefix rank
     uint64_t next8;  // the 8 bytes after the prefix, big-endian, zero-padded
+    uint64_t then8;  // the 8 after those, the same way
     uint32_t index;
   };
   static const IndexPrefix kPrefix;
@@ -91,29 +93,34 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const std::string& key = ops[i].key;
     const size_t len = prefix_len[i];
-    uint64_t next8 = 0;
-    for (size_t b = 0; b < 8; ++b) {
-      const size_t at = len + b;
-      next8 = (next8 << 8) | (at < key.size() ? static_cast<unsigned char>(key[at]) : 0u);
-    }
+    auto bytes8 = [&key](size_t from) {
+      uint64_t v = 0;
+      for (size_t b = 0; b < 8; ++b) {
+        const size_t at = from + b;
+        v = (v << 8) | (at < key.size() ? static_cast<unsigned char>(key[at]) : 0u);
+      }
+      return v;
+    };
     const uint32_t rank = ranks[ops[i].cf].at(std::string_view(key.data(), len));
-    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | rank, next8, static_cast<uint32_t>(i)};
+    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | rank, bytes8(len), bytes8(len + 8), static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
     if (a.group != b.group) return a.group < b.group;
     if (a.next8 != b.next8) return a.next8 < b.next8;
+    if (a.then8 != b.then8) return a.then8 < b.then8;
     const int c = ops[a.index].key.compare(ops[b.index].key);
     return c != 0 ? c < 0 : a.index < b.index;
   });
   // Of the ops on one key (adjacent now, in the order given) the last wins;
-  // whole keys are compared only where group and next8 leave it open.
+  // whole keys are compared only where the sort keys leave it open.
   std::vector<uint32_t> order;
   order.reserve(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     const SortKey& k = keys[i];
     if (i + 1 < keys.size()) {
       const SortKey& next = keys[i + 1];
-      if (k.group == next.group && k.next8 == next.next8 && ops[k.index].key == ops[next.index].key)
+      if (k.group == next.group && k.next8 == next.next8 && k.then8 == next.then8 &&
+          ops[k.index].key == ops[next.index].key)
         continue;
     }
     order.push_back(k.index);

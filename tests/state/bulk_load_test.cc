@@ -42,7 +42,8 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of 
           "[projection]") {
   // Keys cut by the index prefix rule in every way: names that prefix one
   // another, 0x00 and 0xff bytes in and right after the prefix, tails
-  // shorter than 8 bytes, keys equal to their prefix, repeats.
+  // shorter than 8 bytes, tails past 16 bytes that tie on their first 16,
+  // keys equal to their prefix, repeats.
   std::mt19937 rng(7);
   const std::vector<std::string> heads = {"P|T|", "P|s|chat", "P|s|ch", "P|s|", "M|c|", "T|u|a",
                                           "S|k|", "A|u|", "P|", "", "p-", "x"};
@@ -59,7 +60,8 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of 
   for (int i = 0; i < 4000; ++i) {
     PreparedWrite::Op op;
     op.cf = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 10 : kIndexCf);
-    op.key = heads[rng() % heads.size()] + piece(3) + (rng() % 2 ? std::string(1, '\0') : "") + piece(12);
+    op.key = heads[rng() % heads.size()] + piece(3) + (rng() % 2 ? std::string(1, '\0') : "") + piece(12) +
+             (rng() % 4 == 0 ? std::string(16, 'a') + piece(4) : "");
     op.value = std::to_string(i);  // tells ops on one key apart
     ops.push_back(op);
     if (rng() % 8 == 0) {  // the same key again, later
