@@ -52,6 +52,78 @@ size_t SkipValue(std::string_view b, size_t i) {
   return i == start ? kNone : i;
 }
 
+// Whether the valid JSON value at b[i, end) is exactly what Dump writes
+// for it: objects' keys in order, once each, unescaped; strings escaped
+// only as Dump escapes; numbers as Dump prints them. Dump never writes
+// anything else, so a record only fails this when something else wrote it.
+bool Canonical(std::string_view b, size_t i, size_t end);
+
+// A JSON string token as Dump writes it: escapes only for '"', '\\' and
+// control characters (\b \f \n \r \t, else \u00xx in lower case).
+bool CanonicalString(std::string_view s) {
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    if (s[i] != '\\') continue;
+    const char e = s[++i];
+    if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') continue;
+    if (e != 'u' || i + 4 >= s.size() || s.substr(i + 1, 2) != "00") return false;
+    const std::string_view hex = s.substr(i + 3, 2);
+    auto lower_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+    if (!lower_hex(hex[0]) || !lower_hex(hex[1]) || hex[0] > '1') return false;  // below 0x20
+    const int c = std::stoi(std::string(hex), nullptr, 16);
+    if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') return false;  // has a short form
+    i += 4;
+  }
+  return true;
+}
+
+// A number token as Dump prints it: its value printed again gives it back.
+bool CanonicalNumber(std::string_view n) {
+  // Most are short integers, which Dump prints digit for digit.
+  const std::string_view digits = n.substr(n.front() == '-' ? 1 : 0);
+  if (!digits.empty() && digits.size() <= 18 && (digits.front() != '0' || digits.size() == 1) &&
+      digits.find_first_not_of("0123456789") == kNone)
+    return n != "-0";
+  auto j = ParseJson(n);
+  if (!j || !j->is_number()) return false;
+  std::string again;
+  AppendCompactJson(*j, &again);
+  return again == n;
+}
+
+bool Canonical(std::string_view b, size_t i, size_t end) {
+  const char c = b[i];
+  if (c == '"') return CanonicalString(b.substr(i, end - i));
+  if (c == '{') {
+    std::string_view last_key;
+    bool first = true;
+    ++i;
+    if (b[i] == '}') return true;
+    while (true) {
+      const size_t key_end = SkipString(b, i);
+      const std::string_view key = b.substr(i + 1, key_end - i - 2);
+      if (key.find('\\') != kNone || (!first && !(last_key < key))) return false;
+      first = false;
+      last_key = key;
+      const size_t value_end = SkipValue(b, key_end + 1);
+      if (value_end == kNone || !Canonical(b, key_end + 1, value_end)) return false;
+      if (b[value_end] == '}') return true;
+      i = value_end + 1;
+    }
+  }
+  if (c == '[') {
+    ++i;
+    if (b[i] == ']') return true;
+    while (true) {
+      const size_t value_end = SkipValue(b, i);
+      if (value_end == kNone || !Canonical(b, i, value_end)) return false;
+      if (b[value_end] == ']') return true;
+      i = value_end + 1;
+    }
+  }
+  if (c == 't' || c == 'f' || c == 'n') return true;  // true, false, null
+  return CanonicalNumber(b.substr(i, end - i));
+}
+
 // `s` as a JSON string, as Dump writes it.
 std::string Quoted(const std::string& s) {
   std::string out;
@@ -113,6 +185,7 @@ bool FlatRecord::Index(bool canonical) {
       const std::string_view key = KeyOf(m);
       if (key.find('\\') != kNone) return false;
       if (!members_.empty() && !(KeyOf(members_.back()) < key)) return false;
+      if (!Canonical(b, m.value_at, m.value_end)) return false;
     }
     members_.push_back(m);
     if (b[value_end] == '}') return value_end + 1 == b.size();

@@ -13,10 +13,12 @@
 //   - bytes() is exactly Dump(ToJson()), whatever was set or erased, so a
 //     record written from this form is the record the JSON form would write;
 //   - FromJson(j).bytes() == Dump(j) for any object j;
-//   - FromStored(Dump(j)) holds j; bytes that are not Dump's compact form
-//     (spaces, keys out of order or escaped) are parsed and re-serialised,
-//     so the guarantee above holds for them too; bytes that are not a JSON
-//     object are refused with an error saying so.
+//   - FromStored(Dump(j)) holds j; bytes that are not exactly Dump's form
+//     at any depth (spaces, keys out of order, repeated or escaped, other
+//     string escapes, other number forms) are parsed and re-serialised, so
+//     the guarantee above holds for them too, and a member compared as
+//     bytes (a string, an array's elements) compares as its value; bytes
+//     that are not a JSON object are refused with an error saying so.
 //
 // Thread-safety: a value type.
 #pragma once
@@ -88,8 +90,9 @@ class FlatRecord {
   };
   FlatRecord() = default;
   // Finds the members of bytes_. False when bytes_ is not a compact JSON
-  // object; with `canonical`, also when its keys are out of order or
-  // escaped (Dump never writes such bytes).
+  // object; with `canonical`, also when anything in it is not as Dump
+  // writes it (keys out of order, repeated or escaped at any depth, other
+  // escapes or number forms), which Dump never writes.
   bool Index(bool canonical);
   const Member* FindMember(std::string_view key) const;
   std::string_view KeyOf(const Member& m) const;  // between the quotes, as stored

@@ -116,7 +116,11 @@ Result<bool> Overlay::Contains(Pool pool, std::string_view id) const {
     auto seen = base_reads_.find(key);
     if (seen != base_reads_.end()) return seen->second.has_value();
   }
-  return base_ ? base_->Contains(pool, id) : Result<bool>(false);
+  Result<bool> found = base_ ? base_->Contains(pool, id) : Result<bool>(false);
+  // An absent record is remembered as read (Prepare need not look for it
+  // again); a present one is not read, so not remembered.
+  if (remember_ && found.ok() && !*found) base_reads_.emplace(std::move(key), std::nullopt);
+  return found;
 }
 
 Result<std::optional<json>> Overlay::Get(Pool pool, std::string_view id) const {

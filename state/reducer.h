@@ -133,7 +133,8 @@ class Overlay final : public RecordReader {
   Result<std::optional<PerceptRecord>> GetPercept(std::string_view id) const override;
   Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override;
   // Asks the base only for records this overlay has neither changed nor
-  // read, and remembers nothing: an existence check reads no record.
+  // read; reads no record, and remembers (remember_base_reads) only that
+  // a record is absent.
   Result<bool> Contains(Pool pool, std::string_view id) const override;
   // The record, for the caller to change and put back with Put or Delete:
   // moved out of this overlay when the overlay holds a change of it (a

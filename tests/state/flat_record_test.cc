@@ -162,6 +162,36 @@ TEST_CASE("stored bytes not in Dump's form are taken as Dump would write them, o
     CHECK(flat->bytes() == Dump(j));
     CHECK(flat->Get("a") == 1);
   }
+  // Not Dump's form below the top level either: nested keys out of order or
+  // repeated, numbers or escapes Dump writes otherwise.
+  for (const char* text : {R"({"a":{"z":1,"b":2}})", R"({"a":{"x":1,"x":2}})", R"({"a":1E2})",
+                           R"({"a":1.50})", R"({"a":-0})", R"({"a":100000000000000000000})",
+                           R"({"a":"\u0041"})", R"({"a":"\/"})", R"({"a":["\u00701"]})",
+                           R"({"a":"\u001F"})", R"({"a":"\u000a"})", R"({"a":[{"b":1,"a":2}]})"}) {
+    INFO(text);
+    auto flat = FlatRecord::FromStored(text);
+    REQUIRE(flat.ok());
+    const json j = *ParseJson(text);
+    CHECK(flat->bytes() == Dump(j));
+    CHECK(flat->ToJson() == j);
+  }
+  // Kept as they are: Dump's own escapes and numbers.
+  for (const char* text : {R"({"a":"\"\\\b\f\n\r\t\u001f\u0000"})", R"({"a":[0,-1,2.5,1e+20,-0.5]})",
+                           R"({"a":{"b":{"c":[]}},"b":"é"})"}) {
+    INFO(text);
+    auto flat = FlatRecord::FromStored(text);
+    REQUIRE(flat.ok());
+    CHECK(flat->bytes() == text);
+    CHECK(flat->bytes() == Dump(*ParseJson(text)));
+  }
+  // An array element compared as bytes compares as its value.
+  auto odd = FlatRecord::FromStored(R"({"percepts":["\u00701"]})");
+  REQUIRE(odd.ok());
+  CHECK(odd->ArrayHas("percepts", "p1"));
+  odd->ArrayAddUnique("percepts", "p1");
+  CHECK(odd->Get("percepts") == json::array({"p1"}));
+  odd->ArrayRemove("percepts", "p1");
+  CHECK(odd->Get("percepts") == json::array());
   for (const char* text : {"", "[1,2]", "\"x\"", "{\"a\":1", "{\"a\":1}x", "{\"a\":01}", "{'a':1}"}) {
     INFO(text);
     auto flat = FlatRecord::FromStored(text);

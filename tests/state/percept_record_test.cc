@@ -156,6 +156,11 @@ TEST_CASE("a JSON that is not a percept is refused, naming what is wrong", "[per
         "percept record: thread_id must be null or a string");
   CHECK(refused({{"thread_id", nullptr}}) == "percept record: no status");
   CHECK(refused({{"status", "new"}}) == "percept record: no thread_id");
+  // Stored bytes not in Dump's form (another writer's) are written as Dump would.
+  const std::string foreign = R"({"data":{"z":1.50,"a":"\u0041"},"status":"new","thread_id":null})";
+  auto taken = PerceptRecord::FromStored(foreign);
+  REQUIRE(taken.ok());
+  CHECK(Bytes(*taken) == Dump(json::parse(foreign)));
   // The same from stored bytes, and bytes that are no JSON object.
   auto refused_stored = [](std::string_view stored) {
     auto p = PerceptRecord::FromStored(stored);

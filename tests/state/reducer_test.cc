@@ -303,8 +303,13 @@ TEST_CASE("contains answers from the changes, then the reads remembered, then th
   CHECK_FALSE(*o.Contains(Pool::kPercepts, "t-1"));  // another pool
   CHECK(base.checks == 3);
   CHECK(base.reads == 0);
-  // Nothing remembered: Prepare reads only the records the reducer read.
+  // A record found is not read, so not remembered; one absent is, as absent.
   CHECK(o.BaseRead({Pool::kThreads, "t-1"}) == nullptr);
+  const std::optional<Record>* absent = o.BaseRead({Pool::kThreads, "t-404"});
+  REQUIRE(absent);
+  CHECK_FALSE(absent->has_value());
+  CHECK_FALSE(*o.Contains(Pool::kThreads, "t-404"));
+  CHECK(base.checks == 3);  // answered from what it remembered
   // A record read below is answered from what the read found.
   REQUIRE(o.Get(Pool::kThreads, "t-1")->has_value());
   CHECK(base.reads == 1);
