@@ -119,7 +119,7 @@ Result<bool> Overlay::Contains(Pool pool, std::string_view id) const {
   Result<bool> found = base_ ? base_->Contains(pool, id) : Result<bool>(false);
   // An absent record is remembered as read (Prepare need not look for it
   // again); a present one is not read, so not remembered.
-  if (remember_ && found.ok() && !*found) base_reads_.emplace(std::move(key), std::nullopt);
+  if (remember_ && remember_absent_ && found.ok() && !*found) base_reads_.emplace(std::move(key), std::nullopt);
   return found;
 }
 

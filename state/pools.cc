@@ -403,6 +403,7 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
     if (!bulk_) {
       bulk_ = std::make_unique<Overlay>(bulk_base_.get());
       bulk_->remember_base_reads(true);
+      bulk_->remember_absent(false);
       // A DB that has applied nothing holds no records.
       if (!resident_ && bulk_resident_bytes_ > 0)
         resident_ = std::make_unique<ResidentRecords>(bulk_resident_bytes_, applied_seq() == 0);
@@ -527,6 +528,7 @@ Status Projection::StartBulkFlush() {
   flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
   bulk_ = std::make_unique<Overlay>(flushing_.get());
   bulk_->remember_base_reads(true);
+  bulk_->remember_absent(false);
   return Status::OK();
 }
 

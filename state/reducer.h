@@ -134,7 +134,7 @@ class Overlay final : public RecordReader {
   Result<std::optional<FlatRecord>> GetFlat(Pool pool, std::string_view id) const override;
   // Asks the base only for records this overlay has neither changed nor
   // read; reads no record, and remembers (remember_base_reads) only that
-  // a record is absent.
+  // a record is absent (unless remember_absent(false)).
   Result<bool> Contains(Pool pool, std::string_view id) const override;
   // The record, for the caller to change and put back with Put or Delete:
   // moved out of this overlay when the overlay holds a change of it (a
@@ -168,6 +168,11 @@ class Overlay final : public RecordReader {
   // base (nullopt = absent); Projection::Apply uses it to find the index
   // entries to replace without reading the record a second time.
   void remember_base_reads(bool on) { remember_ = on; }
+  // Whether Contains remembers a record it found absent (default yes). A
+  // bulk load's overlays do not: their base answers "absent" from memory,
+  // as fast as a remembered read, which would cost memory for every new
+  // record.
+  void remember_absent(bool on) { remember_absent_ = on; }
   const std::optional<Record>* BaseRead(const Key& key) const {
     auto it = base_reads_.find(key);
     return it == base_reads_.end() ? nullptr : &it->second;
@@ -183,6 +188,7 @@ class Overlay final : public RecordReader {
   const RecordReader* base_;
   Changes changes_;
   bool remember_ = false;
+  bool remember_absent_ = true;
   mutable KeyTable<Pool, std::optional<Record>> base_reads_;
 };
 

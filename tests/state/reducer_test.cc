@@ -310,11 +310,17 @@ TEST_CASE("contains answers from the changes, then the reads remembered, then th
   CHECK_FALSE(absent->has_value());
   CHECK_FALSE(*o.Contains(Pool::kThreads, "t-404"));
   CHECK(base.checks == 3);  // answered from what it remembered
+  Overlay bulk(&base);  // as a bulk load's overlay: absence is asked again
+  bulk.remember_base_reads(true);
+  bulk.remember_absent(false);
+  CHECK_FALSE(*bulk.Contains(Pool::kThreads, "t-404"));
+  CHECK(bulk.BaseRead({Pool::kThreads, "t-404"}) == nullptr);
+  CHECK(base.checks == 4);
   // A record read below is answered from what the read found.
   REQUIRE(o.Get(Pool::kThreads, "t-1")->has_value());
   CHECK(base.reads == 1);
   CHECK(*o.Contains(Pool::kThreads, "t-1"));
-  CHECK(base.checks == 3);
+  CHECK(base.checks == 4);
   // The default reads the record.
   const RecordReader& plain = records;
   CHECK(plain.RecordReader::Contains(Pool::kThreads, "t-1").value());
