@@ -192,7 +192,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
-  verify->excludes(from)->excludes(into)->excludes(seq)->excludes(time)->excludes(resident)->excludes(write_records);
+  for (CLI::Option* o : {from, into, seq, time, resident, write_records}) verify->excludes(o);
   cmd->callback([&ctx, &rc, a] {
     if (!a->verify.empty()) {
       auto v = state::Verify(a->verify);

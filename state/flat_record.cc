@@ -15,8 +15,10 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 // Past the JSON string that starts at b[i] (a '"'), or kNone.
 size_t SkipString(std::string_view b, size_t i) {
   for (++i; i < b.size(); ++i) {
-    if (b[i] == '\\') ++i;
-    else if (b[i] == '"') return i + 1;
+    if (b[i] == '\\')
+      ++i;
+    else if (b[i] == '"')
+      return i + 1;
   }
   return kNone;
 }
@@ -36,10 +38,12 @@ size_t SkipValue(std::string_view b, size_t i) {
         if (i == kNone) return kNone;
         continue;
       }
-      if (c == '{' || c == '[') ++depth;
+      if (c == '{' || c == '[')
+        ++depth;
       else if (c == '}' || c == ']') {
         if (--depth == 0) return i + 1;
-      } else if (IsSpace(c)) return kNone;
+      } else if (IsSpace(c))
+        return kNone;
       ++i;
     }
     return kNone;
@@ -70,7 +74,8 @@ bool CanonicalString(std::string_view s) {
     auto lower_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
     if (!lower_hex(hex[0]) || !lower_hex(hex[1]) || hex[0] > '1') return false;  // below 0x20
     const int c = std::stoi(std::string(hex), nullptr, 16);
-    if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') return false;  // has a short form
+    if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+      return false;  // has a short form
     i += 4;
   }
   return true;
@@ -179,8 +184,8 @@ bool FlatRecord::Index(bool canonical) {
     if (key_end == kNone || key_end >= b.size() || b[key_end] != ':') return false;
     const size_t value_end = SkipValue(b, key_end + 1);
     if (value_end == kNone || value_end >= b.size()) return false;
-    Member m{static_cast<uint32_t>(i), static_cast<uint32_t>(key_end), static_cast<uint32_t>(key_end + 1),
-             static_cast<uint32_t>(value_end)};
+    Member m{static_cast<uint32_t>(i), static_cast<uint32_t>(key_end),
+             static_cast<uint32_t>(key_end + 1), static_cast<uint32_t>(value_end)};
     if (canonical) {
       const std::string_view key = KeyOf(m);
       if (key.find('\\') != kNone) return false;
@@ -263,7 +268,9 @@ void FlatRecord::Set(std::string_view key, const json& value) {
   SetRaw(key, text);
 }
 
-void FlatRecord::SetString(std::string_view key, const std::string& value) { SetRaw(key, Quoted(value)); }
+void FlatRecord::SetString(std::string_view key, const std::string& value) {
+  SetRaw(key, Quoted(value));
+}
 
 void FlatRecord::SetRaw(std::string_view key, std::string_view value) {
   if (const Member* found = FindMember(key)) {
@@ -305,8 +312,9 @@ void FlatRecord::SetRaw(std::string_view key, std::string_view value) {
   if (!members_.empty() && at < members_.size()) text.push_back(',');
   bytes_.insert(pos, text);
   Shift(at, static_cast<int64_t>(text.size()));
-  members_.insert(members_.begin() + static_cast<std::ptrdiff_t>(at),
-                  Member{key_at, key_at + static_cast<uint32_t>(key.size() + 2), value_at, value_end});
+  members_.insert(
+      members_.begin() + static_cast<std::ptrdiff_t>(at),
+      Member{key_at, key_at + static_cast<uint32_t>(key.size() + 2), value_at, value_end});
 }
 
 void FlatRecord::Erase(std::string_view key) {

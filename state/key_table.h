@@ -29,6 +29,14 @@
 
 namespace limbic::state {
 
+// The hash of a (pool, id) key, for the tables keyed by them (KeyTable,
+// ResidentRecords).
+template <typename PoolT>
+uint64_t PoolIdHash(PoolT pool, std::string_view id) {
+  return std::hash<std::string_view>()(id) ^
+         (uint64_t{static_cast<uint8_t>(pool)} * 0x9E3779B97F4A7C15ull);
+}
+
 template <typename PoolT, typename V>
 class KeyTable {
  public:
@@ -111,7 +119,7 @@ class KeyTable {
   size_t mask() const { return slots_.size() - 1; }
 
   static uint32_t Hash(PoolT pool, std::string_view id) {
-    const uint64_t h = std::hash<std::string_view>()(id) ^ (static_cast<uint64_t>(pool) * 0x9E3779B97F4A7C15ull);
+    const uint64_t h = PoolIdHash(pool, id);
     return static_cast<uint32_t>(h ^ (h >> 32));
   }
 

@@ -144,42 +144,58 @@ Result<std::optional<json>> Overlay::BaseGet(Key key) const {
   return JsonOf(base_reads_.emplace(std::move(key), std::move(found)).first->second);
 }
 
-Result<std::optional<PerceptRecord>> Overlay::GetPercept(std::string_view id) const {
-  Key key(Pool::kPercepts, std::string(id));
+// Percepts and flat records are read and taken the same way, each in its
+// own form: `read` asks the base for it, `of` converts a held Record.
+namespace {
+
+auto ReadPercept = [](const RecordReader& base, const Overlay::Key& key) {
+  return base.GetPercept(key.second);
+};
+auto ReadFlat = [](const RecordReader& base, const Overlay::Key& key) {
+  return base.GetFlat(key.first, key.second);
+};
+auto PerceptForm = [](const std::optional<Record>& r, std::string_view id) { return PerceptOf(r, id); };
+auto FlatForm = [](const std::optional<Record>& r, std::string_view id) { return FlatOf(r, id); };
+
+}  // namespace
+
+template <typename T, typename Read, typename Of>
+Result<std::optional<T>> Overlay::GetAs(Key key, Read read, Of of) const {
   auto it = changes_.find(key);
-  if (it != changes_.end()) return PerceptOf(it->second.record, id);
-  return BaseGetPercept(std::move(key));
+  if (it != changes_.end()) return of(it->second.record, key.second);
+  return BaseGetAs<T>(std::move(key), read, of);
 }
 
-Result<std::optional<PerceptRecord>> Overlay::BaseGetPercept(Key key) const {
+template <typename T, typename Read, typename Of>
+Result<std::optional<T>> Overlay::BaseGetAs(Key key, Read read, Of of) const {
   if (remember_) {
     auto seen = base_reads_.find(key);
-    if (seen != base_reads_.end()) return PerceptOf(seen->second, key.second);
+    if (seen != base_reads_.end()) return of(seen->second, key.second);
   }
-  if (!base_) return std::optional<PerceptRecord>();
-  auto r = base_->GetPercept(key.second);
+  if (!base_) return std::optional<T>();
+  Result<std::optional<T>> r = read(*base_, key);
   if (remember_ && r.ok())
     base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
   return r;
+}
+
+template <typename T, typename Read, typename Of>
+Result<std::optional<T>> Overlay::TakeAs(Key key, Read read, Of of) {
+  auto it = changes_.find(key);
+  if (it == changes_.end()) return BaseGetAs<T>(std::move(key), read, of);
+  std::optional<Record>& record = it->second.record;
+  if (!record) return std::optional<T>();
+  // Leaves a moved-from record until Put or Delete.
+  if (T* held = std::get_if<T>(&*record)) return std::optional<T>(std::move(*held));
+  return of(record, key.second);
+}
+
+Result<std::optional<PerceptRecord>> Overlay::GetPercept(std::string_view id) const {
+  return GetAs<PerceptRecord>(Key(Pool::kPercepts, std::string(id)), ReadPercept, PerceptForm);
 }
 
 Result<std::optional<FlatRecord>> Overlay::GetFlat(Pool pool, std::string_view id) const {
-  Key key(pool, std::string(id));
-  auto it = changes_.find(key);
-  if (it != changes_.end()) return FlatOf(it->second.record, id);
-  return BaseGetFlat(std::move(key));
-}
-
-Result<std::optional<FlatRecord>> Overlay::BaseGetFlat(Key key) const {
-  if (remember_) {
-    auto seen = base_reads_.find(key);
-    if (seen != base_reads_.end()) return FlatOf(seen->second, key.second);
-  }
-  if (!base_) return std::optional<FlatRecord>();
-  auto r = base_->GetFlat(key.first, key.second);
-  if (remember_ && r.ok())
-    base_reads_.emplace(std::move(key), *r ? std::optional<Record>(**r) : std::nullopt);
-  return r;
+  return GetAs<FlatRecord>(Key(pool, std::string(id)), ReadFlat, FlatForm);
 }
 
 Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
@@ -194,26 +210,11 @@ Result<std::optional<json>> Overlay::Take(Pool pool, std::string_view id) {
 }
 
 Result<std::optional<PerceptRecord>> Overlay::TakePercept(std::string_view id) {
-  Key key(Pool::kPercepts, std::string(id));
-  auto it = changes_.find(key);
-  if (it == changes_.end()) return BaseGetPercept(std::move(key));
-  std::optional<Record>& record = it->second.record;
-  if (!record) return std::optional<PerceptRecord>();
-  // Leaves a moved-from record until Put or Delete.
-  if (PerceptRecord* p = std::get_if<PerceptRecord>(&*record))
-    return std::optional<PerceptRecord>(std::move(*p));
-  return PerceptOf(record, id);
+  return TakeAs<PerceptRecord>(Key(Pool::kPercepts, std::string(id)), ReadPercept, PerceptForm);
 }
 
 Result<std::optional<FlatRecord>> Overlay::TakeFlat(Pool pool, std::string_view id) {
-  Key key(pool, std::string(id));
-  auto it = changes_.find(key);
-  if (it == changes_.end()) return BaseGetFlat(std::move(key));
-  std::optional<Record>& record = it->second.record;
-  if (!record) return std::optional<FlatRecord>();
-  // Leaves a moved-from record until Put or Delete.
-  if (FlatRecord* f = std::get_if<FlatRecord>(&*record)) return std::optional<FlatRecord>(std::move(*f));
-  return FlatOf(record, id);
+  return TakeAs<FlatRecord>(Key(pool, std::string(id)), ReadFlat, FlatForm);
 }
 
 void Overlay::Put(Pool pool, std::string id, json record, uint64_t seq) {

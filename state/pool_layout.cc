@@ -95,15 +95,20 @@ ThreadSummary ThreadFields(const std::string& id, const json& rec) {
   return t;
 }
 
+// A flat record's time field in ms; 0 when absent or malformed (RecordTime).
+TimeMs FlatTime(const FlatRecord& rec, std::string_view field) {
+  auto text = rec.String(field);
+  if (!text) return 0;
+  auto t = ParseTime(*text);
+  return t.ok() ? *t : 0;
+}
+
 ThreadSummary ThreadFields(const std::string& id, const FlatRecord& rec) {
   ThreadSummary t;
   t.id = id;
   t.status = rec.String("status").value_or("");
   t.salience = rec.Number("salience").value_or(0);
-  if (auto last = rec.String("last_active")) {
-    auto ms = ParseTime(*last);
-    t.last_active = ms.ok() ? *ms : 0;
-  }
+  t.last_active = FlatTime(rec, "last_active");
   return t;
 }
 
@@ -183,14 +188,8 @@ void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<Ind
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec) {
   if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) {
     if (pool == Pool::kThreads) return {ThreadEntry(ThreadFields(id, *f))};
-    if (pool == Pool::kActions) {
-      TimeMs ts = 0;
-      if (auto text = f->String("ts")) {
-        auto ms = ParseTime(*text);
-        ts = ms.ok() ? *ms : 0;
-      }
-      return {IndexEntry(ActionKey(id, f->String("status").value_or(""), ts), std::string())};
-    }
+    if (pool == Pool::kActions)
+      return {IndexEntry(ActionKey(id, f->String("status").value_or(""), FlatTime(*f, "ts")), "")};
     return IndexEntries(pool, id, f->ToJson());
   }
   const PerceptRecord* p = std::get_if<PerceptRecord>(&rec);

@@ -58,11 +58,12 @@ Status RemoveBulkLeftovers(const std::string& dir) {
 // prefixes), so each key is cut where IndexPrefix cuts it: the prefixes
 // are ranked once, and the sort compares the rank, then the 16 bytes after
 // the prefix as two numbers, and only on a tie the rest (percepts of one
-// millisecond share the 8 bytes of their time; the next 8 tell them apart). That is the bytewise
-// order: keys with different prefixes differ inside the shorter prefix
-// (which ends at the first 0x00 from byte 4, or is the whole key), so their
-// prefixes order them; within a prefix, zero-padded big-endian bytes order
-// as the bytes do, and equal numbers fall back to the bytes.
+// millisecond share the 8 bytes of their time; the next 8 tell them
+// apart). That is the bytewise order: keys with different prefixes differ
+// inside the shorter prefix (which ends at the first 0x00 from byte 4, or
+// is the whole key), so their prefixes order them; within a prefix,
+// zero-padded big-endian bytes order as the bytes do, and equal numbers
+// fall back to the bytes.
 std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   struct SortKey {
     uint64_t group;  // cf << 32 | prefix rank

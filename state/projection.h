@@ -228,7 +228,7 @@ class Projection final : public RecordReader {
   // Bulk load: records changed since the last flush, and the last seq in
   // it. bulk_ reads through flushing_ (records being written, read-only
   // while the write runs) to the DB.
-  size_t bulk_flush_records_ = 50000;
+  size_t bulk_flush_records_ = 0;  // ProjectionOptions::bulk_flush_records, at least 1
   size_t bulk_resident_bytes_ = 0;
   // What the bulk writes wrote (null with a budget of 0); changed only by
   // the owner thread between bulk writes (StartBulkFlush), freed by Flush.

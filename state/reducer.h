@@ -182,8 +182,15 @@ class Overlay final : public RecordReader {
   // `key` read below this overlay's changes: the base's record (remembered
   // with remember_base_reads).
   Result<std::optional<json>> BaseGet(Key key) const;
-  Result<std::optional<PerceptRecord>> BaseGetPercept(Key key) const;
-  Result<std::optional<FlatRecord>> BaseGetFlat(Key key) const;
+  // Reading (Get*), reading below the changes (BaseGet*) and taking
+  // (Take*) a record in form T (a percept typed or a record flat): `read`
+  // asks the base in that form, `of` converts a Record held here.
+  template <typename T, typename Read, typename Of>
+  Result<std::optional<T>> GetAs(Key key, Read read, Of of) const;
+  template <typename T, typename Read, typename Of>
+  Result<std::optional<T>> BaseGetAs(Key key, Read read, Of of) const;
+  template <typename T, typename Read, typename Of>
+  Result<std::optional<T>> TakeAs(Key key, Read read, Of of);
 
   const RecordReader* base_;
   Changes changes_;

@@ -6,9 +6,7 @@
 
 namespace limbic::state {
 
-uint64_t ResidentRecords::Hash(Pool pool, std::string_view id) {
-  return std::hash<std::string_view>()(id) ^ (uint64_t{static_cast<uint8_t>(pool)} * 0x9e3779b97f4a7c15ull);
-}
+uint64_t ResidentRecords::Hash(Pool pool, std::string_view id) { return PoolIdHash(pool, id); }
 
 size_t ResidentRecords::Cost(const Entry& e) {
   // Short strings live inside the entry (their data inside the object).

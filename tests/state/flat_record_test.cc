@@ -1,10 +1,10 @@
 // FlatRecord: a record held as its stored bytes reads, changes and writes
 // exactly as the JSON record it stands for.
-#include <catch2/catch.hpp>
+#include "state/flat_record.h"
 
+#include <catch2/catch.hpp>
 #include <random>
 
-#include "state/flat_record.h"
 #include "state/json.h"
 #include "state/pool_layout.h"
 
@@ -60,7 +60,8 @@ TEST_CASE("a flat record is its stored bytes, read in place", "[flat_record]") {
   CHECK(*flat.Number("salience") == 0.5700000000000001);
   CHECK_FALSE(flat.Number("status"));
   CHECK_FALSE(flat.Number("nope"));
-  CHECK(*FlatRecord::FromJson({{"n", -3}, {"u", uint64_t{1} << 63}}).Number("u") == 9223372036854775808.0);
+  CHECK(*FlatRecord::FromJson({{"n", -3}, {"u", uint64_t{1} << 63}}).Number("u") ==
+        9223372036854775808.0);
   CHECK(flat.ArrayHas("percepts", "p-22"));
   CHECK_FALSE(flat.ArrayHas("percepts", "p-2"));
   CHECK_FALSE(flat.ArrayHas("goal", "p-1"));
@@ -128,11 +129,20 @@ TEST_CASE("changing a flat record changes its bytes as changing the JSON would",
   CheckSame(one, {{"a", 1}, {"b", 2}, {"c", 3}});
 }
 
-TEST_CASE("a flat record keeps keys the write path does not know, in their order", "[flat_record]") {
+TEST_CASE("a flat record keeps keys the write path does not know, in their order",
+          "[flat_record]") {
   // Keys that need escaping, sort before and after the known ones, or
   // hold nested objects with their own order.
-  json j = {{"\"quoted\"", 1}, {"Zeta", {{"b", 1}, {"a", [] { return json::array({1, "x", nullptr}); }()}}},
-            {"tab\there", true}, {"é", "ü"}, {"status", "pending"}};
+  json j = {{"\"quoted\"", 1},
+            {"Zeta",
+             {{"b", 1},
+              {"a",
+               [] {
+                 return json::array({1, "x", nullptr});
+               }()}}},
+            {"tab\there", true},
+            {"é", "ü"},
+            {"status", "pending"}};
   FlatRecord flat = FlatRecord::FromJson(j);
   CheckSame(flat, j);
   flat.SetString("status", "inflight");
@@ -176,8 +186,8 @@ TEST_CASE("stored bytes not in Dump's form are taken as Dump would write them, o
     CHECK(flat->ToJson() == j);
   }
   // Kept as they are: Dump's own escapes and numbers.
-  for (const char* text : {R"({"a":"\"\\\b\f\n\r\t\u001f\u0000"})", R"({"a":[0,-1,2.5,1e+20,-0.5]})",
-                           R"({"a":{"b":{"c":[]}},"b":"é"})"}) {
+  for (const char* text : {R"({"a":"\"\\\b\f\n\r\t\u001f\u0000"})",
+                           R"({"a":[0,-1,2.5,1e+20,-0.5]})", R"({"a":{"b":{"c":[]}},"b":"é"})"}) {
     INFO(text);
     auto flat = FlatRecord::FromStored(text);
     REQUIRE(flat.ok());
@@ -192,7 +202,8 @@ TEST_CASE("stored bytes not in Dump's form are taken as Dump would write them, o
   CHECK(odd->Get("percepts") == json::array({"p1"}));
   odd->ArrayRemove("percepts", "p1");
   CHECK(odd->Get("percepts") == json::array());
-  for (const char* text : {"", "[1,2]", "\"x\"", "{\"a\":1", "{\"a\":1}x", "{\"a\":01}", "{'a':1}"}) {
+  for (const char* text :
+       {"", "[1,2]", "\"x\"", "{\"a\":1", "{\"a\":1}x", "{\"a\":01}", "{'a':1}"}) {
     INFO(text);
     auto flat = FlatRecord::FromStored(text);
     REQUIRE_FALSE(flat.ok());
@@ -204,10 +215,18 @@ TEST_CASE("stored bytes not in Dump's form are taken as Dump would write them, o
 
 TEST_CASE("random changes to a flat record match the same changes to JSON", "[flat_record]") {
   std::mt19937 rng(7);
-  const std::vector<std::string> keys = {"attempts", "id", "last_error", "percepts", "result",
-                                         "state", "status", "ts", "updated_at", "zeta"};
-  const std::vector<json> values = {nullptr, 0, -1, 2.5, "", "x", "a \"b\"", json::object(),
-                                    json::array({1, 2}), {{"k", {{"n", 1}}}}};
+  const std::vector<std::string> keys = {"attempts", "id",     "last_error", "percepts",   "result",
+                                         "state",    "status", "ts",         "updated_at", "zeta"};
+  const std::vector<json> values = {nullptr,
+                                    0,
+                                    -1,
+                                    2.5,
+                                    "",
+                                    "x",
+                                    "a \"b\"",
+                                    json::object(),
+                                    json::array({1, 2}),
+                                    {{"k", {{"n", 1}}}}};
   for (int round = 0; round < 200; ++round) {
     json j = json::object();
     FlatRecord flat = FlatRecord::FromJson(j);
@@ -235,7 +254,8 @@ TEST_CASE("random changes to a flat record match the same changes to JSON", "[fl
           } else {
             flat.ArrayRemove(key, id);
             auto it = j.find(key);
-            if (it != j.end() && it->is_array()) it->erase(std::remove(it->begin(), it->end(), json(id)), it->end());
+            if (it != j.end() && it->is_array())
+              it->erase(std::remove(it->begin(), it->end(), json(id)), it->end());
           }
           break;
         }

@@ -1,11 +1,10 @@
 // KeyTable: the overlay's hash map answers as std::map would, through
 // growth, collisions and erasure mid-iteration.
-#include <catch2/catch.hpp>
+#include "state/key_table.h"
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <random>
-
-#include "state/key_table.h"
 
 using namespace limbic::state;
 
@@ -87,8 +86,10 @@ TEST_CASE("random work on a key table matches std::map", "[key_table]") {
           if (step % 500 == 0) {
             // Erase while iterating, as DropUpTo does: every odd value.
             for (auto it = t.begin(); it != t.end();) {
-              if (it->second % 2) it = t.erase(it);
-              else ++it;
+              if (it->second % 2)
+                it = t.erase(it);
+              else
+                ++it;
             }
             std::erase_if(m, [](const auto& kv) { return kv.second % 2 != 0; });
           }
