@@ -349,50 +349,71 @@ json EventToJson(const Event& event) {
   return j;
 }
 
-Result<Event> EventFromJson(json obj) {
-  if (!obj.is_object()) return Status::Corruption("event is not a JSON object");
+namespace {
+
+// The envelope's members, taken out of the event object; what remains are
+// the type's fields.
+constexpr std::string_view kEnvelope[] = {"v", "seq", "ts", "type"};
+struct Envelope {
+  std::optional<json> member[std::size(kEnvelope)];
+  std::optional<json>& v() { return member[0]; }
+  std::optional<json>& seq() { return member[1]; }
+  std::optional<json>& ts() { return member[2]; }
+  std::optional<json>& type() { return member[3]; }
+};
+
+Result<Event> EventFromParts(Envelope& env, json fields) {
   Event e;
-  auto v = obj.find("v");
-  if (v != obj.end()) {
+  if (const auto& v = env.v()) {
     if (!v->is_number_integer() || v->get<int64_t>() < 1)
       return Status::InvalidArgument("field \"v\": must be a positive integer");
     if (v->get<int64_t>() > kEventVersion)
       return Status::InvalidArgument("event version " + std::to_string(v->get<int64_t>()) +
                                      " is newer than this limbic reads (" +
                                      std::to_string(kEventVersion) + ")");
-    obj.erase(v);
   }
-  auto seq = obj.find("seq");
-  if (seq == obj.end() || !(seq->is_number_unsigned() || seq->is_number_integer()) ||
-      seq->get<int64_t>() < 1)
+  const auto& seq = env.seq();
+  if (!seq || !(seq->is_number_unsigned() || seq->is_number_integer()) || seq->get<int64_t>() < 1)
     return Status::InvalidArgument("field \"seq\": must be an integer >= 1");
   e.seq = seq->get<uint64_t>();
-  obj.erase(seq);
-  auto ts = obj.find("ts");
-  if (ts == obj.end() || !ts->is_string())
-    return Status::InvalidArgument("field \"ts\": missing or not a string");
+  const auto& ts = env.ts();
+  if (!ts || !ts->is_string()) return Status::InvalidArgument("field \"ts\": missing or not a string");
   auto t = ParseTime(ts->get_ref<const std::string&>());
   if (!t.ok()) return t.status().WithContext("field \"ts\"");
   e.ts = *t;
-  obj.erase(ts);
-  auto type = obj.find("type");
-  if (type == obj.end() || !type->is_string())
+  const auto& type = env.type();
+  if (!type || !type->is_string())
     return Status::InvalidArgument("field \"type\": missing or not a string");
   auto parsed = ParseEventType(type->get_ref<const std::string&>());
   if (!parsed)
     return Status::InvalidArgument("unknown event type \"" + type->get<std::string>() + "\"");
   e.type = *parsed;
-  obj.erase(type);
-  e.fields = std::move(obj);  // what remains are the type's fields
+  e.fields = std::move(fields);
   LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
   return e;
 }
 
+}  // namespace
+
+Result<Event> EventFromJson(json obj) {
+  if (!obj.is_object()) return Status::Corruption("event is not a JSON object");
+  Envelope env;
+  for (size_t i = 0; i < std::size(kEnvelope); ++i) {
+    auto it = obj.find(kEnvelope[i]);
+    if (it == obj.end()) continue;
+    env.member[i] = std::move(*it);
+    obj.erase(it);
+  }
+  return EventFromParts(env, std::move(obj));
+}
+
 Result<Event> DecodeEvent(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  std::optional<json> obj = ParseJson(line);
-  if (!obj) return Status::Corruption("malformed JSON");
-  return EventFromJson(std::move(*obj));
+  Envelope env;
+  std::optional<json> fields = ParseJsonTaking(line, kEnvelope, env.member);
+  if (!fields) return Status::Corruption("malformed JSON");
+  if (!fields->is_object()) return Status::Corruption("event is not a JSON object");
+  return EventFromParts(env, std::move(*fields));
 }
 
 bool IsValidId(std::string_view id) {

@@ -16,8 +16,11 @@ json Convert(dom::element e) {
     case dom::element_type::OBJECT: {
       json out = json::object();
       auto& members = out.get_ref<json::object_t&>();
+      // Keys usually come in order (limbic writes them sorted): hinted at
+      // the end, each lands there with one comparison instead of a walk
+      // down the tree. Out of order they land where they belong all the same.
       for (dom::key_value_pair kv : dom::object(e))
-        members.insert_or_assign(std::string(kv.key), Convert(kv.value));
+        members.insert_or_assign(members.end(), std::string(kv.key), Convert(kv.value));
       return out;
     }
     case dom::element_type::ARRAY: {
@@ -64,6 +67,42 @@ std::optional<json> ParseJson(std::string_view text) {
     if (!j.is_discarded()) return j;
   }
   return std::nullopt;
+}
+
+std::optional<json> ParseJsonTaking(std::string_view text, std::span<const std::string_view> names,
+                                    std::span<std::optional<json>> taken) {
+  auto slot = [&](std::string_view key) -> std::optional<json>* {
+    for (size_t i = 0; i < names.size() && i < taken.size(); ++i)
+      if (names[i] == key) return &taken[i];
+    return nullptr;
+  };
+  dom::element root;
+  simdjson::error_code err = ThreadParser().parse(text.data(), text.size(), true).get(root);
+  if (!err && root.type() == dom::element_type::OBJECT) {
+    json out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    for (dom::key_value_pair kv : dom::object(root)) {
+      if (std::optional<json>* s = slot(kv.key)) {
+        // The last of a repeated key wins, as in ParseJson.
+        *s = Convert(kv.value);
+      } else {
+        members.insert_or_assign(members.end(), std::string(kv.key), Convert(kv.value));
+      }
+    }
+    return out;
+  }
+  // Not an object, or text simdjson leaves to nlohmann: parsed whole, then
+  // the named members moved out.
+  std::optional<json> whole = ParseJson(text);
+  if (whole && whole->is_object()) {
+    for (size_t i = 0; i < names.size() && i < taken.size(); ++i) {
+      auto it = whole->find(names[i]);
+      if (it == whole->end()) continue;
+      taken[i] = std::move(*it);
+      whole->erase(it);
+    }
+  }
+  return whole;
 }
 
 bool ValidJson(std::string_view text) {

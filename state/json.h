@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,16 @@ namespace limbic::state {
 // The value of `text` (one JSON document, surrounding whitespace allowed), or
 // nullopt when it is not valid JSON.
 std::optional<nlohmann::json> ParseJson(std::string_view text);
+
+// ParseJson for an object some of whose members are wanted apart (an
+// event's envelope: v, seq, ts, type): the value of the member named
+// names[i] goes to taken[i] (untouched when there is none) and is left out
+// of the object returned. Text that is not an object is returned as
+// ParseJson returns it, with nothing taken; nullopt when it is not JSON.
+// Cheaper than parsing the whole object and erasing the members.
+std::optional<nlohmann::json> ParseJsonTaking(std::string_view text,
+                                              std::span<const std::string_view> names,
+                                              std::span<std::optional<nlohmann::json>> taken);
 
 // Whether ParseJson(text) would give a value, without making it.
 bool ValidJson(std::string_view text);

@@ -35,7 +35,8 @@ TEST_CASE("ParseJson accepts and rejects what nlohmann does, with the same value
            "\"\\u00e9\\ud83d\\ude00\"", "\"\\ud800\"", "\"a\\u0000b\"", "\"\xff\"", "\"a\x01\"",
            "  {\"a\":1,\"a\":2}  ", "{\"a\":[1,{\"b\":null,\"c\":[true,false]}],\"d\":\"x\"}",
            "{} x", "[1,2", "nul", "01", "1.", "", " ", "tru", "true false", "{\"a\" 1}",
-           "{\"a\":1,}", "[1,]", "\"unterminated", "{\"n\":-12.5e-3,\"u\":7,\"i\":-7}"}) {
+           "{\"a\":1,}", "[1,]", "\"unterminated", "{\"n\":-12.5e-3,\"u\":7,\"i\":-7}",
+           "{\"b\":1,\"a\":2,\"c\":{\"z\":1,\"y\":[2],\"x\":3},\"a\":3,\"0\":4}"}) {
     SameAsReference(text);
   }
 }
@@ -73,6 +74,38 @@ TEST_CASE("ParseJson agrees with nlohmann on random documents and their mutation
     if (!text.empty()) {
       text[rng() % text.size()] = "{}[],:\"0x \\"[rng() % 12];
       SameAsReference(text);
+    }
+  }
+}
+
+TEST_CASE("ParseJsonTaking takes the named members out, as ParseJson and erasing them would", "[json]") {
+  using limbic::state::ParseJsonTaking;
+  const std::string_view names[] = {"seq", "type", "v"};
+  for (const char* text : {
+           "{\"v\":1,\"seq\":7,\"type\":\"x\",\"a\":{\"b\":[1,2]},\"z\":null}",
+           "{\"z\":1,\"type\":\"x\",\"a\":2,\"type\":\"y\",\"seq\":-3}",  // out of order, repeated
+           "{\"a\":1}", "{}", "{\"seq\":1e400,\"b\":18446744073709551616}",  // left to nlohmann
+           "{\"seq\":{\"v\":2},\"v\":[{\"type\":1}]}",  // names nested are not taken
+           "[1,2]", "\"seq\"", "3", "{\"seq\":", "", "{\"a\":1} x"}) {
+    INFO("text: " << text);
+    std::optional<json> taken[3];
+    std::optional<json> rest = ParseJsonTaking(text, names, taken);
+    std::optional<json> whole = ParseJson(text);
+    REQUIRE(rest.has_value() == whole.has_value());
+    if (!whole) continue;
+    std::optional<json> expected[3];
+    if (whole->is_object()) {
+      for (size_t i = 0; i < 3; ++i) {
+        auto it = whole->find(names[i]);
+        if (it == whole->end()) continue;
+        expected[i] = *it;
+        whole->erase(it);
+      }
+    }
+    CHECK(rest->dump() == whole->dump());
+    for (size_t i = 0; i < 3; ++i) {
+      REQUIRE(taken[i].has_value() == expected[i].has_value());
+      if (taken[i]) CHECK(taken[i]->dump() == expected[i]->dump());
     }
   }
 }
