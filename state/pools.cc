@@ -298,11 +298,18 @@ Projection::~Projection() {
 
 Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
                            PreparedWrite* out) const {
-  out->ops.reserve(out->ops.size() + changes.changes().size() * 4);
+  return PrepareRange(changes, 0, changes.changes().size(), before, out);
+}
+
+Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t last,
+                                const RecordReader& before, PreparedWrite* out) const {
+  out->ops.reserve(out->ops.size() + (last - first) * 4);
   auto op = [out](uint8_t cf, bool erase, std::string key, std::string value = {}) {
     out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
   };
-  for (const auto& [key, change] : changes.changes()) {
+  const auto from = changes.changes().begin();
+  for (auto it = from + static_cast<std::ptrdiff_t>(first); it != from + static_cast<std::ptrdiff_t>(last); ++it) {
+    const auto& [key, change] = *it;
     const auto& [pool, id] = key;
     const uint8_t record_cf = RecordCf(pool);
     {
@@ -440,7 +447,7 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
 // left behind (an error, or the links a moved ingestion leaves) are
 // removed with it.
 struct Projection::BulkFiles {
-  PreparedWrite write;  // the thread table follows it once ingested
+  PreparedWrite writes[2];  // the changes' two halves; the thread table follows them once ingested
   uint64_t last_seq = 0;
   std::vector<rocksdb::IngestExternalFileArg> args;
   std::vector<std::string> written;
@@ -450,45 +457,110 @@ struct Projection::BulkFiles {
   }
 };
 
+namespace {
+
+// One half of a bulk write's ops, in key order (KeyOrder), walked one
+// column family at a time.
+struct SortedOps {
+  const std::vector<PreparedWrite::Op>* ops = nullptr;
+  const std::vector<uint32_t>* order = nullptr;  // of ops
+  size_t at = 0;                                 // next in order
+  const PreparedWrite::Op* Peek(uint8_t cf) const {
+    if (at == order->size()) return nullptr;
+    const PreparedWrite::Op& op = (*ops)[(*order)[at]];
+    return op.cf == cf ? &op : nullptr;
+  }
+};
+
+}  // namespace
+
 Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
                                  BulkFiles* out) {
-  PreparedWrite& write = out->write;
-  LIMBIC_RETURN_IF_ERROR(Prepare(changes, before, &write));
-  // applied_seq goes in with the records, so a DB left by a replay that
-  // died part way never holds records its applied_seq does not cover.
+  // A bulk write is most of a replay's work, and its last one is all there
+  // is left to do at the end: its two halves are prepared and put in key
+  // order at once, the second on a helper thread, and its table files are
+  // written two at once (the index's, the largest, on the helper). Reading
+  // `before` from two threads is safe: its records do not change while a
+  // write is made.
+  const size_t n = changes.changes().size();
   out->last_seq = last_seq;
-  write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
-  // A table file is written in key order, one op per key.
-  const std::vector<uint32_t> order = KeyOrder(write.ops);
+  std::vector<uint32_t> orders[2];
+  Status prepared[2];
+  auto prepare = [&](int h) {
+    PreparedWrite& write = out->writes[h];
+    prepared[h] = PrepareRange(changes, h == 0 ? 0 : n / 2, h == 0 ? n / 2 : n, before, &write);
+    // applied_seq goes in with the records, so a DB left by a replay that
+    // died part way never holds records its applied_seq does not cover.
+    if (h == 1) write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
+    // A table file is written in key order, one op per key.
+    if (prepared[h].ok()) orders[h] = KeyOrder(write.ops);
+  };
+  std::thread helper(prepare, 1);
+  prepare(0);
+  helper.join();
+  LIMBIC_RETURN_IF_ERROR(prepared[0]);
+  LIMBIC_RETURN_IF_ERROR(prepared[1]);
+
   // One table file per column family, written straight to disk and then
   // ingested, all column families at once (atomically): no memtable
   // inserts and no flush of them later (together half of replay's cost
-  // when the records went through a WriteBatch).
+  // when the records went through a WriteBatch). A column family's file
+  // takes both halves' ops merged in key order; of two on one key, the
+  // second half's (the later change) wins.
   const uint64_t file_no = bulk_files_++;
-  const auto& ops = write.ops;
-  for (size_t i = 0; i < order.size();) {
-    const uint8_t cf = ops[order[i]].cf;
-    size_t end = i;
-    while (end < order.size() && ops[order[end]].cf == cf) ++end;
+  auto write_cf = [&](uint8_t cf, SortedOps (&h)[2], std::string* file) -> Status {
+    if (!h[0].Peek(cf) && !h[1].Peek(cf)) return Status::OK();
     rocksdb::ColumnFamilyHandle* handle = cf_->all[cf];
     rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_->GetOptions(handle), handle);
-    std::string file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" +
-                       std::to_string(cf) + ".sst";
-    rocksdb::Status s = writer.Open(file);
-    if (s.ok()) out->written.push_back(file);
-    for (size_t j = i; s.ok() && j < end; ++j) {
-      const PreparedWrite::Op& op = ops[order[j]];
-      s = op.erase ? writer.Delete(op.key) : writer.Put(op.key, op.value);
+    *file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" + std::to_string(cf) + ".sst";
+    rocksdb::Status s = writer.Open(*file);
+    for (;;) {
+      if (!s.ok()) break;
+      const PreparedWrite::Op* a = h[0].Peek(cf);
+      const PreparedWrite::Op* b = h[1].Peek(cf);
+      if (!a && !b) break;
+      const int c = !a ? 1 : !b ? -1 : a->key.compare(b->key);
+      const PreparedWrite::Op* op = c < 0 ? a : b;
+      if (c <= 0) ++h[0].at;
+      if (c >= 0) ++h[1].at;
+      s = op->erase ? writer.Delete(op->key) : writer.Put(op->key, op->value);
     }
     if (s.ok()) s = writer.Finish();
-    if (!s.ok()) return FromRocks(s, "writing " + file);
+    return FromRocks(s, "writing " + *file);
+  };
+  // The halves' ops are in column family order: the helper writes the
+  // index (the last column family) from where it starts, this thread the
+  // others before it.
+  SortedOps halves[2], index_halves[2];
+  for (int h = 0; h < 2; ++h) {
+    const std::vector<PreparedWrite::Op>& ops = out->writes[h].ops;
+    const auto first_index = std::partition_point(orders[h].begin(), orders[h].end(),
+                                                  [&ops](uint32_t i) { return ops[i].cf != kIndexCf; });
+    halves[h] = SortedOps{&ops, &orders[h], 0};
+    index_halves[h] = SortedOps{&ops, &orders[h], static_cast<size_t>(first_index - orders[h].begin())};
+  }
+  std::string index_file;
+  Status index_status;
+  std::thread index_writer([&] { index_status = write_cf(kIndexCf, index_halves, &index_file); });
+  std::vector<std::pair<uint8_t, std::string>> files;
+  Status status;
+  for (uint8_t cf = 0; cf < kIndexCf && status.ok(); ++cf) {
+    std::string file;
+    status = write_cf(cf, halves, &file);
+    if (!file.empty()) files.emplace_back(cf, std::move(file));
+  }
+  index_writer.join();
+  if (!index_file.empty()) files.emplace_back(kIndexCf, std::move(index_file));
+  for (auto& [cf, file] : files) out->written.push_back(file);
+  LIMBIC_RETURN_IF_ERROR(status);
+  LIMBIC_RETURN_IF_ERROR(index_status);
+  for (auto& [cf, file] : files) {
     rocksdb::IngestExternalFileArg arg;
-    arg.column_family = handle;
-    arg.external_files.push_back(file);
+    arg.column_family = cf_->all[cf];
+    arg.external_files.push_back(std::move(file));
     arg.options.move_files = true;
     arg.options.write_global_seqno = false;  // kept in the MANIFEST instead of rewriting the file
     out->args.push_back(std::move(arg));
-    i = end;
   }
   return Status::OK();
 }
@@ -497,7 +569,7 @@ Status Projection::IngestBulkFiles(const BulkFiles& files) {
   if (!files.args.empty())
     LIMBIC_RETURN_IF_ERROR(
         FromRocks(db_->IngestExternalFiles(files.args), "loading table files into the projections"));
-  const PreparedWrite* writes[] = {&files.write};
+  const PreparedWrite* writes[] = {&files.writes[0], &files.writes[1]};
   UpdateThreadTable(writes);
   applied_seq_.store(files.last_seq, std::memory_order_release);
   return Status::OK();
@@ -508,10 +580,12 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq, Resident
   LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *bulk_base_, last_seq, &files));
   LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(files));
   if (!written) return Status::OK();
-  for (PreparedWrite::Op& op : files.write.ops) {
-    if (const std::optional<Pool> pool = PoolOfCf(op.cf))
-      written->Add(*pool, std::move(op.key),
-                   op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
+  for (PreparedWrite& write : files.writes) {
+    for (PreparedWrite::Op& op : write.ops) {
+      if (const std::optional<Pool> pool = PoolOfCf(op.cf))
+        written->Add(*pool, std::move(op.key),
+                     op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
+    }
   }
   return Status::OK();
 }

@@ -203,6 +203,9 @@ class Projection final : public RecordReader {
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
   Status LoadThreadTable();
+  // Prepare for the changes at positions [first, last) of changes.changes().
+  Status PrepareRange(const Overlay& changes, size_t first, size_t last, const RecordReader& before,
+                      PreparedWrite* out) const;
   // The thread table follows committed writes.
   void UpdateThreadTable(std::span<const PreparedWrite* const> writes);
   class Flushing;
