@@ -222,6 +222,9 @@ void PerceptRecord::set_drop_reason(const json& reason) {
 void PerceptRecord::AppendJson(std::string* out) const {
   const Fixed& f = *fixed_;
   const uint32_t end = static_cast<uint32_t>(f.bytes.size());
+  // Sized once: the fixed members, the changing ones and their keys.
+  out->reserve(out->size() + f.bytes.size() + drop_reason_.size() + status_.size() +
+               (thread_id_ ? thread_id_->size() : 4) + 64);
   out->push_back('{');
   PairWriter w(out);
   w.Piece(f.Piece(0, f.b_at));

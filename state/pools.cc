@@ -73,6 +73,9 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   };
   static const IndexPrefix kPrefix;
   std::vector<size_t> prefix_len(ops.size());
+  // Each op's prefix is looked up once: it keeps its rank's address (a
+  // node's, stable), filled in once all prefixes are known.
+  std::vector<const uint32_t*> rank_of(ops.size());
   std::unordered_map<std::string_view, uint32_t> ranks[std::size(kCfNames)];
   for (size_t i = 0; i < ops.size(); ++i) {
     const std::string& key = ops[i].key;
@@ -81,7 +84,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
     size_t len = 0;
     if (ops[i].cf == kIndexCf) len = kPrefix.InDomain(key) ? kPrefix.Transform(key).size() : key.size();
     prefix_len[i] = len;
-    ranks[ops[i].cf].emplace(std::string_view(key.data(), len), 0);
+    rank_of[i] = &ranks[ops[i].cf].emplace(std::string_view(key.data(), len), 0).first->second;
   }
   for (auto& cf_ranks : ranks) {
     std::vector<std::string_view> prefixes;
@@ -102,8 +105,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
       }
       return v;
     };
-    const uint32_t rank = ranks[ops[i].cf].at(std::string_view(key.data(), len));
-    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | rank, bytes8(len), bytes8(len + 8), static_cast<uint32_t>(i)};
+    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | *rank_of[i], bytes8(len), bytes8(len + 8), static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
     if (a.group != b.group) return a.group < b.group;
