@@ -215,8 +215,10 @@ class Projection final : public RecordReader {
   // A bulk write's table files, not yet ingested (pools.cc).
   struct BulkFiles;
   // Prepares a bulk load's changes over `before` and writes them, with
-  // applied_seq = last_seq, as one table file per column family. Any
-  // thread; table files are named apart by bulk_files_.
+  // applied_seq = last_seq, as one table file per column family: the
+  // changes' halves prepared, and the index's file written, on a helper
+  // thread beside the caller's. Any thread; table files are named apart
+  // by bulk_files_.
   Status MakeBulkFiles(const Overlay& changes, const RecordReader& before, uint64_t last_seq,
                        BulkFiles* out);
   // Hands the files to RocksDB in one step (atomically), then moves the
