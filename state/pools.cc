@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -497,11 +498,21 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
     // A table file is written in key order, one op per key.
     if (prepared[h].ok()) orders[h] = KeyOrder(write.ops);
   };
-  std::thread helper(prepare, 1);
-  prepare(0);
-  helper.join();
+  {
+    std::jthread helper(prepare, 1);  // joined on the way out, whatever happens
+    prepare(0);
+  }
   LIMBIC_RETURN_IF_ERROR(prepared[0]);
   LIMBIC_RETURN_IF_ERROR(prepared[1]);
+  // The thread table takes a write's thread rows before its count changes
+  // (a percept in the first half may count for a thread made in the
+  // second): both halves' go with the first write, as one Prepare's would.
+  PreparedWrite& first = out->writes[0];
+  PreparedWrite& second = out->writes[1];
+  std::move(second.threads.begin(), second.threads.end(), std::back_inserter(first.threads));
+  std::move(second.unprocessed.begin(), second.unprocessed.end(), std::back_inserter(first.unprocessed));
+  second.threads.clear();
+  second.unprocessed.clear();
 
   // One table file per column family, written straight to disk and then
   // ingested, all column families at once (atomically): no memtable
@@ -543,15 +554,16 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
   }
   std::string index_file;
   Status index_status;
-  std::thread index_writer([&] { index_status = write_cf(kIndexCf, index_halves, &index_file); });
   std::vector<std::pair<uint8_t, std::string>> files;
   Status status;
-  for (uint8_t cf = 0; cf < kIndexCf && status.ok(); ++cf) {
-    std::string file;
-    status = write_cf(cf, halves, &file);
-    if (!file.empty()) files.emplace_back(cf, std::move(file));
+  {
+    std::jthread index_writer([&] { index_status = write_cf(kIndexCf, index_halves, &index_file); });
+    for (uint8_t cf = 0; cf < kIndexCf && status.ok(); ++cf) {
+      std::string file;
+      status = write_cf(cf, halves, &file);
+      if (!file.empty()) files.emplace_back(cf, std::move(file));
+    }
   }
-  index_writer.join();
   if (!index_file.empty()) files.emplace_back(kIndexCf, std::move(index_file));
   for (auto& [cf, file] : files) out->written.push_back(file);
   LIMBIC_RETURN_IF_ERROR(status);
