@@ -164,7 +164,10 @@ struct PerceptKeys {
 
 void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<IndexEntry>* out) {
   auto key = [out](std::string k) { out->emplace_back(std::move(k), std::string()); };
-  const std::string tail = Rt8(k.ts) + Rseq8(k.seq) + id;
+  out->reserve(out->size() + 7);  // at most seven entries: no regrowing
+  std::string tail;
+  tail.reserve(16 + id.size());
+  tail.append(Rt8(k.ts)).append(Rseq8(k.seq)).append(id);
   auto with = [&tail](std::string_view prefix, std::string_view name) {
     std::string s;
     s.reserve(prefix.size() + name.size() + 1 + tail.size());
