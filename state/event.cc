@@ -377,7 +377,8 @@ Result<Event> EventFromParts(Envelope& env, json fields) {
     return Status::InvalidArgument("field \"seq\": must be an integer >= 1");
   e.seq = seq->get<uint64_t>();
   const auto& ts = env.ts();
-  if (!ts || !ts->is_string()) return Status::InvalidArgument("field \"ts\": missing or not a string");
+  if (!ts || !ts->is_string())
+    return Status::InvalidArgument("field \"ts\": missing or not a string");
   auto t = ParseTime(ts->get_ref<const std::string&>());
   if (!t.ok()) return t.status().WithContext("field \"ts\"");
   e.ts = *t;

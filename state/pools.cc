@@ -106,7 +106,8 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
       }
       return v;
     };
-    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | *rank_of[i], bytes8(len), bytes8(len + 8), static_cast<uint32_t>(i)};
+    keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | *rank_of[i], bytes8(len), bytes8(len + 8),
+                      static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
     if (a.group != b.group) return a.group < b.group;
@@ -311,7 +312,8 @@ Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t las
     out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
   };
   const auto from = changes.changes().begin();
-  for (auto it = from + static_cast<std::ptrdiff_t>(first); it != from + static_cast<std::ptrdiff_t>(last); ++it) {
+  for (auto it = from + static_cast<std::ptrdiff_t>(first);
+       it != from + static_cast<std::ptrdiff_t>(last); ++it) {
     const auto& [key, change] = *it;
     const auto& [pool, id] = key;
     const uint8_t record_cf = RecordCf(pool);
@@ -494,7 +496,9 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
     prepared[h] = PrepareRange(changes, h == 0 ? 0 : n / 2, h == 0 ? n / 2 : n, before, &write);
     // applied_seq goes in with the records, so a DB left by a replay that
     // died part way never holds records its applied_seq does not cover.
-    if (h == 1) write.ops.push_back(PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
+    if (h == 1)
+      write.ops.push_back(
+          PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
     // A table file is written in key order, one op per key.
     if (prepared[h].ok()) orders[h] = KeyOrder(write.ops);
   };
@@ -510,7 +514,8 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
   PreparedWrite& first = out->writes[0];
   PreparedWrite& second = out->writes[1];
   std::move(second.threads.begin(), second.threads.end(), std::back_inserter(first.threads));
-  std::move(second.unprocessed.begin(), second.unprocessed.end(), std::back_inserter(first.unprocessed));
+  std::move(second.unprocessed.begin(), second.unprocessed.end(),
+            std::back_inserter(first.unprocessed));
   second.threads.clear();
   second.unprocessed.clear();
 
@@ -521,11 +526,12 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
   // takes both halves' ops merged in key order; of two on one key, the
   // second half's (the later change) wins.
   const uint64_t file_no = bulk_files_++;
-  auto write_cf = [&](uint8_t cf, SortedOps (&h)[2], std::string* file) -> Status {
+  auto write_cf = [&](uint8_t cf, SortedOps(&h)[2], std::string* file) -> Status {
     if (!h[0].Peek(cf) && !h[1].Peek(cf)) return Status::OK();
     rocksdb::ColumnFamilyHandle* handle = cf_->all[cf];
     rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_->GetOptions(handle), handle);
-    *file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" + std::to_string(cf) + ".sst";
+    *file = path_ + "/" + std::string(kBulkFilePrefix) + std::to_string(file_no) + "-" +
+            std::to_string(cf) + ".sst";
     rocksdb::Status s = writer.Open(*file);
     for (;;) {
       if (!s.ok()) break;
@@ -547,17 +553,19 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
   SortedOps halves[2], index_halves[2];
   for (int h = 0; h < 2; ++h) {
     const std::vector<PreparedWrite::Op>& ops = out->writes[h].ops;
-    const auto first_index = std::partition_point(orders[h].begin(), orders[h].end(),
-                                                  [&ops](uint32_t i) { return ops[i].cf != kIndexCf; });
+    const auto first_index = std::partition_point(
+        orders[h].begin(), orders[h].end(), [&ops](uint32_t i) { return ops[i].cf != kIndexCf; });
     halves[h] = SortedOps{&ops, &orders[h], 0};
-    index_halves[h] = SortedOps{&ops, &orders[h], static_cast<size_t>(first_index - orders[h].begin())};
+    index_halves[h] =
+        SortedOps{&ops, &orders[h], static_cast<size_t>(first_index - orders[h].begin())};
   }
   std::string index_file;
   Status index_status;
   std::vector<std::pair<uint8_t, std::string>> files;
   Status status;
   {
-    std::jthread index_writer([&] { index_status = write_cf(kIndexCf, index_halves, &index_file); });
+    std::jthread index_writer(
+        [&] { index_status = write_cf(kIndexCf, index_halves, &index_file); });
     for (uint8_t cf = 0; cf < kIndexCf && status.ok(); ++cf) {
       std::string file;
       status = write_cf(cf, halves, &file);

@@ -120,8 +120,10 @@ TEST_CASE("a bulk write's two halves merge in key order, the later change winnin
     ScratchDir dir;
     Log l;
     auto associate = [&l](const std::string& id) {
-      l.Add(EventType::kAssociationAdded,
-            {{"association_id", id}, {"entity_a", "ann"}, {"relation", "knows"}, {"entity_b", "bob"}});
+      l.Add(EventType::kAssociationAdded, {{"association_id", id},
+                                           {"entity_a", "ann"},
+                                           {"relation", "knows"},
+                                           {"entity_b", "bob"}});
     };
     associate("as-1");
     l.Thread("t-1");

@@ -58,7 +58,8 @@ TEST_CASE("unknown fields survive a round trip, missing v reads as version 1") {
 TEST_CASE("a line that only nlohmann parses decodes as one simdjson parses") {
   // An integer beyond 64 bits (read as a double) sends the line to the
   // reference parser; the envelope is taken out of it all the same.
-  auto d = DecodeEvent(R"({"v":1,"seq":3,"ts":"2026-01-01T00:00:00.000Z","type":"percept_processed","percept_id":"p-1","big":18446744073709551616})");
+  auto d = DecodeEvent(
+      R"({"v":1,"seq":3,"ts":"2026-01-01T00:00:00.000Z","type":"percept_processed","percept_id":"p-1","big":18446744073709551616})");
   REQUIRE(d.ok());
   CHECK(d->seq == 3);
   CHECK(d->type == EventType::kPerceptProcessed);
