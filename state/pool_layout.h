@@ -32,6 +32,7 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/slice_transform.h>
 
 #include <cstdint>
 #include <optional>
@@ -98,6 +99,22 @@ ThreadSummary SummaryOf(const std::string& id, const Record& rec);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
 std::string UnprocessedFor(const Record& percept);
+// The part of an index key before its TS8/id tail: "P|T|", or the
+// "X|y|NAME\0" of a named index. Keys of one prefix mostly arrive in time
+// order, so RocksDB inserts each next to the previous one of its prefix
+// instead of searching the skiplist from the top.
+class IndexPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "limbic.IndexPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    if (key.size() >= 4 && key[2] == 'T' && key[0] == 'P') return rocksdb::Slice(key.data(), 4);
+    for (size_t i = 4; i < key.size(); ++i)
+      if (key[i] == '\0') return rocksdb::Slice(key.data(), i + 1);
+    return key;
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= 4; }
+};
+
 // The ops a bulk write puts in its table files, in the order it writes
 // them: positions in `ops` sorted by column family, then key (bytewise,
 // RocksDB's order); of several ops on one key, only the last one given.

@@ -2,14 +2,14 @@
 //
 // Column families:
 //   default   meta: "applied_seq" (decimal) -- last event applied; "schema"
-//             (the layout version, see kSchema in pools.cc)
+//             (the layout version, see kSchema in pool_layout.h)
 //   percepts  id -> percept record (JSON)
 //   threads   id -> thread record
 //   arousal   "arousal" -> arousal record
 //   actions   id -> action record
 //   reflexes  id -> reflex record
 //   index     secondary indexes, derived from the records (key grammar in
-//             pools.cc); never part of the digest, checked by fsck
+//             pool_layout.h); never part of the digest, checked by fsck
 //
 // Writing is two steps, so the expensive half can run off the owner thread:
 //   Prepare()  turns an Overlay of reduced changes into a PreparedWrite: the
@@ -18,7 +18,8 @@
 //   Commit()   writes a group of PreparedWrites and the new applied_seq in
 //              one WriteBatch.
 // Apply() does both for a span of logged events (recovery; replay's bulk
-// load prepares and writes table files instead, see WriteBulk).
+// load prepares and writes table files instead, see WriteBulk in
+// pools_bulk.cc).
 // RocksDB's own WAL is written but not synced: the events log is the
 // durability point, and after a crash Engine re-applies the events after
 // applied_seq.
@@ -198,7 +199,7 @@ class Projection final : public RecordReader {
   Status Flush();
 
  private:
-  Projection() = default;
+  Projection();  // with the destructor, in pools_bulk.cc: they own the bulk load's parts
   struct Handles;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<Handles> cf_;
@@ -212,7 +213,7 @@ class Projection final : public RecordReader {
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
   Status StartBulkFlush();
-  // A bulk write's table files, not yet ingested (pools.cc).
+  // A bulk write's table files, not yet ingested.
   struct BulkFiles;
   // Prepares a bulk load's changes over `before` and writes them, with
   // applied_seq = last_seq, as one table file per column family: the
@@ -227,8 +228,12 @@ class Projection final : public RecordReader {
   // MakeBulkFiles over what the writes before left, then IngestBulkFiles;
   // the records written are moved to *written (unless null).
   Status WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written);
-  // Waits for the write StartBulkFlush started, if any; its status.
-  Status FinishBulkFlush();
+  // Bulk load (pools_bulk.cc): set up by Open; Apply's and Flush's part.
+  void StartBulkLoad(const ProjectionOptions& options);
+  Status ApplyBulk(std::span<const Event> events, size_t* failed_at);
+  // Writes what the load holds (the last write made while the one before
+  // it runs), waits for every write, and lets go of the load's memory.
+  Status FinishBulkLoad();
 
   // Bulk load: records changed since the last flush, and the last seq in
   // it. bulk_ reads through flushing_ (records being written, read-only
