@@ -150,6 +150,13 @@ void ForEachElement(std::string_view raw, Fn fn) {
   }
 }
 
+// Whether the array `raw` holds an element stored as `token`.
+bool HasElement(std::string_view raw, std::string_view token) {
+  bool found = false;
+  ForEachElement(raw, [&](std::string_view e) { found = found || e == token; });
+  return found;
+}
+
 }  // namespace
 
 FlatRecord FlatRecord::FromJson(const json& object) {
@@ -247,7 +254,7 @@ bool FlatRecord::IsString(std::string_view key, std::string_view value) const {
   if (!raw || raw->size() < 2 || raw->front() != '"') return false;
   const std::string_view inner = raw->substr(1, raw->size() - 2);
   if (inner.find('\\') == kNone) return inner == value;
-  return String(key) == std::optional<std::string>(std::string(value));
+  return StringOf(*raw) == std::optional<std::string>(std::string(value));
 }
 
 std::optional<double> FlatRecord::Number(std::string_view key) const {
@@ -348,10 +355,7 @@ void FlatRecord::Shift(size_t first, int64_t delta) {
 bool FlatRecord::ArrayHas(std::string_view key, const std::string& s) const {
   auto raw = Raw(key);
   if (!raw || raw->empty() || raw->front() != '[') return false;
-  const std::string token = Quoted(s);
-  bool found = false;
-  ForEachElement(*raw, [&](std::string_view e) { found = found || e == token; });
-  return found;
+  return HasElement(*raw, Quoted(s));
 }
 
 void FlatRecord::ArrayAddUnique(std::string_view key, const std::string& s) {
@@ -361,7 +365,7 @@ void FlatRecord::ArrayAddUnique(std::string_view key, const std::string& s) {
     SetRaw(key, "[" + token + "]");
     return;
   }
-  if (ArrayHas(key, s)) return;
+  if (HasElement(*raw, token)) return;
   std::string list(*raw);
   list.pop_back();  // ']'
   if (list.size() > 1) list.push_back(',');

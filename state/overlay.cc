@@ -38,16 +38,21 @@ json RecordJson(const Record& record) {
 
 Result<PerceptRecord> PerceptOf(const Record& record, std::string_view id) {
   if (const PerceptRecord* p = std::get_if<PerceptRecord>(&record)) return *p;
-  auto p = PerceptRecord::FromJson(RecordJson(record));
+  const json* j = std::get_if<json>(&record);
+  auto p = j ? PerceptRecord::FromJson(*j) : PerceptRecord::FromJson(RecordJson(record));
   if (!p.ok()) return Status::Corruption("percept " + std::string(id) + ": " + p.status().message());
   return p;
 }
 
 Result<FlatRecord> FlatOf(const Record& record, std::string_view id) {
   if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return *f;
-  json j = RecordJson(record);
-  if (!j.is_object()) return Status::Corruption("record " + std::string(id) + ": not a JSON object");
-  return FlatRecord::FromJson(j);
+  auto flat = [id](const json& j) -> Result<FlatRecord> {
+    if (!j.is_object())
+      return Status::Corruption("record " + std::string(id) + ": not a JSON object");
+    return FlatRecord::FromJson(j);
+  };
+  if (const json* j = std::get_if<json>(&record)) return flat(*j);
+  return flat(RecordJson(record));
 }
 
 Result<std::optional<FlatRecord>> FlatOf(const std::optional<Record>& record, std::string_view id) {

@@ -59,11 +59,6 @@ class PairWriter {
   bool first_ = true;
 };
 
-TimeMs TimeOf(const std::string& text) {
-  auto t = ParseTime(text);
-  return t.ok() ? *t : 0;
-}
-
 // A stored number that JSON reads as an unsigned integer (digits only,
 // within 64 bits), else 0.
 uint64_t UnsignedOf(std::string_view raw) {
@@ -121,7 +116,7 @@ PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields,
   const json& type = value("percept_type");
   if (source.is_string()) fixed->source = source.get<std::string>();
   if (type.is_string()) fixed->type = type.get<std::string>();
-  fixed->ts = TimeOf(ts_text);
+  fixed->ts = TimeOrZero(ts_text);
   fixed->seq = seq;
 
   PerceptRecord rec;
@@ -198,7 +193,7 @@ Result<PerceptRecord> PerceptRecord::FromFlat(const FlatRecord& flat) {
     b.append(value);
     if (k == "source") fixed->source = FlatRecord::StringOf(value).value_or("");
     else if (k == "type") fixed->type = FlatRecord::StringOf(value).value_or("");
-    else if (k == "ts") fixed->ts = TimeOf(FlatRecord::StringOf(value).value_or(""));
+    else if (k == "ts") fixed->ts = TimeOrZero(FlatRecord::StringOf(value).value_or(""));
     else if (k == "seq") fixed->seq = UnsignedOf(value);
   });
   if (!error.ok()) return error;

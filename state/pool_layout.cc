@@ -63,9 +63,7 @@ TimeMs FromRt8(std::string_view b) {
 
 TimeMs RecordTime(const json& rec, const char* field) {
   auto it = rec.find(field);
-  if (it == rec.end() || !it->is_string()) return 0;
-  auto t = ParseTime(it->get_ref<const std::string&>());
-  return t.ok() ? *t : 0;
+  return it == rec.end() || !it->is_string() ? 0 : TimeOrZero(it->get_ref<const std::string&>());
 }
 
 std::string StrOf(const json& rec, const char* key) {
@@ -84,26 +82,14 @@ uint64_t GetLE64(std::string_view b) {
 
 namespace {
 
-// What a thread's index entry and summary are made of, from either form.
-ThreadSummary ThreadFields(const std::string& id, const json& rec) {
-  ThreadSummary t;
-  t.id = id;
-  t.status = StrOf(rec, "status");
-  auto it = rec.find("salience");
-  if (it != rec.end() && it->is_number()) t.salience = it->get<double>();
-  t.last_active = RecordTime(rec, "last_active");
-  return t;
-}
-
 // A flat record's time field in ms; 0 when absent or malformed (RecordTime).
 TimeMs FlatTime(const FlatRecord& rec, std::string_view field) {
-  auto text = rec.String(field);
-  if (!text) return 0;
-  auto t = ParseTime(*text);
-  return t.ok() ? *t : 0;
+  return TimeOrZero(rec.String(field).value_or(""));
 }
 
-ThreadSummary ThreadFields(const std::string& id, const FlatRecord& rec) {
+// What a thread's index entry and summary are made of, from its flat form
+// (SummaryOf for the JSON one).
+ThreadSummary FlatSummary(const std::string& id, const FlatRecord& rec) {
   ThreadSummary t;
   t.id = id;
   t.status = rec.String("status").value_or("");
@@ -132,13 +118,19 @@ std::string ActionKey(const std::string& id, const std::string& status, TimeMs t
 
 }  // namespace
 
-std::string ThreadIndexValue(const json& rec) { return ThreadValue(ThreadFields("", rec)); }
-
-ThreadSummary SummaryOf(const std::string& id, const json& rec) { return ThreadFields(id, rec); }
+ThreadSummary SummaryOf(const std::string& id, const json& rec) {
+  ThreadSummary t;
+  t.id = id;
+  t.status = StrOf(rec, "status");
+  auto it = rec.find("salience");
+  if (it != rec.end() && it->is_number()) t.salience = it->get<double>();
+  t.last_active = RecordTime(rec, "last_active");
+  return t;
+}
 
 ThreadSummary SummaryOf(const std::string& id, const Record& rec) {
-  if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) return ThreadFields(id, *f);
-  return ThreadFields(id, RecordJson(rec));
+  if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) return FlatSummary(id, *f);
+  return SummaryOf(id, RecordJson(rec));
 }
 
 // The thread an assigned, unprocessed percept counts for ("" if none).
@@ -190,7 +182,7 @@ void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<Ind
 
 std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec) {
   if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) {
-    if (pool == Pool::kThreads) return {ThreadEntry(ThreadFields(id, *f))};
+    if (pool == Pool::kThreads) return {ThreadEntry(FlatSummary(id, *f))};
     if (pool == Pool::kActions)
       return {IndexEntry(ActionKey(id, f->String("status").value_or(""), FlatTime(*f, "ts")), "")};
     return IndexEntries(pool, id, f->ToJson());
@@ -225,7 +217,7 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
     k.thread = thread;
     PerceptEntries(id, k, &out);
   } else if (pool == Pool::kThreads) {
-    out.push_back(ThreadEntry(ThreadFields(id, rec)));
+    out.push_back(ThreadEntry(SummaryOf(id, rec)));
   } else if (pool == Pool::kActions) {
     key(ActionKey(id, StrOf(rec, "status"), RecordTime(rec)));
   } else if (pool == Pool::kMemories) {

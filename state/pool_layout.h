@@ -93,7 +93,6 @@ std::string StrOf(const json& rec, const char* key);
 void PutLE64(std::string* out, uint64_t v);
 uint64_t GetLE64(std::string_view b);
 // SAL8 LAST8: a thread index entry's value.
-std::string ThreadIndexValue(const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const Record& rec);
 // The thread an assigned, unprocessed percept counts for ("" if none).

@@ -185,6 +185,20 @@ class Projection::Flushing final : public RecordReader {
   std::thread thread_;
 };
 
+namespace {
+
+// A bulk load's overlay over `base`: it remembers what it reads for
+// Prepare, but not records found absent (its base answers that from
+// memory, and remembering would cost memory for every new record).
+std::unique_ptr<Overlay> NewBulkOverlay(const RecordReader* base) {
+  auto overlay = std::make_unique<Overlay>(base);
+  overlay->remember_base_reads(true);
+  overlay->remember_absent(false);
+  return overlay;
+}
+
+}  // namespace
+
 Projection::Projection() = default;
 
 Projection::~Projection() {
@@ -199,9 +213,7 @@ Status Projection::ApplyBulk(std::span<const Event> events, size_t* failed_at) {
   // Records stay in memory across calls: a record touched by many events
   // is read, parsed and written once per flush instead of once per chunk.
   if (!bulk_) {
-    bulk_ = std::make_unique<Overlay>(bulk_base_.get());
-    bulk_->remember_base_reads(true);
-    bulk_->remember_absent(false);
+    bulk_ = NewBulkOverlay(bulk_base_.get());
     // A DB that has applied nothing holds no records.
     if (!resident_ && bulk_resident_bytes_ > 0)
       resident_ = std::make_unique<ResidentRecords>(bulk_resident_bytes_, applied_seq() == 0);
@@ -394,9 +406,7 @@ Status Projection::StartBulkFlush() {
   }
   std::unique_ptr<Flushing> previous = std::move(flushing_);
   flushing_ = std::make_unique<Flushing>(this, std::move(bulk_), bulk_seq_, std::move(previous));
-  bulk_ = std::make_unique<Overlay>(flushing_.get());
-  bulk_->remember_base_reads(true);
-  bulk_->remember_absent(false);
+  bulk_ = NewBulkOverlay(flushing_.get());
   return Status::OK();
 }
 

@@ -138,6 +138,11 @@ Result<TimeMs> ParseTime(std::string_view s) {
   return secs * 1000 + ms;
 }
 
+TimeMs TimeOrZero(std::string_view s) {
+  auto t = ParseTime(s);
+  return t.ok() ? *t : 0;
+}
+
 Result<TimeMs> ParseDuration(std::string_view s) {
   size_t i = 0;
   int64_t n = 0;

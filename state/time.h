@@ -51,6 +51,9 @@ std::string FormatTime(TimeMs t);
 // 'z' and a space instead of 'T' are accepted too. Fractions beyond
 // milliseconds are truncated.
 Result<TimeMs> ParseTime(std::string_view s);
+// ParseTime's time, or 0 when `s` is not one (a record's time read
+// leniently: a malformed one sorts first instead of failing the read).
+TimeMs TimeOrZero(std::string_view s);
 // Calendar days (UTC), as the archive names them: "2026-11-22".
 // FormatDate gives the day of `t`; ParseDate accepts exactly YYYY-MM-DD of
 // a real date (2026-02-30 is an error naming the text) and returns its

@@ -165,9 +165,25 @@ TEST_CASE("events tail and export, replay, verify, time travel, fsck", "[cli]") 
 
   L(dir, {"events", "export", "-o", dir / "events.jsonl"});
   json digest = J(dir, {"state", "digest"});
-  RunResult replay = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "copy", "--json"});
-  REQUIRE(replay.exit_code == 0);
-  CHECK(json::parse(replay.out)["digest"] == digest["digest"]);
+  // Replays the export into a new dir with `options`: its --json result.
+  auto replay = [&](const std::string& into, std::vector<std::string> options) {
+    std::vector<std::string> args = {"replay", "--from", dir / "events.jsonl", "--into",
+                                     dir / into};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back("--json");
+    RunResult r = Limbic(args);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  // A replay option with a bad value is refused, naming the option.
+  auto refused = [&](const std::string& into, const std::string& option, const std::string& value) {
+    RunResult r =
+        Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / into, option, value});
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.out + r.err, Catch::Contains(option));
+  };
+  CHECK(replay("copy", {})["digest"] == digest["digest"]);
   RunResult verify = L(dir, {"replay", "--verify", dir / "state"});
   CHECK_THAT(verify.out, Catch::Contains("matches"));
 
@@ -175,28 +191,13 @@ TEST_CASE("events tail and export, replay, verify, time travel, fsck", "[cli]") 
   REQUIRE(past.size() == 1);
   CHECK(past[0]["status"] == "active");
   CHECK(J(dir, {"state", "show", "threads"})[0]["status"] == "complete");
-  RunResult partial = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p2",
-                              "--until-seq", "1", "--json"});
-  REQUIRE(partial.exit_code == 0);
-  CHECK(json::parse(partial.out)["last_seq"] == 1);
+  CHECK(replay("p2", {"--until-seq", "1"})["last_seq"] == 1);
   // Without records held in memory: the same state.
-  RunResult plain = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p3",
-                            "--resident-mib", "0", "--json"});
-  REQUIRE(plain.exit_code == 0);
-  CHECK(json::parse(plain.out)["digest"] == digest["digest"]);
-  RunResult bad = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p4",
-                          "--resident-mib", "lots"});
-  CHECK(bad.exit_code != 0);
-  CHECK_THAT(bad.out + bad.err, Catch::Contains("--resident-mib"));
+  CHECK(replay("p3", {"--resident-mib", "0"})["digest"] == digest["digest"]);
+  refused("p4", "--resident-mib", "lots");
   // A write after every changed record: the same state.
-  RunResult small = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p5",
-                            "--write-records", "1", "--json"});
-  REQUIRE(small.exit_code == 0);
-  CHECK(json::parse(small.out)["digest"] == digest["digest"]);
-  RunResult none = Limbic({"replay", "--from", dir / "events.jsonl", "--into", dir / "p6",
-                           "--write-records", "0"});
-  CHECK(none.exit_code != 0);
-  CHECK_THAT(none.out + none.err, Catch::Contains("--write-records"));
+  CHECK(replay("p5", {"--write-records", "1"})["digest"] == digest["digest"]);
+  refused("p6", "--write-records", "0");
 
   RunResult fsck = L(dir, {"fsck"});
   CHECK_THAT(fsck.out, Catch::StartsWith("ok:"));

@@ -236,7 +236,7 @@ TEST_CASE("CheckIndexes finds a missing index entry", "[projection]") {
   CHECK_THAT(s.message(), Catch::Contains("index entry missing: P|T|"));
 }
 
-TEST_CASE("a thread or action record that is not a JSON object stops the event that reads it, named",
+TEST_CASE("a stored thread that is not a JSON object stops the event that reads it, named",
           "[projection]") {
   ScratchDir dir;
   Log l;
