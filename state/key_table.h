@@ -53,7 +53,6 @@ class KeyTable {
   bool empty() const { return entries_.empty(); }
   void clear() {
     entries_.clear();
-    hashes_.clear();
     slots_.clear();
   }
 
@@ -104,10 +103,8 @@ class KeyTable {
       Slot& moved = slots_[SlotOf(last)];
       moved.entry = static_cast<uint32_t>(at + 1);
       entries_[at] = std::move(entries_[last]);
-      hashes_[at] = hashes_[last];
     }
     entries_.pop_back();
-    hashes_.pop_back();
     return entries_.begin() + static_cast<std::ptrdiff_t>(at);
   }
 
@@ -127,7 +124,6 @@ class KeyTable {
     if ((entries_.size() + 1) * 2 > slots_.size()) Grow();
     const uint32_t h = Hash(key.first, key.second);
     entries_.emplace_back(std::move(key), std::move(value));
-    hashes_.push_back(h);
     Link(entries_.size() - 1, h);
     return entries_.end() - 1;
   }
@@ -138,14 +134,19 @@ class KeyTable {
     slots_[i] = Slot{static_cast<uint32_t>(entry + 1), h};
   }
 
+  // Twice the slots, each entry linked again from the hash its slot kept.
   void Grow() {
-    slots_.assign(slots_.empty() ? 64 : slots_.size() * 2, Slot());
-    for (size_t e = 0; e < entries_.size(); ++e) Link(e, hashes_[e]);
+    std::vector<Slot> old(slots_.empty() ? 64 : slots_.size() * 2, Slot());
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.entry != 0) Link(s.entry - 1, s.hash);
   }
 
-  // The slot holding entry `entry`.
+  // The slot holding entry `entry` (found from its key's hash: erasing is
+  // rare, lookups are not).
   size_t SlotOf(size_t entry) const {
-    size_t i = hashes_[entry] & mask();
+    const auto& key = entries_[entry].first;
+    size_t i = Hash(key.first, key.second) & mask();
     while (slots_[i].entry != entry + 1) i = (i + 1) & mask();
     return i;
   }
@@ -167,8 +168,7 @@ class KeyTable {
   }
 
   std::deque<value_type> entries_;
-  std::vector<uint32_t> hashes_;  // of entries_, by position
-  std::vector<Slot> slots_;       // a power of two, at most half full
+  std::vector<Slot> slots_;  // a power of two, at most half full; each keeps its entry's hash
 };
 
 }  // namespace limbic::state

@@ -88,23 +88,22 @@ Result<std::optional<FlatRecord>> RecordReader::GetFlat(Pool pool, std::string_v
   return FlatOf(std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r)), id);
 }
 
-Result<std::optional<Record>> RecordReader::GetRecord(Pool pool, std::string_view id) const {
-  if (pool == Pool::kPercepts) {
-    auto r = GetPercept(id);
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) return std::optional<Record>();
-    return std::optional<Record>(std::in_place, std::in_place_type<PerceptRecord>, std::move(**r));
-  }
-  if (IsFlatPool(pool)) {
-    auto r = GetFlat(pool, id);
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) return std::optional<Record>();
-    return std::optional<Record>(std::in_place, std::in_place_type<FlatRecord>, std::move(**r));
-  }
-  auto r = Get(pool, id);
+namespace {
+
+// A record read in form T, held as a Record.
+template <typename T>
+Result<std::optional<Record>> AsRecord(Result<std::optional<T>> r) {
   if (!r.ok()) return r.status();
   if (!r->has_value()) return std::optional<Record>();
-  return std::optional<Record>(std::in_place, std::in_place_type<json>, std::move(**r));
+  return std::optional<Record>(std::in_place, std::in_place_type<T>, std::move(**r));
+}
+
+}  // namespace
+
+Result<std::optional<Record>> RecordReader::GetRecord(Pool pool, std::string_view id) const {
+  if (pool == Pool::kPercepts) return AsRecord(GetPercept(id));
+  if (IsFlatPool(pool)) return AsRecord(GetFlat(pool, id));
+  return AsRecord(Get(pool, id));
 }
 
 Result<bool> RecordReader::Contains(Pool pool, std::string_view id) const {
