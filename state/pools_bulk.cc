@@ -258,6 +258,25 @@ struct SortedOps {
     const PreparedWrite::Op& op = (*ops)[(*order)[at]];
     return op.cf == cf ? &op : nullptr;
   }
+  // Moves on to the next op. Key order is a random walk through the ops
+  // and the strings they point to: waiting for each from memory was a
+  // tenth of a replay's time. The walk asks for the ops it will reach in
+  // a while, and for the keys and values of those it will reach sooner
+  // (their ops are in cache by then), so memory fetches them meanwhile.
+  void Advance() {
+    ++at;
+    constexpr size_t kOpsAhead = 16, kBytesAhead = 8;
+    if (at + kOpsAhead < order->size()) {
+      const char* op = reinterpret_cast<const char*>(&(*ops)[(*order)[at + kOpsAhead]]);
+      __builtin_prefetch(op);
+      __builtin_prefetch(op + sizeof(PreparedWrite::Op) - 1);
+    }
+    if (at + kBytesAhead < order->size()) {
+      const PreparedWrite::Op& op = (*ops)[(*order)[at + kBytesAhead]];
+      __builtin_prefetch(op.key.data());
+      __builtin_prefetch(op.value.data());
+    }
+  }
 };
 
 }  // namespace
@@ -323,8 +342,8 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
       if (!a && !b) break;
       const int c = !a ? 1 : !b ? -1 : a->key.compare(b->key);
       const PreparedWrite::Op* op = c < 0 ? a : b;
-      if (c <= 0) ++h[0].at;
-      if (c >= 0) ++h[1].at;
+      if (c <= 0) h[0].Advance();
+      if (c >= 0) h[1].Advance();
       s = op->erase ? writer.Delete(op->key) : writer.Put(op->key, op->value);
     }
     if (s.ok()) s = writer.Finish();
