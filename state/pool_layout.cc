@@ -13,11 +13,19 @@ std::string Dump(const json& j) {
 }
 
 std::string Dump(const Record& record) {
-  if (const json* j = std::get_if<json>(&record)) return Dump(*j);
   if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return f->bytes();
   std::string out;
-  std::get<PerceptRecord>(record).AppendJson(&out);
+  AppendStored(record, &out);
   return out;
+}
+
+void AppendStored(const Record& record, std::string* out) {
+  if (const json* j = std::get_if<json>(&record))
+    AppendCompactJson(*j, out);
+  else if (const FlatRecord* f = std::get_if<FlatRecord>(&record))
+    out->append(f->bytes());
+  else
+    std::get<PerceptRecord>(record).AppendJson(out);
 }
 
 std::string Ts8(TimeMs t) {
@@ -108,12 +116,14 @@ std::string ThreadValue(const ThreadSummary& t) {
   return v;
 }
 
-IndexEntry ThreadEntry(const ThreadSummary& t) {
-  return {"T|u|" + t.status + '\0' + t.id, ThreadValue(t)};
+constexpr std::string_view kNul("\0", 1);
+
+void AddThreadEntry(const ThreadSummary& t, IndexEntryList* out) {
+  out->Add({"T|u|", t.status, kNul, t.id}, ThreadValue(t));
 }
 
-std::string ActionKey(const std::string& id, const std::string& status, TimeMs ts) {
-  return "A|u|" + status + '\0' + Ts8(ts) + id;
+void AddActionEntry(std::string_view id, std::string_view status, TimeMs ts, IndexEntryList* out) {
+  out->Add({"A|u|", status, kNul, Ts8(ts), id});
 }
 
 }  // namespace
@@ -154,42 +164,51 @@ struct PerceptKeys {
   std::string_view status, source, type, thread;  // "" when absent
 };
 
-void PerceptEntries(const std::string& id, const PerceptKeys& k, std::vector<IndexEntry>* out) {
-  auto key = [out](std::string k) { out->emplace_back(std::move(k), std::string()); };
-  out->reserve(out->size() + 7);  // at most seven entries: no regrowing
-  std::string tail;
-  tail.reserve(16 + id.size());
-  tail.append(Rt8(k.ts)).append(Rseq8(k.seq)).append(id);
-  auto with = [&tail](std::string_view prefix, std::string_view name) {
-    std::string s;
-    s.reserve(prefix.size() + name.size() + 1 + tail.size());
-    s.append(prefix).append(name).push_back('\0');
-    s.append(tail);
-    return s;
-  };
-  key("P|T|" + tail);
-  key(with("P|s|", k.source));
-  key(with("P|y|", k.type));
-  key(with("P|u|", k.status));
-  if (k.status == "new") key(with("P|n|", k.source));
+void AddPerceptEntries(std::string_view id, const PerceptKeys& k, IndexEntryList* out) {
+  const std::string at = Rt8(k.ts) + Rseq8(k.seq);
+  out->Add({"P|T|", at, id});
+  out->Add({"P|s|", k.source, kNul, at, id});
+  out->Add({"P|y|", k.type, kNul, at, id});
+  out->Add({"P|u|", k.status, kNul, at, id});
+  if (k.status == "new") out->Add({"P|n|", k.source, kNul, at, id});
   if (!k.thread.empty()) {
-    key(with("P|h|", k.thread));
-    if (k.status == "assigned") key(with("P|a|", k.thread));
+    out->Add({"P|h|", k.thread, kNul, at, id});
+    if (k.status == "assigned") out->Add({"P|a|", k.thread, kNul, at, id});
   }
 }
 
 }  // namespace
 
-std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec) {
+bool IndexEntryList::HasKey(std::string_view key) const {
+  for (size_t i = 0; i < size(); ++i)
+    if (this->key(i) == key) return true;
+  return false;
+}
+
+bool IndexEntryList::Has(std::string_view key, std::string_view value) const {
+  for (size_t i = 0; i < size(); ++i)
+    if (this->key(i) == key && this->value(i) == value) return true;
+  return false;
+}
+
+void IndexEntryList::Add(std::initializer_list<std::string_view> key_pieces,
+                         std::string_view value) {
+  Entry e{bytes_.size(), 0, value.size()};
+  for (std::string_view piece : key_pieces) bytes_.append(piece);
+  e.key_size = bytes_.size() - e.at;
+  bytes_.append(value);
+  entries_.push_back(e);
+}
+
+void AppendIndexEntries(Pool pool, std::string_view id, const Record& rec, IndexEntryList* out) {
   if (const FlatRecord* f = std::get_if<FlatRecord>(&rec)) {
-    if (pool == Pool::kThreads) return {ThreadEntry(FlatSummary(id, *f))};
+    if (pool == Pool::kThreads) return AddThreadEntry(FlatSummary(std::string(id), *f), out);
     if (pool == Pool::kActions)
-      return {IndexEntry(ActionKey(id, f->String("status").value_or(""), FlatTime(*f, "ts")), "")};
-    return IndexEntries(pool, id, f->ToJson());
+      return AddActionEntry(id, f->String("status").value_or(""), FlatTime(*f, "ts"), out);
+    return AppendIndexEntries(pool, id, f->ToJson(), out);
   }
   const PerceptRecord* p = std::get_if<PerceptRecord>(&rec);
-  if (!p) return IndexEntries(pool, id, std::get<json>(rec));
-  std::vector<IndexEntry> out;
+  if (!p) return AppendIndexEntries(pool, id, std::get<json>(rec), out);
   PerceptKeys k;
   k.ts = p->ts();
   k.seq = p->seq();
@@ -197,13 +216,10 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Rec
   k.source = p->source();
   k.type = p->type();
   if (p->thread_id()) k.thread = *p->thread_id();
-  PerceptEntries(id, k, &out);
-  return out;
+  AddPerceptEntries(id, k, out);
 }
 
-std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec) {
-  std::vector<IndexEntry> out;
-  auto key = [&out](std::string k) { out.emplace_back(std::move(k), std::string()); };
+void AppendIndexEntries(Pool pool, std::string_view id, const json& rec, IndexEntryList* out) {
   if (pool == Pool::kPercepts) {
     auto seq = rec.find("seq");
     const std::string status = StrOf(rec, "status"), source = StrOf(rec, "source"),
@@ -215,27 +231,49 @@ std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const jso
     k.source = source;
     k.type = type;
     k.thread = thread;
-    PerceptEntries(id, k, &out);
+    AddPerceptEntries(id, k, out);
   } else if (pool == Pool::kThreads) {
-    out.push_back(ThreadEntry(SummaryOf(id, rec)));
+    AddThreadEntry(SummaryOf(std::string(id), rec), out);
   } else if (pool == Pool::kActions) {
-    key(ActionKey(id, StrOf(rec, "status"), RecordTime(rec)));
+    AddActionEntry(id, StrOf(rec, "status"), RecordTime(rec), out);
   } else if (pool == Pool::kMemories) {
-    key("M|c|" + Ts8(RecordTime(rec, "created_at")) + id);
+    out->Add({"M|c|", Ts8(RecordTime(rec, "created_at")), id});
     if (StrOf(rec, "kind") == "fact") {
       const std::string subject = StrOf(rec, "subject");
       if (!rec.contains("superseded_by"))
-        key("M|f|" + StrOf(rec, "namespace") + '\0' + subject + '\0' + StrOf(rec, "relation") + '\0' + id);
-      key("M|s|" + subject + '\0' + id);
-      key("M|o|" + StrOf(rec, "object") + '\0' + id);
+        out->Add({"M|f|", StrOf(rec, "namespace"), kNul, subject, kNul, StrOf(rec, "relation"),
+                  kNul, id});
+      out->Add({"M|s|", subject, kNul, id});
+      out->Add({"M|o|", StrOf(rec, "object"), kNul, id});
     }
   } else if (pool == Pool::kAssociations) {
     const std::string a = StrOf(rec, "entity_a"), b = StrOf(rec, "entity_b");
-    out.emplace_back("S|k|" + a + '\0' + StrOf(rec, "relation") + '\0' + b, id);
-    key("S|e|" + a + '\0' + id);
-    if (b != a) key("S|e|" + b + '\0' + id);
+    out->Add({"S|k|", a, kNul, StrOf(rec, "relation"), kNul, b}, id);
+    out->Add({"S|e|", a, kNul, id});
+    if (b != a) out->Add({"S|e|", b, kNul, id});
   }
+}
+
+namespace {
+
+template <typename R>
+std::vector<IndexEntry> EntriesOf(Pool pool, std::string_view id, const R& rec) {
+  IndexEntryList list;
+  AppendIndexEntries(pool, id, rec, &list);
+  std::vector<IndexEntry> out;
+  out.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) out.emplace_back(list.key(i), list.value(i));
   return out;
+}
+
+}  // namespace
+
+std::vector<IndexEntry> IndexEntries(Pool pool, std::string_view id, const json& rec) {
+  return EntriesOf(pool, id, rec);
+}
+
+std::vector<IndexEntry> IndexEntries(Pool pool, std::string_view id, const Record& rec) {
+  return EntriesOf(pool, id, rec);
 }
 
 }  // namespace limbic::state

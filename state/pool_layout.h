@@ -77,6 +77,8 @@ struct Projection::Handles {
 // A record as stored: compact JSON, invalid UTF-8 replaced.
 std::string Dump(const json& j);
 std::string Dump(const Record& record);
+// Dump's bytes appended to *out.
+void AppendStored(const Record& record, std::string* out);
 
 // TS8: ms as 8 bytes big-endian, sign bit flipped (byte order = time order).
 std::string Ts8(TimeMs t);
@@ -115,14 +117,48 @@ class IndexPrefix final : public rocksdb::SliceTransform {
 };
 
 // The ops a bulk write puts in its table files, in the order it writes
-// them: positions in `ops` sorted by column family, then key (bytewise,
-// RocksDB's order); of several ops on one key, only the last one given.
-std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops);
-// The index entries (key, value) a record implies.
+// them: positions in `write.ops` sorted by column family, then key
+// (bytewise, RocksDB's order); of several ops on one key, only the last
+// one given.
+std::vector<uint32_t> KeyOrder(const PreparedWrite& write);
+
+// Index entries (key, value), one after another in one buffer that is
+// cleared and reused from record to record: Prepare makes each changed
+// record's old and new entries to compare them, and a string per entry
+// was an allocation and a free each.
+class IndexEntryList {
+ public:
+  size_t size() const { return entries_.size(); }
+  std::string_view key(size_t i) const {
+    return {bytes_.data() + entries_[i].at, entries_[i].key_size};
+  }
+  std::string_view value(size_t i) const {
+    const Entry& e = entries_[i];
+    return {bytes_.data() + e.at + e.key_size, e.value_size};
+  }
+  bool HasKey(std::string_view key) const;
+  bool Has(std::string_view key, std::string_view value) const;
+  void clear() {
+    bytes_.clear();
+    entries_.clear();
+  }
+  // Adds an entry whose key is `key_pieces` one after another.
+  void Add(std::initializer_list<std::string_view> key_pieces, std::string_view value = {});
+
+ private:
+  struct Entry {
+    size_t at, key_size, value_size;
+  };
+  std::string bytes_;
+  std::vector<Entry> entries_;
+};
+// Appends the index entries a record implies; a typed percept's or a flat
+// record's are those of its JSON form.
+void AppendIndexEntries(Pool pool, std::string_view id, const json& rec, IndexEntryList* out);
+void AppendIndexEntries(Pool pool, std::string_view id, const Record& rec, IndexEntryList* out);
+// The same as (key, value) strings, for checks that collect them.
 using IndexEntry = std::pair<std::string, std::string>;
-std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const json& rec);
-// The same for a record in either form: a typed percept's entries are
-// those of its JSON.
-std::vector<IndexEntry> IndexEntries(Pool pool, const std::string& id, const Record& rec);
+std::vector<IndexEntry> IndexEntries(Pool pool, std::string_view id, const json& rec);
+std::vector<IndexEntry> IndexEntries(Pool pool, std::string_view id, const Record& rec);
 
 }  // namespace limbic::state

@@ -119,12 +119,11 @@ Status Projection::Prepare(const Overlay& changes, const RecordReader& before,
 Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t last,
                                 const RecordReader& before, PreparedWrite* out) const {
   // A change makes its record's op and a percept's up to seven index ops
-  // (five on average in a replay): growing the vector instead copied its
-  // ops and faulted in a fresh block twice its size.
+  // (five on average in a replay), about 600 bytes in all: growing the
+  // buffers instead copied them into fresh blocks twice their size.
   out->ops.reserve(out->ops.size() + (last - first) * 6);
-  auto op = [out](uint8_t cf, bool erase, std::string key, std::string value = {}) {
-    out->ops.push_back(PreparedWrite::Op{cf, erase, std::move(key), std::move(value)});
-  };
+  out->bytes.reserve(out->bytes.size() + (last - first) * 640);
+  IndexEntryList was, now;  // reused: no allocation per record
   const auto from = changes.changes().begin();
   for (auto it = from + static_cast<std::ptrdiff_t>(first);
        it != from + static_cast<std::ptrdiff_t>(last); ++it) {
@@ -141,17 +140,14 @@ Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t las
         fetched = std::move(*r);
         old = &fetched;
       }
-      std::vector<IndexEntry> was, now;
-      if (old->has_value()) was = IndexEntries(pool, id, **old);
-      if (change.record) now = IndexEntries(pool, id, *change.record);
-      auto has_key = [](const std::vector<IndexEntry>& v, const std::string& k) {
-        return std::any_of(v.begin(), v.end(), [&](const IndexEntry& e) { return e.first == k; });
-      };
-      for (IndexEntry& e : was)
-        if (!has_key(now, e.first)) op(kIndexCf, true, std::move(e.first));
-      for (IndexEntry& e : now)
-        if (std::find(was.begin(), was.end(), e) == was.end())
-          op(kIndexCf, false, std::move(e.first), std::move(e.second));
+      was.clear();
+      now.clear();
+      if (old->has_value()) AppendIndexEntries(pool, id, **old, &was);
+      if (change.record) AppendIndexEntries(pool, id, *change.record, &now);
+      for (size_t i = 0; i < was.size(); ++i)
+        if (!now.HasKey(was.key(i))) out->Add(kIndexCf, true, was.key(i));
+      for (size_t i = 0; i < now.size(); ++i)
+        if (!was.Has(now.key(i), now.value(i))) out->Add(kIndexCf, false, now.key(i), now.value(i));
       // The thread table follows the same changes.
       if (pool == Pool::kThreads) {
         out->threads.emplace_back(
@@ -165,8 +161,11 @@ Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t las
         }
       }
     }
-    if (change.record) op(record_cf, false, id, Dump(*change.record));
-    else op(record_cf, true, id);
+    if (change.record)
+      out->AddPut(record_cf, id,
+                  [&record = *change.record](std::string* bytes) { AppendStored(record, bytes); });
+    else
+      out->Add(record_cf, true, id);
   }
   return Status::OK();
 }
@@ -176,13 +175,14 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   // Sized up front: recovery's batches are megabytes, and growing one by
   // doubling copies it over and over.
   size_t bytes = 64;
-  for (const PreparedWrite* w : writes)
-    for (const PreparedWrite::Op& o : w->ops) bytes += o.key.size() + o.value.size() + 16;
+  for (const PreparedWrite* w : writes) bytes += w->bytes.size() + 16 * w->ops.size();
   rocksdb::WriteBatch batch(bytes);
   for (const PreparedWrite* w : writes) {
     for (const PreparedWrite::Op& o : w->ops) {
-      if (o.erase) batch.Delete(cf_->all[o.cf], o.key);
-      else batch.Put(cf_->all[o.cf], o.key, o.value);
+      if (o.erase)
+        batch.Delete(cf_->all[o.cf], w->key(o));
+      else
+        batch.Put(cf_->all[o.cf], w->key(o), w->value(o));
     }
   }
   batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq));

@@ -31,7 +31,8 @@ namespace limbic::state {
 // is the whole key), so their prefixes order them; within a prefix,
 // zero-padded big-endian bytes order as the bytes do, and equal numbers
 // fall back to the bytes.
-std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
+std::vector<uint32_t> KeyOrder(const PreparedWrite& write) {
+  const std::vector<PreparedWrite::Op>& ops = write.ops;
   struct SortKey {
     uint64_t group;  // cf << 32 | prefix rank
     uint64_t next8;  // the 8 bytes after the prefix, big-endian, zero-padded
@@ -45,7 +46,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   std::vector<const uint32_t*> rank_of(ops.size());
   std::unordered_map<std::string_view, uint32_t> ranks[std::size(kCfNames)];
   for (size_t i = 0; i < ops.size(); ++i) {
-    const std::string& key = ops[i].key;
+    const std::string_view key = write.key(ops[i]);
     // Index keys: IndexPrefix's cut (a short key is its own prefix); other
     // column families: no prefix.
     size_t len = 0;
@@ -62,7 +63,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
   }
   std::vector<SortKey> keys(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    const std::string& key = ops[i].key;
+    const std::string_view key = write.key(ops[i]);
     const size_t len = prefix_len[i];
     auto bytes8 = [&key](size_t from) {
       uint64_t v = 0;
@@ -79,7 +80,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
     if (a.group != b.group) return a.group < b.group;
     if (a.next8 != b.next8) return a.next8 < b.next8;
     if (a.then8 != b.then8) return a.then8 < b.then8;
-    const int c = ops[a.index].key.compare(ops[b.index].key);
+    const int c = write.key(ops[a.index]).compare(write.key(ops[b.index]));
     return c != 0 ? c < 0 : a.index < b.index;
   });
   // Of the ops on one key (adjacent now, in the order given) the last wins;
@@ -91,7 +92,7 @@ std::vector<uint32_t> KeyOrder(const std::vector<PreparedWrite::Op>& ops) {
     if (i + 1 < keys.size()) {
       const SortKey& next = keys[i + 1];
       if (k.group == next.group && k.next8 == next.next8 && k.then8 == next.then8 &&
-          ops[k.index].key == ops[next.index].key)
+          write.key(ops[k.index]) == write.key(ops[next.index]))
         continue;
     }
     order.push_back(k.index);
@@ -250,31 +251,28 @@ namespace {
 // One half of a bulk write's ops, in key order (KeyOrder), walked one
 // column family at a time.
 struct SortedOps {
-  const std::vector<PreparedWrite::Op>* ops = nullptr;
-  const std::vector<uint32_t>* order = nullptr;  // of ops
+  const PreparedWrite* write = nullptr;
+  const std::vector<uint32_t>* order = nullptr;  // of write->ops
   size_t at = 0;                                 // next in order
   const PreparedWrite::Op* Peek(uint8_t cf) const {
     if (at == order->size()) return nullptr;
-    const PreparedWrite::Op& op = (*ops)[(*order)[at]];
+    const PreparedWrite::Op& op = write->ops[(*order)[at]];
     return op.cf == cf ? &op : nullptr;
   }
   // Moves on to the next op. Key order is a random walk through the ops
-  // and the strings they point to: waiting for each from memory was a
-  // tenth of a replay's time. The walk asks for the ops it will reach in
-  // a while, and for the keys and values of those it will reach sooner
+  // and the bytes they point to: waiting for each from memory was a tenth
+  // of a replay's time. The walk asks for the ops it will reach in a
+  // while, and for the keys and values of those it will reach sooner
   // (their ops are in cache by then), so memory fetches them meanwhile.
   void Advance() {
     ++at;
     constexpr size_t kOpsAhead = 16, kBytesAhead = 8;
-    if (at + kOpsAhead < order->size()) {
-      const char* op = reinterpret_cast<const char*>(&(*ops)[(*order)[at + kOpsAhead]]);
-      __builtin_prefetch(op);
-      __builtin_prefetch(op + sizeof(PreparedWrite::Op) - 1);
-    }
+    if (at + kOpsAhead < order->size()) __builtin_prefetch(&write->ops[(*order)[at + kOpsAhead]]);
     if (at + kBytesAhead < order->size()) {
-      const PreparedWrite::Op& op = (*ops)[(*order)[at + kBytesAhead]];
-      __builtin_prefetch(op.key.data());
-      __builtin_prefetch(op.value.data());
+      const PreparedWrite::Op& op = write->ops[(*order)[at + kBytesAhead]];
+      const char* bytes = write->bytes.data() + op.at;
+      __builtin_prefetch(bytes);
+      __builtin_prefetch(bytes + op.key_size + op.value_size - 1);
     }
   }
 };
@@ -298,11 +296,9 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
     prepared[h] = PrepareRange(changes, h == 0 ? 0 : n / 2, h == 0 ? n / 2 : n, before, &write);
     // applied_seq goes in with the records, so a DB left by a replay that
     // died part way never holds records its applied_seq does not cover.
-    if (h == 1)
-      write.ops.push_back(
-          PreparedWrite::Op{0, false, std::string(kAppliedSeqKey), std::to_string(last_seq)});
+    if (h == 1) write.Add(0, false, kAppliedSeqKey, std::to_string(last_seq));
     // A table file is written in key order, one op per key.
-    if (prepared[h].ok()) orders[h] = KeyOrder(write.ops);
+    if (prepared[h].ok()) orders[h] = KeyOrder(write);
   };
   {
     std::jthread helper(prepare, 1);  // joined on the way out, whatever happens
@@ -340,11 +336,12 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
       const PreparedWrite::Op* a = h[0].Peek(cf);
       const PreparedWrite::Op* b = h[1].Peek(cf);
       if (!a && !b) break;
-      const int c = !a ? 1 : !b ? -1 : a->key.compare(b->key);
+      const int c = !a ? 1 : !b ? -1 : h[0].write->key(*a).compare(h[1].write->key(*b));
+      const PreparedWrite& from = *h[c < 0 ? 0 : 1].write;
       const PreparedWrite::Op* op = c < 0 ? a : b;
       if (c <= 0) h[0].Advance();
       if (c >= 0) h[1].Advance();
-      s = op->erase ? writer.Delete(op->key) : writer.Put(op->key, op->value);
+      s = op->erase ? writer.Delete(from.key(*op)) : writer.Put(from.key(*op), from.value(*op));
     }
     if (s.ok()) s = writer.Finish();
     return FromRocks(s, "writing " + *file);
@@ -354,12 +351,13 @@ Status Projection::MakeBulkFiles(const Overlay& changes, const RecordReader& bef
   // others before it.
   SortedOps halves[2], index_halves[2];
   for (int h = 0; h < 2; ++h) {
-    const std::vector<PreparedWrite::Op>& ops = out->writes[h].ops;
-    const auto first_index = std::partition_point(
-        orders[h].begin(), orders[h].end(), [&ops](uint32_t i) { return ops[i].cf != kIndexCf; });
-    halves[h] = SortedOps{&ops, &orders[h], 0};
+    const PreparedWrite& write = out->writes[h];
+    const auto first_index =
+        std::partition_point(orders[h].begin(), orders[h].end(),
+                             [&write](uint32_t i) { return write.ops[i].cf != kIndexCf; });
+    halves[h] = SortedOps{&write, &orders[h], 0};
     index_halves[h] =
-        SortedOps{&ops, &orders[h], static_cast<size_t>(first_index - orders[h].begin())};
+        SortedOps{&write, &orders[h], static_cast<size_t>(first_index - orders[h].begin())};
   }
   std::string index_file;
   Status index_status;
@@ -404,11 +402,11 @@ Status Projection::WriteBulk(const Overlay& changes, uint64_t last_seq, Resident
   LIMBIC_RETURN_IF_ERROR(MakeBulkFiles(changes, *bulk_base_, last_seq, &files));
   LIMBIC_RETURN_IF_ERROR(IngestBulkFiles(files));
   if (!written) return Status::OK();
-  for (PreparedWrite& write : files.writes) {
-    for (PreparedWrite::Op& op : write.ops) {
+  for (const PreparedWrite& write : files.writes) {
+    for (const PreparedWrite::Op& op : write.ops) {
       if (const std::optional<Pool> pool = PoolOfCf(op.cf))
-        written->Add(*pool, std::move(op.key),
-                     op.erase ? std::nullopt : std::optional<std::string>(std::move(op.value)));
+        written->Add(*pool, std::string(write.key(op)),
+                     op.erase ? std::nullopt : std::optional<std::string>(write.value(op)));
     }
   }
   return Status::OK();

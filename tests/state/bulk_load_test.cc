@@ -38,6 +38,48 @@ void CheckLoadedAs(const Projection& bulk, const Projection& plain, const std::v
 
 }  // namespace
 
+TEST_CASE("a prepared write keeps each op's key and value apart in its one buffer",
+          "[projection]") {
+  PreparedWrite write;
+  write.Add(kIndexCf, false, std::string("P|s|chat\0k", 10), std::string("v\0w", 3));
+  write.Add(1, true, "p-1");
+  write.AddPut(2, "t-1", [](std::string* out) { out->append(R"({"a":1})"); });
+  write.Add(kIndexCf, false, "k2");  // a put of an empty value
+  REQUIRE(write.ops.size() == 4);
+  CHECK(write.key(write.ops[0]) == std::string("P|s|chat\0k", 10));
+  CHECK(write.value(write.ops[0]) == std::string("v\0w", 3));
+  CHECK_FALSE(write.ops[0].erase);
+  CHECK(write.key(write.ops[1]) == "p-1");
+  CHECK(write.value(write.ops[1]).empty());
+  CHECK(write.ops[1].erase);
+  CHECK(write.ops[1].cf == 1);
+  CHECK(write.key(write.ops[2]) == "t-1");
+  CHECK(write.value(write.ops[2]) == R"({"a":1})");
+  CHECK_FALSE(write.ops[2].erase);
+  CHECK(write.key(write.ops[3]) == "k2");
+  CHECK(write.value(write.ops[3]).empty());
+  CHECK_FALSE(write.ops[3].erase);
+}
+
+TEST_CASE("an index entry list tells its entries by key, and by key and value", "[projection]") {
+  IndexEntryList list;
+  list.Add({"T|u|", "active", std::string_view("\0", 1), "t-1"}, "sal");
+  list.Add({"P|T|", "at"});
+  REQUIRE(list.size() == 2);
+  CHECK(list.key(0) == std::string("T|u|active\0t-1", 14));
+  CHECK(list.value(0) == "sal");
+  CHECK(list.key(1) == "P|T|at");
+  CHECK(list.value(1).empty());
+  CHECK(list.HasKey(std::string("T|u|active\0t-1", 14)));
+  CHECK(list.Has(std::string("T|u|active\0t-1", 14), "sal"));
+  // Same key, another value (a thread's salience changed): not the same entry.
+  CHECK_FALSE(list.Has(std::string("T|u|active\0t-1", 14), "other"));
+  CHECK_FALSE(list.HasKey("T|u|active"));
+  list.clear();
+  CHECK(list.size() == 0);
+  CHECK_FALSE(list.HasKey("P|T|at"));
+}
+
 TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of a key winning",
           "[projection]") {
   // Keys cut by the index prefix rule in every way: names that prefix one
@@ -56,34 +98,32 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of 
     }
     return out;
   };
-  std::vector<PreparedWrite::Op> ops;
+  PreparedWrite write;
   for (int i = 0; i < 4000; ++i) {
-    PreparedWrite::Op op;
-    op.cf = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 10 : kIndexCf);
-    op.key = heads[rng() % heads.size()] + piece(3) + (rng() % 2 ? std::string(1, '\0') : "") + piece(12) +
-             (rng() % 4 == 0 ? std::string(16, 'a') + piece(4) : "");
-    op.value = std::to_string(i);  // tells ops on one key apart
-    ops.push_back(op);
-    if (rng() % 8 == 0) {  // the same key again, later
-      op.value = std::to_string(i) + "b";
-      ops.push_back(op);
-    }
+    const auto cf = static_cast<uint8_t>(rng() % 3 == 0 ? rng() % 10 : kIndexCf);
+    const std::string key = heads[rng() % heads.size()] + piece(3) +
+                            (rng() % 2 ? std::string(1, '\0') : "") + piece(12) +
+                            (rng() % 4 == 0 ? std::string(16, 'a') + piece(4) : "");
+    write.Add(cf, false, key, std::to_string(i));  // the value tells ops on one key apart
+    if (rng() % 8 == 0)
+      write.Add(cf, false, key, std::to_string(i) + "b");  // the same key again, later
   }
+  const auto& ops = write.ops;
   std::vector<uint32_t> want(ops.size());
   for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
   std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) {
-    return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : ops[a].key < ops[b].key;
+    return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : write.key(ops[a]) < write.key(ops[b]);
   });
   // Of the ops on one key, only the last one given is written.
   std::vector<uint32_t> last;
   for (size_t i = 0; i < want.size(); ++i) {
     const bool superseded = i + 1 < want.size() && ops[want[i]].cf == ops[want[i + 1]].cf &&
-                            ops[want[i]].key == ops[want[i + 1]].key;
+                            write.key(ops[want[i]]) == write.key(ops[want[i + 1]]);
     if (!superseded) last.push_back(want[i]);
   }
   REQUIRE(last.size() < want.size());  // the log above has repeats
-  CHECK(KeyOrder(ops) == last);
-  CHECK(KeyOrder({}).empty());
+  CHECK(KeyOrder(write) == last);
+  CHECK(KeyOrder(PreparedWrite()).empty());
 }
 
 TEST_CASE("a bulk load goes on after a flush and ends as applying event by event",
