@@ -65,7 +65,7 @@ struct ProjectionOptions {
   // In a bulk load, changed records are kept in memory and written once
   // this many have accumulated (and by Flush). Each such write runs on a
   // thread of its own while Apply goes on reducing the next events.
-  size_t bulk_flush_records = 100000;
+  size_t bulk_flush_records = 200000;
   // In a bulk load, the records written so far stay in memory, as stored,
   // up to this many bytes (see ResidentRecords): reading one back, or
   // finding that a new id is new, then needs no RocksDB read. 0 = none.

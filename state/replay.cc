@@ -231,7 +231,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   // into segments like a live log.
   std::unique_ptr<WritableFile> segment;
   auto copy = [&](const std::vector<Event>& events, std::string_view lines) -> Status {
-    if (!segment || segment->Size() >= kDefaultSegmentBytes) {
+    if (!segment || segment->Size() >= options.segment_bytes) {
       if (segment) LIMBIC_RETURN_IF_ERROR(segment->Sync());
       auto file = env->NewAppendableFile(
           SegmentFileName(EventsDirPath(options.into), events.front().seq));

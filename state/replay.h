@@ -36,10 +36,13 @@ struct ReplayOptions {
   // Changed records held in memory between writes: fewer, larger writes
   // rewrite less (a record changed again before its write is written
   // once) at the cost of memory (two writes' records are held).
-  size_t flush_records = 100000;
+  size_t flush_records = 200000;
   // Records already written kept in memory as stored, up to this many
   // bytes, so reading one back needs no RocksDB read (ResidentRecords).
   size_t resident_bytes = size_t{256} << 20;
+  // The copy of the log in the new dir starts a segment once one holds
+  // this many bytes (at a chunk's end), like a live log.
+  uint64_t segment_bytes = kDefaultSegmentBytes;
 };
 
 struct ReplayResult {

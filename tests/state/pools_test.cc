@@ -1,13 +1,14 @@
 // The RocksDB projection: apply, queries, indexes, digest, read-only opens.
-#include <catch2/catch.hpp>
 #include <rocksdb/db.h>
 
+#include <catch2/catch.hpp>
 #include <random>
 
 #include "pools_test_util.h"
 #include "state/pool_layout.h"
 #include "state/projection.h"
 #include "state/recency.h"
+#include "state/sha256.h"
 #include "test_util.h"
 
 using namespace limbic;
@@ -209,6 +210,44 @@ TEST_CASE("digests: equal for the same events however grouped, different otherwi
   more.Add(EventType::kPerceptProcessed, {{"percept_id", "p-3"}});
   REQUIRE(one->Apply(std::span<const Event>(more.events).subspan(l.events.size())).ok());
   CHECK(*one->Digest() != d1);
+}
+
+TEST_CASE("the digest is the SHA-256 of its documented text", "[projection]") {
+  ScratchDir dir;
+  // The digest's text, spelt out: applied_seq, then each pool's records
+  // in key order, read one by one.
+  auto text_of = [](const Projection& p) {
+    std::string text = "applied_seq " + std::to_string(p.applied_seq()) + "\n";
+    for (Pool pool : kAllPools) {
+      text += "pool " + std::string(PoolName(pool)) + "\n";
+      REQUIRE(p.ForEach(pool, [&](std::string_view id, const json& rec) {
+                 text += std::string(id) + "\t" + Dump(rec) + "\n";
+                 return true;
+               }).ok());
+    }
+    return text;
+  };
+  auto check = [&](const Projection& p) { CHECK(*p.Digest() == Sha256::Hex(text_of(p))); };
+  auto empty = OpenDb(dir / "empty");
+  check(*empty);
+  Log l;
+  l.Percept("p-1");
+  auto one = OpenDb(dir / "one");
+  REQUIRE(one->Apply(l.events).ok());
+  check(*one);
+  l.Thread("t-1");
+  l.Thread("t-2");
+  l.Percepts(2, 60);
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-3"}, {"thread_id", "t-1"}});
+  l.Add(EventType::kArousalSet, {{"level", 0.9}});
+  l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                     {"effector", "log"},
+                                     {"action_type", "reply"},
+                                     {"payload", json::object()},
+                                     {"idempotency_key", "k-1"}});
+  auto many = OpenDb(dir / "many");
+  REQUIRE(many->Apply(l.events).ok());
+  check(*many);
 }
 
 TEST_CASE("CheckIndexes finds a missing index entry", "[projection]") {

@@ -1,13 +1,15 @@
 #include "state/replay.h"
 
+#include <rocksdb/db.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <rocksdb/db.h>
 
 #include "state/commands.h"
 #include "state/engine.h"
+#include "state/fault_env.h"
 #include "test_util.h"
 
 using namespace limbic;
@@ -87,6 +89,45 @@ TEST_CASE("replay of a log rebuilds a state with the live digest", "[replay]") {
   auto r2 = Replay(o);
   REQUIRE(r2.ok());
   CHECK(r2->digest == live);
+}
+
+TEST_CASE("replay's copy of the log is whole and synced, or the replay fails", "[replay]") {
+  ScratchDir dir;
+  std::string live = BuildState(dir / "live");
+  FaultInjectionEnv env(Env::Default());
+  ReplayOptions o;
+  o.from = EventsDirPath(dir / "live");
+  o.into = dir / "copy";
+  o.env = &env;
+  o.batch = 5;
+  o.segment_bytes = 1024;  // a segment every chunk or two, each synced when the next starts
+  auto r = Replay(o);
+  REQUIRE(r.ok());
+  CHECK(r->digest == live);
+  // Every byte written is synced, in several segments holding every event.
+  CHECK(env.unsynced_bytes() == 0);
+  auto segments = env.GetChildren(EventsDirPath(dir / "copy"));
+  REQUIRE(segments.ok());
+  CHECK(segments->size() > 3);
+  auto copied = LogReader::Open(EventsDirPath(dir / "copy"), {});
+  REQUIRE(copied.ok());
+  uint64_t events = 0;
+  Event ev;
+  while (*(*copied)->Next(&ev)) ++events;
+  CHECK(events == r->last_seq);
+
+  // A sync that fails (a full segment's or the last one's) fails the
+  // replay, and the new dir is removed.
+  for (uint64_t segment_bytes : {uint64_t{1024}, kDefaultSegmentBytes}) {
+    env.SetSyncError(true);
+    o.into = dir / ("failed-" + std::to_string(segment_bytes));
+    o.segment_bytes = segment_bytes;
+    auto failed = Replay(o);
+    env.SetSyncError(false);
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.status().IsIOError());
+    CHECK_FALSE(std::filesystem::exists(o.into));
+  }
 }
 
 TEST_CASE("time travel shows the state right after a seq", "[replay]") {
