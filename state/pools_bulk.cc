@@ -44,22 +44,27 @@ std::vector<uint32_t> KeyOrder(const PreparedWrite& write) {
   // Each op's prefix is looked up once: it keeps its rank's address (a
   // node's, stable), filled in once all prefixes are known.
   std::vector<const uint32_t*> rank_of(ops.size());
-  std::unordered_map<std::string_view, uint32_t> ranks[std::size(kCfNames)];
+  std::unordered_map<std::string_view, uint32_t> ranks;  // of the index's prefixes
+  static const uint32_t kNoPrefix = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    const std::string_view key = write.key(ops[i]);
     // Index keys: IndexPrefix's cut (a short key is its own prefix); other
-    // column families: no prefix.
-    size_t len = 0;
-    if (ops[i].cf == kIndexCf) len = kPrefix.InDomain(key) ? kPrefix.Transform(key).size() : key.size();
+    // column families: no prefix, one rank.
+    if (ops[i].cf != kIndexCf) {
+      prefix_len[i] = 0;
+      rank_of[i] = &kNoPrefix;
+      continue;
+    }
+    const std::string_view key = write.key(ops[i]);
+    const size_t len = kPrefix.InDomain(key) ? kPrefix.Transform(key).size() : key.size();
     prefix_len[i] = len;
-    rank_of[i] = &ranks[ops[i].cf].emplace(std::string_view(key.data(), len), 0).first->second;
+    rank_of[i] = &ranks.emplace(std::string_view(key.data(), len), 0).first->second;
   }
-  for (auto& cf_ranks : ranks) {
+  {
     std::vector<std::string_view> prefixes;
-    prefixes.reserve(cf_ranks.size());
-    for (const auto& [prefix, rank] : cf_ranks) prefixes.push_back(prefix);
+    prefixes.reserve(ranks.size());
+    for (const auto& [prefix, rank] : ranks) prefixes.push_back(prefix);
     std::sort(prefixes.begin(), prefixes.end());
-    for (uint32_t r = 0; r < prefixes.size(); ++r) cf_ranks[prefixes[r]] = r;
+    for (uint32_t r = 0; r < prefixes.size(); ++r) ranks[prefixes[r]] = r;
   }
   std::vector<SortKey> keys(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
