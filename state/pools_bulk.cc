@@ -277,7 +277,8 @@ struct SortedOps {
       const PreparedWrite::Op& op = write->ops[(*order)[at + kBytesAhead]];
       const char* bytes = write->bytes.data() + op.at;
       __builtin_prefetch(bytes);
-      __builtin_prefetch(bytes + op.key_size + op.value_size - 1);
+      if (op.key_size + op.value_size > 1)
+        __builtin_prefetch(bytes + op.key_size + op.value_size - 1);
     }
   }
 };

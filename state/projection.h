@@ -113,8 +113,8 @@ struct PreparedWrite {
   std::string_view value(const Op& op) const {
     return {bytes.data() + op.at + op.key_size, op.value_size};
   }
-  // Adds an op on `key` (which must not point into `bytes`), its value
-  // `value` (a put) or none (an erase).
+  // Adds an op on `key`, its value `value` (a put) or none (an erase).
+  // Neither may point into `bytes` (appending may move it).
   void Add(uint8_t cf, bool erase, std::string_view key, std::string_view value = {}) {
     AddPut(cf, key, [value](std::string* out) { out->append(value); });
     ops.back().erase = erase;

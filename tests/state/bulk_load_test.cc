@@ -1,8 +1,8 @@
 // Replay's bulk load: the key order of its table files, going on after a
 // flush, stopping at a bad event, what reaches the disk, the last write.
 #include <catch2/catch.hpp>
-
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -59,6 +59,63 @@ TEST_CASE("a prepared write keeps each op's key and value apart in its one buffe
   CHECK(write.key(write.ops[3]) == "k2");
   CHECK(write.value(write.ops[3]).empty());
   CHECK_FALSE(write.ops[3].erase);
+}
+
+TEST_CASE("index entries are the bytes pool_layout.h's grammar spells", "[projection]") {
+  // Spelt out here byte by byte, apart from the code that makes them (the
+  // checks that compare indexes use that same code).
+  const std::string nul(1, '\0');
+  // 2026-01-02T03:04:05.006Z, as TS8 (big-endian ms, sign bit flipped), RT8 (its complement).
+  const TimeMs t = 1767323045006;
+  std::string ts8;
+  for (int i = 7; i >= 0; --i)
+    ts8.push_back(
+        static_cast<char>(((static_cast<uint64_t>(t) ^ (uint64_t{1} << 63)) >> (8 * i)) & 0xff));
+  std::string rt8 = ts8;
+  for (char& c : rt8) c = static_cast<char>(~c);
+  const std::string rseq8 = std::string(7, '\xff') + std::string(1, static_cast<char>(~uint8_t{9}));
+  const std::string at = rt8 + rseq8 + "p-9";
+  const json percept = {
+      {"id", "p-9"},        {"seq", 9u},        {"ts", "2026-01-02T03:04:05.006Z"},
+      {"source", "chat"},   {"type", "msg"},    {"status", "assigned"},
+      {"thread_id", "t-1"}, {"intensity", 0.5}, {"data", json::object()}};
+  CHECK(IndexEntries(Pool::kPercepts, "p-9", percept) ==
+        std::vector<IndexEntry>{{"P|T|" + at, ""},
+                                {"P|s|chat" + nul + at, ""},
+                                {"P|y|msg" + nul + at, ""},
+                                {"P|u|assigned" + nul + at, ""},
+                                {"P|h|t-1" + nul + at, ""},
+                                {"P|a|t-1" + nul + at, ""}});
+  json fresh = percept;
+  fresh["status"] = "new";
+  fresh["thread_id"] = nullptr;
+  CHECK(IndexEntries(Pool::kPercepts, "p-9", fresh) ==
+        std::vector<IndexEntry>{{"P|T|" + at, ""},
+                                {"P|s|chat" + nul + at, ""},
+                                {"P|y|msg" + nul + at, ""},
+                                {"P|u|new" + nul + at, ""},
+                                {"P|n|chat" + nul + at, ""}});
+  const json action = {{"id", "a-1"}, {"status", "pending"}, {"ts", "2026-01-02T03:04:05.006Z"}};
+  CHECK(IndexEntries(Pool::kActions, "a-1", action) ==
+        std::vector<IndexEntry>{{"A|u|pending" + nul + ts8 + "a-1", ""}});
+  const json thread = {{"id", "t-1"},
+                       {"status", "active"},
+                       {"salience", 0.5},
+                       {"last_active", "2026-01-02T03:04:05.006Z"}};
+  std::string sal_last;
+  uint64_t bits;
+  const double salience = 0.5;
+  std::memcpy(&bits, &salience, sizeof bits);
+  for (uint64_t v : {bits, static_cast<uint64_t>(t)})
+    for (int i = 0; i < 8; ++i) sal_last.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  CHECK(IndexEntries(Pool::kThreads, "t-1", thread) ==
+        std::vector<IndexEntry>{{"T|u|active" + nul + "t-1", sal_last}});
+  const json association = {
+      {"id", "s-1"}, {"entity_a", "x"}, {"relation", "knows"}, {"entity_b", "y"}};
+  CHECK(IndexEntries(Pool::kAssociations, "s-1", association) ==
+        std::vector<IndexEntry>{{"S|k|x" + nul + "knows" + nul + "y", "s-1"},
+                                {"S|e|x" + nul + "s-1", ""},
+                                {"S|e|y" + nul + "s-1", ""}});
 }
 
 TEST_CASE("an index entry list tells its entries by key, and by key and value", "[projection]") {
