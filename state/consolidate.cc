@@ -12,10 +12,7 @@ std::string Field(const json& rec, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-TimeMs TimeOf(const json& rec, const char* key) {
-  auto t = ParseTime(Field(rec, key));
-  return t.ok() ? *t : 0;
-}
+TimeMs TimeOf(const json& rec, const char* key) { return TimeOrZero(Field(rec, key)); }
 
 // "[ts] source/type (status): text"
 void AppendPerceptLine(const json& p, std::string* out) {

@@ -11,9 +11,7 @@ double Clamp01(double v) { return std::clamp(v, 0.0, 1.0); }
 
 TimeMs TimeOf(const json& rec, const char* key) {
   auto it = rec.find(key);
-  if (it == rec.end() || !it->is_string()) return 0;
-  auto t = ParseTime(it->get_ref<const std::string&>());
-  return t.ok() ? *t : 0;
+  return it == rec.end() || !it->is_string() ? 0 : TimeOrZero(it->get_ref<const std::string&>());
 }
 
 double NumberOf(const json& rec, const char* key, double dflt) {

@@ -13,7 +13,6 @@ std::string Dump(const json& j) {
 }
 
 std::string Dump(const Record& record) {
-  if (const FlatRecord* f = std::get_if<FlatRecord>(&record)) return f->bytes();
   std::string out;
   AppendStored(record, &out);
   return out;

@@ -256,7 +256,7 @@ class Projection final : public RecordReader {
   // thread table and applied_seq on. Writes are ingested in seq order.
   Status IngestBulkFiles(const BulkFiles& files);
   // MakeBulkFiles over what the writes before left, then IngestBulkFiles;
-  // the records written are moved to *written (unless null).
+  // the records written are copied to *written (unless null).
   Status WriteBulk(const Overlay& changes, uint64_t last_seq, ResidentRecords::Batch* written);
   // Bulk load (pools_bulk.cc): set up by Open; Apply's and Flush's part.
   void StartBulkLoad(const ProjectionOptions& options);

@@ -19,7 +19,7 @@
 // older than what the reader would find.
 //
 // A bulk write's records are gathered into a Batch on the writing thread
-// (hashed and allocated there, their strings moved, nothing copied); Add
+// (hashed, allocated and copied from the write's buffer there); Add
 // links a batch in with one probe per record, on the owner thread, between
 // writes.
 //

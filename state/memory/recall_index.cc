@@ -15,10 +15,7 @@ std::string Str(const json& rec, const char* key) {
   return it != rec.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-TimeMs Time(const json& rec, const char* key) {
-  auto t = ParseTime(Str(rec, key));
-  return t.ok() ? *t : 0;
-}
+TimeMs Time(const json& rec, const char* key) { return TimeOrZero(Str(rec, key)); }
 
 }  // namespace
 
