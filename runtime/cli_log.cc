@@ -17,6 +17,8 @@ namespace limbic::runtime {
 namespace {
 
 using nlohmann::json;
+using state::Engine;
+using state::EngineOptions;
 using state::LogReader;
 
 volatile std::sig_atomic_t g_interrupted = 0;
@@ -327,9 +329,96 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
   });
 }
 
+// `fsck --accept-changed-segments`: the operator takes the log as it now
+// is. Nothing changes unless the whole log, changed segments included,
+// still decodes and replays; then the segments are resealed, the pools are
+// rebuilt from the log and a segments_accepted event records the decision.
+int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
+  const std::string events_dir = state::EventsDirPath(ctx.state_dir);
+  state::LogOptions lopts;
+  lopts.dir = events_dir;
+  lopts.read_only = true;
+  lopts.accept_changed_segments = true;
+  state::LogRecovery rec;
+  auto log = state::EventLog::Open(lopts, &rec);
+  if (!log.ok()) return Fail(log.status().WithContext("nothing was accepted"));
+  log->reset();
+  if (rec.changed_segments.empty()) {
+    std::printf("no segment has changed since it was sealed: nothing to accept\n");
+    return 0;
+  }
+  // Prove that the log as it now is replays, before anything is changed.
+  const std::string trial = ctx.state_dir + "/.accept-check";
+  (void)state::RemoveTree(trial);
+  state::ReplayOptions ro;
+  ro.from = events_dir;
+  ro.into = trial;
+  auto replayed = state::Replay(ro);
+  (void)state::RemoveTree(trial);
+  if (!replayed.ok())
+    return Fail(replayed.status().WithContext(
+        "the log as it now is does not replay, so nothing was accepted"));
+
+  EngineOptions eo;
+  eo.state_dir = ctx.state_dir;
+  eo.logger = ctx.logger;
+  eo.accept_changed_segments = true;
+  state::EngineRecovery recovery;
+  auto engine = Engine::Open(eo, &recovery);
+  if (!engine.ok()) return Fail(engine.status());
+  json segments = json::array();
+  for (const state::ChangedSegment& c : recovery.log.changed_segments)
+    segments.push_back({{"file", std::filesystem::path(c.file).filename().string()},
+                        {"first_seq", c.first_seq},
+                        {"last_seq", c.last_seq},
+                        {"sealed_bytes", c.sealed_bytes},
+                        {"sealed_sha256", c.sealed_sha256},
+                        {"bytes", c.bytes},
+                        {"sha256", c.sha256},
+                        {"why", c.why}});
+  if (segments.empty()) {  // changed back in the meantime
+    std::printf("no segment has changed since it was sealed: nothing to accept\n");
+    return 0;
+  }
+  json fields = {{"segments", segments}, {"actor", "cli"}};
+  if (!reason.empty()) fields["reason"] = reason;
+  std::vector<state::Event> committed;
+  Status s = (*engine)->Commit({state::Event{0, 0, state::EventType::kSegmentsAccepted, fields}},
+                               &committed);
+  if (!s.ok()) return Fail(s.WithContext("recording the decision"));
+  if (ctx.json) {
+    PrintJson(
+        {{"accepted", segments}, {"seq", committed.front().seq}, {"rebuilt", recovery.rebuilt}});
+  } else {
+    for (const state::ChangedSegment& c : recovery.log.changed_segments)
+      std::printf("accepted %s (seqs %llu-%llu, %llu bytes; sealed %llu bytes): %s\n",
+                  c.file.c_str(), static_cast<unsigned long long>(c.first_seq),
+                  static_cast<unsigned long long>(c.last_seq),
+                  static_cast<unsigned long long>(c.bytes),
+                  static_cast<unsigned long long>(c.sealed_bytes), c.why.c_str());
+    std::printf("resealed; pools %s from the log; recorded as segments_accepted at seq %llu\n",
+                recovery.rebuilt ? "rebuilt" : "built",
+                static_cast<unsigned long long>(committed.front().seq));
+  }
+  return 0;
+}
+
 void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("fsck", "check the log and the pools without changing them");
-  cmd->callback([&ctx, &rc] {
+  struct Accept {
+    bool accept = false;
+    std::string reason;
+  };
+  auto a = std::make_shared<Accept>();
+  cmd->add_flag("--accept-changed-segments", a->accept,
+                "take segments that no longer match their seals as they now are: reseal them, "
+                "rebuild the pools from the log, record a segments_accepted event");
+  cmd->add_option("--reason", a->reason, "why (kept in the segments_accepted event)");
+  cmd->callback([&ctx, &rc, a] {
+    if (a->accept) {
+      rc = AcceptChangedSegments(ctx, a->reason);
+      return;
+    }
     auto r = state::Fsck(ctx.state_dir);
     if (!r.ok()) {
       rc = Fail(r.status());

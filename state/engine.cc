@@ -71,6 +71,7 @@ Status Engine::Recover(EngineRecovery* recovery) {
   lopts.read_only = options_.read_only;
   lopts.logger = options_.logger;
   lopts.on_sync = options_.on_sync;
+  lopts.accept_changed_segments = options_.accept_changed_segments;
   lopts.on_group = [this](const Status& s, std::vector<LogBatch>&& group) {
     OnGroupWritten(s, std::move(group));
   };
@@ -78,6 +79,19 @@ Status Engine::Recover(EngineRecovery* recovery) {
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
 
+  if (!recovery->log.changed_segments.empty() && !options_.read_only &&
+      projection_->applied_seq() > 0) {
+    // The projections were made from what the changed segments held before.
+    options_.logger->warn("{} changed segments accepted: rebuilding the projections from the log",
+                          recovery->log.changed_segments.size());
+    projection_.reset();
+    LIMBIC_RETURN_IF_ERROR(RemoveTree(DbDirPath(dir)));
+    auto rebuilt = Projection::Open(popts);
+    if (!rebuilt.ok()) return rebuilt.status();
+    projection_ = std::move(rebuilt).value();
+    pending_ = Overlay(projection_.get());
+    recovery->rebuilt = true;
+  }
   const uint64_t log_last = recovery->log.last_seq;
   const uint64_t applied = projection_->applied_seq();
   if (applied > log_last) {

@@ -65,6 +65,12 @@ struct EngineOptions {
   std::function<void(std::function<void()>)> post;
   // Passed to the log: each fdatasync's duration, on the writer thread.
   std::function<void(double seconds)> on_sync;
+  // The operator has decided to take segments that no longer match their
+  // seals as they now are (`limbic fsck --accept-changed-segments`): they
+  // are resealed (listed in EngineRecovery::log.changed_segments) and, when
+  // there are any, the projections are rebuilt from the whole log, since
+  // they were made from what the segments held before. Never set by a start.
+  bool accept_changed_segments = false;
 };
 
 // What Open found and did.
@@ -72,6 +78,7 @@ struct EngineRecovery {
   LogRecovery log;
   uint64_t applied_seq_at_open = 0;  // from RocksDB
   uint64_t reapplied = 0;            // log events re-applied after it
+  bool rebuilt = false;              // projections rebuilt from the whole log
 };
 
 class Engine {

@@ -19,10 +19,10 @@ enum class Kind {
   kCount,     // an unsigned integer
   kBool,
   kObject,
-  kAny,       // any JSON value
-  kTime,      // an RFC 3339 string
-  kIdList,    // an array of ids
-  kSeqList,   // an array of unsigned integers
+  kAny,           // any JSON value
+  kTime,          // an RFC 3339 string
+  kIdList,        // an array of ids
+  kSeqList,       // an array of unsigned integers
   kThreadStatus,  // active | paused | frozen | complete
   kFactorValue,   // bool, number, string or null
   kDate,          // "YYYY-MM-DD" of a real day
@@ -32,6 +32,7 @@ enum class Kind {
   kTouches,       // [{memory_id, strength}]
   kVectors,       // [{memory_id, embedder, vector}]
   kDocument,      // an ingested document
+  kObjectList,    // a non-empty array of objects
 };
 
 struct FieldSpec {
@@ -49,43 +50,55 @@ struct EventSpec {
 // The schema of every event type. docs/events.md mirrors this table.
 const std::array<EventSpec, kEventTypeCount>& Specs() {
   static const std::array<EventSpec, kEventTypeCount> specs = {{
-      {EventType::kPerceptArrived, "percept_arrived",
+      {EventType::kPerceptArrived,
+       "percept_arrived",
        {{"percept_id", Kind::kId, true},
         {"source", Kind::kName, true},
         {"percept_type", Kind::kName, true},
         {"intensity", Kind::kUnit, true},
         {"text", Kind::kText, false},
         {"data", Kind::kObject, false}}},
-      {EventType::kPerceptAssigned, "percept_assigned",
+      {EventType::kPerceptAssigned,
+       "percept_assigned",
        {{"percept_id", Kind::kId, true}, {"thread_id", Kind::kId, true}}},
       {EventType::kPerceptProcessed, "percept_processed", {{"percept_id", Kind::kId, true}}},
-      {EventType::kPerceptDropped, "percept_dropped",
+      {EventType::kPerceptDropped,
+       "percept_dropped",
        {{"percept_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
-      {EventType::kPerceptRemoved, "percept_removed",
+      {EventType::kPerceptRemoved,
+       "percept_removed",
        {{"percept_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
-      {EventType::kThreadCreated, "thread_created",
+      {EventType::kThreadCreated,
+       "thread_created",
        {{"thread_id", Kind::kId, true},
         {"goal", Kind::kNonEmpty, true},
         {"salience", Kind::kUnit, true},
         {"status", Kind::kThreadStatus, false},
         {"state", Kind::kObject, false},
         {"from_percept", Kind::kId, false}}},
-      {EventType::kThreadUpdated, "thread_updated",
+      {EventType::kThreadUpdated,
+       "thread_updated",
        {{"thread_id", Kind::kId, true},
         {"status", Kind::kThreadStatus, false},
         {"salience", Kind::kUnit, false},
         {"state", Kind::kObject, false}}},
-      {EventType::kThreadPaused, "thread_paused",
+      {EventType::kThreadPaused,
+       "thread_paused",
        {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
-      {EventType::kThreadCompleted, "thread_completed",
+      {EventType::kThreadCompleted,
+       "thread_completed",
        {{"thread_id", Kind::kId, true}, {"outcome", Kind::kText, false}}},
-      {EventType::kThreadDeleted, "thread_deleted",
+      {EventType::kThreadDeleted,
+       "thread_deleted",
        {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
-      {EventType::kArousalSet, "arousal_set",
+      {EventType::kArousalSet,
+       "arousal_set",
        {{"level", Kind::kUnit, true}, {"reason", Kind::kText, false}}},
-      {EventType::kArousalFactorSet, "arousal_factor_set",
+      {EventType::kArousalFactorSet,
+       "arousal_factor_set",
        {{"factor", Kind::kId, true}, {"value", Kind::kFactorValue, true}}},
-      {EventType::kActionEnqueued, "action_enqueued",
+      {EventType::kActionEnqueued,
+       "action_enqueued",
        {{"action_id", Kind::kId, true},
         {"effector", Kind::kId, true},
         {"action_type", Kind::kName, true},
@@ -93,50 +106,73 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
         {"idempotency_key", Kind::kNonEmpty, true},
         {"thread_id", Kind::kId, false},
         {"percept_id", Kind::kId, false}}},
-      {EventType::kActionSent, "action_sent",
+      {EventType::kActionSent,
+       "action_sent",
        {{"action_id", Kind::kId, true}, {"attempt", Kind::kCount, true}}},
-      {EventType::kActionComplete, "action_complete",
-       {{"action_id", Kind::kId, true}, {"attempt", Kind::kCount, false}, {"result", Kind::kAny, false}}},
-      {EventType::kActionFailed, "action_failed",
+      {EventType::kActionComplete,
+       "action_complete",
+       {{"action_id", Kind::kId, true},
+        {"attempt", Kind::kCount, false},
+        {"result", Kind::kAny, false}}},
+      {EventType::kActionFailed,
+       "action_failed",
        {{"action_id", Kind::kId, true},
         {"attempt", Kind::kCount, true},
         {"error", Kind::kText, true},
         {"retry_at", Kind::kTime, false}}},
-      {EventType::kActionDead, "action_dead",
-       {{"action_id", Kind::kId, true}, {"error", Kind::kText, true}, {"attempt", Kind::kCount, false}}},
+      {EventType::kActionDead,
+       "action_dead",
+       {{"action_id", Kind::kId, true},
+        {"error", Kind::kText, true},
+        {"attempt", Kind::kCount, false}}},
       {EventType::kActionsPruned, "actions_pruned", {{"action_ids", Kind::kIdList, true}}},
-      {EventType::kReflexFired, "reflex_fired",
+      {EventType::kReflexFired,
+       "reflex_fired",
        {{"reflex_id", Kind::kId, true},
         {"percept_id", Kind::kId, false},
         {"caused", Kind::kSeqList, true}}},
-      {EventType::kReflexPut, "reflex_put",
+      {EventType::kReflexPut,
+       "reflex_put",
        {{"reflex_id", Kind::kId, true},
         {"rule", Kind::kObject, true},
         {"origin", Kind::kName, false}}},
-      {EventType::kReflexDeleted, "reflex_deleted",
+      {EventType::kReflexDeleted,
+       "reflex_deleted",
        {{"reflex_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
-      {EventType::kReflexEnabled, "reflex_enabled",
+      {EventType::kReflexEnabled,
+       "reflex_enabled",
        {{"reflex_id", Kind::kId, true}, {"enabled", Kind::kBool, true}}},
-      {EventType::kEntryStaged, "entry_staged",
+      {EventType::kEntryStaged,
+       "entry_staged",
        {{"date", Kind::kDate, true},
         {"entry", Kind::kEntry, true},
         {"consolidates", Kind::kConsolidates, false}}},
       {EventType::kMemoryStored, "memory_stored", {{"memory", Kind::kMemory, true}}},
-      {EventType::kMemorySuperseded, "memory_superseded",
+      {EventType::kMemorySuperseded,
+       "memory_superseded",
        {{"memory_id", Kind::kId, true}, {"by", Kind::kId, true}}},
-      {EventType::kMemoryTouched, "memory_touched",
+      {EventType::kMemoryTouched,
+       "memory_touched",
        {{"touches", Kind::kTouches, true}, {"reason", Kind::kText, false}}},
-      {EventType::kMemoryForgotten, "memory_forgotten",
+      {EventType::kMemoryForgotten,
+       "memory_forgotten",
        {{"memory_ids", Kind::kIdList, true},
         {"document_ids", Kind::kIdList, false},
         {"reason", Kind::kText, false}}},
       {EventType::kMemoryEmbedded, "memory_embedded", {{"vectors", Kind::kVectors, true}}},
-      {EventType::kAssociationAdded, "association_added",
+      {EventType::kAssociationAdded,
+       "association_added",
        {{"association_id", Kind::kId, true},
         {"entity_a", Kind::kName, true},
         {"relation", Kind::kName, true},
         {"entity_b", Kind::kName, true}}},
       {EventType::kDocumentIngested, "document_ingested", {{"document", Kind::kDocument, true}}},
+      {EventType::kReflexesEvaluated, "reflexes_evaluated", {{"through_seq", Kind::kCount, true}}},
+      {EventType::kSegmentsAccepted,
+       "segments_accepted",
+       {{"segments", Kind::kObjectList, true},
+        {"actor", Kind::kName, false},
+        {"reason", Kind::kText, false}}},
   }};
   return specs;
 }
@@ -248,6 +284,11 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
       }
       return Status::OK();
     }
+    case Kind::kObjectList:
+      if (!v.is_array() || v.empty()) return bad("a non-empty array of objects");
+      for (const auto& e : v)
+        if (!e.is_object()) return bad("a non-empty array of objects");
+      return Status::OK();
     case Kind::kMemory:
     case Kind::kTouches:
     case Kind::kVectors:

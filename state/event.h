@@ -70,8 +70,10 @@ enum class EventType : uint8_t {
   kMemoryEmbedded,
   kAssociationAdded,
   kDocumentIngested,
+  kReflexesEvaluated,
+  kSegmentsAccepted,
 };
-inline constexpr int kEventTypeCount = 30;
+inline constexpr int kEventTypeCount = 32;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

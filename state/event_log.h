@@ -19,17 +19,28 @@
 //
 // Recovery (Open): every segment is scanned; each line must be complete and
 // its seq contiguous with the previous one. The one exception is a torn tail:
-// if the bytes after the last good line of the *last* segment are not a
-// complete valid line (a crash during a write), they are truncated and a
-// warning is logged. Anything else (bad JSON, a seq gap, a torn line that is
-// followed by good lines, a non-contiguous segment name) refuses to open
-// with Corruption naming the file and byte offset.
+// bytes after the last '\n' of the *last* segment (a final line without its
+// newline: a crash during a write, never acknowledged) are truncated and a
+// warning is logged. A complete line (one that ends in '\n') that does not
+// decode is damage, not a torn write, wherever it is: it refuses to open,
+// like bad JSON anywhere, a seq gap, an incomplete line at the end of a
+// segment that is followed by another, or a non-contiguous segment name.
+// Every refusal is Corruption naming the file and byte offset, and changes
+// nothing.
+//
+// Seals (segment.h): a segment whose sealed prefix no longer hashes to its
+// seal, or whose seal is unreadable, was changed after it was written: open
+// refuses it (Corruption naming the segment and the byte range the seal
+// covers) unless LogOptions::accept_changed_segments says an operator has
+// decided to take the segment as it now is.
 #pragma once
+
+#include <spdlog/logger.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <spdlog/logger.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +84,24 @@ struct LogOptions {
   // Called on the writer thread after each fdatasync with its duration in
   // seconds (for the runtime's latency histogram). Optional.
   std::function<void(double seconds)> on_sync;
+  // A segment that no longer matches its seal (or whose seal is unreadable)
+  // is decoded line by line instead of refused and, unless read_only,
+  // resealed as it now is; each is listed in LogRecovery::changed_segments.
+  // Only for `limbic fsck` (which reports them) and the operator's explicit
+  // `limbic fsck --accept-changed-segments`.
+  bool accept_changed_segments = false;
+};
+
+// A segment whose bytes no longer match its seal.
+struct ChangedSegment {
+  std::string file;
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;      // as the segment now decodes
+  uint64_t sealed_bytes = 0;  // the range [0, sealed_bytes) the seal covered
+  std::string sealed_sha256;  // empty when the seal was unreadable
+  uint64_t bytes = 0;         // the segment's size now
+  std::string sha256;         // of all its bytes now
+  std::string why;            // "the sealed bytes hash differently", ...
 };
 
 // What Open found.
@@ -85,6 +114,11 @@ struct LogRecovery {
   std::string truncated_file;    // which segment, when truncated_bytes > 0
   uint64_t truncated_offset = 0;
   TimeMs last_ts = 0;  // ts of the last event (0 when empty)
+  // Closed segments without a seal (a crash right after rotation, or a log
+  // older than seals): decoded in full and, unless read_only, sealed.
+  std::vector<std::string> unsealed_segments;
+  // Only with LogOptions::accept_changed_segments.
+  std::vector<ChangedSegment> changed_segments;
 };
 
 // Where an event was read from.
@@ -171,5 +205,14 @@ class LogReader {
 
 // "<dir>/00000000000000000042.jsonl"
 std::string SegmentFileName(const std::string& dir, uint64_t first_seq);
+
+// The last event of `type` in the log directory `dir`, or nullopt when it
+// holds none. Segments are read from the last one back, and only lines
+// whose text names `type` are decoded, so finding an event near the end of
+// a long log reads little more than the last segment. *bytes_read (when
+// given) receives how much was read. Errors: IOError, or Corruption (file
+// and offset) for a candidate line that does not decode.
+Result<std::optional<Event>> FindLastEvent(Env* env, const std::string& dir, EventType type,
+                                           uint64_t* bytes_read = nullptr);
 
 }  // namespace limbic::state

@@ -447,6 +447,11 @@ Status Reduce(const Event& event, Overlay* overlay) {
     case EventType::kAssociationAdded:
     case EventType::kDocumentIngested:
       return ReduceMemory(event, overlay);
+    // Records of what the runtime and the operator did, read from the log
+    // itself (the reflex catch-up, `limbic why`): no pool changes.
+    case EventType::kReflexesEvaluated:
+    case EventType::kSegmentsAccepted:
+      return Status::OK();
   }
   return Status::Internal("unknown event type");
 }

@@ -375,10 +375,14 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
   std::error_code ec;
   if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
 
+  // One problem per place: recovery and the reader may both name the same
+  // line ("<file> offset N: ...").
   auto problem = [&](const std::string& p) {
     report.ok = false;
-    if (std::find(report.problems.begin(), report.problems.end(), p) == report.problems.end())
-      report.problems.push_back(p);
+    const std::string place = p.substr(0, p.find(": ") + 1);
+    for (const std::string& known : report.problems)
+      if (known == p || (!place.empty() && known.compare(0, place.size(), place) == 0)) return;
+    report.problems.push_back(p);
   };
   Env* e_env = env ? env : Env::Default();
   const std::string events_dir = EventsDirPath(state_dir);
@@ -386,22 +390,32 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
   if (!segments.ok()) return segments.status();
   report.segments = segments->size();
 
-  // The log as recovery sees it: structure, seals, a torn tail ...
+  // The log as recovery sees it: structure, seals, a torn tail. Segments
+  // that no longer match their seals are decoded too (read-only: nothing is
+  // resealed), so that one changed segment does not hide the rest.
   LogOptions lopts;
   lopts.env = env;
   lopts.dir = events_dir;
   lopts.read_only = true;
+  lopts.accept_changed_segments = true;
   LogRecovery rec;
   auto log = EventLog::Open(std::move(lopts), &rec);
-  if (!log.ok()) {
-    problem(log.status().message());
-  } else if (rec.truncated_bytes > 0) {
+  if (!log.ok()) problem(log.status().message());
+  for (const ChangedSegment& c : rec.changed_segments)
+    problem(c.file + " bytes 0-" + std::to_string(c.sealed_bytes) +
+            ": changed after it was sealed (" + c.why +
+            "); start refuses it until `limbic fsck --accept-changed-segments`");
+  for (const std::string& path : rec.unsealed_segments)
+    report.warnings.push_back(path +
+                              ": no seal (the next start checks it line by line and seals it)");
+  if (log.ok() && rec.truncated_bytes > 0) {
     report.warnings.push_back(rec.truncated_file + " offset " +
                               std::to_string(rec.truncated_offset) + ": torn final line (" +
                               std::to_string(rec.truncated_bytes) +
-                              " bytes) that the next start will truncate");
+                              " bytes, no newline: never acknowledged) that the next start will "
+                              "truncate");
   }
-  // ... every event decoded in full, in order ...
+  // ... and every event decoded in full, in order.
   LogReader::Options ropts;
   ropts.env = env;
   auto reader = LogReader::Open(events_dir, ropts);
@@ -419,29 +433,6 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
       ++report.events;
       report.last_seq = e.seq;
     }
-  }
-  // ... and the seals: every closed segment's, and the open one's if any.
-  for (size_t i = 0; i < segments->size(); ++i) {
-    const std::string& path = (*segments)[i].path;
-    const bool last = i + 1 == segments->size();
-    auto seal = ReadSeal(e_env, path);
-    if (!seal.ok()) {
-      if (!last || !seal.status().IsNotFound())
-        report.warnings.push_back(seal.status().IsNotFound()
-                                      ? path + ": no seal (the next start checks it line by "
-                                               "line and seals it)"
-                                      : seal.status().message());
-      continue;
-    }
-    std::string sha;
-    uint64_t bytes = 0;
-    Status s = HashFile(e_env, path, seal->bytes, &sha, &bytes);
-    auto size = e_env->GetFileSize(path);
-    if (!s.ok()) problem(s.message());
-    else if (sha != seal->sha256 || bytes != seal->bytes || (!last && size.ok() && *size != bytes))
-      report.warnings.push_back(path + ": does not match its seal (" +
-                                std::to_string(size.ok() ? *size : 0) + " bytes now, " +
-                                std::to_string(seal->bytes) + " sealed)");
   }
 
   // The projections.

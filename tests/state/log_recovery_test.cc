@@ -32,6 +32,8 @@ TEST_CASE("a torn final line is truncated on open, with the recovery reported", 
     for (uint64_t s = 6; s <= 8; ++s) (*log)->Submit(LogBatch{{MakeEvent(s)}, s});
     while ((*log)->last_written_seq() < 8) std::this_thread::yield();
     REQUIRE(env.SimulateCrash(/*keep_unsynced_bytes=*/40).ok());  // half a line survives
+    // The process died there: its closing sync and seal never happen.
+    env.SetSyncError(true);
   }
   std::string seg = SegmentFileName(dir.path(), 1);
   uint64_t torn_size = FileSize(seg);
@@ -106,8 +108,8 @@ TEST_CASE("corruption before the tail refuses to open, naming file and offset", 
     Corrupt(last, 5, "\n");  // cut the first line short; good lines follow
     auto log = EventLog::Open(o, nullptr);
     REQUIRE_FALSE(log.ok());
-    CHECK_THAT(log.status().message(), Catch::Contains(last));
-    CHECK_THAT(log.status().message(), Catch::Contains("followed by a valid one"));
+    CHECK_THAT(log.status().message(), Catch::Contains(last + " offset 0"));
+    CHECK_THAT(log.status().message(), Catch::Contains("a damaged event"));
   }
   SECTION("a missing middle segment") {
     std::vector<std::string> names = SegmentPaths(dir.path());
@@ -168,7 +170,7 @@ TEST_CASE("closed segments are sealed: checked by hash, resealed when the seal i
     CHECK(rec.last_seq == 20);
     CHECK(std::filesystem::exists(SealFileName(segs[1])));
   }
-  SECTION("a seal that does not match leads to a line-by-line check") {
+  SECTION("a seal that does not match refuses the log until an operator accepts the segment") {
     // An edit that keeps every line valid JSON with the right seqs.
     std::string text;
     {
@@ -178,12 +180,56 @@ TEST_CASE("closed segments are sealed: checked by hash, resealed when the seal i
     auto at = text.find("hello");
     REQUIRE(at != std::string::npos);
     Corrupt(segs[1], at, "HELLO");
+    auto before = ReadSeal(Env::Default(), segs[1]);
+    REQUIRE(before.ok());
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK(log.status().IsCorruption());
+    CHECK_THAT(log.status().message(),
+               Catch::Contains(segs[1] + " bytes 0-" + std::to_string(before->bytes)) &&
+                   Catch::Contains("changed after it was sealed"));
+    CHECK(ReadSeal(Env::Default(), segs[1])->sha256 == before->sha256);  // nothing changed
+
+    LogOptions ro = o;  // fsck: reported, nothing resealed
+    ro.read_only = true;
+    ro.accept_changed_segments = true;
+    LogRecovery seen;
+    REQUIRE(EventLog::Open(ro, &seen).ok());
+    REQUIRE(seen.changed_segments.size() == 1);
+    CHECK(ReadSeal(Env::Default(), segs[1])->sha256 == before->sha256);
+
+    auto accept = o;
+    accept.accept_changed_segments = true;
     LogRecovery rec;
-    auto log = EventLog::Open(o, &rec);
-    REQUIRE(log.ok());
+    {
+      auto accepted = EventLog::Open(accept, &rec);
+      REQUIRE(accepted.ok());
+    }
+    REQUIRE(rec.changed_segments.size() == 1);
+    const ChangedSegment& c = rec.changed_segments[0];
+    CHECK(c.file == segs[1]);
+    CHECK(c.sealed_sha256 == before->sha256);
+    CHECK(c.sha256 != before->sha256);
+    CHECK(c.first_seq == before->first_seq);
+    CHECK(c.last_seq == before->last_seq);
     auto resealed = ReadSeal(Env::Default(), segs[1]);
     REQUIRE(resealed.ok());
-    CHECK(resealed->sha256 != seal->sha256);
+    CHECK(resealed->sha256 == c.sha256);
+    LogRecovery after;
+    CHECK(EventLog::Open(o, &after).ok());  // accepted once, opens from now on
+    CHECK(after.changed_segments.empty());
+  }
+  SECTION("a seal that cannot be read is a change too") {
+    { std::ofstream(SealFileName(segs[1])) << "{\"v\":1,"; }
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(), Catch::Contains(segs[1] + " bytes 0-0"));
+  }
+  SECTION("a sealed segment cut short is refused, not resealed") {
+    std::filesystem::resize_file(segs[1], FileSize(segs[1]) - 10);
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(), Catch::Contains("shorter than the"));
   }
   SECTION("a sealed segment whose bytes break is refused, naming the line") {
     std::ifstream in(segs[1]);
@@ -279,16 +325,88 @@ TEST_CASE("the open segment's seal covers what it held at a clean close", "[log]
     REQUIRE_FALSE(log.ok());
     CHECK_THAT(log.status().message(), Catch::Contains(seg + " offset 0"));
   }
-  SECTION("a sealed prefix that no longer matches is decoded and the log opens") {
+  SECTION("a sealed prefix that no longer matches refuses the log, and changes nothing") {
     std::string text;
     {
       std::ifstream in(seg);
       text.assign(std::istreambuf_iterator<char>(in), {});
     }
     Corrupt(seg, text.find("hello"), "HELLO");
-    LogRecovery again;
-    auto log = EventLog::Open(o, &again);
+    const uint64_t size = FileSize(seg);
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(), Catch::Contains(seg + " bytes 0-"));
+    CHECK(FileSize(seg) == size);
+  }
+}
+
+// Only bytes after the last newline can be a torn write: the writer ends
+// every event with '\n' in the same write(2), and acknowledges after it.
+TEST_CASE("a complete final line that does not decode is damage, not a torn write", "[log]") {
+  ScratchDir dir;
+  Harness h;
+  auto o = h.Options(dir.path());
+  {
+    auto log = EventLog::Open(o, nullptr);
     REQUIRE(log.ok());
-    CHECK(again.last_seq == 16);
+    Write(**log, 1, 30);
+  }
+  const std::string seg = SegmentFileName(dir.path(), 1);
+  std::string text;
+  {
+    std::ifstream in(seg);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(text.back() == '\n');
+  const uint64_t last_line = text.rfind('\n', text.size() - 2) + 1;
+
+  SECTION("without a seal over it (written after the last clean close)") {
+    std::filesystem::remove(SealFileName(seg));
+    Corrupt(seg, text.size() - 2, "]");  // the closing '}' of the last event
+    const uint64_t size = FileSize(seg);
+    LogRecovery rec;
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE_FALSE(log.ok());
+    CHECK(log.status().IsCorruption());
+    CHECK_THAT(log.status().message(),
+               Catch::Contains(seg + " offset " + std::to_string(last_line)) &&
+                   Catch::Contains("a damaged event"));
+    CHECK(FileSize(seg) == size);  // the acknowledged event is still there
+
+    LogOptions ro = o;  // fsck's view: the same refusal, no torn tail
+    ro.read_only = true;
+    LogRecovery seen;
+    auto read = EventLog::Open(ro, &seen);
+    REQUIRE_FALSE(read.ok());
+    CHECK(seen.truncated_bytes == 0);
+  }
+  SECTION("two damaged lines at the end: both kept, the first named") {
+    std::filesystem::remove(SealFileName(seg));
+    const uint64_t before_last = text.rfind('\n', last_line - 2) + 1;
+    Corrupt(seg, last_line - 2, "]");
+    Corrupt(seg, text.size() - 2, "]");
+    const uint64_t size = FileSize(seg);
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(),
+               Catch::Contains(seg + " offset " + std::to_string(before_last)));
+    CHECK(FileSize(seg) == size);
+  }
+  SECTION("under the seal of the last clean close") {
+    Corrupt(seg, text.size() - 2, "]");
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.status().message(), Catch::Contains("changed after it was sealed") &&
+                                           Catch::Contains("offset " + std::to_string(last_line)));
+  }
+  SECTION("the neighbour that is repaired: the same line without its newline") {
+    std::filesystem::remove(SealFileName(seg));
+    std::filesystem::resize_file(seg, text.size() - 1);
+    LogRecovery rec;
+    auto log = EventLog::Open(o, &rec);
+    REQUIRE(log.ok());
+    CHECK(rec.last_seq == 29);
+    CHECK(rec.truncated_offset == last_line);
+    CHECK(FileSize(seg) == last_line);
   }
 }
