@@ -492,9 +492,10 @@ HttpServer::~HttpServer() {
   for (Session* s : open) s->Close();
 }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(net::io_context& ioc, HttpServerOptions options,
-                                                      Router router, std::shared_ptr<spdlog::logger> log) {
-  auto impl = std::make_shared<Impl>(ioc, std::move(options), std::move(router), std::move(log));
+Result<std::unique_ptr<HttpServer>> HttpServer::Listen(net::io_context& ioc,
+                                                       HttpServerOptions options,
+                                                       std::shared_ptr<spdlog::logger> log) {
+  auto impl = std::make_shared<Impl>(ioc, std::move(options), Router(), std::move(log));
   const auto& o = impl->options_;
   std::string where = o.address + ":" + std::to_string(o.port);
   boost::system::error_code ec;
@@ -507,8 +508,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(net::io_context& ioc, Http
   if (!ec) impl->acceptor_.bind(endpoint, ec);
   if (!ec) impl->acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return Status::Unavailable("cannot listen on " + where + ": " + ec.message());
-  impl->DoAccept();
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+void HttpServer::Serve(Router router) {
+  impl_->router_ = std::move(router);
+  impl_->DoAccept();
 }
 
 uint16_t HttpServer::port() const {

@@ -111,10 +111,14 @@ class Router {
 // Listens, accepts, and runs sessions until Shutdown. Io thread only.
 class HttpServer {
  public:
-  // Binds and starts accepting; bind errors name address:port.
-  static Result<std::unique_ptr<HttpServer>> Start(boost::asio::io_context& ioc,
-                                                   HttpServerOptions options, Router router,
-                                                   std::shared_ptr<spdlog::logger> log);
+  // Binds and listens, but accepts nothing until Serve: a caller can find
+  // out that the address is taken before it changes anything. Bind errors
+  // name address:port. Connections made before Serve wait in the backlog.
+  static Result<std::unique_ptr<HttpServer>> Listen(boost::asio::io_context& ioc,
+                                                    HttpServerOptions options,
+                                                    std::shared_ptr<spdlog::logger> log);
+  // Starts accepting, routing requests with `router`. Once.
+  void Serve(Router router);
   ~HttpServer();
 
   uint16_t port() const;

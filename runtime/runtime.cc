@@ -22,7 +22,8 @@ Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)),
       log_(std::move(log)),
       signals_(ioc_, SIGINT, SIGTERM),
-      prune_timer_(ioc_) {}
+      prune_timer_(ioc_),
+      cursor_timer_(ioc_) {}
 
 Runtime::~Runtime() {
   // Order matters: users of the engine go first, the engine last.
@@ -62,7 +63,19 @@ Status Runtime::Open() {
   Status checked = ConfigErrors(errors);
   if (!checked.ok()) return checked.WithContext(config_.source);
 
-  // 2. The state dir: lock, recover.
+  // 2. The API's address is taken now, before the state dir is touched, so
+  // a runtime that cannot serve has written nothing. It accepts once
+  // everything below is ready (step 4).
+  HttpServerOptions ho;
+  ho.address = config_.api_address;
+  ho.port = config_.api_port;
+  ho.body_limit = config_.body_limit;
+  ho.bearer_token = config_.api_token;
+  auto http = HttpServer::Listen(ioc_, ho, log_);
+  if (!http.ok()) return http.status().WithMessage(http.status().message() + ApiFileHint());
+  http_ = std::move(http).value();
+
+  // 3. The state dir: lock, recover.
   state::EngineOptions eo;
   eo.state_dir = config_.state_dir;
   eo.durability = config_.durability;
@@ -86,7 +99,7 @@ Status Runtime::Open() {
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
                recovery.applied_seq_at_open);
 
-  // 3. The loop's parts, then intake.
+  // 4. The loop's parts, then intake.
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
   archive_ = std::make_unique<ArchiveService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(archive_->Open());
@@ -99,6 +112,7 @@ Status Runtime::Open() {
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
+  LIMBIC_RETURN_IF_ERROR(CatchUpReflexes());
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
@@ -110,15 +124,9 @@ Status Runtime::Open() {
   }
 
   api_ = std::make_unique<Api>(*this, log_);
-  HttpServerOptions ho;
-  ho.address = config_.api_address;
-  ho.port = config_.api_port;
-  ho.body_limit = config_.body_limit;
-  ho.bearer_token = config_.api_token;
-  auto http = HttpServer::Start(ioc_, ho, api_->MakeRouter(), log_);
-  if (!http.ok()) return http.status();
-  http_ = std::move(http).value();
+  http_->Serve(api_->MakeRouter());
   SchedulePrune();
+  ScheduleCursor();
   archive_->Start();
   world_->Start();
   return Status::OK();
@@ -235,10 +243,12 @@ void Runtime::OnApplied(std::span<const Event> events) {
   metrics_.Add("limbic_events_applied_total", "", static_cast<double>(events.size()));
   metrics_.Observe("limbic_group_events", "", static_cast<double>(events.size()));
   std::vector<std::string> arrived;
+  uint64_t last_arrived = 0;
   for (const Event& e : events) {
     switch (e.type) {
       case EventType::kPerceptArrived:
         arrived.push_back(e.Str("percept_id"));
+        last_arrived = e.seq;
         break;
       case EventType::kArousalSet:
       case EventType::kArousalFactorSet:
@@ -268,8 +278,10 @@ void Runtime::OnApplied(std::span<const Event> events) {
         break;
     }
   }
-  if (!stopping_)
-    for (const std::string& id : arrived) FireReflexes(id);
+  // Every acknowledged percept is evaluated, during a shutdown too (its
+  // reactions are flushed before the exit, see FlushForExit).
+  for (const std::string& id : arrived) FireReflexes(id);
+  if (last_arrived) evaluated_through_ = last_arrived;
   outbox_->OnEvents(events);
   archive_->OnApplied(events);
 }
@@ -288,7 +300,7 @@ double Runtime::EffectiveArousal() {
   return arousal_cache_;
 }
 
-void Runtime::FireReflexes(const std::string& percept_id) {
+void Runtime::FireReflexes(const std::string& percept_id, const FiredPairs* already) {
   if (reflexes_.empty()) return;
   auto percept = engine_->pending_view().Get(state::Pool::kPercepts, percept_id);
   if (!percept.ok() || !percept->has_value()) return;
@@ -296,6 +308,7 @@ void Runtime::FireReflexes(const std::string& percept_id) {
   auto matches = reflexes_.MatchPercept(**percept, EffectiveArousal(), now);
   if (matches.empty()) return;
   for (const auto& match : matches) {
+    if (already && already->count({percept_id, match.rule->id})) continue;
     auto planned = reflexes_.Plan(match, **percept, engine_->pending_view(), engine_->next_seq());
     if (!planned.ok()) {
       log_->warn("reflex {} on percept {}: {}", match.rule->id, percept_id,
@@ -313,6 +326,100 @@ void Runtime::FireReflexes(const std::string& percept_id) {
     percept = engine_->pending_view().Get(state::Pool::kPercepts, percept_id);
     if (!percept.ok() || !percept->has_value()) return;
   }
+}
+
+// The reflex cursor is the `through_seq` of the last reflexes_evaluated
+// event: every percept up to it had its reflexes evaluated and their
+// firings submitted before that event, so they are in the log before it.
+// Percepts after it may or may not have been evaluated (a crash, a
+// write made while no runtime ran): each is evaluated now, skipping every
+// rule that already fired on it after the cursor, so each percept meets
+// each rule once. Runs before anything is served; the firings are durable
+// before the first request.
+Status Runtime::CatchUpReflexes() {
+  uint64_t read = 0;
+  auto last =
+      state::FindLastEvent(nullptr, engine_->events_dir(), EventType::kReflexesEvaluated, &read);
+  if (!last.ok()) return last.status().WithContext("finding the reflex cursor");
+  const uint64_t end = engine_->applied_seq();
+  if (!last->has_value()) {
+    // A new state dir, or a log from before the cursor: its past is not
+    // evaluated again.
+    evaluated_through_ = cursor_submitted_ = end;
+    if (end == 0) return Status::OK();
+    return RecordCursor(end);
+  }
+  const uint64_t cursor = (**last).fields.value("through_seq", uint64_t{0});
+  evaluated_through_ = cursor_submitted_ = cursor;
+  state::LogReader::Options ro;
+  ro.from_seq = cursor + 1;
+  auto reader = state::LogReader::Open(engine_->events_dir(), ro);
+  if (!reader.ok()) return reader.status();
+  std::vector<std::string> percepts;
+  FiredPairs fired;
+  Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) return more.status().WithContext("reading the log after the reflex cursor");
+    if (!*more || e.seq > end) break;
+    if (e.type == EventType::kPerceptArrived) percepts.push_back(e.Str("percept_id"));
+    if (e.type == EventType::kReflexFired) fired.insert({e.Str("percept_id"), e.Str("reflex_id")});
+  }
+  // A long scan back is worth a fresh cursor even when nothing arrived.
+  if (percepts.empty() && read < (size_t{1} << 20)) return Status::OK();
+  const uint64_t before = engine_->next_seq();
+  for (const std::string& id : percepts) FireReflexes(id, &fired);
+  evaluated_through_ = end;
+  LIMBIC_RETURN_IF_ERROR(RecordCursor(end));
+  if (!percepts.empty())
+    log_->info("reflexes: caught up {} percepts after seq {} ({} events of firings)",
+               percepts.size(), cursor, engine_->next_seq() - before - 1);
+  return Status::OK();
+}
+
+// Submits reflexes_evaluated {through_seq} and waits until it is durable.
+Status Runtime::RecordCursor(uint64_t through) {
+  LIMBIC_RETURN_IF_ERROR(engine_->Submit(
+      {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr));
+  cursor_submitted_ = through;
+  return engine_->Flush();
+}
+
+// While running, the cursor follows the evaluated percepts at most once a
+// second (kCursorInterval): a crash re-evaluates at most that much at the
+// next start, and a quiet agent writes nothing.
+void Runtime::ScheduleCursor() {
+  cursor_timer_.expires_after(std::chrono::milliseconds(kCursorIntervalMs));
+  cursor_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    if (evaluated_through_ > cursor_submitted_) {
+      const uint64_t through = evaluated_through_;
+      Status s = engine_->Submit(
+          {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr);
+      if (s.ok())
+        cursor_submitted_ = through;
+      else
+        log_->warn("reflexes: recording the cursor: {}", s.message());
+    }
+    ScheduleCursor();
+  });
+}
+
+// Flushes until nothing is pending: what completes may fire reflexes, whose
+// events are submitted and flushed in turn, and the cursor is recorded last.
+Status Runtime::FlushForExit() {
+  for (int round = 0; round < 16; ++round) {
+    if (evaluated_through_ > cursor_submitted_ && engine_->error().ok()) {
+      const uint64_t through = evaluated_through_;
+      Status s = engine_->Submit(
+          {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr);
+      if (s.ok()) cursor_submitted_ = through;
+    }
+    LIMBIC_RETURN_IF_ERROR(engine_->Flush());
+    if (engine_->pending_batches() == 0 && evaluated_through_ <= cursor_submitted_)
+      return Status::OK();
+  }
+  return Status::Internal("reflexes kept firing while the runtime stopped");
 }
 
 void Runtime::SchedulePrune() {
@@ -385,6 +492,7 @@ void Runtime::ShutdownStep(int step) {
       if (http_) http_->StopAccepting();
       for (auto& [name, sensor] : sensors_) sensor->Stop();
       prune_timer_.cancel();
+      cursor_timer_.cancel();
       if (archive_) archive_->Stop();
       if (world_) world_->Stop();
       outbox_->Stop(config_.outbox.shutdown_grace, [this] { ShutdownStep(1); });
@@ -395,7 +503,7 @@ void Runtime::ShutdownStep(int step) {
       http_->Shutdown(2000, [this] { ShutdownStep(2); });
       return;
     case 2: {  // flush and close
-      Status s = engine_->Flush();
+      Status s = FlushForExit();
       if (!s.ok()) {
         log_->error("flushing the events log: {}", s.ToString());
         exit_code_ = 1;
@@ -420,6 +528,19 @@ std::string Runtime::LocalUrl() const {
   else if (host == "::") host = "[::1]";
   else if (host.find(':') != std::string::npos) host = "[" + host + "]";
   return "http://" + host + ":" + std::to_string(http_->port());
+}
+
+// When the API's address is taken by the runtime that already serves this
+// state dir (its api.json says so), say so: starting twice is the usual cause.
+std::string Runtime::ApiFileHint() const {
+  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(config_.state_dir));
+  if (!text.ok()) return "";
+  auto doc = json::parse(*text, nullptr, false);
+  if (!doc.is_object() || !doc["url"].is_string() || !doc["pid"].is_number_integer()) return "";
+  const std::string url = doc["url"].get<std::string>();
+  if (!url.ends_with(":" + std::to_string(config_.api_port))) return "";
+  return " (" + ApiFilePath(config_.state_dir) + " says limbic pid " +
+         std::to_string(doc["pid"].get<int64_t>()) + " serves this state dir at " + url + ")";
 }
 
 // A failure here costs only discovery by `limbic mcp`, so it is not fatal.

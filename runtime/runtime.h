@@ -23,26 +23,28 @@
 // pid dead or not the lock's holder) is left by a crash; readers must check.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <map>
 #include <memory>
-#include <spdlog/logger.h>
+#include <set>
 #include <string>
 
 #include "reflexes/engine.h"
 #include "runtime/archive_service.h"
-#include "runtime/world_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
 #include "runtime/http_server.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
+#include "runtime/world_service.h"
 #include "sensors/sensor.h"
-#include "state/memory/store.h"
 #include "state/engine.h"
+#include "state/memory/store.h"
 
 namespace limbic::runtime {
 
@@ -90,13 +92,24 @@ class Runtime {
   void MakeSensors(std::vector<std::string>* errors);
   Status LoadReflexes(const std::vector<reflexes::Rule>& file_rules);
   void OnApplied(std::span<const state::Event> events);
-  void FireReflexes(const std::string& percept_id);
+  // (percept id, reflex id) of firings already in the log.
+  using FiredPairs = std::set<std::pair<std::string, std::string>>;
+  // Evaluates the rules on the percept and submits each firing; rules
+  // `already` fired on it are skipped.
+  void FireReflexes(const std::string& percept_id, const FiredPairs* already = nullptr);
+  // The reflex cursor: start's catch-up, the periodic record, the last one.
+  Status CatchUpReflexes();
+  Status RecordCursor(uint64_t through);
+  void ScheduleCursor();
+  Status FlushForExit();
   void SchedulePrune();
   void DeclareMetrics();
   void ShutdownStep(int step);
   // The URL a local client reaches the API at; api.json.
   std::string LocalUrl() const;
   void WriteApiFile();
+  // " (api.json says limbic pid N serves this state dir at URL)", or "".
+  std::string ApiFileHint() const;
 
   Config config_;
   std::shared_ptr<spdlog::logger> log_;
@@ -115,6 +128,12 @@ class Runtime {
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> http_;
   boost::asio::steady_timer prune_timer_;
+  // The reflex cursor (reflexes_evaluated events): the last percept seq
+  // whose reflexes were evaluated, and the last through_seq submitted.
+  static constexpr int kCursorIntervalMs = 1000;
+  boost::asio::steady_timer cursor_timer_;
+  uint64_t evaluated_through_ = 0;
+  uint64_t cursor_submitted_ = 0;
   std::function<void(const std::string&)> on_listening_;
   bool api_file_written_ = false;
   bool stopping_ = false;

@@ -88,6 +88,36 @@ Status HashFile(Env* env, const std::string& path, uint64_t limit, std::string* 
   return Status::OK();
 }
 
+Result<std::optional<Event>> FindLastEvent(Env* env, const std::string& dir, EventType type,
+                                           uint64_t* bytes_read) {
+  if (!env) env = Env::Default();
+  if (bytes_read) *bytes_read = 0;
+  auto segments = ListSegments(env, dir);
+  if (!segments.ok()) return segments.status();
+  // Our encoding names the type right after ts; the same text inside a
+  // line's data (a nested object's member) is told apart by decoding.
+  const std::string needle = "\"type\":\"" + std::string(EventTypeName(type)) + "\"";
+  for (auto seg = segments->rbegin(); seg != segments->rend(); ++seg) {
+    auto text = env->ReadFileToString(seg->path);
+    if (!text.ok()) return text.status();
+    if (bytes_read) *bytes_read += text->size();
+    std::string_view all(*text);
+    for (size_t at = all.rfind(needle); at != std::string_view::npos;
+         at = at == 0 ? std::string_view::npos : all.rfind(needle, at - 1)) {
+      const size_t begin = at == 0 ? 0 : all.rfind('\n', at - 1) + 1;  // npos + 1 == 0
+      const size_t end = all.find('\n', at);
+      if (end == std::string_view::npos) continue;  // a line not written whole yet
+      auto e = DecodeEvent(all.substr(begin, end - begin));
+      if (!e.ok())
+        return Status::Corruption(seg->path + " offset " + std::to_string(begin) + ": " +
+                                  e.status().message());
+      if (e->type == type) return std::optional<Event>(std::move(e).value());
+      at = begin;  // the rest of this line is not an event's envelope
+    }
+  }
+  return std::optional<Event>();
+}
+
 bool FastSeq(std::string_view line, uint64_t* seq) {
   static constexpr std::string_view kPrefix = "{\"v\":1,\"seq\":";
   if (line.substr(0, kPrefix.size()) != kPrefix) return false;

@@ -256,3 +256,42 @@ TEST_CASE("the fault env loses exactly the unsynced bytes", "[env]") {
   CHECK((*f)->Append("x").IsIOError());
   CHECK(env.append_calls() == 3);
 }
+
+TEST_CASE("FindLastEvent finds the last event of a type, across segments, not text in data",
+          "[log]") {
+  ScratchDir dir;
+  Harness h;
+  auto o = h.Options(dir.path());
+  o.segment_bytes = 600;
+  auto cursor = [](uint64_t seq, uint64_t through) {
+    Event e;
+    e.seq = seq;
+    e.ts = MakeEvent(seq).ts;
+    e.type = EventType::kReflexesEvaluated;
+    e.fields = {{"through_seq", through}};
+    return e;
+  };
+  {
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    CHECK_FALSE(FindLastEvent(nullptr, dir.path(), EventType::kReflexesEvaluated)->has_value());
+    Write(**log, 1, 3);
+    (*log)->Submit(LogBatch{{cursor(4, 3)}, 4});
+    REQUIRE((*log)->Flush().ok());
+    Write(**log, 5, 20);  // later segments hold none
+    // A percept whose data looks like the envelope of the type sought.
+    Event decoy = MakeEvent(21);
+    decoy.fields["data"] = {{"a", 1}, {"type", "reflexes_evaluated"}};
+    (*log)->Submit(LogBatch{{decoy}, 21});
+    REQUIRE((*log)->Flush().ok());
+  }
+  REQUIRE(SegmentPaths(dir.path()).size() >= 3);
+  uint64_t read = 0;
+  auto found = FindLastEvent(nullptr, dir.path(), EventType::kReflexesEvaluated, &read);
+  REQUIRE(found.ok());
+  REQUIRE(found->has_value());
+  CHECK((*found)->seq == 4);
+  CHECK((*found)->fields["through_seq"] == 3);
+  CHECK(read > 0);
+  CHECK_FALSE(FindLastEvent(nullptr, dir.path(), EventType::kSegmentsAccepted)->has_value());
+}
