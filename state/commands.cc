@@ -316,6 +316,9 @@ Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, Time
 }
 
 json MakeStagedEntry(TimeMs ts, std::string text, json metadata) {
+  // Sized as the log will hold it: Engine::Submit would mend the text, and
+  // byte_size must count the mended bytes.
+  if (!IsValidUtf8(text)) text = ToValidUtf8(text);
   json entry = json::object();
   entry["timestamp"] = FormatTime(ts);
   entry["byte_size"] = static_cast<uint64_t>(text.size());

@@ -68,7 +68,9 @@ Result<Events> BuildBlink(const json& req, TimeMs now);
 // est_tokens of a text: bytes / 4, rounded up.
 inline uint64_t EstimateTokens(size_t bytes) { return (bytes + 3) / 4; }
 // The `entry` of an entry_staged event: {timestamp, text, byte_size,
-// est_tokens, metadata}, the archive's staging line.
+// est_tokens, metadata}, the archive's staging line. Bytes of `text` that
+// are not valid UTF-8 become U+FFFD first, so byte_size counts the text as
+// the log holds it.
 json MakeStagedEntry(TimeMs ts, std::string text, json metadata);
 
 // A JSON value parsed from user text (CLI flags): an object, or an error

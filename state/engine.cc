@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "state/json.h"
 #include "state/replay.h"
 
 namespace limbic::state {
@@ -149,6 +150,10 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
   for (Event& e : events) {
     e.seq = seq++;
     e.ts = ts;
+    // Text from outside may be any bytes. From here on it is valid UTF-8,
+    // as the log will hold it, so what is sized, indexed and reduced is
+    // what a replay reads back (docs/events.md, "Text is UTF-8").
+    if (Status u = MakeValidUtf8(&e.fields); !u.ok()) return u.WithContext(EventTypeName(e.type));
     LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
     Status s = Reduce(e, &scratch);
     if (!s.ok()) {

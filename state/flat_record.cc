@@ -1,6 +1,7 @@
 #include "state/flat_record.h"
 
 #include <charconv>
+#include <vector>
 
 #include "state/json.h"
 
@@ -56,12 +57,6 @@ size_t SkipValue(std::string_view b, size_t i) {
   return i == start ? kNone : i;
 }
 
-// Whether the valid JSON value at b[i, end) is exactly what Dump writes
-// for it: objects' keys in order, once each, unescaped; strings escaped
-// only as Dump escapes; numbers as Dump prints them. Dump never writes
-// anything else, so a record only fails this when something else wrote it.
-bool Canonical(std::string_view b, size_t i, size_t end);
-
 // A JSON string token as Dump writes it: escapes only for '"', '\\' and
 // control characters (\b \f \n \r \t, else \u00xx in lower case).
 bool CanonicalString(std::string_view s) {
@@ -95,38 +90,58 @@ bool CanonicalNumber(std::string_view n) {
   return again == n;
 }
 
+// Whether the valid compact JSON value at b[i, end) is exactly what Dump
+// writes for it: objects' keys in order, once each, unescaped; strings
+// escaped only as Dump escapes; numbers as Dump prints them. Dump never
+// writes anything else, so a record only fails this when something else
+// wrote it.
 bool Canonical(std::string_view b, size_t i, size_t end) {
-  const char c = b[i];
-  if (c == '"') return CanonicalString(b.substr(i, end - i));
-  if (c == '{') {
+  // One pass over the tokens, with a stack of the objects and arrays open
+  // around them: a stored record may nest any depth (an older limbic wrote
+  // it), so nothing here recurses. For each open object, its last key.
+  struct Open {
+    bool object;
+    bool has_key = false;
     std::string_view last_key;
-    bool first = true;
-    ++i;
-    if (b[i] == '}') return true;
-    while (true) {
-      const size_t key_end = SkipString(b, i);
-      const std::string_view key = b.substr(i + 1, key_end - i - 2);
-      if (key.find('\\') != kNone || (!first && !(last_key < key))) return false;
-      first = false;
-      last_key = key;
-      const size_t value_end = SkipValue(b, key_end + 1);
-      if (value_end == kNone || !Canonical(b, key_end + 1, value_end)) return false;
-      if (b[value_end] == '}') return true;
-      i = value_end + 1;
+  };
+  std::vector<Open> stack;
+  while (i < end) {
+    const char c = b[i];
+    if (c == '{' || c == '[') {
+      stack.push_back(Open{c == '{', false, {}});
+      ++i;
+    } else if (c == '}' || c == ']') {
+      if (stack.empty()) return false;
+      stack.pop_back();
+      ++i;
+    } else if (c == ',' || c == ':') {
+      ++i;
+    } else if (c == '"') {
+      const size_t string_end = SkipString(b, i);
+      if (string_end == kNone || string_end > end) return false;
+      const bool is_key =
+          !stack.empty() && stack.back().object && string_end < end && b[string_end] == ':';
+      if (is_key) {
+        Open& obj = stack.back();
+        const std::string_view key = b.substr(i + 1, string_end - i - 2);
+        if (key.find('\\') != kNone || (obj.has_key && !(obj.last_key < key))) return false;
+        obj.has_key = true;
+        obj.last_key = key;
+      } else if (!CanonicalString(b.substr(i, string_end - i))) {
+        return false;
+      }
+      i = string_end;
+    } else {
+      size_t token_end = i;
+      while (token_end < end && b[token_end] != ',' && b[token_end] != '}' && b[token_end] != ']')
+        ++token_end;
+      if (c != 't' && c != 'f' && c != 'n' &&  // true, false, null
+          !CanonicalNumber(b.substr(i, token_end - i)))
+        return false;
+      i = token_end;
     }
   }
-  if (c == '[') {
-    ++i;
-    if (b[i] == ']') return true;
-    while (true) {
-      const size_t value_end = SkipValue(b, i);
-      if (value_end == kNone || !Canonical(b, i, value_end)) return false;
-      if (b[value_end] == ']') return true;
-      i = value_end + 1;
-    }
-  }
-  if (c == 't' || c == 'f' || c == 'n') return true;  // true, false, null
-  return CanonicalNumber(b.substr(i, end - i));
+  return stack.empty();
 }
 
 // `s` as a JSON string, as Dump writes it.

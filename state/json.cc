@@ -2,8 +2,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <vector>
 
 namespace limbic::state {
 namespace {
@@ -11,6 +13,9 @@ namespace {
 using nlohmann::json;
 namespace dom = simdjson::dom;
 
+// Recursive, but bounded: simdjson's parser refuses documents nested more
+// than simdjson::DEFAULT_MAX_DEPTH (1024) deep, and those are parsed by
+// nlohmann's parser, which keeps its own stack.
 json Convert(dom::element e) {
   switch (e.type()) {
     case dom::element_type::OBJECT: {
@@ -136,7 +141,10 @@ void AppendJsonString(const std::string& s, std::string* out) {
   out->push_back('"');
 }
 
-void AppendCompactJson(const json& j, std::string* out) {
+namespace {
+
+// Appends a value that is not an object or an array.
+void AppendScalar(const json& j, std::string* out) {
   char buf[64];
   switch (j.type()) {
     case json::value_t::null:
@@ -170,34 +178,170 @@ void AppendCompactJson(const json& j, std::string* out) {
     case json::value_t::string:
       AppendJsonString(j.get_ref<const std::string&>(), out);
       return;
-    case json::value_t::object: {
-      out->push_back('{');
-      bool first = true;
-      for (const auto& [key, value] : j.get_ref<const json::object_t&>()) {
-        if (!first) out->push_back(',');
-        first = false;
-        AppendJsonString(key, out);
-        out->push_back(':');
-        AppendCompactJson(value, out);
-      }
-      out->push_back('}');
-      return;
-    }
-    case json::value_t::array: {
-      out->push_back('[');
-      bool first = true;
-      for (const json& item : j.get_ref<const json::array_t&>()) {
-        if (!first) out->push_back(',');
-        first = false;
-        AppendCompactJson(item, out);
-      }
-      out->push_back(']');
-      return;
-    }
     default:  // binary, discarded: never in limbic's records
       out->append(j.dump(-1, ' ', false, json::error_handler_t::replace));
       return;
   }
+}
+
+}  // namespace
+
+void AppendCompactJson(const json& j, std::string* out) {
+  // An open object or array: where its walk is. Records are stored JSON of
+  // any depth (an older limbic wrote them), so the walk keeps its own stack.
+  struct Open {
+    const json* value;
+    json::object_t::const_iterator member;
+    json::array_t::const_iterator item;
+    bool first = true;
+  };
+  std::vector<Open> stack;
+  // Writes `v`, or opens it when it is an object or array.
+  auto start = [&](const json& v) {
+    if (v.is_object()) {
+      out->push_back('{');
+      stack.push_back(Open{&v, v.get_ref<const json::object_t&>().begin(), {}});
+    } else if (v.is_array()) {
+      out->push_back('[');
+      stack.push_back(Open{&v, {}, v.get_ref<const json::array_t&>().begin()});
+    } else {
+      AppendScalar(v, out);
+    }
+  };
+  start(j);
+  while (!stack.empty()) {
+    Open& top = stack.back();
+    const bool object = top.value->is_object();
+    const bool done = object ? top.member == top.value->get_ref<const json::object_t&>().end()
+                             : top.item == top.value->get_ref<const json::array_t&>().end();
+    if (done) {
+      out->push_back(object ? '}' : ']');
+      stack.pop_back();
+      continue;
+    }
+    if (!top.first) out->push_back(',');
+    top.first = false;
+    const json* next;
+    if (object) {
+      AppendJsonString(top.member->first, out);
+      out->push_back(':');
+      next = &(top.member++)->second;
+    } else {
+      next = &*top.item++;
+    }
+    start(*next);  // may grow the stack: `top` is not used after this
+  }
+}
+
+std::string CompactJson(const json& j) {
+  std::string out;
+  AppendCompactJson(j, &out);
+  return out;
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (Unicode 15, table
+// 3-7), or 0 with *bad set to the length of the maximal ill-formed subpart
+// that starts there (at least 1).
+size_t Utf8SequenceAt(std::string_view s, size_t i, size_t* bad) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // no overlong forms
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // no overlong forms
+    if (c == 0xF4) hi = 0x8F;  // nothing beyond U+10FFFF
+  } else {
+    *bad = 1;
+    return 0;
+  }
+  for (size_t k = 1; k < n; ++k) {
+    const auto d = i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+    if (i + k >= s.size() || d < (k == 1 ? lo : 0x80) || d > (k == 1 ? hi : 0xBF)) {
+      *bad = k;
+      return 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
+
+std::string ToValidUtf8(std::string_view s) {
+  if (IsValidUtf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    size_t bad = 0;
+    const size_t n = Utf8SequenceAt(s, i, &bad);
+    if (n == 0) {
+      out.append("\xEF\xBF\xBD");  // U+FFFD
+      i += bad;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+Status MakeValidUtf8(json* j) {
+  std::vector<json*> todo{j};  // explicit stack: any depth
+  while (!todo.empty()) {
+    json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      auto& s = v->get_ref<std::string&>();
+      if (!IsValidUtf8(s)) s = ToValidUtf8(s);
+    } else if (v->is_array()) {
+      for (json& item : v->get_ref<json::array_t&>()) todo.push_back(&item);
+    } else if (v->is_object()) {
+      auto& members = v->get_ref<json::object_t&>();
+      for (auto it = members.begin(); it != members.end();) {
+        if (IsValidUtf8(it->first)) {
+          todo.push_back(&it->second);
+          ++it;
+          continue;
+        }
+        std::string key = ToValidUtf8(it->first);
+        if (members.count(key))
+          return Status::InvalidArgument("key \"" + key + "\" appears twice once invalid UTF-8 " +
+                                         "is replaced by U+FFFD");
+        auto node = members.extract(it++);
+        node.key() = std::move(key);
+        // Lands after `it` or before it; either way it is visited: keys
+        // mended are valid, and their values are pushed below.
+        todo.push_back(&members.insert(std::move(node)).position->second);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+size_t JsonDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 std::string JsonError(std::string_view text) {

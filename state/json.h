@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "state/status.h"
+
 namespace limbic::state {
 
 // The value of `text` (one JSON document, surrounding whitespace allowed), or
@@ -46,9 +48,30 @@ bool ValidJson(std::string_view text);
 // Appends exactly what j.dump(-1, ' ', false, error_handler_t::replace)
 // gives (compact, keys in order, UTF-8 kept, invalid UTF-8 replaced), three
 // to four times faster: plain strings are copied, not escaped byte by byte.
+// Iterative: any depth of nesting is written (dump() recurses, and a value
+// nested some tens of thousands deep overflows the stack).
 void AppendCompactJson(const nlohmann::json& j, std::string* out);
+// AppendCompactJson as a string: what limbic writes wherever it would call
+// dump() (HTTP bodies, MCP answers, CLI output), safe at any depth.
+std::string CompactJson(const nlohmann::json& j);
 // The same for one string (an object's key, say) without making a json of it.
 void AppendJsonString(const std::string& s, std::string* out);
+
+// Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points
+// beyond U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+// `s` with each maximal ill-formed subsequence (Unicode 15, 3.9, "U+FFFD
+// substitution of maximal subparts") replaced by U+FFFD; `s` itself when it
+// is valid UTF-8.
+std::string ToValidUtf8(std::string_view s);
+// Makes every string and object key in *j valid UTF-8 (ToValidUtf8), at any
+// depth, iteratively. InvalidArgument, leaving *j partly mended, when two keys
+// of one object would read the same once mended; the message names the key.
+Status MakeValidUtf8(nlohmann::json* j);
+
+// How deeply `text` (valid JSON) nests: 0 for a scalar, 1 for [] or {}, ...
+// Counts brackets outside strings; never recurses.
+size_t JsonDepth(std::string_view text);
 
 // Why `text` is not valid JSON, naming the byte ("syntax error at byte 17:
 // ..."). For error messages only: it is slow.

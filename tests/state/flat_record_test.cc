@@ -267,3 +267,26 @@ TEST_CASE("random changes to a flat record match the same changes to JSON", "[fl
     CHECK(back->ToJson() == j);
   }
 }
+
+TEST_CASE("a stored record nested 200,000 deep is taken as stored, without recursion",
+          "[flat_record]") {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":[";
+  deep += "\"x\"";
+  for (int i = 0; i < 100000; ++i) deep += "]}";
+  const std::string stored = "{\"data\":" + deep + ",\"id\":\"p-1\"}";
+  auto rec = FlatRecord::FromStored(stored);
+  REQUIRE(rec.ok());
+  CHECK(rec->bytes() == stored);
+  CHECK(rec->Raw("data") == std::optional<std::string_view>(deep));
+  CHECK(rec->String("id") == "p-1");
+  // Deep and not in Dump's form (keys out of order, deep down): written as
+  // Dump would, at any depth.
+  std::string unordered = deep;
+  unordered.replace(unordered.find("\"x\""), 3, "{\"b\":1,\"a\":2}");
+  auto mended = FlatRecord::FromStored("{\"data\":" + unordered + "}");
+  REQUIRE(mended.ok());
+  std::string want = deep;
+  want.replace(want.find("\"x\""), 3, "{\"a\":2,\"b\":1}");
+  CHECK(mended->bytes() == "{\"data\":" + want + "}");
+}

@@ -3,9 +3,15 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+using limbic::Status;
 using limbic::state::AppendCompactJson;
+using limbic::state::CompactJson;
+using limbic::state::IsValidUtf8;
+using limbic::state::JsonDepth;
 using limbic::state::JsonError;
+using limbic::state::MakeValidUtf8;
 using limbic::state::ParseJson;
+using limbic::state::ToValidUtf8;
 using nlohmann::json;
 
 namespace {
@@ -177,4 +183,70 @@ TEST_CASE("AppendCompactJson writes exactly what nlohmann's dump writes", "[json
     INFO(want);
     REQUIRE(got == "prefix" + want);
   }
+}
+
+namespace {
+
+// A document nested `levels` times as {"a":[...]}: 2 * levels deep.
+std::string Deep(size_t levels, std::string_view core = "1") {
+  std::string text;
+  for (size_t i = 0; i < levels; ++i) text += "{\"a\":[";
+  text += core;
+  for (size_t i = 0; i < levels; ++i) text += "]}";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("values nested 200,000 deep are read, written, measured and mended", "[json]") {
+  // An older limbic stored such values; recursion over them overflows the
+  // stack, so every walk here keeps its own.
+  const std::string text = Deep(100000, "\"caf\xc3\xa9\"");
+  auto parsed = ParseJson(text);
+  REQUIRE(parsed);
+  CHECK(JsonDepth(text) == 200000);
+  CHECK(CompactJson(*parsed) == text);
+  // The same nesting built in memory (moves only: copying recurses), with
+  // text that is not UTF-8 at the bottom.
+  json j = "caf\xe9";
+  for (int i = 0; i < 100000; ++i) {
+    json items = json::array();
+    items.push_back(std::move(j));
+    j = json::object();
+    j["a"] = std::move(items);
+  }
+  std::string written;
+  AppendCompactJson(j, &written);
+  CHECK(written == Deep(100000, "\"caf\xef\xbf\xbd\""));
+  REQUIRE(MakeValidUtf8(&j).ok());
+  CHECK(CompactJson(j) == written);
+}
+
+TEST_CASE("ToValidUtf8 replaces each maximal ill-formed subpart by one U+FFFD", "[json]") {
+  const std::string r = "\xef\xbf\xbd";
+  CHECK(ToValidUtf8("caf\xc3\xa9") == "caf\xc3\xa9");  // valid: as it is
+  CHECK(ToValidUtf8("caf\xe9 latin1") == "caf" + r + " latin1");
+  CHECK(ToValidUtf8("\xe2\x82") == r);  // a truncated sequence
+  CHECK(ToValidUtf8("\xe2\x82x") == r + "x");
+  CHECK(ToValidUtf8("\xc0\xaf") == r + r);                  // overlong: no subpart
+  CHECK(ToValidUtf8("\xed\xa0\x80") == r + r + r);          // a surrogate
+  CHECK(ToValidUtf8("\xf4\x90\x80\x80") == r + r + r + r);  // beyond U+10FFFF
+  CHECK(ToValidUtf8("\xf0\x9f\x98") == r);
+  CHECK(ToValidUtf8("\xf0\x9f\x98\x80") == "\xf0\x9f\x98\x80");
+  for (std::string s : {"\xff", "a\xfe\xff", "\xc3", "\xe0\x80\x80"}) {
+    INFO(s);
+    CHECK(IsValidUtf8(ToValidUtf8(s)));
+    CHECK_FALSE(IsValidUtf8(s));
+  }
+}
+
+TEST_CASE("MakeValidUtf8 mends strings and keys at any depth, refuses keys that clash", "[json]") {
+  json j = {{"k\xff", {{"deeper", json::array({"x\xe9", 1})}}}, {"ok", "fine"}};
+  REQUIRE(MakeValidUtf8(&j).ok());
+  CHECK(j ==
+        json{{"k\xef\xbf\xbd", {{"deeper", json::array({"x\xef\xbf\xbd", 1})}}}, {"ok", "fine"}});
+  json clash = {{"k\xff", 1}, {"k\xef\xbf\xbd", 2}};
+  Status s = MakeValidUtf8(&clash);
+  CHECK(s.IsInvalidArgument());
+  CHECK_THAT(s.message(), Catch::Contains("k\xef\xbf\xbd") && Catch::Contains("twice"));
 }
