@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "state/json.h"
+
 namespace limbic::runtime {
 
 using state::Engine;
@@ -59,7 +61,7 @@ int UsageError(const std::string& message) {
 }
 
 void PrintJson(const nlohmann::json& value) {
-  std::cout << value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << state::CompactJson(value) << "\n";
 }
 
 int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<state::Event>> events,

@@ -92,7 +92,7 @@ Result<json> HttpRequest::JsonBody() const {
 HttpResponse HttpResponse::Json(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  r.body = state::CompactJson(body);  // dump() recurses: a stored record may nest deep
   return r;
 }
 

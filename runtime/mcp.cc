@@ -11,6 +11,7 @@
 #include "runtime/cli.h"
 #include "runtime/mcp_api.h"
 #include "runtime/mcp_tools.h"
+#include "state/json.h"
 
 namespace limbic::runtime {
 namespace {
@@ -214,7 +215,7 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
   while (std::getline(in, line)) {
     std::optional<json> answer = server.Handle(line);
     if (!answer) continue;
-    out << answer->dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    out << state::CompactJson(*answer) << '\n' << std::flush;
     if (!out) {
       log->warn("mcp: stdout closed; stopping");
       break;

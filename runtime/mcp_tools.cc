@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "state/json.h"
+
 namespace limbic::runtime {
 namespace {
 
@@ -366,7 +368,7 @@ ApiRequest BuildApiRequest(const McpTool& tool, const json& arguments) {
     }
   }
   r.target = path + query;
-  if (tool.method != "GET") r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (tool.method != "GET") r.body = state::CompactJson(body);
   return r;
 }
 

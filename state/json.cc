@@ -239,6 +239,28 @@ std::string CompactJson(const json& j) {
   return out;
 }
 
+void CopyJson(const json& from, json* to) {
+  std::vector<std::pair<const json*, json*>> todo{{&from, to}};
+  while (!todo.empty()) {
+    auto [src, dst] = todo.back();
+    todo.pop_back();
+    if (src->is_object()) {
+      *dst = json::object();
+      auto& members = dst->get_ref<json::object_t&>();
+      for (const auto& [key, value] : src->get_ref<const json::object_t&>())
+        todo.emplace_back(&value, &members.emplace_hint(members.end(), key, nullptr)->second);
+    } else if (src->is_array()) {
+      const auto& items = src->get_ref<const json::array_t&>();
+      *dst = json::array();
+      auto& copies = dst->get_ref<json::array_t&>();
+      copies.resize(items.size());  // once: the pointers below stay valid
+      for (size_t i = 0; i < items.size(); ++i) todo.emplace_back(&items[i], &copies[i]);
+    } else {
+      *dst = *src;  // a scalar
+    }
+  }
+}
+
 namespace {
 
 // The length of the well-formed UTF-8 sequence at s[i] (Unicode 15, table

@@ -57,6 +57,10 @@ std::string CompactJson(const nlohmann::json& j);
 // The same for one string (an object's key, say) without making a json of it.
 void AppendJsonString(const std::string& s, std::string* out);
 
+// `from` copied into *to, iteratively: json's copy constructor recurses, and
+// a value nested some tens of thousands deep overflows the stack.
+void CopyJson(const nlohmann::json& from, nlohmann::json* to);
+
 // Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points
 // beyond U+10FFFF).
 bool IsValidUtf8(std::string_view s);

@@ -1,6 +1,7 @@
 // Reduce(): what each event does to the pools (see reducer.h, docs/events.md).
 #include <algorithm>
 
+#include "state/json.h"
 #include "state/reducer.h"
 
 namespace limbic::state {
@@ -101,16 +102,25 @@ bool Is(const json& rec, const char* key, std::string_view value) {
   return it != rec.end() && it->is_string() && it->get_ref<const std::string&>() == value;
 }
 
-// JSON merge patch (RFC 7386); never throws.
+// JSON merge patch (RFC 7386); never throws. A thread's state may be
+// nested any depth (an older limbic stored such states): the walk keeps its
+// own stack, and values are copied by CopyJson, not json's recursive copy.
 void MergePatch(json& target, const json& patch) {
-  if (!patch.is_object()) {
-    target = patch;
-    return;
-  }
-  if (!target.is_object()) target = json::object();
-  for (auto it = patch.begin(); it != patch.end(); ++it) {
-    if (it->is_null()) target.erase(it.key());
-    else MergePatch(target[it.key()], *it);
+  std::vector<std::pair<json*, const json*>> todo{{&target, &patch}};
+  while (!todo.empty()) {
+    auto [t, p] = todo.back();
+    todo.pop_back();
+    if (!p->is_object()) {
+      CopyJson(*p, t);
+      continue;
+    }
+    if (!t->is_object()) *t = json::object();
+    for (auto it = p->begin(); it != p->end(); ++it) {
+      if (it->is_null())
+        t->erase(it.key());
+      else
+        todo.emplace_back(&(*t)[it.key()], &*it);  // map nodes: the pointer stays valid
+    }
   }
 }
 

@@ -78,3 +78,33 @@ TEST_CASE("a signed GitHub delivery whose event header is not UTF-8 is found by 
       MustRun({"--state", state, "--json", "percept", "list", "--type", kReplacement + ".opened"});
   CHECK_THAT(listed.out, Catch::Contains("gh-d-1"));
 }
+
+TEST_CASE("records nested 80,000 deep that an older limbic stored: fsck, replay and run take them",
+          "[boundary]") {
+  TempDir dir;
+  std::string deep;
+  for (int i = 0; i < 40000; ++i) deep += "{\"a\":[";
+  deep += "\"x\"";
+  for (int i = 0; i < 40000; ++i) deep += "]}";
+  const std::string file = dir / "old.jsonl";
+  std::ofstream(file)
+      << R"({"v":1,"seq":1,"ts":"2026-01-01T00:00:00.000Z","type":"percept_arrived","data":{"deep":)"
+      << deep << R"(},"intensity":0.5,"percept_id":"p-1","percept_type":"t","source":"s"})" << "\n"
+      << R"({"v":1,"seq":2,"ts":"2026-01-01T00:00:01.000Z","type":"thread_created","goal":"g",)"
+      << R"("salience":0.5,"state":{"context":)" << deep << R"(},"thread_id":"t-1"})" << "\n"
+      << R"({"v":1,"seq":3,"ts":"2026-01-01T00:00:02.000Z","type":"thread_updated",)"
+      << R"("state":{"next_step":)" << deep << R"(},"thread_id":"t-1"})" << "\n";
+  const std::string state = dir / "state";
+  MustRun({"replay", "--from", file, "--into", state});
+  MustRun({"--state", state, "fsck"});
+  CHECK_THAT(MustRun({"replay", "--verify", state}).out, Catch::Contains("match"));
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  auto percept = Http(l.port(), "GET", "/v1/percepts/p-1");
+  CHECK(percept.status == 200);
+  CHECK(percept.body.find("\"data\":{\"deep\":" + deep + "}") != std::string::npos);
+  auto thread = Http(l.port(), "GET", "/v1/threads/t-1");
+  CHECK(thread.status == 200);
+  CHECK(thread.body.find("\"context\":" + deep) != std::string::npos);
+  CHECK(thread.body.find("\"next_step\":" + deep) != std::string::npos);
+}
