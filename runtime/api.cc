@@ -99,9 +99,13 @@ void Api::Commit(Result<state::Events> events, const char* id_field, bool create
 Router Api::MakeRouter() {
   Router r;
   r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
-    respond(HttpResponse::Json(200, {{"status", "ok"},
-                                     {"applied_seq", rt_.engine().applied_seq()},
-                                     {"version", LIMBIC_VERSION}}));
+    // Degraded while writes fail (a full disk): until one gets through.
+    const Status& health = rt_.engine().health();
+    json out = {{"status", health.ok() ? "ok" : "degraded"},
+                {"applied_seq", rt_.engine().applied_seq()},
+                {"version", LIMBIC_VERSION}};
+    if (!health.ok()) out["reason"] = health.message();
+    respond(HttpResponse::Json(health.ok() ? 200 : 503, out));
   });
   r.Add("GET", "/metrics", [this](HttpRequest&, Responder respond) {
     HttpResponse res;

@@ -48,6 +48,7 @@ Status Engine::Recover(EngineRecovery* recovery) {
   ProjectionOptions popts;
   popts.path = DbDirPath(dir);
   popts.read_only = options_.read_only;
+  popts.rocks_env = options_.rocks_env;
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return projection.status();
   projection_ = std::move(projection).value();
@@ -105,21 +106,27 @@ Status Engine::Recover(EngineRecovery* recovery) {
   // Re-apply what the log has and the projections lack (a crash between
   // fdatasync and the RocksDB write, or RocksDB's unsynced WAL lost).
   if (applied < log_last && !options_.read_only) {
-    LogReader::Options ropts;
-    ropts.env = env;
-    ropts.from_seq = applied + 1;
-    ropts.tolerate_partial_tail = false;
-    auto reader = LogReader::Open(EventsDirPath(dir), ropts);
-    if (!reader.ok()) return reader.status();
-    ApplyLimits limits;
-    limits.first_seq = applied + 1;
-    auto done = ApplyLog(**reader, *projection_, limits);
-    if (!done.ok()) return done.status().WithContext("re-applying the log");
-    recovery->reapplied = done->events;
+    LIMBIC_RETURN_IF_ERROR(ReapplyLog(&recovery->reapplied));
     options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, applied);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;
   last_ts_ = recovery->log.last_ts;  // ts never goes backwards, even across restarts
+  return Status::OK();
+}
+
+Status Engine::ReapplyLog(uint64_t* reapplied) {
+  const uint64_t applied = projection_->applied_seq();
+  LogReader::Options ropts;
+  ropts.env = options_.env;
+  ropts.from_seq = applied + 1;
+  ropts.tolerate_partial_tail = false;
+  auto reader = LogReader::Open(events_dir(), ropts);
+  if (!reader.ok()) return reader.status();
+  ApplyLimits limits;
+  limits.first_seq = applied + 1;
+  auto done = ApplyLog(**reader, *projection_, limits);
+  if (!done.ok()) return done.status().WithContext("re-applying the log");
+  *reapplied = done->events;
   return Status::OK();
 }
 
@@ -128,6 +135,20 @@ Engine::~Engine() {
     Status s = log_->Close();
     if (!s.ok()) options_.logger->error("closing the events log: {}", s.ToString());
     DrainCompletions();
+  }
+  if (projection_ && !options_.read_only && !unapplied_.empty()) {
+    // Acknowledged events the projections lack: one more try, else the next
+    // open re-applies them from the log.
+    uint64_t n = 0;
+    Status s = projection_->Resume();
+    if (s.ok()) s = ReapplyLog(&n);
+    if (!s.ok()) {
+      options_.logger->error(
+          "the projections end at seq {}, behind the log: {}; the next start "
+          "re-applies the rest",
+          projection_->applied_seq(), s.ToString());
+      return;  // the Projection, failed, is not flushed
+    }
   }
   if (projection_ && !options_.read_only) {
     Status s = projection_->Flush();
@@ -140,6 +161,7 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
     return Status::FailedPrecondition("state dir " + options_.state_dir + " is open read-only");
   if (!error_.ok()) return error_;
   if (events.empty()) return Status::InvalidArgument("nothing to submit");
+  LIMBIC_RETURN_IF_ERROR(GetOverFailure());
 
   // 1. Validate against the pending state, in a scratch layer so a failure
   // leaves no trace.
@@ -190,8 +212,8 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
 void Engine::OnGroupWritten(const Status& log_status, std::vector<LogBatch>&& group) {
   // 4. On the writer thread: commit the group's prepared writes in one
   // WriteBatch, so the owner thread never waits on RocksDB's memtables.
-  Status status = log_status;
   std::vector<std::unique_ptr<PreparedWrite>> writes;
+  Status apply_error;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const LogBatch& b : group) {
@@ -200,37 +222,44 @@ void Engine::OnGroupWritten(const Status& log_status, std::vector<LogBatch>&& gr
       writes.push_back(std::move(it->second));
       prepared_.erase(it);
     }
+    apply_error = apply_error_;
   }
   uint64_t last = 0;
   for (const LogBatch& b : group)
     if (!b.events.empty()) last = b.events.back().seq;
-  if (status.ok()) status = apply_error_;
-  if (status.ok() && last) {
+  bool applied = false;
+  if (log_status.ok() && last && apply_error.ok()) {
     std::vector<const PreparedWrite*> ptrs;
     for (const auto& w : writes) ptrs.push_back(w.get());
     Status s = projection_->Commit(ptrs, last);
-    // The reducer accepted these events a moment ago; failing now means the
-    // disk or RocksDB failed, and the projections no longer follow the log.
-    if (!s.ok()) status = apply_error_ = Status::Internal("applying a durable group failed: " + s.message());
+    applied = s.ok();
+    // The events are durable all the same: the owner re-applies them from
+    // the log once RocksDB can write again. Later groups wait for that.
+    if (!s.ok()) {
+      options_.logger->error("applying seqs {}..{}: {}", group.front().events.front().seq, last,
+                             s.ToString());
+      std::lock_guard<std::mutex> lock(mu_);
+      apply_error_ = s;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    written_.emplace_back(status, std::move(group));
+    written_.push_back(Written{log_status, applied, std::move(group)});
   }
   cv_.notify_all();
   if (options_.post) options_.post([this] { DrainCompletions(); });
 }
 
 void Engine::DrainCompletions() {
-  std::deque<std::pair<Status, std::vector<LogBatch>>> ready;
+  std::deque<Written> ready;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ready.swap(written_);
   }
-  for (auto& [status, group] : ready) CompleteGroup(status, group);
+  for (Written& w : ready) CompleteGroup(w.status, w.applied, w.group);
 }
 
-void Engine::CompleteGroup(Status status, std::vector<LogBatch>& group) {
+void Engine::CompleteGroup(Status status, bool applied, std::vector<LogBatch>& group) {
   // Move the group's events into one sequence; each batch keeps its range.
   std::vector<Event> events;
   std::vector<std::pair<uint64_t, size_t>> batches;  // tag, event count
@@ -241,10 +270,24 @@ void Engine::CompleteGroup(Status status, std::vector<LogBatch>& group) {
     batches.emplace_back(b.tag, b.events.size());
     std::move(b.events.begin(), b.events.end(), std::back_inserter(events));
   }
-  if (status.ok()) status = error_;
-  if (!status.ok() && error_.ok()) {
-    error_ = status;
-    options_.logger->critical("state is broken, refusing further writes: {}", status.ToString());
+  if (status.IsUnavailable() && !events.empty()) {
+    // Not written (or not known to be): the group's seqs, and those of every
+    // batch after it (they fail too), will be given out again.
+    if (!write_failed_ || events.front().seq < rollback_seq_) rollback_seq_ = events.front().seq;
+    write_failed_ = true;
+    health_ = status;
+  } else if (!status.ok() || !error_.ok()) {
+    if (status.ok()) status = error_;
+    if (error_.ok()) {
+      error_ = status;
+      options_.logger->critical("state is broken, refusing further writes: {}", status.ToString());
+    }
+  } else if (!applied) {
+    std::lock_guard<std::mutex> lock(mu_);
+    health_ = Status::IOError("the projections could not be written (" + apply_error_.message() +
+                              "); they catch up from the events log before the next write");
+  } else if (unapplied_.empty()) {
+    health_ = Status::OK();
   }
   const uint64_t last = events.empty() ? 0 : events.back().seq;
 
@@ -259,16 +302,67 @@ void Engine::CompleteGroup(Status status, std::vector<LogBatch>& group) {
     if (it == inflight_.end()) continue;
     Inflight batch = std::move(it->second);
     inflight_.erase(it);
-    if (status.ok())
+    if (status.ok() && applied)
       for (const Overlay::Key& key : batch.keys) pending_.Forget(key, last);
     if (batch.done) batch.done(status, mine);
   }
   if (!status.ok()) {
     pending_.Clear();
+    // Every batch after the failed one has failed too: new commands (and
+    // the ids made from next_seq) take their seqs again.
+    if (write_failed_ && inflight_.empty()) next_seq_ = rollback_seq_;
+    return;
+  }
+  if (!applied || !unapplied_.empty()) {
+    // Durable, acknowledged, but not in the projections: published once
+    // they are (GetOverFailure), in order.
+    std::move(events.begin(), events.end(), std::back_inserter(unapplied_));
     return;
   }
   // 6. Publish.
   for (const Listener& listener : listeners_) listener(all);
+}
+
+Status Engine::GetOverFailure() {
+  if (!write_failed_ && unapplied_.empty()) return Status::OK();
+  if (!inflight_.empty())
+    return Status::Unavailable(
+        "not written: earlier writes are still coming back after a failed "
+        "write (" +
+        health_.message() + "); retry");
+  if (write_failed_) {
+    Status s = log_->Resume(rollback_seq_ - 1);
+    if (!s.ok() && !s.IsUnavailable()) {
+      error_ = s;
+      return s;
+    }
+    if (!s.ok())
+      return Status::Unavailable("not written: the outcome of an earlier write is still unknown (" +
+                                 s.message() + "); retry");
+    next_seq_ = rollback_seq_;
+    write_failed_ = false;
+    pending_.Clear();
+  }
+  if (!unapplied_.empty()) {
+    uint64_t n = 0;
+    Status s = projection_->Resume();
+    if (s.ok()) s = ReapplyLog(&n);
+    if (!s.ok())
+      return Status::Unavailable(
+          "not written: the projections are behind the events log and "
+          "cannot catch up yet (" +
+          s.message() + "); retry");
+    options_.logger->info("the projections caught up with the log: re-applied {} events", n);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      apply_error_ = Status::OK();
+    }
+    pending_.Clear();  // all of it is applied now
+    std::vector<Event> events = std::move(unapplied_);
+    unapplied_.clear();
+    for (const Listener& listener : listeners_) listener(events);
+  }
+  return Status::OK();
 }
 
 Status Engine::Poll(bool block) {

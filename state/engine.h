@@ -18,6 +18,20 @@
 //
 // Each event is reduced once (step 1); steps 3-4 run off the owner thread.
 //
+// Failed writes (a full disk) are survived, and no answer lies:
+//   - step 3 failed: the batch's `done` gets the log's Unavailable status,
+//     "not written: ..." (provably not in the log) or "outcome unknown:
+//     ..." (retry with the same id). Every batch queued after it fails
+//     "not written" too, and their seqs are given out again. The next
+//     Submit after they have all come back resumes the log (for an unknown
+//     outcome: once the log could be cut back) and goes on.
+//   - step 4 failed: the events are durable, so the batch is acknowledged
+//     (OK) but not yet published; the projections lag the log. The next
+//     Submit first has RocksDB resume and re-applies the log after
+//     applied_seq (as recovery does), then publishes what was held back;
+//     until that succeeds every Submit fails "not written".
+// health() says what failed until a write gets through again.
+//
 // State layout under EngineOptions::state_dir:
 //   limbic.lock   exclusive flock while a process writes; holds its pid
 //   events/       the events log (event_log.h)
@@ -71,6 +85,8 @@ struct EngineOptions {
   // there are any, the projections are rebuilt from the whole log, since
   // they were made from what the segments held before. Never set by a start.
   bool accept_changed_segments = false;
+  // RocksDB's file layer (ProjectionOptions::rocks_env); nullptr = default.
+  rocksdb::Env* rocks_env = nullptr;
 };
 
 // What Open found and did.
@@ -139,8 +155,13 @@ class Engine {
   bool read_only() const { return options_.read_only; }
   const std::string& state_dir() const { return options_.state_dir; }
   std::string events_dir() const { return options_.state_dir + "/events"; }
-  // Sticky error: the log or an apply failed; every Submit fails with it.
+  // Sticky error: the state is broken (a bug, corruption); every Submit
+  // fails with it. A failed write (see above) is not sticky.
   const Status& error() const { return error_; }
+  // OK, or why the last write did not get through (the log could not write
+  // or sync, or the projections could not be written): a write failed and
+  // none has been durable and applied since.
+  const Status& health() const { return health_; }
 
  private:
   Engine(EngineOptions options);
@@ -149,7 +170,12 @@ class Engine {
   void OnGroupWritten(const Status& status, std::vector<LogBatch>&& group);
   // Owner thread: steps 5 and 6 for every group written so far.
   void DrainCompletions();
-  void CompleteGroup(Status status, std::vector<LogBatch>& group);
+  void CompleteGroup(Status status, bool applied, std::vector<LogBatch>& group);
+  // Before a Submit after a failed write: resumes the log and catches the
+  // projections up (see above). OK when there is nothing to get over.
+  Status GetOverFailure();
+  // Re-applies the log's events after applied_seq to the projections.
+  Status ReapplyLog(uint64_t* reapplied);
 
   EngineOptions options_;
   const Clock* clock_;
@@ -167,14 +193,26 @@ class Engine {
   std::unordered_map<uint64_t, Inflight> inflight_;  // tag -> batch
   std::vector<Listener> listeners_;
   Status error_;
+  Status health_;
+  // A group failed in the log; seqs from rollback_seq_ on are given out again.
+  bool write_failed_ = false;
+  uint64_t rollback_seq_ = 0;
+  // Acknowledged (durable) events the projections lack, not yet published.
+  std::vector<Event> unapplied_;
 
   // Shared with the log's writer thread, under mu_: prepared writes by
   // batch tag, and groups written (and committed) waiting for the owner.
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<uint64_t, std::unique_ptr<PreparedWrite>> prepared_;
-  std::deque<std::pair<Status, std::vector<LogBatch>>> written_;
-  // Writer thread only: a failed commit; later groups are not committed.
+  struct Written {
+    Status status;  // the log's
+    bool applied;   // committed to the projections
+    std::vector<LogBatch> group;
+  };
+  std::deque<Written> written_;
+  // A failed commit: later groups are not committed until the owner has
+  // caught the projections up and cleared it.
   Status apply_error_;
 };
 

@@ -66,8 +66,17 @@ struct LogBatch {
   uint64_t tag = 0;
 };
 
-// Called on the writer thread once per group, in order. On error the log is
-// broken for good: this and every later group fail with the same status.
+// Called on the writer thread once per group, in order. A group whose write
+// or fdatasync failed comes back with Unavailable, saying which of two
+// things is true:
+//   "not written: ..."      the log was cut back to where it stood before
+//                           the group and synced: none of it is durable;
+//   "outcome unknown: ..."  cutting back failed too: the group may or may
+//                           not be in the log (a restart would tell).
+// After such a group the log writes nothing more: every later batch comes
+// back "not written" until the caller calls Resume. Other errors (a seq gap,
+// a failed background sync in interval or none mode) break the log for
+// good: this and every later group fail with the same status.
 using GroupCallback = std::function<void(const Status& status, std::vector<LogBatch>&& group)>;
 
 inline constexpr uint64_t kDefaultSegmentBytes = 64ull << 20;
@@ -143,8 +152,19 @@ class EventLog {
   // or closed the batch comes back through on_group with the error.
   void Submit(LogBatch batch);
 
+  // After a group failed ("not written" or "outcome unknown") and every
+  // batch submitted after it has come back through on_group: lets the log
+  // take batches again, continuing after `last_seq`, which must be the last
+  // seq of the log as it was before the failed group. If that group's
+  // outcome is still unknown, the writer first tries again to cut the log
+  // back (and this call waits for it); while that fails, returns the
+  // "outcome unknown" status. OK when no group has failed.
+  Status Resume(uint64_t last_seq);
+
   // Blocks until everything submitted so far has been written and synced
-  // (whatever the durability mode) and its group callback has run.
+  // (whatever the durability mode) and its group callback has run, or has
+  // failed. Returns the error that broke the log, if any (failed groups
+  // were reported through on_group).
   Status Flush();
 
   // Flush, then stop the writer. Later Submits fail with Unavailable.

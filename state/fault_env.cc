@@ -1,8 +1,63 @@
 #include "state/fault_env.h"
 
+#include <rocksdb/env.h>
+
 #include <algorithm>
 
 namespace limbic::state {
+namespace {
+
+// A RocksDB file whose appends fail while *fail is set.
+class FaultRocksFile final : public rocksdb::WritableFileWrapper {
+ public:
+  FaultRocksFile(std::unique_ptr<rocksdb::WritableFile> base,
+                 std::shared_ptr<std::atomic<bool>> fail)
+      : rocksdb::WritableFileWrapper(base.get()), base_(std::move(base)), fail_(std::move(fail)) {}
+  rocksdb::Status Append(const rocksdb::Slice& data) override {
+    if (*fail_) return rocksdb::Status::NoSpace("injected: No space left on device");
+    return base_->Append(data);
+  }
+  rocksdb::Status Append(const rocksdb::Slice& data,
+                         const rocksdb::DataVerificationInfo& info) override {
+    if (*fail_) return rocksdb::Status::NoSpace("injected: No space left on device");
+    return base_->Append(data, info);
+  }
+
+ private:
+  std::unique_ptr<rocksdb::WritableFile> base_;
+  std::shared_ptr<std::atomic<bool>> fail_;
+};
+
+class FaultRocksEnv final : public rocksdb::EnvWrapper {
+ public:
+  explicit FaultRocksEnv(std::shared_ptr<std::atomic<bool>> fail)
+      : rocksdb::EnvWrapper(rocksdb::Env::Default()), fail_(std::move(fail)) {}
+  rocksdb::Status NewWritableFile(const std::string& name,
+                                  std::unique_ptr<rocksdb::WritableFile>* result,
+                                  const rocksdb::EnvOptions& options) override {
+    std::unique_ptr<rocksdb::WritableFile> base;
+    rocksdb::Status s = target()->NewWritableFile(name, &base, options);
+    if (s.ok()) result->reset(new FaultRocksFile(std::move(base), fail_));
+    return s;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> fail_;
+};
+
+}  // namespace
+
+FaultInjectionEnv::FaultInjectionEnv(Env* base)
+    : base_(base), rocks_write_error_(std::make_shared<std::atomic<bool>>(false)) {}
+FaultInjectionEnv::~FaultInjectionEnv() = default;
+
+rocksdb::Env* FaultInjectionEnv::rocks_env() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!rocks_env_) rocks_env_ = std::make_unique<FaultRocksEnv>(rocks_write_error_);
+  return rocks_env_.get();
+}
+
+void FaultInjectionEnv::SetRocksWriteError(bool fail) { *rocks_write_error_ = fail; }
 
 class FaultWritableFile final : public WritableFile {
  public:

@@ -9,16 +9,23 @@
 // Thread-safety: safe to use from several threads (one mutex).
 #pragma once
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "state/env.h"
+
+namespace rocksdb {
+class Env;
+}
 
 namespace limbic::state {
 
 class FaultInjectionEnv final : public Env {
  public:
-  explicit FaultInjectionEnv(Env* base) : base_(base) {}
+  explicit FaultInjectionEnv(Env* base);
+  ~FaultInjectionEnv() override;
 
   // Truncates every file written through this Env to its synced size plus at
   // most `keep_unsynced_bytes` of its unsynced tail (a torn write).
@@ -34,6 +41,13 @@ class FaultInjectionEnv final : public Env {
   // IOError and renames nothing: a crash between two steps of a
   // multi-file update.
   void FailRenameAfter(int renames);
+
+  // RocksDB's file layer (RocksDB's default, wrapped), for
+  // ProjectionOptions::rocks_env: while SetRocksWriteError is set, every
+  // append to a file RocksDB writes (WAL, tables, MANIFEST) fails with
+  // RocksDB's NoSpace error, as on a full disk. Lives as long as this Env.
+  rocksdb::Env* rocks_env();
+  void SetRocksWriteError(bool fail);
 
   int sync_calls() const;
   int append_calls() const;
@@ -87,6 +101,8 @@ class FaultInjectionEnv final : public Env {
   int sync_calls_ = 0;
   int append_calls_ = 0;
   int renames_left_ = -1;  // -1: no rename fails
+  std::shared_ptr<std::atomic<bool>> rocks_write_error_;
+  std::unique_ptr<rocksdb::Env> rocks_env_;
 };
 
 }  // namespace limbic::state

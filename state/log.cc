@@ -1,6 +1,7 @@
 // EventLog: recovery scan, and the group-commit writer thread.
 #include <spdlog/sinks/null_sink.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -46,6 +47,8 @@ class EventLog::Impl {
   Status Flush();
   Status Close();
 
+  Status Resume(uint64_t last_seq);
+
   LogOptions options_;
   std::atomic<uint64_t> submitted_seq_{0};
   std::atomic<uint64_t> written_seq_{0};
@@ -53,6 +56,13 @@ class EventLog::Impl {
 
   mutable std::mutex mu_;
   Status error_;  // sticky; guarded by mu_
+  // Guarded by mu_. Not OK from a failed group until Resume: every batch
+  // is refused with it (it was never written).
+  Status wedged_;
+  // Guarded by mu_. The failed group's outcome is not known yet (cutting the
+  // log back failed); `unknown_` says so to whoever asks.
+  bool unresolved_ = false;
+  Status unknown_;
 
  private:
   Status ScanSegment(const Segment& seg, bool last, uint64_t sealed, const std::string& seal_sha,
@@ -63,6 +73,8 @@ class EventLog::Impl {
   Status SealOpenSegment();
   void WriterLoop();
   Status WriteGroup(std::vector<LogBatch>& group);
+  Status FailGroup(const Status& cause);
+  Status Undo();
   Status OpenSegment(uint64_t first_seq);
   Status Append(std::string_view data);
   Status SyncNow();
@@ -74,6 +86,7 @@ class EventLog::Impl {
   bool closed_ = false;
   bool started_ = false;
   int flush_requests_ = 0;
+  int resume_requests_ = 0;  // Resume() calls waiting for the writer to retry Undo
   uint64_t synced_seq_ = 0;  // guarded by mu_
   std::thread writer_;
 
@@ -85,6 +98,14 @@ class EventLog::Impl {
   uint64_t seg_first_seq_ = 0;
   TimeMs last_ts_ = 0;  // of the last event written (or recovered)
   Sha256 seg_sha_;      // of the open segment's bytes
+  // Where the log stood before the group being written: what Undo restores.
+  struct Mark {
+    std::string path;        // the open segment ("" = none yet)
+    uint64_t first_seq = 0;  // its first seq
+    uint64_t size = 0;       // its bytes, all written by earlier groups
+    uint64_t last_seq = 0;   // the last seq in the log
+    TimeMs last_ts = 0;
+  } mark_;
 };
 
 // Checks one segment, decoding each line after the first `sealed` bytes
@@ -327,50 +348,181 @@ void EventLog::Impl::WriterLoop() {
   for (;;) {
     std::vector<LogBatch> group;
     int flushes = 0;  // Flush() calls this round answers
+    int resumes = 0;  // Resume() calls this round answers
     bool flush = false;
-    Status error;
+    bool retry_undo = false;
+    Status error, wedged;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto ready = [this] { return !queue_.empty() || stop_ || flush_requests_ > 0; };
-      if (options_.durability == Durability::kInterval && unsynced_through_ > synced_seq_)
+      auto ready = [this] {
+        return !queue_.empty() || stop_ || flush_requests_ > 0 || resume_requests_ > 0;
+      };
+      if (options_.durability == Durability::kInterval && unsynced_through_ > synced_seq_ &&
+          wedged_.ok())
         work_cv_.wait_until(lock, next_sync, ready);
       else
         work_cv_.wait(lock, ready);
       // Stop once drained; a broken log has nothing more it can sync.
-      if (queue_.empty() && stop_ && flush_requests_ == 0 &&
-          (unsynced_through_ == synced_seq_ || !error_.ok()))
+      if (queue_.empty() && stop_ && flush_requests_ == 0 && resume_requests_ == 0 &&
+          (unsynced_through_ == synced_seq_ || !error_.ok() || !wedged_.ok()))
         break;
       group.swap(queue_);
       flushes = flush_requests_;
+      resumes = resume_requests_;
       flush = flushes > 0 || stop_;
+      retry_undo = resumes > 0 && unresolved_;
       error = error_;
+      wedged = wedged_;
     }
-    if (error.ok() && !group.empty()) error = WriteGroup(group);
-    bool interval_due = options_.durability == Durability::kInterval && Clock::now() >= next_sync;
-    if (error.ok() && (flush || interval_due) && unsynced_through_ > synced_seq_) error = SyncNow();
-    if (interval_due) next_sync = Clock::now() + std::chrono::milliseconds(options_.interval_ms);
-    {
+    if (retry_undo) {
+      Status undone = Undo();
       std::lock_guard<std::mutex> lock(mu_);
-      if (!error.ok() && error_.ok()) {
-        error_ = error;
-        options_.logger->error("events log broken: {}", error.ToString());
+      if (undone.ok()) {
+        unresolved_ = false;
+        options_.logger->warn(
+            "events log: cut back to seq {} after the failed write; the "
+            "write whose outcome was unknown is not in the log",
+            mark_.last_seq);
       }
     }
+    // A group is written only by a log in good order; while wedged, it
+    // fails untouched (not written).
+    Status status = error.ok() ? wedged : error;
+    if (status.ok() && !group.empty()) {
+      mark_ =
+          Mark{seg_path_, seg_first_seq_, file_ ? file_->Size() : 0, unsynced_through_, last_ts_};
+      Status written = WriteGroup(group);
+      if (!written.ok()) status = FailGroup(written);
+    }
+    bool interval_due = options_.durability == Durability::kInterval && Clock::now() >= next_sync;
+    if (status.ok() && error.ok() && (flush || interval_due) && unsynced_through_ > synced_seq_) {
+      // Only interval and none get here with bytes to sync: groups they
+      // acknowledged before fdatasync, so a failure here breaks the log.
+      Status synced = SyncNow();
+      if (!synced.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_.ok()) error_ = synced;
+        options_.logger->error("events log broken: {}", synced.ToString());
+        status = synced;
+      }
+    }
+    if (interval_due) next_sync = Clock::now() + std::chrono::milliseconds(options_.interval_ms);
     uint64_t last = 0;
     for (const LogBatch& b : group)
       if (!b.events.empty()) last = b.events.back().seq;
     if (!group.empty()) {
-      bool ok = error.ok();
-      options_.on_group(error, std::move(group));
+      bool ok = status.ok();
+      options_.on_group(status, std::move(group));
       if (ok && last) written_seq_ = last;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       flush_requests_ -= flushes;
+      resume_requests_ -= resumes;
       if (last) returned_seq_ = last;
     }
     done_cv_.notify_all();
   }
+}
+
+// A group's write failed: part of it may be in the file, and after a failed
+// fdatasync the kernel may have dropped dirty pages that a read would still
+// show ("fsyncgate"), so looking at the file proves nothing. Cutting the
+// segment back to where it stood before the group and syncing that does:
+// then the group is surely not in the log. Until that succeeds its outcome
+// is unknown. Either way the log takes no batch until Resume.
+Status EventLog::Impl::FailGroup(const Status& cause) {
+  options_.logger->error("events log: writing seqs {}.. failed: {}", mark_.last_seq + 1,
+                         cause.message());
+  Status undone = Undo();
+  std::lock_guard<std::mutex> lock(mu_);
+  wedged_ = Status::Unavailable("not written: the events log is recovering from a failed write (" +
+                                cause.message() + "); retry");
+  if (undone.ok()) {
+    unresolved_ = false;
+    return Status::Unavailable("not written: " + cause.message() +
+                               "; the events log holds none of it, retry");
+  }
+  options_.logger->error("events log: cannot cut the log back to seq {}: {}", mark_.last_seq,
+                         undone.message());
+  unresolved_ = true;
+  unknown_ = Status::Unavailable("outcome unknown: " + cause.message() +
+                                 ", and cutting the log back failed (" + undone.message() +
+                                 "); retry with the same id");
+  return unknown_;
+}
+
+// Restores the log to mark_: segments the group started are removed (with
+// the seal its first segment got when closed), the segment it started in is
+// truncated to its old size, reopened and synced.
+Status EventLog::Impl::Undo() {
+  Env* env = options_.env;
+  const Mark& m = mark_;
+  if (seg_path_ != m.path) {
+    file_.reset();
+    auto segments = ListSegments(env, options_.dir);
+    if (!segments.ok()) return segments.status();
+    for (const Segment& seg : *segments) {
+      if (!m.path.empty() && seg.first_seq <= m.first_seq) continue;
+      LIMBIC_RETURN_IF_ERROR(env->RemoveFile(seg.path));
+      if (env->FileExists(SealFileName(seg.path)))
+        LIMBIC_RETURN_IF_ERROR(env->RemoveFile(SealFileName(seg.path)));
+    }
+    if (!m.path.empty() && env->FileExists(SealFileName(m.path)))
+      LIMBIC_RETURN_IF_ERROR(env->RemoveFile(SealFileName(m.path)));
+    LIMBIC_RETURN_IF_ERROR(env->SyncDir(options_.dir));
+    seg_path_.clear();
+  }
+  if (!m.path.empty()) {
+    file_.reset();
+    LIMBIC_RETURN_IF_ERROR(env->TruncateFile(m.path, m.size));
+    auto file = env->NewAppendableFile(m.path);
+    if (!file.ok()) return file.status();
+    file_ = std::move(file).value();
+    LIMBIC_RETURN_IF_ERROR(file_->Sync());
+    // The open segment's hash, over the bytes it kept.
+    Sha256 sha;
+    auto in = env->NewSequentialFile(m.path);
+    if (!in.ok()) return in.status();
+    std::string chunk;
+    for (uint64_t left = m.size; left > 0; left -= chunk.size()) {
+      LIMBIC_RETURN_IF_ERROR(
+          (*in)->Read(static_cast<size_t>(std::min<uint64_t>(left, 1 << 20)), &chunk));
+      if (chunk.empty())
+        return Status::IOError(m.path + ": shorter than its " + std::to_string(m.size) +
+                               " bytes after truncation");
+      sha.Update(chunk);
+    }
+    seg_sha_ = std::move(sha);
+  } else {
+    seg_sha_ = Sha256();
+  }
+  seg_path_ = m.path;
+  seg_first_seq_ = m.first_seq;
+  last_ts_ = m.last_ts;
+  unsynced_through_ = m.last_seq;
+  std::lock_guard<std::mutex> lock(mu_);
+  synced_seq_ = m.last_seq;
+  return Status::OK();
+}
+
+Status EventLog::Impl::Resume(uint64_t last_seq) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!error_.ok()) return error_;
+  if (wedged_.ok()) return Status::OK();
+  if (unresolved_) {
+    ++resume_requests_;
+    work_cv_.notify_one();
+    done_cv_.wait(lock, [&] { return resume_requests_ == 0; });
+    if (unresolved_) return unknown_;
+  }
+  if (!queue_.empty() || last_seq != synced_seq_)
+    return Status::Internal("resuming the events log at seq " + std::to_string(last_seq) +
+                            " but it ends at seq " + std::to_string(synced_seq_) + " with " +
+                            std::to_string(queue_.size()) + " batches queued");
+  submitted_seq_ = written_seq_ = returned_seq_ = last_seq;
+  wedged_ = Status::OK();
+  return Status::OK();
 }
 
 Status EventLog::Impl::OpenSegment(uint64_t first_seq) {
@@ -439,9 +591,10 @@ Status EventLog::Impl::Flush() {
   ++flush_requests_;
   work_cv_.notify_one();
   // Every callback up to `target` has run, and all of it is synced (or the
-  // log broke, and nothing more will be).
+  // log broke or a group failed, and nothing more will be).
   done_cv_.wait(lock, [&] {
-    return returned_seq_ >= target && queue_.empty() && (!error_.ok() || synced_seq_ >= target);
+    return returned_seq_ >= target && queue_.empty() &&
+           (!error_.ok() || !wedged_.ok() || synced_seq_ >= target);
   });
   return error_;
 }
@@ -460,7 +613,11 @@ Status EventLog::Impl::Close() {
   }
   work_cv_.notify_one();
   if (writer_.joinable()) writer_.join();
-  if (s.ok()) {
+  if (unresolved_) {
+    // A last try, so the next start does not find the unknown write's bytes.
+    if (Undo().ok()) unresolved_ = false;
+  }
+  if (s.ok() && !unresolved_) {
     // Everything is synced: seal the open segment as it is now, so the next
     // open hashes it instead of decoding it. Not fatal: it only costs time.
     Status seal = SealOpenSegment();
@@ -477,7 +634,7 @@ Status EventLog::Impl::Close() {
 // The writer has stopped (or is this thread): its state is ours to read.
 Status EventLog::Impl::SealOpenSegment() {
   if (!file_ || seg_path_.empty()) return Status::OK();
-  const uint64_t last = submitted_seq_;
+  const uint64_t last = unsynced_through_;         // what the file holds
   if (last < seg_first_seq_) return Status::OK();  // nothing in it yet
   return WriteSeal(options_.env, seg_path_,
                    {seg_first_seq_, last, file_->Size(), last_ts_, seg_sha_.PeekHexDigest()});
@@ -496,6 +653,7 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(LogOptions options, LogRecovery
 }
 
 void EventLog::Submit(LogBatch batch) { impl_->Submit(std::move(batch)); }
+Status EventLog::Resume(uint64_t last_seq) { return impl_->Resume(last_seq); }
 Status EventLog::Flush() { return impl_->Flush(); }
 Status EventLog::Close() { return impl_->Close(); }
 uint64_t EventLog::last_submitted_seq() const { return impl_->submitted_seq_; }

@@ -4,6 +4,7 @@
 // pools_bulk.cc.
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -32,6 +33,18 @@ Status RemoveBulkLeftovers(const std::string& dir) {
   return Status::OK();
 }
 
+// RocksDB recovers from some write errors (a full disk) on a thread of its
+// own, retrying every few seconds, and refuses a manual DB::Resume while it
+// does. The Engine resumes it itself, before the next write (see
+// Projection::Resume): one way to recover, at a known moment.
+class NoAutoRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& options) {
@@ -43,6 +56,9 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   db_options.atomic_flush = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
+  if (options.rocks_env) db_options.env = options.rocks_env;
+  db_options.listeners.push_back(std::make_shared<NoAutoRecovery>());
+  db_options.max_bgerror_resume_count = 0;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   rocksdb::ColumnFamilyOptions cf_options;
@@ -188,7 +204,11 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
   batch.Put(cf_->meta(), std::string(kAppliedSeqKey), std::to_string(last_seq));
   rocksdb::WriteOptions wo;
   wo.sync = false;  // the events log is the durability point
-  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "writing the projections"));
+  rocksdb::Status written = db_->Write(wo, &batch);
+  if (!written.ok()) {
+    write_failed_ = true;
+    return FromRocks(written, "writing the projections");
+  }
   UpdateThreadTable(writes);
   applied_seq_.store(last_seq, std::memory_order_release);
   return Status::OK();
@@ -240,11 +260,20 @@ Status Projection::Apply(std::span<const Event> events, size_t* failed_at) {
   return Commit(writes, events.back().seq);
 }
 
+Status Projection::Resume() {
+  if (read_only_ || !write_failed_) return Status::OK();
+  LIMBIC_RETURN_IF_ERROR(FromRocks(db_->Resume(), "resuming the projections after a failed write"));
+  write_failed_ = false;
+  return Status::OK();
+}
+
 Status Projection::Flush() {
   if (read_only_) return Status::OK();
   if (bulk_load_) LIMBIC_RETURN_IF_ERROR(FinishBulkLoad());
   rocksdb::FlushOptions fo;
-  return FromRocks(db_->Flush(fo, cf_->all), "flushing the projections");
+  rocksdb::Status s = db_->Flush(fo, cf_->all);
+  if (!s.ok()) write_failed_ = true;  // see the destructor
+  return FromRocks(s, "flushing the projections");
 }
 
 }  // namespace limbic::state

@@ -211,6 +211,13 @@ Projection::~Projection() {
   bulk_.reset();
   flushing_.reset();  // waits for its write
   if (freeing_.joinable()) freeing_.join();
+  if (write_failed_ && db_ && !Resume().ok()) {
+    // Closing would abort the process (see write_failed_). Left open, the
+    // DB is as after a crash, which RocksDB recovers from; what it lost of
+    // the log's events is re-applied at the next open.
+    (void)db_.release();
+    return;
+  }
   if (db_ && cf_)
     for (auto* h : cf_->all) db_->DestroyColumnFamilyHandle(h);
 }

@@ -50,6 +50,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 }
 
 namespace limbic::state {
@@ -70,6 +71,9 @@ struct ProjectionOptions {
   // up to this many bytes (see ResidentRecords): reading one back, or
   // finding that a new id is new, then needs no RocksDB read. 0 = none.
   size_t bulk_resident_bytes = size_t{256} << 20;
+  // RocksDB's file layer; nullptr = its default. Tests pass
+  // FaultInjectionEnv::rocks_env() to make RocksDB's writes fail.
+  rocksdb::Env* rocks_env = nullptr;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -161,6 +165,12 @@ class Projection final : public RecordReader {
   // WriteBatch. The writes must carry the events after applied_seq up to
   // last_seq, prepared in seq order.
   Status Commit(std::span<const PreparedWrite* const> writes, uint64_t last_seq);
+
+  // After a failed write (RocksDB then refuses every write until told to
+  // go on): asks RocksDB to recover (DB::Resume, which flushes the
+  // memtables), so writes can go on. OK when no write has failed. Called
+  // by the thread that commits.
+  Status Resume();
 
   // Reduces `events` (seqs must continue applied_seq contiguously) onto the
   // current records and commits the result. On error nothing is written, the
@@ -299,6 +309,10 @@ class Projection final : public RecordReader {
   std::atomic<uint64_t> applied_seq_{0};
   std::string outdated_;
   bool read_only_ = false;
+  // A write failed and no Resume has succeeded since. RocksDB cannot close
+  // such a DB cleanly (its WAL writer asserts on a file that saw an error),
+  // so the destructor tries Resume once more and else leaves it open.
+  std::atomic<bool> write_failed_{false};
   // The thread table: written by Commit (the writer thread), read anywhere.
   mutable std::mutex threads_mu_;
   std::unordered_map<std::string, ThreadSummary> thread_table_;
