@@ -100,7 +100,8 @@ Router Api::MakeRouter() {
   Router r;
   r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
     // Degraded while writes fail (a full disk): until one gets through.
-    const Status& health = rt_.engine().health();
+    const Status& health =
+        rt_.engine().error().ok() ? rt_.engine().health() : rt_.engine().error();
     json out = {{"status", health.ok() ? "ok" : "degraded"},
                 {"applied_seq", rt_.engine().applied_seq()},
                 {"version", LIMBIC_VERSION}};
