@@ -321,7 +321,8 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
     // Social links need the whole row, so each row is its own.
     for (size_t j = 0; j < n; ++j) {
       if (j == i || !features[j]) continue;
-      double delta = SocialDelta(*features[i], *features[j]);
+      // COMB's sign: the document's change since its target (links.h).
+      double delta = SocialDelta(*features[j], *features[i]);
       if (delta != 0) social[i].Offer(std::fabs(delta), static_cast<uint32_t>(j), delta);
     }
   });

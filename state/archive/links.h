@@ -35,10 +35,13 @@
 // From document A to document B:
 //   delta = clamp(0.6 * (engagement_B - engagement_A)
 //                 + 0.4 * (sentiment_B - sentiment_A), -1, 1),
-// rounded to 4 decimals: positive when B is more engaged or warmer than A,
-// which is then an "inward" link of A (B draws A in); negative is
-// "outward". Zero is not a link. A document keeps the social_k links of
-// largest |delta|, ties by the earlier date.
+// rounded to 4 decimals. Document D's link to target T carries the delta
+// from T to D, COMB's direction and sign (comb/honeycomb.py): positive when
+// D is more engaged or warmer than T, an "inward" link (the relationship
+// drew in from T to D); negative is "outward" (it cooled). Zero is not a
+// link. A document keeps the social_k links of largest |delta|, ties by
+// the earlier date. (limbic before this rule stored the opposite sign;
+// Verify reports such links as a note, Archive::Relink rewrites them.)
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -92,7 +92,7 @@ TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[
     for (size_t j = 0; j < fs.size(); ++j) {
       if (j == i) continue;
       if (double s = SemanticScore(fs[i], fs[j]); s >= options.semantic_min) sem.push_back({-s, j});
-      if (double d = SocialDelta(fs[i], fs[j]); d != 0) soc.push_back({-std::fabs(d), j});
+      if (double d = SocialDelta(fs[j], fs[i]); d != 0) soc.push_back({-std::fabs(d), j});
     }
     std::sort(sem.begin(), sem.end());
     std::sort(soc.begin(), soc.end());
@@ -101,7 +101,7 @@ TEST_CASE("links of a larger corpus are the pairwise best, computed any way", "[
       want_sem.push_back({dates[sem[k].second], -sem[k].first});
     std::vector<SocialLink> want_soc;
     for (size_t k = 0; k < std::min<size_t>(4, soc.size()); ++k) {
-      double d = SocialDelta(fs[i], fs[soc[k].second]);
+      double d = SocialDelta(fs[soc[k].second], fs[i]);
       want_soc.push_back({dates[soc[k].second], d > 0 ? "inward" : "outward", d});
     }
     INFO("document " << i);
@@ -263,7 +263,8 @@ TEST_CASE("engagement is the average turn length, else paragraph length", "[link
   CHECK(ComputeFeatures("").engagement == 0);
 }
 
-TEST_CASE("social links point inward to warmer, more engaged days", "[links]") {
+TEST_CASE("a warmer, more engaged day's social link to a cooler one is inward, as in COMB",
+          "[links]") {
   // X: turns of 3 and 5 bytes (engagement 4/204), sentiment (0-2)/(0+2+2).
   // Y: one 196-byte turn (196/396), sentiment (2-0)/(2+0+2).
   Features x = ComputeFeatures("[user] bad\n[assistant] wrong");
@@ -274,8 +275,10 @@ TEST_CASE("social links point inward to warmer, more engaged days", "[links]") {
   CHECK(SocialDelta(x, y) == 0.6852);
   CHECK(SocialDelta(y, x) == -0.6852);
   auto links = LinksOf({x, y}, LinkOptions{5, 0.1, 5});
-  CHECK(links[0].social == std::vector<SocialLink>{{"2026-01-02", "inward", 0.6852}});
-  CHECK(links[1].social == std::vector<SocialLink>{{"2026-01-01", "outward", -0.6852}});
+  // COMB stores on a document the change from its target to it: Y grew
+  // warmer since X (inward), X is cooler than Y (outward).
+  CHECK(links[1].social == std::vector<SocialLink>{{"2026-01-01", "inward", 0.6852}});
+  CHECK(links[0].social == std::vector<SocialLink>{{"2026-01-02", "outward", -0.6852}});
 }
 
 TEST_CASE("social links keep the largest deltas, drop zeros and clamp to one", "[links]") {
@@ -283,11 +286,11 @@ TEST_CASE("social links keep the largest deltas, drop zeros and clamp to one", "
                         WithSocial(0.5, 0)},
                        LinkOptions{5, 0.1, 2});
   using So = std::vector<SocialLink>;
-  CHECK(links[0].social == So{{"2026-01-03", "inward", 0.48}, {"2026-01-02", "inward", 0.24}});
-  CHECK(links[2].social == So{{"2026-01-01", "outward", -0.48}, {"2026-01-02", "outward", -0.24}});
+  CHECK(links[0].social == So{{"2026-01-03", "outward", -0.48}, {"2026-01-02", "outward", -0.24}});
+  CHECK(links[2].social == So{{"2026-01-01", "inward", 0.48}, {"2026-01-02", "inward", 0.24}});
   // d2 and d4 are alike: no link between them; |0.24| ties go to the earlier date.
-  CHECK(links[1].social == So{{"2026-01-01", "outward", -0.24}, {"2026-01-03", "inward", 0.24}});
-  CHECK(links[3].social == So{{"2026-01-01", "outward", -0.24}, {"2026-01-03", "inward", 0.24}});
+  CHECK(links[1].social == So{{"2026-01-01", "inward", 0.24}, {"2026-01-03", "outward", -0.24}});
+  CHECK(links[3].social == So{{"2026-01-01", "inward", 0.24}, {"2026-01-03", "outward", -0.24}});
 
   CHECK(SocialDelta(WithSocial(0, -0.99), WithSocial(1, 0.99)) == 1.0);
   CHECK(SocialDelta(WithSocial(1, 0.99), WithSocial(0, -0.99)) == -1.0);
