@@ -99,13 +99,24 @@ void Api::Commit(Result<state::Events> events, const char* id_field, bool create
 Router Api::MakeRouter() {
   Router r;
   r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
-    // Degraded while writes fail (a full disk): until one gets through.
+    // 503 while writes fail (a full disk), until one gets through; the
+    // archive's unreadable days degrade the status but not the answer code:
+    // the loop itself works.
     const Status& health =
         rt_.engine().error().ok() ? rt_.engine().health() : rt_.engine().error();
-    json out = {{"status", health.ok() ? "ok" : "degraded"},
+    const auto& unreadable = rt_.archive().unreadable();
+    json archive = {{"status", unreadable.empty() ? "ok" : "degraded"}};
+    if (!unreadable.empty()) {
+      json days = json::array();
+      for (const auto& p : unreadable) days.push_back({{"date", p.date}, {"what", p.what}});
+      archive["unreadable"] = std::move(days);
+    }
+    json out = {{"status", health.ok() && unreadable.empty() ? "ok" : "degraded"},
                 {"applied_seq", rt_.engine().applied_seq()},
-                {"version", LIMBIC_VERSION}};
+                {"version", LIMBIC_VERSION},
+                {"archive", std::move(archive)}};
     if (!health.ok()) out["reason"] = health.message();
+    else if (!unreadable.empty()) out["reason"] = "archive days cannot be read";
     respond(HttpResponse::Json(health.ok() ? 200 : 503, out));
   });
   r.Add("GET", "/metrics", [this](HttpRequest&, Responder respond) {

@@ -1,5 +1,6 @@
 #include "runtime/archive_service.h"
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
@@ -31,6 +32,7 @@ Status ArchiveService::Open() {
   auto caught = store_->CatchUp(engine_.applied_seq());
   if (!caught.ok()) return caught.status().WithContext("catching the archive's staging up with the log");
   if (*caught > 0) log_->info("archive: staged {} entries from the log", *caught);
+  NoteUnreadable(store_->unreadable());
   worker_ = std::make_unique<std::thread>([this] {
     auto guard = boost::asio::make_work_guard(worker_io_);
     worker_io_.run();
@@ -65,10 +67,29 @@ void ArchiveService::Run(Job job, Reply reply) {
     } catch (const std::exception& e) {
       result = Status::Internal(std::string("archive job failed: ") + e.what());
     }
-    boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
+    boost::asio::post(io_, [this, reply = std::move(reply), result = std::move(result),
+                            unreadable = store_->unreadable()]() mutable {
+      NoteUnreadable(std::move(unreadable));
       if (reply) reply(std::move(result));
     });
   });
+}
+
+void ArchiveService::NoteUnreadable(std::vector<archive::Problem> now) {
+  auto same = [](const std::vector<archive::Problem>& a, const std::vector<archive::Problem>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+      return x.date == y.date && x.what == y.what;
+    });
+  };
+  if (same(now, unreadable_)) return;
+  if (!now.empty())
+    log_->warn(
+        "archive degraded: {} day(s) cannot be read, the others are served; first {}: {} "
+        "(`limbic archive verify` lists every problem)",
+        now.size(), now.front().date, now.front().what);
+  else
+    log_->info("archive: every day reads again; no longer degraded");
+  unreadable_ = std::move(now);
 }
 
 void ArchiveService::CatchUp() {

@@ -12,16 +12,23 @@
 //   - at each UTC day boundary (and once at start), past days with staged
 //     entries are rolled up, when archive.rollup is set.
 //
+// A day document that cannot be read does not stop the runtime: the archive
+// is "degraded" (healthz, the limbic_archive_unreadable_days gauge, a
+// warning in the log) while the store's last index refresh could not read
+// some day; every other day stays searchable and readable.
+//
 // Thread-safety: every public method on the io thread; jobs on the worker.
 #pragma once
+
+#include <spdlog/logger.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <span>
-#include <spdlog/logger.h>
 #include <thread>
+#include <vector>
 
 #include "runtime/config.h"
 #include "state/archive/store.h"
@@ -48,6 +55,10 @@ class ArchiveService {
 
   // Runs `job` on the worker; `reply` gets its result on the io thread.
   void Run(Job job, Reply reply);
+  //! The days the archive could not read at its last refresh (empty when
+  //! it is healthy), as of the last job that answered.
+  const std::vector<archive::Problem>& unreadable() const { return unreadable_; }
+
   // Sees every applied group: entry_staged events schedule a catch-up.
   void OnApplied(std::span<const state::Event> events);
   // One consolidation pass now; replies {entries, threads, percepts,
@@ -58,6 +69,8 @@ class ArchiveService {
   void ScheduleConsolidate();
   void ScheduleRollup();
   void CatchUp();
+  // Takes the store's unreadable days (io thread), logging a change.
+  void NoteUnreadable(std::vector<archive::Problem> now);
 
   boost::asio::io_context& io_;
   state::Engine& engine_;
@@ -68,6 +81,7 @@ class ArchiveService {
   std::unique_ptr<std::thread> worker_;
   boost::asio::steady_timer consolidate_timer_;
   boost::asio::steady_timer rollup_timer_;
+  std::vector<archive::Problem> unreadable_;
   bool catch_up_queued_ = false;
   bool stopped_ = false;
 };

@@ -61,6 +61,9 @@ void PrintText(const json& out, const std::string& what) {
   } else if (what == "verify") {
     for (const json& p : out["problems"])
       std::cout << p["date"].get<std::string>() << ": " << p["what"].get<std::string>() << "\n";
+    for (const json& p : out["notes"])
+      std::cout << "note: " << p["date"].get<std::string>() << ": " << p["what"].get<std::string>()
+                << "\n";
     std::cout << out["documents"] << " documents, " << out["bytes"] << " bytes: "
               << (out["ok"].get<bool>() ? "ok" : std::to_string(out["problems"].size()) + " problems") << "\n";
   } else if (what == "recall") {
@@ -68,6 +71,18 @@ void PrintText(const json& out, const std::string& what) {
       std::cout << "--- " << item["kind"].get<std::string>() << " " << item["date"].get<std::string>()
                 << (item.contains("timestamp") ? " " + item["timestamp"].get<std::string>() : "") << "\n"
                 << item["text"].get<std::string>() << "\n";
+  } else if (what == "import") {
+    std::cout << "imported " << out["imported"] << " documents; "
+              << (out["relinked"].get<bool>()
+                      ? "links recomputed by limbic's rules"
+                      : std::to_string(out["comb_links"].get<size_t>()) +
+                            " with COMB's links kept (`limbic archive relink` recomputes them)")
+              << "\n";
+    for (const json& d : out["staged_days_left"])
+      std::cout << "not imported: COMB staging for " << d.get<std::string>()
+                << " (roll it up in COMB first)\n";
+  } else if (what == "relink") {
+    std::cout << "relinked " << out["relinked"] << " documents\n";
   } else if (what == "rollup") {
     if (out["rolled_up"].empty()) std::cout << "nothing to roll up\n";
     for (const json& r : out["rolled_up"])
@@ -93,6 +108,8 @@ struct ArchiveArgs {
   int depth = 1;
   std::string text;
   std::string metadata;
+  std::string dir;
+  bool relink = false;
 };
 
 // Opens the engine (`write`: with the lock) and the store, runs `fn`.
@@ -200,6 +217,33 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
         return Fail(Status::Corruption("archive broken from " + first["date"].get<std::string>() + ": " +
                                        first["what"].get<std::string>()));
       }
+      return 0;
+    });
+  });
+
+  auto* import_cmd =
+      cmd->add_subcommand("import", "bring in a COMB archive (into an empty archive)");
+  import_cmd
+      ->add_option("dir", a->dir, "a COMB store (with archive/DATE.json) or its archive folder")
+      ->required();
+  import_cmd->add_flag("--relink", a->relink,
+                       "recompute every link by limbic's rules instead of keeping COMB's");
+  import_cmd->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Import(a->dir, a->relink);
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "import");
+      return 0;
+    });
+  });
+
+  auto* relink =
+      cmd->add_subcommand("relink", "recompute every document's links by limbic's rules");
+  relink->callback([&ctx, &rc, a] {
+    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
+      auto out = store.Relink();
+      if (!out.ok()) return Fail(out.status());
+      Print(ctx, *out, "relink");
       return 0;
     });
   });

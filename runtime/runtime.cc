@@ -453,7 +453,12 @@ void Runtime::DeclareMetrics() {
                    "percepts dropped by a full sensor queue");
   metrics_.Declare("limbic_sensor_rejected_total", T::kCounter, "sensor input rejected as invalid");
   metrics_.Declare("limbic_applied_seq", T::kGauge, "last applied event seq");
+  metrics_.Declare("limbic_archive_unreadable_days", T::kGauge,
+                   "archive days that cannot be read (the archive is degraded when > 0)");
   metrics_.AddCollector([this](Metrics& m) {
+    if (archive_)
+      m.Set("limbic_archive_unreadable_days", "",
+            static_cast<double>(archive_->unreadable().size()));
     for (state::Pool pool : state::kAllPools) {
       auto n = engine_->projection().Count(pool);
       if (n.ok())

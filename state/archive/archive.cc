@@ -20,9 +20,23 @@ uint64_t CountOr(const json& metadata, const char* name, uint64_t fallback) {
 // append entries twice.
 Result<uint64_t> StagedEntries(const Document& doc, const std::string& path) {
   auto it = doc.metadata.find("staged_entries");
-  if (it == doc.metadata.end() || !it->is_number_unsigned())
-    return Status::Corruption(path + ": metadata.staged_entries is not a count");
+  if (it == doc.metadata.end())
+    return Status::Corruption(path +
+                              ": metadata.staged_entries is missing (a document COMB wrote? "
+                              "`limbic archive import` brings a COMB archive in)");
+  if (!it->is_number_unsigned())
+    return Status::Corruption(path + ": metadata.staged_entries is " + it->dump() +
+                              ", not a count");
   return it->get<uint64_t>();
+}
+
+// A staging file shorter than what its document holds: its lines were lost
+// or its count was raised; either way a rollup cannot know what is new.
+Status ShorterThanHeld(const std::string& staging_path, size_t lines, uint64_t held,
+                       const std::string& doc_path) {
+  return Status::Corruption(staging_path + " has " + std::to_string(lines) + " entries, but " +
+                            doc_path + " holds " + std::to_string(held) +
+                            " (metadata.staged_entries)");
 }
 
 Result<std::string> Serialize(const Document& doc) {
@@ -111,6 +125,8 @@ Result<std::vector<Entry>> Archive::Pending(std::string_view date) const {
   } else if (!doc.status().IsNotFound()) {
     return doc.status();
   }
+  if (held > entries->size())
+    return ShorterThanHeld(staging_.PathOf(date), entries->size(), held, PathOf(date));
   std::vector<Entry> pending;
   for (size_t i = held; i < entries->size(); ++i) pending.push_back(std::move((*entries)[i]));
   return pending;
@@ -187,7 +203,9 @@ Result<std::optional<RollupResult>> Archive::RollupDay(std::string_view date_vie
   auto known = memo.find(date);
   const bool created = known == memo.end();
   const uint64_t held = created ? 0 : known->second.staged_entries;
-  if (entries->size() <= held) {
+  if (entries->size() < held)
+    return ShorterThanHeld(staging_.PathOf(date), entries->size(), held, PathOf(date));
+  if (entries->size() == held) {
     if (created) return std::optional<RollupResult>();
     return std::optional<RollupResult>(RollupResult{date, 0, false, 0});
   }
@@ -287,6 +305,47 @@ Result<std::vector<RollupResult>> Archive::RollupBefore(std::string_view before)
   return out;
 }
 
+Result<size_t> Archive::Relink() {
+  if (options_.read_only) return Status::FailedPrecondition("the archive is open read-only");
+  LIMBIC_RETURN_IF_ERROR(Recover());
+  if (Status s = RefreshMemo(); !s.ok()) {
+    memo_->docs.clear();
+    return s;
+  }
+  auto& memo = memo_->docs;
+  std::vector<std::string> dates;
+  std::vector<const Features*> features;
+  for (const auto& [date, m] : memo) {
+    dates.push_back(date);
+    features.push_back(&m.features);
+  }
+  std::vector<Links> links = ComputeLinks(dates, features, LinkOptionsOf(options_));
+  DocFiles files = Files();
+  DocFiles::Batch batch(&files);
+  std::vector<std::pair<std::string, uint64_t>> written;  // (date, file size)
+  for (size_t i = 0; i < dates.size(); ++i) {
+    if (links[i] == memo.at(dates[i]).links) continue;
+    auto d = files.Read(PathOf(dates[i]));
+    if (!d.ok()) return d.status();
+    d->links = links[i];
+    auto data = Serialize(*d);
+    if (!data.ok()) return data.status();
+    LIMBIC_RETURN_IF_ERROR(batch.Add(dates[i], *data));
+    written.emplace_back(dates[i], data->size());
+  }
+  if (written.empty()) return size_t{0};
+  if (Status s = batch.Commit(); !s.ok()) {
+    memo.clear();
+    return s;
+  }
+  for (size_t i = 0, w = 0; i < dates.size() && w < written.size(); ++i) {
+    if (written[w].first != dates[i]) continue;
+    memo.at(dates[i]).links = links[i];
+    memo.at(dates[i]).file_size = written[w++].second;
+  }
+  return written.size();
+}
+
 Result<ArchiveStats> Archive::Stats() const {
   DocFiles files = Files();
   auto listing = files.List();
@@ -298,13 +357,16 @@ Result<ArchiveStats> Archive::Stats() const {
   ArchiveStats stats;
   std::map<std::string, uint64_t> held;
   for (size_t i = 0; i < docs.size(); ++i) {
-    if (!docs[i].ok()) return docs[i].status();
+    if (!docs[i].ok()) {
+      stats.unreadable.push_back({paths[i].first, docs[i].status().message()});
+      continue;
+    }
     const Document& doc = *docs[i];
     stats.content_bytes += doc.content.size();
     stats.est_tokens += CountOr(doc.metadata, "est_tokens", (doc.content.size() + 3) / 4);
     held[paths[i].first] = CountOr(doc.metadata, "staged_entries", 0);
   }
-  stats.documents = paths.size();
+  stats.documents = paths.size() - stats.unreadable.size();
   if (!paths.empty()) {
     stats.first = paths.front().first;
     stats.last = paths.back().first;
@@ -313,6 +375,9 @@ Result<ArchiveStats> Archive::Stats() const {
   if (!days.ok()) return days.status();
   stats.staged_days = days->size();
   for (const std::string& day : *days) {
+    if (std::any_of(stats.unreadable.begin(), stats.unreadable.end(),
+                    [&](const Problem& p) { return p.date == day; }))
+      continue;  // what its document holds is unknown
     auto entries = staging_.Read(day);
     if (!entries.ok()) return entries.status();
     uint64_t h = held.contains(day) ? held[day] : 0;

@@ -29,9 +29,14 @@
 // link of the chain.
 //
 // Rollup moves a day's staged entries into its document. Staging files are
-// never rewritten (only a torn last line is cut): a document's metadata.staged_entries counts the staged
-// lines it holds, so a second rollup of the same day appends only what was
-// staged since, and every later document is re-hashed. Links are a function
+// never rewritten (only a torn last line is cut): a document's
+// metadata.staged_entries counts the staged lines it holds, so a second
+// rollup of the same day appends only what was staged since, and every
+// later document is re-hashed. Those lines' blocks are therefore the end of
+// the content, after whatever it held before (an imported COMB content).
+// A staging file with fewer lines than the count, or a count that is not
+// the one the content ends with, is reported by Verify; Rollup refuses the
+// first rather than skip or append twice. Links are a function
 // of all documents' content (see links.h), recomputed on every rollup and
 // checked by Verify, which must be given the options the archive was
 // rolled up with (semantic_k, semantic_min, social_k).
@@ -195,7 +200,19 @@ struct VerifyReport {
   size_t documents = 0;
   uint64_t bytes = 0;             // bytes of document files read
   std::vector<Problem> problems;  // everything wrong with every document, in date order
+  // Links that are not limbic's but were computed by a known rule (COMB's,
+  // or limbic's own before it took COMB's social sign): not problems, as
+  // links are outside the hash and Relink() recomputes them.
+  std::vector<Problem> notes;
   bool ok() const { return problems.empty(); }
+};
+
+//! What Import did.
+struct ImportResult {
+  size_t documents = 0;   //!< documents brought in
+  size_t comb_links = 0;  //!< documents whose links COMB computed (kept, or recomputed)
+  bool relinked = false;  //!< links recomputed by limbic's rules
+  std::vector<std::string> staged_days;  //!< COMB staging files left behind (not rolled up in COMB)
 };
 
 struct ArchiveStats {
@@ -205,6 +222,7 @@ struct ArchiveStats {
   uint64_t est_tokens = 0;
   size_t staged_days = 0;
   size_t staged_pending = 0;  // staged entries not yet rolled up
+  std::vector<Problem> unreadable;  // documents that are not documents (not counted above)
 };
 
 class Archive {
@@ -229,8 +247,9 @@ class Archive {
   // into it (creating it when needed), re-hashes every later document and
   // recomputes links. A day with nothing new is left alone (added == 0).
   // An empty day (no staged entries, no document) is InvalidArgument; an
-  // archive document that does not parse is Corruption naming it, and
-  // nothing is written. Links are computed from the documents' features
+  // archive document that does not parse, or a staging file with fewer
+  // entries than its document holds, is Corruption naming it, and nothing
+  // is written. Links are computed from the documents' features
   // remembered from earlier calls while their files keep their size.
   Result<RollupResult> Rollup(std::string_view date);
   // Rolls up every staged day before `before` (exclusive) that has entries
@@ -251,9 +270,35 @@ class Archive {
   // are not checked, and the others' are checked as far as they can be
   // without it. Reads documents on all cores. Never writes.
   Result<VerifyReport> Verify() const;
+  // Documents that are not readable as documents, counted in, the others
+  // counted as usual.
   Result<ArchiveStats> Stats() const;
 
-  // Staged entries of a day that its document does not hold yet.
+  // Recomputes every document's links (links.h) and rewrites the documents
+  // whose stored links differ, in one crash-safe batch: what brings links
+  // computed by another rule (COMB's, an older limbic's) in line. Hashes
+  // do not change (links are outside them). Returns the documents written.
+  // A document that does not parse is Corruption naming it; nothing is
+  // written.
+  Result<size_t> Relink();
+
+  // Brings in the documents of a COMB archive: `comb_dir` is a COMB store
+  // (its documents in comb_dir/archive/DATE.json) or that archive folder
+  // itself. This archive must have no documents yet. Every file must be a
+  // document named by its date, and the chain must hold by COMB's rule
+  // (the same as ours: hash = hex(SHA-256((prev_hash or "") + content)),
+  // each prev_hash the hash before, the first null); else Corruption
+  // naming the file, and nothing is written. Content, hash, prev_hash and
+  // COMB's metadata are kept; metadata gets staged_entries = 0 (no line
+  // of our staging is in it). Semantic and social links that COMB's rules
+  // computed are kept unless `relink`; links that are neither COMB's nor
+  // ours, or temporal links that are wrong, are refused unless `relink`,
+  // which recomputes every link by ours. Written in one crash-safe batch.
+  Result<ImportResult> Import(const std::string& comb_dir, bool relink);
+
+  // Staged entries of a day that its document does not hold yet. A
+  // staging file with fewer entries than its document holds is Corruption
+  // naming both.
   Result<std::vector<Entry>> Pending(std::string_view date) const;
 
  private:

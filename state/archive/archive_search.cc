@@ -1,4 +1,5 @@
 // ArchiveSearch: keeps a SearchBackend in step with the archive's files.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -39,14 +40,18 @@ Result<ArchiveSearch::RefreshStats> ArchiveSearch::Refresh() {
     std::string id = std::string(kArchivePrefix) + date;
     std::string version = FileVersion(archive_.PathOf(date));
     doc_version[date] = version;
-    wanted.insert(id);
     auto it = indexed->find(id);
     if (it != indexed->end() && it->second == version) {
+      wanted.insert(id);
       ++stats.unchanged;
       continue;
     }
     auto doc = archive_.Load(date);
-    if (!doc.ok()) return doc.status();
+    if (!doc.ok()) {
+      stats.unreadable.push_back({date, doc.status().message()});
+      continue;
+    }
+    wanted.insert(id);
     LIMBIC_RETURN_IF_ERROR(backend_.Index({id, doc->content, date, version}));
     ++stats.indexed;
   }
@@ -65,7 +70,13 @@ Result<ArchiveSearch::RefreshStats> ArchiveSearch::Refresh() {
       current = current && it->second == version;
     }
     auto pending = archive_.Pending(day);
-    if (!pending.ok()) return pending.status();
+    if (!pending.ok()) {
+      // The document's own failure is already listed.
+      if (!doc_version.count(day) || std::none_of(stats.unreadable.begin(), stats.unreadable.end(),
+                                                  [&](const Problem& p) { return p.date == day; }))
+        stats.unreadable.push_back({day, pending.status().message()});
+      continue;
+    }
     auto doc = archive_.Load(day);
     size_t held = doc.ok() ? doc->metadata.value("staged_entries", size_t{0}) : 0;
     for (size_t i = 0; i < pending->size(); ++i) wanted.insert(prefix + std::to_string(held + i + 1));

@@ -91,13 +91,21 @@ class DocFiles {
 };
 
 // A document as Verify reads it: all of it but the metadata (which must
-// still be an object), the content a view into the DocReader's buffers.
+// still be an object) other than what staged_entries and rolled_up_at
+// say, the content a view into the DocReader's buffers.
 struct DocumentView {
   std::string date;
   std::string_view content;  // valid until the reader's next Read
   std::string hash;
   std::optional<std::string> prev_hash;
   Links links;
+  //! metadata.staged_entries: absent (nullopt), or its JSON text when it is
+  //! not a count (staged_entries_bad), else the count.
+  std::optional<uint64_t> staged_entries;
+  std::string staged_entries_bad;
+  //! metadata.rolled_up_at is there: limbic rolled the document up (COMB
+  //! writes created_at instead).
+  bool rolled_up_by_limbic = false;
 };
 
 // Reads documents one after another without copying their content, for

@@ -103,6 +103,24 @@ bool ReadLinks(dom::element e, Links* links) {
                });
 }
 
+// metadata.staged_entries and whether rolled_up_at is there into `doc`;
+// false (take the slow path) when a key is given twice or staged_entries
+// is not a count, so the slow path words it.
+bool StagedEntries(dom::element metadata, DocumentView* doc) {
+  static constexpr std::array<std::string_view, 2> kNames = {"staged_entries", "rolled_up_at"};
+  std::array<dom::element, 2> m;
+  std::array<bool, 2> found{};
+  dom::object object;
+  if (metadata.get(object) != simdjson::SUCCESS || !Members(object, kNames, &m, &found))
+    return false;
+  doc->rolled_up_by_limbic = found[1];
+  if (!found[0]) return true;
+  uint64_t n = 0;
+  if (m[0].get_uint64().get(n) != simdjson::SUCCESS) return false;
+  doc->staged_entries = n;
+  return true;
+}
+
 }  // namespace
 
 struct DocReader::Impl {
@@ -133,14 +151,27 @@ Result<DocumentView> DocReader::Read(const std::string& path, uint64_t* bytes) {
       root.get(object) == simdjson::SUCCESS && Members(object, kFields, &f, &has) &&
       has == std::array<bool, 6>{true, true, true, true, true, true} && Date(f[0], &doc.date) &&
       f[1].get(doc.content) == simdjson::SUCCESS && String(f[2], &doc.hash) &&
-      Nullable(f[3], &doc.prev_hash, false) && f[4].is_object() && ReadLinks(f[5], &doc.links))
+      Nullable(f[3], &doc.prev_hash, false) && f[4].is_object() && ReadLinks(f[5], &doc.links) &&
+      StagedEntries(f[4], &doc))
     return doc;
 
   auto slow = DocFiles::Parse(text, path);
   if (!slow.ok()) return slow.status();
   impl_->slow_content = std::move(slow->content);
-  return DocumentView{std::move(slow->date), impl_->slow_content, std::move(slow->hash),
-                      std::move(slow->prev_hash), std::move(slow->links)};
+  DocumentView view;
+  view.date = std::move(slow->date);
+  view.content = impl_->slow_content;
+  view.hash = std::move(slow->hash);
+  view.prev_hash = std::move(slow->prev_hash);
+  view.links = std::move(slow->links);
+  view.rolled_up_by_limbic = slow->metadata.contains("rolled_up_at");
+  if (auto it = slow->metadata.find("staged_entries"); it != slow->metadata.end()) {
+    if (it->is_number_unsigned())
+      view.staged_entries = it->get<uint64_t>();
+    else
+      view.staged_entries_bad = it->dump();
+  }
+  return view;
 }
 
 }  // namespace limbic::archive

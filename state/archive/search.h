@@ -119,11 +119,16 @@ class ArchiveSearch {
   ArchiveSearch(Archive& archive, SearchBackend& backend);
   struct RefreshStats {
     size_t indexed = 0, removed = 0, unchanged = 0;
+    // Documents that do not read as documents, and days whose staged
+    // entries cannot be told apart from their document's (a bad staging
+    // line, a count the staging file does not reach): left out of the
+    // index (and taken out if they were in it), read again next time.
+    std::vector<Problem> unreadable;
   };
   // Indexes what changed since the last refresh and removes what is gone or
   // was rolled up. Costs one stat per file plus the changed files' reading:
   // document versions are "size:mtime" of the file, staging versions the
-  // day file's size.
+  // day file's size. One unreadable day does not stop the others.
   Result<RefreshStats> Refresh();
   Result<std::vector<SearchHit>> Search(std::string_view query, size_t k) const;
 

@@ -27,6 +27,12 @@ json RecallItem(const char* kind, const std::string& date, const std::string& ti
   return item;
 }
 
+json ProblemsJson(const std::vector<Problem>& problems) {
+  json out = json::array();
+  for (const Problem& p : problems) out.push_back({{"date", p.date}, {"what", p.what}});
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ArchiveStore>> ArchiveStore::Open(const StoreOptions& options) {
@@ -58,7 +64,9 @@ Result<std::unique_ptr<ArchiveStore>> ArchiveStore::Open(const StoreOptions& opt
 Status ArchiveStore::RefreshIndex() {
   if (options_.read_only || !search_) return Status::OK();
   auto r = search_->Refresh();
-  return r.ok() ? Status::OK() : r.status();
+  if (!r.ok()) return r.status();
+  unreadable_ = std::move(r->unreadable);
+  return Status::OK();
 }
 
 Result<size_t> ArchiveStore::CatchUp(uint64_t up_to_seq) {
@@ -156,19 +164,28 @@ Result<json> ArchiveStore::Walk(const std::string& date, const std::string& dire
   if (direction == "temporal") {
     // Prev and next, one day further each step, in date order.
     std::vector<std::pair<std::string, int>> found;
+    std::map<std::string, std::string> errors;  // date -> why it cannot be read
     for (bool forward : {false, true}) {
       Document at = *start;
       for (int d = 1; d <= depth; ++d) {
         const auto& step = forward ? at.links.next : at.links.prev;
         if (!step) break;
         auto next = archive_->Load(*step);
-        if (!next.ok()) return next.status();
+        if (!next.ok()) {
+          if (!next.status().IsCorruption()) return next.status();
+          errors[*step] = next.status().message();
+          found.emplace_back(*step, d);
+          break;
+        }
         found.emplace_back(*step, d);
         at = std::move(next).value();
       }
     }
     std::sort(found.begin(), found.end());
-    for (auto& [d, n] : found) visited.push_back({{"date", d}, {"depth", n}});
+    for (auto& [d, n] : found) {
+      visited.push_back({{"date", d}, {"depth", n}});
+      if (errors.count(d)) visited.back()["error"] = errors[d];
+    }
   } else {
     std::set<std::string> seen{date};
     std::deque<std::pair<Document, int>> queue;
@@ -180,8 +197,12 @@ Result<json> ArchiveStore::Walk(const std::string& date, const std::string& dire
       for (const SemanticLink& link : doc.links.semantic) {
         if (!seen.insert(link.target).second) continue;
         auto next = archive_->Load(link.target);
-        if (!next.ok()) return next.status();
         visited.push_back({{"date", link.target}, {"depth", d + 1}, {"score", link.score}, {"from", doc.date}});
+        if (!next.ok()) {
+          if (!next.status().IsCorruption()) return next.status();
+          visited.back()["error"] = next.status().message();
+          continue;
+        }
         queue.emplace_back(std::move(next).value(), d + 1);
       }
     }
@@ -198,7 +219,8 @@ Result<json> ArchiveStore::Stats() const {
               {"staged_days", s->staged_days},
               {"staged_pending", s->staged_pending},
               {"first", s->first ? json(*s->first) : json(nullptr)},
-              {"last", s->last ? json(*s->last) : json(nullptr)}};
+              {"last", s->last ? json(*s->last) : json(nullptr)},
+              {"unreadable", ProblemsJson(s->unreadable)}};
   if (backend_) {
     auto versions = backend_->Versions();
     if (!versions.ok()) return versions.status();
@@ -210,18 +232,42 @@ Result<json> ArchiveStore::Stats() const {
 Result<json> ArchiveStore::Verify() const {
   auto r = archive_->Verify();
   if (!r.ok()) return r.status();
-  json problems = json::array();
-  for (const Problem& p : r->problems) problems.push_back({{"date", p.date}, {"what", p.what}});
-  return json{{"documents", r->documents}, {"bytes", r->bytes}, {"ok", r->ok()}, {"problems", std::move(problems)}};
+  return json{{"documents", r->documents},
+              {"bytes", r->bytes},
+              {"ok", r->ok()},
+              {"problems", ProblemsJson(r->problems)},
+              {"notes", ProblemsJson(r->notes)}};
+}
+
+Result<json> ArchiveStore::Import(const std::string& comb_dir, bool relink) {
+  auto r = archive_->Import(comb_dir, relink);
+  if (!r.ok()) return r.status();
+  LIMBIC_RETURN_IF_ERROR(RefreshIndex());
+  return json{{"imported", r->documents},
+              {"comb_links", r->comb_links},
+              {"relinked", r->relinked},
+              {"staged_days_left", r->staged_days}};
+}
+
+Result<json> ArchiveStore::Relink() {
+  auto r = archive_->Relink();
+  if (!r.ok()) return r.status();
+  LIMBIC_RETURN_IF_ERROR(RefreshIndex());
+  return json{{"relinked", *r}};
 }
 
 Result<json> ArchiveStore::Recall(size_t k) const {
   json items = json::array();
   auto days = archive_->staging().Days();
   if (!days.ok()) return days.status();
+  json unreadable = json::array();
   for (auto day = days->rbegin(); day != days->rend() && items.size() < k; ++day) {
     auto pending = archive_->Pending(*day);
-    if (!pending.ok()) return pending.status();
+    if (!pending.ok()) {
+      if (!pending.status().IsCorruption()) return pending.status();
+      unreadable.push_back({{"date", *day}, {"what", pending.status().message()}});
+      continue;
+    }
     for (auto e = pending->rbegin(); e != pending->rend() && items.size() < k; ++e)
       items.push_back(RecallItem("staged", *day, e->timestamp, e->text));
   }
@@ -229,10 +275,16 @@ Result<json> ArchiveStore::Recall(size_t k) const {
   if (!dates.ok()) return dates.status();
   for (auto d = dates->rbegin(); d != dates->rend() && items.size() < k; ++d) {
     auto doc = archive_->Load(*d);
-    if (!doc.ok()) return doc.status();
+    if (!doc.ok()) {
+      if (!doc.status().IsCorruption()) return doc.status();
+      bool listed = std::any_of(unreadable.begin(), unreadable.end(),
+                                [&](const json& u) { return u["date"] == *d; });
+      if (!listed) unreadable.push_back({{"date", *d}, {"what", doc.status().message()}});
+      continue;
+    }
     items.push_back(RecallItem("archived", *d, "", doc->content));
   }
-  return json{{"items", std::move(items)}};
+  return json{{"items", std::move(items)}, {"unreadable", std::move(unreadable)}};
 }
 
 }  // namespace limbic::archive

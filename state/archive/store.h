@@ -54,13 +54,26 @@ class ArchiveStore {
   Result<json> Show(const std::string& date) const;
   // {date, direction, depth, visited: [{date, depth, score?}]}: temporal
   // walks prev and next up to `depth` days away; semantic follows semantic
-  // links breadth first up to `depth` hops (score = the link's).
+  // links breadth first up to `depth` hops (score = the link's). A day
+  // that cannot be read is visited with its "error" and not gone past.
   Result<json> Walk(const std::string& date, const std::string& direction, int depth) const;
+  // {documents, content_bytes, ..., unreadable: [{date, what}]}
   Result<json> Stats() const;
-  // {documents, bytes, ok, problems: [{date, what}]}
+  // {documents, bytes, ok, problems: [{date, what}], notes: [{date, what}]}
   Result<json> Verify() const;
+  // Archive::Import, then the index: {imported, comb_links, relinked,
+  // staged_days_left}.
+  Result<json> Import(const std::string& comb_dir, bool relink);
+  // Archive::Relink: {relinked: documents rewritten}.
+  Result<json> Relink();
+
+  // The days the last index refresh could not read (ArchiveSearch's
+  // RefreshStats::unreadable): the archive is degraded while any is left.
+  // Empty for a read-only store, which never refreshes.
+  const std::vector<Problem>& unreadable() const { return unreadable_; }
   // The `k` most recent entries, staged (not yet rolled up) first, then
-  // archived days, newest first: what an agent reads after a restart.
+  // archived days, newest first: what an agent reads after a restart. Days
+  // that cannot be read are skipped and listed under "unreadable".
   Result<json> Recall(size_t k) const;
 
   Archive& archive() { return *archive_; }
@@ -72,6 +85,7 @@ class ArchiveStore {
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<SearchBackend> backend_;
   std::unique_ptr<ArchiveSearch> search_;
+  std::vector<Problem> unreadable_;
 };
 
 }  // namespace limbic::archive

@@ -1,7 +1,10 @@
 // Archive::Verify: every document's chain and links, recomputed.
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "state/archive/archive.h"
+#include "state/archive/comb_links.h"
 #include "state/archive/doc_files.h"
 #include "state/archive/links.h"
 #include "state/archive/parallel.h"
@@ -17,6 +20,8 @@ struct Checked {
   std::optional<std::string> prev_hash;
   Links links;
   Features features;
+  std::string staged;  // what metadata.staged_entries gets wrong, or ""
+  bool rolled_up_by_limbic = false;
 };
 
 std::string Short(const std::string& hash) { return hash.size() > 12 ? hash.substr(0, 12) + "…" : hash; }
@@ -39,6 +44,71 @@ std::string Show(const std::vector<SocialLink>& links) {
     out += l.target + " " + l.direction + " " + json(l.delta).dump();
   }
   return out + "]";
+}
+
+// Blocks of entries [from, to) as AppendToContent writes them into an
+// empty content.
+std::string Blocks(const std::vector<Entry>& entries, size_t from, size_t to) {
+  std::string out;
+  AppendToContent(&out, std::vector<Entry>(entries.begin() + from, entries.begin() + to));
+  return out;
+}
+
+// Whether `content` ends with the first `n` staged entries: all of a
+// rolled-up document's staged lines are at its end, in order, after
+// whatever it held before (an imported COMB content), so a rollup appends
+// exactly the lines after them.
+bool Holds(std::string_view content, const std::vector<Entry>& entries, size_t n) {
+  if (n == 0) return true;
+  std::string tail = Blocks(entries, 0, n);
+  return content == tail || content.ends_with("\n\n" + tail);
+}
+
+// What the document's metadata.staged_entries gets wrong against its day's
+// staging file, or "" (see archive.h, "Rollup").
+std::string CheckStaged(const Staging& staging, const std::string& date, std::string_view content,
+                        const DocumentView& doc) {
+  if (!doc.staged_entries_bad.empty())
+    return "metadata.staged_entries is " + doc.staged_entries_bad + ", not a count";
+  auto entries = staging.Read(date);
+  if (!entries.ok()) return entries.status().message();
+  const size_t lines = entries->size();
+  const std::string file = staging.PathOf(date);
+  if (!doc.staged_entries) {
+    if (lines == 0) return "";  // nothing staged here: an imported document
+    return "metadata.staged_entries is missing, but " + file + " has " + std::to_string(lines) +
+           " entries";
+  }
+  const uint64_t held = *doc.staged_entries;
+  if (held > lines)
+    return "metadata.staged_entries is " + std::to_string(held) + ", but " + file + " has only " +
+           std::to_string(lines) + " entries";
+  bool ok = Holds(content, *entries, held);
+  // An entry after `held` whose block already ends the content: the count
+  // was lowered, and a rollup would append that entry a second time.
+  for (size_t i = held; ok && i < lines; ++i)
+    if (content.ends_with(Blocks(*entries, i, i + 1))) ok = false;
+  if (ok) return "";
+  for (size_t n = lines; n > 0; --n)
+    if (n != held && Holds(content, *entries, n))
+      return "metadata.staged_entries is " + std::to_string(held) +
+             ", but the content holds the first " + std::to_string(n) + " entries of " + file;
+  return "metadata.staged_entries is " + std::to_string(held) +
+         ", but the content does not end with the first " + std::to_string(held) + " entries of " +
+         file;
+}
+
+// Stored social links that are exactly the expected ones with the sign
+// limbic used before it took COMB's (the delta of the target towards the
+// document, not the document's towards the target).
+bool OldSocialSign(const std::vector<SocialLink>& stored, const std::vector<SocialLink>& expected,
+                   const std::vector<std::string>& unknown, size_t k) {
+  std::vector<SocialLink> flipped = stored;
+  for (SocialLink& l : flipped) {
+    l.delta = -l.delta;
+    l.direction = l.delta > 0 ? "inward" : "outward";
+  }
+  return !stored.empty() && LinksAgree(flipped, expected, unknown, k);
 }
 
 }  // namespace
@@ -74,6 +144,8 @@ Result<VerifyReport> Archive::Verify() const {
     c.links = std::move(doc->links);
     c.computed_hash = ChainHash(c.prev_hash, doc->content);
     c.features = ComputeFeatures(doc->content);
+    if (c.date == dates[i]) c.staged = CheckStaged(staging_, dates[i], doc->content, *doc);
+    c.rolled_up_by_limbic = doc->rolled_up_by_limbic;
   });
 
   // A content that does not match its hash is not the content the links
@@ -94,6 +166,20 @@ Result<VerifyReport> Archive::Verify() const {
   }
   std::vector<Links> expected = ComputeLinks(
       dates, features, LinkOptions{options_.semantic_k, options_.semantic_min, options_.social_k});
+
+  // COMB's features of every known document, read again only when some
+  // document's links are not limbic's (comb_links.h).
+  std::optional<std::map<std::string, CombFeatures>> comb;
+  auto comb_features = [&]() -> const std::map<std::string, CombFeatures>& {
+    if (comb) return *comb;
+    comb.emplace();
+    for (size_t j = 0; j < n; ++j) {
+      if (!known(j)) continue;
+      auto doc = files.Read(paths[j]);
+      if (doc.ok()) (*comb)[dates[j]] = ComputeCombFeatures(doc->content);
+    }
+    return *comb;
+  };
 
   for (size_t i = 0; i < n; ++i) {
     const Checked& c = checked[i];
@@ -118,11 +204,37 @@ Result<VerifyReport> Archive::Verify() const {
       problem("temporal link prev is " + Show(c.links.prev) + ", not " + Show(want.prev));
     if (c.links.next != want.next)
       problem("temporal link next is " + Show(c.links.next) + ", not " + Show(want.next));
+    if (!c.staged.empty()) problem(c.staged);
     if (!known(i)) continue;  // its own links cannot be recomputed
-    if (!LinksAgree(c.links.semantic, want.semantic, unknown, options_.semantic_k))
-      problem("semantic links are " + Show(c.links.semantic) + ", not " + Show(want.semantic));
-    if (!LinksAgree(c.links.social, want.social, unknown, options_.social_k))
-      problem("social links are " + Show(c.links.social) + ", not " + Show(want.social));
+    const bool semantic_ok =
+        LinksAgree(c.links.semantic, want.semantic, unknown, options_.semantic_k);
+    const bool social_ok = LinksAgree(c.links.social, want.social, unknown, options_.social_k);
+    if (semantic_ok && social_ok) continue;
+    auto note = [&](std::string what) { report.notes.push_back({dates[i], std::move(what)}); };
+    // A document limbic never rolled up (COMB's metadata) may have COMB's
+    // links; one it did may have its old social sign.
+    if (!c.rolled_up_by_limbic) {
+      const auto& others = comb_features();
+      if (auto self = others.find(dates[i]);
+          self != others.end() && CombComputed(dates[i], self->second, c.links, others)) {
+        note(
+            "links were computed by COMB's rules, not limbic's (`limbic archive relink` recomputes "
+            "them)");
+        continue;
+      }
+    } else if (semantic_ok &&
+               OldSocialSign(c.links.social, want.social, unknown, options_.social_k)) {
+      note(
+          "social links have the sign of limbic before it took COMB's (`limbic archive relink` "
+          "recomputes them)");
+      continue;
+    }
+    const std::string nor = c.rolled_up_by_limbic ? "" : " (nor COMB's)";
+    if (!semantic_ok)
+      problem("semantic links are " + Show(c.links.semantic) + ", not " + Show(want.semantic) +
+              nor);
+    if (!social_ok)
+      problem("social links are " + Show(c.links.social) + ", not " + Show(want.social) + nor);
   }
   report.documents = n;
   std::stable_sort(report.problems.begin(), report.problems.end(),

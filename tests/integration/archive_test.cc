@@ -150,3 +150,138 @@ TEST_CASE("limbic consolidate and blink work offline and replay reproduces them"
   r = run({"replay", "--verify", state});
   CHECK_THAT(r.out, Catch::Contains("match"));
 }
+
+namespace {
+
+const std::string kCombFixture = std::string(LIMBIC_SOURCE_DIR) + "/tests/archive/data/comb";
+
+// The genuine COMB archive's documents copied as they are into the state
+// dir's archive (no import): what a user who copied files would have.
+void CopyCombInto(const std::string& state) {
+  std::filesystem::create_directories(state + "/archive");
+  std::filesystem::copy(kCombFixture + "/archive", state + "/archive/archive",
+                        std::filesystem::copy_options::recursive);
+}
+
+}  // namespace
+
+TEST_CASE("a day that does not parse degrades the archive instead of stopping limbic",
+          "[archive]") {
+  TempDir dir;
+  std::string state = dir / "state";
+  auto init =
+      Limbic({"--state", state, "thread", "create", "--id", "t-1", "--goal", "start the state"});
+  REQUIRE(init.exit_code == 0);
+  CopyCombInto(state);
+  std::ofstream(state + "/archive/archive/2026-03-02.json")
+      << "{\"date\": \"2026-03-02\", \"content\": ";
+  std::string path3 = state + "/archive/archive/2026-03-03.json";
+  json doc3 = json::parse(std::ifstream(path3));
+  doc3.erase("links");
+  std::ofstream(path3) << doc3.dump();
+
+  // verify reports both days and goes on; the other days read.
+  auto r = Limbic({"--state", state, "archive", "verify"});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out,
+             Catch::Contains("2026-03-02: ") && Catch::Contains("2026-03-02.json: not JSON"));
+  CHECK_THAT(r.out, Catch::Contains("2026-03-03: ") && Catch::Contains("links is missing"));
+  CHECK_THAT(r.out, Catch::Contains("4 documents") && Catch::Contains("2 problems"));
+  r = Limbic({"--state", state, "--json", "archive", "search", "pipeline"});
+  REQUIRE(r.exit_code == 0);
+  json hits = json::parse(r.out)["results"];
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0]["date"] == "2026-03-01");
+  r = Limbic({"--state", state, "--json", "archive", "stats"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["documents"] == 2);
+  CHECK(json::parse(r.out)["unreadable"].size() == 2);
+  CHECK(Limbic({"--state", state, "archive", "show", "2026-03-04"}).exit_code == 0);
+
+  // The runtime starts, degraded, and serves the rest.
+  RunningLimbic l(dir, ArchiveConfig(dir));
+  REQUIRE(l.port() != 0);
+  CHECK(l.WaitForLog("archive degraded: 2 day(s) cannot be read"));
+  json health = Http(l.port(), "GET", "/healthz").Json();
+  CHECK(health["status"] == "ok");
+  CHECK(health["archive"]["status"] == "degraded");
+  REQUIRE(health["archive"]["unreadable"].size() == 2);
+  CHECK(health["archive"]["unreadable"][0]["date"] == "2026-03-02");
+  CHECK_THAT(Http(l.port(), "GET", "/metrics").body,
+             Catch::Contains("limbic_archive_unreadable_days 2"));
+  auto found = Http(l.port(), "GET", "/v1/archive/search?q=garden").Json();
+  REQUIRE(found["results"].size() == 1);
+  CHECK(found["results"][0]["date"] == "2026-03-04");
+
+  // Mended, and the next archive job clears the mark.
+  std::filesystem::copy_file(kCombFixture + "/archive/2026-03-02.json",
+                             state + "/archive/archive/2026-03-02.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(kCombFixture + "/archive/2026-03-03.json", path3,
+                             std::filesystem::copy_options::overwrite_existing);
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/archive/blink", {{"text", "mended"}}).status == 201);
+  CHECK(WaitJson(l.port(), "/healthz", [](const json& h) {
+          return h["archive"]["status"] == "ok";
+        })["archive"]["status"] == "ok");
+}
+
+TEST_CASE("a genuine COMB archive is imported, verified, rolled up after and relinked",
+          "[archive]") {
+  TempDir dir;
+  std::string state = dir / "state";
+  auto run = [&](std::vector<std::string> args, int want = 0) {
+    args.insert(args.begin(), {"--state", state});
+    auto r = Limbic(args);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == want);
+    return r;
+  };
+  // As copied, COMB's links are told apart from tampering (no
+  // "semantic links are []" problems), and a rollup is not stopped by
+  // COMB's metadata.
+  run({"thread", "create", "--id", "t-1", "--goal", "start the state"});
+  {
+    TempDir copy;
+    std::string raw = copy / "state";
+    REQUIRE(Limbic({"--state", raw, "thread", "create", "--id", "t-1", "--goal", "x"}).exit_code ==
+            0);
+    CopyCombInto(raw);
+    auto r = Limbic({"--state", raw, "archive", "verify"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("note: 2026-03-02: links were computed by COMB's rules"));
+  }
+
+  // A COMB archive with a broken chain is refused, nothing written.
+  TempDir bad;
+  std::filesystem::copy(kCombFixture, bad / "comb", std::filesystem::copy_options::recursive);
+  std::string bad2 = bad / "comb/archive/2026-03-02.json";
+  json doc2 = json::parse(std::ifstream(bad2));
+  doc2["content"] = doc2["content"].get<std::string>() + " (edited)";
+  std::ofstream(bad2) << doc2.dump();
+  auto r = run({"archive", "import", bad / "comb"}, 1);
+  CHECK_THAT(r.err, Catch::Contains("2026-03-02.json: hash"));
+  CHECK(json::parse(run({"--json", "archive", "stats"}).out)["documents"] == 0);
+
+  r = run({"archive", "import", kCombFixture});
+  CHECK_THAT(r.out, Catch::Contains("imported 4 documents; 4 with COMB's links kept"));
+  r = run({"archive", "verify"});
+  CHECK_THAT(r.out, Catch::Contains("4 documents") && Catch::Contains(": ok"));
+  CHECK_THAT(r.out, Catch::Contains("note: 2026-03-04: links were computed by COMB's rules"));
+  json shown = json::parse(run({"--json", "archive", "show", "2026-03-02"}).out);
+  json comb = json::parse(std::ifstream(kCombFixture + "/archive/2026-03-02.json"));
+  CHECK(shown["hash"] == comb["hash"]);
+  CHECK(shown["links"] == comb["links"]);
+  CHECK(shown["metadata"]["compaction_count"] == 2);
+  run({"archive", "import", kCombFixture}, 1);  // not into a non-empty archive
+
+  // A new day rolls up after COMB's days, and relinks them by limbic's rules.
+  run({"archive", "blink", "the garden is fine again, thanks"});
+  r = run({"--json", "archive", "rollup", "--date", Today()});
+  CHECK(json::parse(r.out)["rolled_up"][0]["created"] == true);
+  r = run({"archive", "verify"});
+  CHECK_THAT(r.out, !Catch::Contains("note:"));
+  CHECK(json::parse(run({"--json", "archive", "show", "2026-03-02"}).out)["hash"] == comb["hash"]);
+  r = run({"--json", "archive", "relink"});
+  CHECK(json::parse(r.out)["relinked"] == 0);  // the rollup already did
+}
