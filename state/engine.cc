@@ -177,6 +177,7 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
     // what a replay reads back (docs/events.md, "Text is UTF-8").
     if (Status u = MakeValidUtf8(&e.fields); !u.ok()) return u.WithContext(EventTypeName(e.type));
     LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
+    LIMBIC_RETURN_IF_ERROR(CheckDedupWindow(e, scratch, options_.dedup_window));
     Status s = Reduce(e, &scratch);
     if (!s.ok()) {
       // The reducer names events by seq, but a rejected command's seqs are

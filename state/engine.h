@@ -2,9 +2,10 @@
 // the projections, recovers on open, and is the one write path:
 //
 //   Submit(events, done)                                  [owner thread]
-//     1. validate: schema (ValidateEventFields) and state (Reduce onto the
-//        pending overlay = applied state + everything queued but not yet
-//        applied); on error nothing is queued and the error is returned
+//     1. validate: schema (ValidateEventFields), the dedup window
+//        (CheckDedupWindow) and state (Reduce onto the pending overlay =
+//        applied state + everything queued but not yet applied); on error
+//        nothing is queued and the error is returned
 //     2. assign seq and ts; prepare the RocksDB writes of the batch
 //        (Projection::Prepare); queue the batch for the log
 //   OnGroupWritten                                  [log writer thread]
@@ -55,6 +56,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "state/dedup.h"
 #include "state/env.h"
 #include "state/event.h"
 #include "state/event_log.h"
@@ -87,6 +89,10 @@ struct EngineOptions {
   bool accept_changed_segments = false;
   // RocksDB's file layer (ProjectionOptions::rocks_env); nullptr = default.
   rocksdb::Env* rocks_env = nullptr;
+  // A supplied percept id stays taken this long after its percept left the
+  // pool (percepts.dedup_window; 0 = only while it is in the pool). Checked
+  // on new commands only: replay and recovery apply the log as it is.
+  TimeMs dedup_window = kDefaultDedupWindow;
 };
 
 // What Open found and did.

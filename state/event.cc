@@ -173,6 +173,7 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"segments", Kind::kObjectList, true},
         {"actor", Kind::kName, false},
         {"reason", Kind::kText, false}}},
+      {EventType::kDedupPruned, "dedup_pruned", {{"percept_ids", Kind::kIdList, true}}},
   }};
   return specs;
 }

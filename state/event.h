@@ -72,8 +72,9 @@ enum class EventType : uint8_t {
   kDocumentIngested,
   kReflexesEvaluated,
   kSegmentsAccepted,
+  kDedupPruned,
 };
-inline constexpr int kEventTypeCount = 32;
+inline constexpr int kEventTypeCount = 33;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

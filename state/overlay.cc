@@ -14,6 +14,7 @@ std::string_view PoolName(Pool pool) {
     case Pool::kMemories: return "memories";
     case Pool::kAssociations: return "associations";
     case Pool::kDocuments: return "documents";
+    case Pool::kDedup: return "dedup";
   }
   return "?";
 }

@@ -45,10 +45,10 @@
 
 namespace limbic::state {
 
-inline const char* const kCfNames[] = {"default",  "percepts", "threads",      "arousal",
-                                       "actions",  "reflexes", "memories",     "associations",
-                                       "documents", "index"};
-inline constexpr uint8_t kIndexCf = 9;  // position of "index" in kCfNames
+inline const char* const kCfNames[] = {"default",   "percepts", "threads",  "arousal",
+                                       "actions",   "reflexes", "memories", "associations",
+                                       "documents", "dedup",    "index"};
+inline constexpr uint8_t kIndexCf = 10;  // position of "index" in kCfNames
 // A pool's records live in column family 1 + its position in Pool.
 inline constexpr uint8_t RecordCf(Pool p) { return static_cast<uint8_t>(1 + static_cast<size_t>(p)); }
 // The pool whose records column family `cf` holds (nullopt: meta or index).
@@ -64,8 +64,9 @@ inline constexpr std::string_view kBulkFilePrefix = "bulk-";
 // The layout of records and indexes; a DB of another layout is rebuilt from
 // the log (Engine) rather than read wrongly. 2: newest-first percept keys
 // (AT), P|n|, P|a|, thread index values, the percept's seq. 3: the memory
-// pools and their indexes.
-inline constexpr std::string_view kSchema = "3";
+// pools and their indexes. 4: the dedup pool (rebuilt from the log, so ids
+// removed before it existed are remembered too).
+inline constexpr std::string_view kSchema = "4";
 
 struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;

@@ -8,6 +8,8 @@
 //   arousal   "arousal" -> arousal record
 //   actions   id -> action record
 //   reflexes  id -> reflex record
+//   memories, associations, documents: the memory pools (memory_schema.h)
+//   dedup     id -> dedup record (dedup.h)
 //   index     secondary indexes, derived from the records (key grammar in
 //             pool_layout.h); never part of the digest, checked by fsck
 //

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "state/json.h"
+#include "state/dedup.h"
 #include "state/reducer.h"
 
 namespace limbic::state {
@@ -30,6 +31,7 @@ class Step {
   Result<FlatRecord> TakeFlat(Pool pool, const std::string& id, std::string_view what) {
     return Found(o_->TakeFlat(pool, id), id, what);
   }
+  Result<bool> Contains(Pool pool, const std::string& id) { return o_->Contains(pool, id); }
   Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
     Result<bool> exists = o_->Contains(pool, id);
     if (!exists.ok()) return exists.status();
@@ -124,10 +126,29 @@ void MergePatch(json& target, const json& patch) {
   }
 }
 
+// A percept leaving the pool: an id supplied from outside is remembered in
+// the dedup pool (dedup.h); a generated one is unique anyway.
+void RememberDeparted(Step& s, const std::string& id, const PerceptRecord& rec) {
+  if (IsGeneratedPerceptId(id, rec.seq())) return;
+  Rec r;
+  r.Set("id", id)
+      .Set("source", rec.source())
+      .Set("arrived_at", FormatTime(rec.ts()))
+      .Set("left_at", s.ts());
+  s.Put(Pool::kDedup, id, r.Take());
+}
+
 Status ReducePercept(const Event& e, Step& s) {
   const std::string id = s.Str("percept_id");
   if (e.type == EventType::kPerceptArrived) {
     LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kPercepts, id, "percept"));
+    // Back in the pool, which dedups it again. Whether it came back too
+    // early was the command's check (CheckDedupWindow), never the log's.
+    if (!IsGeneratedPerceptId(id, s.seq())) {
+      Result<bool> remembered = s.Contains(Pool::kDedup, id);
+      if (!remembered.ok()) return remembered.status();
+      if (*remembered) s.Delete(Pool::kDedup, id);
+    }
     s.PutPercept(id, PerceptRecord::Arrived(id, s.F(), s.ts(), s.seq()));
     return Status::OK();
   }
@@ -135,6 +156,7 @@ Status ReducePercept(const Event& e, Step& s) {
   if (!p.ok()) return p.status();
   PerceptRecord& rec = *p;
   if (e.type == EventType::kPerceptRemoved) {
+    RememberDeparted(s, id, rec);
     s.Delete(Pool::kPercepts, id);
     return Status::OK();
   }
@@ -409,9 +431,20 @@ Status ReduceStaged(const Event& e, Step& s) {
     bool with_thread = owner && std::find(threads.begin(), threads.end(), *owner) != threads.end();
     if (!with_thread && p->status() != "processed" && p->status() != "dropped")
       return s.Wrong("percept", id, "is " + p->status() + ", not processed or dropped");
+    RememberDeparted(s, id, *p);
     s.Delete(Pool::kPercepts, id);
   }
   for (const std::string& id : ids("action_ids")) LIMBIC_RETURN_IF_ERROR(RemoveFinishedAction(s, id));
+  return Status::OK();
+}
+
+// dedup_pruned: the listed ids leave the dedup pool; each must be in it.
+Status ReduceDedupPruned(Step& s) {
+  for (const json& v : s.F()["percept_ids"]) {
+    const std::string id = v.get<std::string>();
+    LIMBIC_RETURN_IF_ERROR(s.MustExist(Pool::kDedup, id, "dedup record of percept"));
+    s.Delete(Pool::kDedup, id);
+  }
   return Status::OK();
 }
 
@@ -449,6 +482,8 @@ Status Reduce(const Event& event, Overlay* overlay) {
       return ReduceReflex(event, s);
     case EventType::kEntryStaged:
       return ReduceStaged(event, s);
+    case EventType::kDedupPruned:
+      return ReduceDedupPruned(s);
     case EventType::kMemoryStored:
     case EventType::kMemorySuperseded:
     case EventType::kMemoryTouched:

@@ -31,6 +31,8 @@
 //            once embedded, embedding {embedder, vector} and vector_seq
 //   association {id, entity_a, relation, entity_b, created_at}
 //   document {sha256, source_uri, ext, bytes, chunks, raw, episode_id?, ingested_at}
+//   dedup    {id, source, arrived_at, left_at}: a percept id supplied from
+//            outside whose percept left the pool (dedup.h)
 //
 // Thread-safety: none; an Overlay belongs to one thread.
 #pragma once
@@ -59,12 +61,13 @@ enum class Pool : uint8_t {
   kMemories,
   kAssociations,
   kDocuments,
+  kDedup,  // ids of percepts that left the pool, kept for the dedup window (dedup.h)
 };
-inline constexpr Pool kAllPools[] = {Pool::kPercepts, Pool::kThreads,      Pool::kArousal,
-                                     Pool::kActions,  Pool::kReflexes,     Pool::kMemories,
-                                     Pool::kAssociations, Pool::kDocuments};
+inline constexpr Pool kAllPools[] = {Pool::kPercepts,     Pool::kThreads,   Pool::kArousal,
+                                     Pool::kActions,      Pool::kReflexes,  Pool::kMemories,
+                                     Pool::kAssociations, Pool::kDocuments, Pool::kDedup};
 // "percepts", "threads", "arousal", "actions", "reflexes", "memories",
-// "associations", "documents"
+// "associations", "documents", "dedup"
 std::string_view PoolName(Pool pool);
 std::optional<Pool> ParsePool(std::string_view name);
 
