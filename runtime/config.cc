@@ -186,6 +186,11 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     a.Integer("limit", &c.attention_limit, 1, 10000);
     a.RejectUnknown();
   }
+  if (const json* v = root.Get("percepts")) {
+    Section p(*v, "percepts", &errors);
+    p.Duration("dedup_window", &c.percepts_dedup_window);
+    p.RejectUnknown();
+  }
   if (const json* v = root.Get("outbox")) {
     Section o(*v, "outbox", &errors);
     o.Integer("max_attempts", &c.outbox.max_attempts, 1, 1000);

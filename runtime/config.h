@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "state/consolidate.h"
+#include "state/dedup.h"
 #include "state/event_log.h"
 #include "state/memory/store.h"
 #include "state/memory/world/world.h"
@@ -60,6 +61,9 @@ struct Config {
   state::RecencyParams recency;
   double attention_threshold = 0.2;  // unassigned percepts at or above this effective intensity
   size_t attention_limit = 20;
+  // A percept id supplied from outside stays taken this long after its
+  // percept left the pool (state/dedup.h); 0 = only while in the pool.
+  TimeMs percepts_dedup_window = state::kDefaultDedupWindow;
 
   OutboxConfig outbox;
   ArchiveConfig archive;

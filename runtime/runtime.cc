@@ -8,6 +8,7 @@
 #include "effectors/effector.h"
 #include "runtime/api.h"
 #include "state/commands.h"
+#include "state/dedup.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -81,6 +82,7 @@ Status Runtime::Open() {
   eo.durability = config_.durability;
   eo.interval_ms = config_.interval_ms;
   eo.segment_bytes = config_.segment_bytes;
+  eo.dedup_window = config_.percepts_dedup_window;
   eo.logger = log_;
   eo.post = [this](std::function<void()> task) { boost::asio::post(ioc_, std::move(task)); };
   eo.on_sync = [this](double seconds) {
@@ -423,7 +425,8 @@ Status Runtime::FlushForExit() {
 }
 
 void Runtime::SchedulePrune() {
-  TimeMs every = std::clamp<TimeMs>(config_.outbox.retention / 10, 1000, 600000);
+  const TimeMs shortest = std::min(config_.outbox.retention, config_.percepts_dedup_window);
+  TimeMs every = std::clamp<TimeMs>(shortest / 10, 1000, 600000);
   prune_timer_.expires_after(std::chrono::milliseconds(every));
   prune_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
@@ -433,8 +436,17 @@ void Runtime::SchedulePrune() {
       Status s = engine_->Submit(std::move(events).value(), nullptr);
       if (!s.ok()) log_->warn("outbox: pruning failed: {}", s.message());
     }
+    PruneDedup();
     SchedulePrune();
   });
+}
+
+void Runtime::PruneDedup() {
+  auto events = state::BuildDedupPrune(engine_->projection(), engine_->pending_view(),
+                                       config_.percepts_dedup_window, engine_->clock().Now());
+  Status s = events.ok() ? Status::OK() : events.status();
+  if (s.ok() && !events->empty()) s = engine_->Submit(std::move(events).value(), nullptr);
+  if (!s.ok()) log_->warn("percepts: pruning the dedup pool failed: {}", s.message());
 }
 
 void Runtime::DeclareMetrics() {

@@ -102,7 +102,12 @@ class Runtime {
   Status RecordCursor(uint64_t through);
   void ScheduleCursor();
   Status FlushForExit();
+  // Every min(outbox.retention, percepts.dedup_window) / 10, within
+  // [1 s, 10 min]: prunes finished actions and the dedup pool.
   void SchedulePrune();
+  // Submits a dedup_pruned event for the dedup records older than
+  // percepts.dedup_window, if any (state/dedup.h).
+  void PruneDedup();
   void DeclareMetrics();
   void ShutdownStep(int step);
   // The URL a local client reaches the API at; api.json.

@@ -36,6 +36,10 @@ TEST_CASE("config values are parsed, durations included", "[config]") {
   CHECK(c->recency.thread_half_life == 120000);
   CHECK(c->outbox.max_attempts == 3);
   CHECK(c->outbox.backoff == 250);
+  CHECK(c->percepts_dedup_window == 7LL * 86400000);  // absent: the default
+  auto window = ParseConfig({{"percepts", {{"dedup_window", "36h"}}}}, "");
+  REQUIRE(window.ok());
+  CHECK(window->percepts_dedup_window == 36LL * 3600000);
 }
 
 TEST_CASE("config/limbic.json's memory section states the library's defaults", "[config]") {
@@ -74,6 +78,8 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"sensors", {{"gh", {{"secret", "x"}}}}}}, "sensors.gh: must be an object with a string \"kind\""},
       {{{"effectors", {{"bad name", {{"kind", "log"}}}}}}, "effectors.bad name"},
       {{{"attention", {{"percept_threshold", 2}}}}, "attention.percept_threshold"},
+      {{{"percepts", {{"dedup_window", "a week"}}}}, "percepts.dedup_window"},
+      {{{"percepts", {{"dedup_windw", "7d"}}}}, "percepts.dedup_windw: unknown key"},
       {{{"surprise", true}}, "surprise: unknown key"},
       {{{"memory", {{"vector_m", 1}}}}, "memory.vector_m: must be an integer in [2, 256]"},
       {{{"memory", {{"vector_ef_search", 0}}}}, "memory.vector_ef_search: must be an integer"},
