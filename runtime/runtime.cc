@@ -411,14 +411,21 @@ void Runtime::ScheduleCursor() {
 // events are submitted and flushed in turn, and the cursor is recorded last.
 Status Runtime::FlushForExit() {
   for (int round = 0; round < 16; ++round) {
+    bool refused = false;  // e.g. a full disk: the next start catches up instead
     if (evaluated_through_ > cursor_submitted_ && engine_->error().ok()) {
       const uint64_t through = evaluated_through_;
       Status s = engine_->Submit(
           {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr);
       if (s.ok()) cursor_submitted_ = through;
+      else {
+        refused = true;
+        log_->warn("reflexes: the cursor was not recorded ({}); the next start evaluates the "
+                   "percepts after seq {} again, skipping rules that fired",
+                   s.message(), cursor_submitted_);
+      }
     }
     LIMBIC_RETURN_IF_ERROR(engine_->Flush());
-    if (engine_->pending_batches() == 0 && evaluated_through_ <= cursor_submitted_)
+    if (engine_->pending_batches() == 0 && (evaluated_through_ <= cursor_submitted_ || refused))
       return Status::OK();
   }
   return Status::Internal("reflexes kept firing while the runtime stopped");
