@@ -56,6 +56,7 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   db_options.atomic_flush = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
+  db_options.info_log = TolerantInfoLog::Open(options.path, options.read_only);
   if (options.rocks_env) db_options.env = options.rocks_env;
   db_options.listeners.push_back(std::make_shared<NoAutoRecovery>());
   db_options.max_bgerror_resume_count = 0;

@@ -177,6 +177,7 @@ Result<std::unique_ptr<SearchBackend>> Bm25::Open(const Bm25Options& options) {
   db_options.create_missing_column_families = !options.read_only;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
+  db_options.info_log = state::TolerantInfoLog::Open(options.path, options.read_only);
   // A reader opening while the writer runs replays the writer's log: keep
   // it short (a day's document and postings are ~150 KB of log).
   db_options.max_total_wal_size = 4 << 20;
