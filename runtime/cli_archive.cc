@@ -192,14 +192,13 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
   rollup->add_option("--date", a->date, "only this day (default: every day before today with staged entries)");
   rollup->callback([&ctx, &rc, a] {
     rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
-      Result<json> out = Status::OK();
-      if (!a->date.empty()) {
-        out = store.Rollup(a->date);
-      } else {
+      std::string before;  // every day before today, unless --date
+      if (a->date.empty()) {
         auto now = ctx.Now();
         if (!now.ok()) return Fail(now.status());
-        out = store.RollupBefore(FormatDate(*now));
+        before = FormatDate(*now);
       }
+      Result<json> out = a->date.empty() ? store.RollupBefore(before) : store.Rollup(a->date);
       if (!out.ok()) return Fail(out.status());
       Print(ctx, *out, "rollup");
       return 0;

@@ -278,13 +278,17 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
   };
   auto s = std::make_shared<Show>();
   auto* show = cmd->add_subcommand("show", "print every record of a pool, one JSON per line");
-  show->add_option("pool", s->pool, "percepts, threads, arousal, actions or reflexes")->required();
+  show->add_option("pool", s->pool,
+                   "percepts, threads, arousal, actions, reflexes, memories, associations, "
+                   "documents or dedup")
+      ->required();
   show->add_option("--at-seq", s->at_seq, "as it was right after this seq (time travel)");
   show->callback([&ctx, &rc, s] {
     auto pool = state::ParsePool(s->pool);
     if (!pool) {
       rc = UsageError("unknown pool \"" + s->pool +
-                      "\" (percepts, threads, arousal, actions, reflexes)");
+                      "\" (percepts, threads, arousal, actions, reflexes, memories, "
+                      "associations, documents, dedup)");
       return;
     }
     std::unique_ptr<state::Engine> engine;

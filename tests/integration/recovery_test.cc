@@ -74,7 +74,7 @@ json StormRules() {
 
 }  // namespace
 
-TEST_CASE("a damaged last event refuses every write and fsck reports it; nothing is truncated",
+TEST_CASE("a damaged last event refuses every write, fsck reports it, nothing is truncated",
           "[recovery]") {
   TempDir dir;
   const std::string state = dir / "state";

@@ -281,7 +281,7 @@ TEST_CASE("ENOSPC in the RocksDB apply: the durable batch is acknowledged, the p
   CHECK_FALSE(HasPercept(*e, "refused"));
 }
 
-TEST_CASE("an engine closed after a failed RocksDB write closes cleanly; the log re-applies",
+TEST_CASE("an engine closed after a failed RocksDB write closes cleanly, and the log re-applies",
           "[engine][diskfull]") {
   ScratchDir dir;
   FaultInjectionEnv env(Env::Default());
