@@ -99,6 +99,7 @@ class Runtime {
   void FireReflexes(const std::string& percept_id, const FiredPairs* already = nullptr);
   // The reflex cursor: start's catch-up, the periodic record, the last one.
   Status CatchUpReflexes();
+  Status SubmitCursor();
   Status RecordCursor(uint64_t through);
   void ScheduleCursor();
   Status FlushForExit();

@@ -141,11 +141,19 @@ Status Runtime::CatchUpReflexes() {
   return Status::OK();
 }
 
-// Submits reflexes_evaluated {through_seq} and waits until it is durable.
-Status Runtime::RecordCursor(uint64_t through) {
+// Submits reflexes_evaluated {through_seq: evaluated_through_}.
+Status Runtime::SubmitCursor() {
+  const uint64_t through = evaluated_through_;
   LIMBIC_RETURN_IF_ERROR(engine_->Submit(
       {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr));
   cursor_submitted_ = through;
+  return Status::OK();
+}
+
+// The cursor at `through`, durable before this returns.
+Status Runtime::RecordCursor(uint64_t through) {
+  evaluated_through_ = through;
+  LIMBIC_RETURN_IF_ERROR(SubmitCursor());
   return engine_->Flush();
 }
 
@@ -156,15 +164,9 @@ void Runtime::ScheduleCursor() {
   cursor_timer_.expires_after(std::chrono::milliseconds(kCursorIntervalMs));
   cursor_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    if (evaluated_through_ > cursor_submitted_) {
-      const uint64_t through = evaluated_through_;
-      Status s = engine_->Submit(
-          {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr);
-      if (s.ok())
-        cursor_submitted_ = through;
-      else
+    if (evaluated_through_ > cursor_submitted_)
+      if (Status s = SubmitCursor(); !s.ok())
         log_->warn("reflexes: recording the cursor: {}", s.message());
-    }
     ScheduleCursor();
   });
 }
@@ -175,11 +177,7 @@ Status Runtime::FlushForExit() {
   for (int round = 0; round < 16; ++round) {
     bool refused = false;  // e.g. a full disk: the next start catches up instead
     if (evaluated_through_ > cursor_submitted_ && engine_->error().ok()) {
-      const uint64_t through = evaluated_through_;
-      Status s = engine_->Submit(
-          {Event{0, 0, EventType::kReflexesEvaluated, {{"through_seq", through}}}}, nullptr);
-      if (s.ok()) cursor_submitted_ = through;
-      else {
+      if (Status s = SubmitCursor(); !s.ok()) {
         refused = true;
         log_->warn("reflexes: the cursor was not recorded ({}); the next start evaluates the "
                    "percepts after seq {} again, skipping rules that fired",
