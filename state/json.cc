@@ -376,6 +376,8 @@ std::string JsonError(std::string_view text) {
     auto at = what.find("] ");
     std::string detail = at == std::string::npos ? what : what.substr(at + 2);
     return "syntax error at byte " + std::to_string(e.byte) + ": " + detail;
+  } catch (const json::exception& e) {  // out_of_range.406: a number beyond a double
+    return e.what();
   }
   return "invalid JSON";
 }
