@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/runtime.h"
+#include "state/input_json.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -31,8 +32,10 @@ int HttpStatusFor(const Status& s) {
 }
 
 HttpResponse ErrorResponse(const Status& s) {
-  return HttpResponse::Error(HttpStatusFor(s), std::string(Status::CodeName(s.code())),
-                             s.message());
+  // Nesting past api.max_json_depth has its own code, so a client can tell
+  // it from a syntax error without reading the message.
+  std::string code = state::IsJsonTooDeep(s) ? "json_too_deep" : std::string(Status::CodeName(s.code()));
+  return HttpResponse::Error(HttpStatusFor(s), std::move(code), s.message());
 }
 
 json CommitReceipt(std::span<const Event> done, const char* id_field) {
@@ -179,6 +182,8 @@ void Api::AddPerceptRoutes(Router& r) {
     Commit(state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
   });
   r.Add("POST", "/v1/percepts/{id}/process", [this](HttpRequest& req, Responder respond) {
+    // No fields; a body, when sent, must still be a JSON object.
+    if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
     Commit(state::BuildPerceptProcess(Param(req, "id")), "percept_id", false, respond);
   });
   r.Add("POST", "/v1/percepts/{id}/drop", [this](HttpRequest& req, Responder respond) {

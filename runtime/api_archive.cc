@@ -22,7 +22,8 @@ ArchiveService::Reply Answer(Responder respond) {
 }  // namespace
 
 void Api::AddArchiveRoutes(Router& r) {
-  r.Add("POST", "/v1/consolidate", [this](HttpRequest&, Responder respond) {
+  r.Add("POST", "/v1/consolidate", [this](HttpRequest& req, Responder respond) {
+    if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
     rt_.archive().Consolidate(Answer(respond));
   });
   r.Add("POST", "/v1/archive/rollup", [this](HttpRequest& req, Responder respond) {

@@ -141,6 +141,7 @@ void Api::AddReflexRoutes(Router& r) {
   });
   r.Add("PUT", "/v1/reflexes/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
+    if (!state::IsValidId(id)) return respond(ErrorResponse(state::CheckId("reflex id", id)));
     auto body = req.JsonBody();
     if (!body.ok()) return respond(ErrorResponse(body.status()));
     if (!body->is_object())
@@ -157,6 +158,7 @@ void Api::AddReflexRoutes(Router& r) {
   });
   r.Add("DELETE", "/v1/reflexes/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
+    if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
     if (!state::IsValidId(id)) return respond(ErrorResponse(state::CheckId("reflex id", id)));
     Commit(state::Events{Event{0, 0, EventType::kReflexDeleted, {{"reflex_id", id}}}}, "reflex_id",
            false, respond);
@@ -165,6 +167,7 @@ void Api::AddReflexRoutes(Router& r) {
     r.Add("POST", std::string("/v1/reflexes/{id}/") + (enable ? "enable" : "disable"),
           [this, enable](HttpRequest& req, Responder respond) {
             const std::string& id = Param(req, "id");
+            if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
             if (!state::IsValidId(id)) return respond(ErrorResponse(state::CheckId("reflex id", id)));
             Commit(state::Events{Event{0, 0, EventType::kReflexEnabled,
                                        {{"reflex_id", id}, {"enabled", enable}}}},

@@ -11,6 +11,7 @@
 
 #include "runtime/cli.h"
 #include "state/event_log.h"
+#include "state/input_json.h"
 #include "state/replay.h"
 
 namespace limbic::runtime {
@@ -412,8 +413,13 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
   struct Accept {
     bool accept = false;
     std::string reason;
+    size_t max_json_depth = state::kDefaultMaxJsonDepth;
   };
   auto a = std::make_shared<Accept>();
+  cmd->add_option("--max-json-depth", a->max_json_depth,
+                  "warn of events nesting deeper than this (the runtime's api.max_json_depth)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, state::kMaxMaxJsonDepth));
   cmd->add_flag("--accept-changed-segments", a->accept,
                 "take segments that no longer match their seals as they now are: reseal them, "
                 "rebuild the pools from the log, record a segments_accepted event");
@@ -423,7 +429,7 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
       rc = AcceptChangedSegments(ctx, a->reason);
       return;
     }
-    auto r = state::Fsck(ctx.state_dir);
+    auto r = state::Fsck(ctx.state_dir, nullptr, a->max_json_depth);
     if (!r.ok()) {
       rc = Fail(r.status());
       return;

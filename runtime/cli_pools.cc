@@ -13,6 +13,7 @@
 
 #include "runtime/cli.h"
 #include "state/commands.h"
+#include "state/input_json.h"
 #include "state/json.h"
 
 namespace limbic::runtime {
@@ -90,10 +91,10 @@ int ImportPercepts(Engine& engine, const std::string& path) {
   auto handle = [&](std::string_view line) {
     ++line_no;
     if (line.empty()) return;
-    std::optional<json> req = state::ParseJson(line);
+    auto req = state::ParseInputJson(line);
     Result<state::Events> events =
-        !req ? Result<state::Events>(Status::InvalidArgument("malformed JSON: " + state::JsonError(line)))
-             : state::BuildPerceptAdd(*req, engine.next_seq());
+        !req.ok() ? Result<state::Events>(req.status())
+                  : state::BuildPerceptAdd(*req, engine.next_seq());
     auto ack = [&, n = line_no](const Status& st, std::span<const state::Event> ev) {
       if (!st.ok()) {
         broken = st;
@@ -419,9 +420,9 @@ void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
         return;
       }
       std::string value = f.substr(eq + 1);
-      json v = json::parse(value, nullptr, false);
-      if (v.is_discarded()) v = value;  // a bare word is a string
-      req["factors"][f.substr(0, eq)] = v;
+      auto v = state::ParseInputJson(value);
+      // A bare word is a string.
+      req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
     }
     rc = WithWriter(ctx, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
@@ -447,12 +448,12 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   enqueue->callback([&ctx, &rc, args] {
     json req = {{"effector", args->effector}, {"type", args->type}};
     if (!args->payload.empty()) {
-      json p = json::parse(args->payload, nullptr, false);
-      if (p.is_discarded()) {
-        rc = Fail(Status::InvalidArgument("--payload: not valid JSON: " + args->payload));
+      auto p = state::ParseInputJson(args->payload);
+      if (!p.ok()) {
+        rc = Fail(p.status().WithContext("--payload"));
         return;
       }
-      req["payload"] = p;
+      req["payload"] = std::move(p).value();
     }
     PutIf(req, "idempotency_key", args->key);
     PutIf(req, "thread_id", args->thread);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
+#include "state/input_json.h"
 
 namespace limbic::runtime {
 namespace {
@@ -128,13 +129,13 @@ Result<std::string> ReadFile(const std::string& path) {
   return os.str();
 }
 
-Result<json> ParseJsonText(const std::string& text, const std::string& where) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Status::InvalidArgument(where + ": not valid JSON: " + e.what());
-  }
+// A config or rules file is outside input: parsed with the depth limit, and
+// a number beyond a double is named by its key ("path: recency.x: number out
+// of range at byte 40: 1e400").
+Result<json> ParseJsonText(const std::string& text, const std::string& where,
+                           size_t max_depth = state::kDefaultMaxJsonDepth) {
+  auto doc = state::ParseInputJson(text, max_depth);
+  if (!doc.ok()) return doc.status().WithContext(where);
   return doc;
 }
 
@@ -171,6 +172,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     a.Integer("port", &c.api_port, 0, 65535);
     a.String("token", &c.api_token);
     a.Integer("body_limit", &c.body_limit, 1024, int64_t{1} << 30);
+    a.Integer("max_json_depth", &c.max_json_depth, 1, int64_t{state::kMaxMaxJsonDepth});
     a.RejectUnknown();
   }
   if (const json* v = root.Get("recency")) {
@@ -315,7 +317,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     c.reflexes_file = p.lexically_normal().string();
     auto text = ReadFile(c.reflexes_file);
     if (!text.ok()) return text.status().WithContext("reflexes");
-    auto rules = ParseJsonText(*text, c.reflexes_file);
+    auto rules = ParseJsonText(*text, c.reflexes_file, c.max_json_depth);
     if (!rules.ok()) return rules.status();
     c.reflexes = *rules;
   }

@@ -57,6 +57,9 @@ struct Config {
   uint16_t api_port = 7077;
   std::string api_token;  // required when api_address is not loopback
   size_t body_limit = 1 << 20;
+  // How deeply JSON from outside may nest (state/input_json.h): HTTP bodies,
+  // MCP lines, sensor lines, webhook bodies, the reflexes file.
+  size_t max_json_depth = 128;
 
   state::RecencyParams recency;
   double attention_threshold = 0.2;  // unassigned percepts at or above this effective intensity

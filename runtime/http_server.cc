@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "state/input_json.h"
 #include "state/json.h"
 
 namespace limbic::runtime {
@@ -84,9 +85,12 @@ std::string HttpRequest::Header(const std::string& name) const {
 
 Result<json> HttpRequest::JsonBody() const {
   if (body.empty()) return Status::InvalidArgument("a JSON body is required");
-  std::optional<json> j = state::ParseJson(body);
-  if (j) return std::move(*j);
-  return Status::InvalidArgument("malformed JSON body: " + state::JsonError(body));
+  auto j = state::ParseInputJson(body);
+  if (!j.ok()) return j.status().WithContext("body");
+  if (!j->is_object())
+    return Status::InvalidArgument("body: must be a JSON object, got " +
+                                   std::string(j->type_name()));
+  return j;
 }
 
 HttpResponse HttpResponse::Json(int status, const json& body) {

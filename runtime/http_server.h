@@ -49,9 +49,11 @@ struct HttpRequest {
 
   // "" when absent; `name` is case-insensitive.
   std::string Header(const std::string& name) const;
-  // The body as JSON; InvalidArgument (naming the byte) when empty or
-  // malformed. Never throws. (The server already answered 415 to a body
-  // that is not application/json.)
+  // The body as a JSON object (every route's body is one), parsed as
+  // outside input (state/input_json.h: depth limit api.max_json_depth,
+  // numbers that fit a double); InvalidArgument naming the byte or key when
+  // empty, malformed, too deep or not an object. Never throws. (The server
+  // already answered 415 to a body that is not application/json.)
   Result<nlohmann::json> JsonBody() const;
 };
 

@@ -11,6 +11,7 @@
 #include "runtime/cli.h"
 #include "runtime/mcp_api.h"
 #include "runtime/mcp_tools.h"
+#include "state/input_json.h"
 #include "state/json.h"
 
 namespace limbic::runtime {
@@ -49,9 +50,13 @@ class McpServer {
   // blank line.
   std::optional<json> Handle(const std::string& line) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) return std::nullopt;
-    json msg = json::parse(line, nullptr, false);
-    if (msg.is_discarded())
-      return ErrorMessage(nullptr, {kParseError, "parse error: not valid JSON", {}});
+    // Outside input: a line that is not JSON, nests deeper than
+    // api.max_json_depth or holds a number beyond a double is a parse error
+    // (-32700) with id null, since no id can be read; the next line is served.
+    auto parsed = state::ParseInputJson(line);
+    if (!parsed.ok())
+      return ErrorMessage(nullptr, {kParseError, "parse error: " + parsed.status().message(), {}});
+    json msg = std::move(parsed).value();
     if (msg.is_array())
       return ErrorMessage(
           nullptr, {kInvalidRequest, "batches are not supported: send one message per line", {}});
@@ -180,6 +185,7 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
   auto config = options.config_path.empty() ? DefaultConfig() : LoadConfigFile(options.config_path);
   if (!config.ok()) return Fail(config.status());
   if (!options.state_dir.empty()) config->state_dir = options.state_dir;
+  state::SetMaxInputJsonDepth(config->max_json_depth);
 
   std::string url = options.url;
   std::string token = EnvToken().empty() ? config->api_token : EnvToken();

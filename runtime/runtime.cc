@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "runtime/api.h"
 #include "state/commands.h"
 #include "state/dedup.h"
+#include "state/input_json.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -24,7 +26,11 @@ Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
       log_(std::move(log)),
       signals_(ioc_, SIGINT, SIGTERM),
       prune_timer_(ioc_),
-      cursor_timer_(ioc_) {}
+      cursor_timer_(ioc_) {
+  // One limit for every parser of outside input in this process (HTTP,
+  // sensors, webhooks): set before any of them runs.
+  state::SetMaxInputJsonDepth(config_.max_json_depth);
+}
 
 Runtime::~Runtime() {
   // Order matters: users of the engine go first, the engine last.
@@ -114,7 +120,9 @@ Status Runtime::Open() {
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());
   LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
-  LIMBIC_RETURN_IF_ERROR(CatchUpReflexes());
+  uint64_t caught_up_after = 0;
+  LIMBIC_RETURN_IF_ERROR(CatchUpReflexes(&caught_up_after));
+  ReportDeepRecords(std::min(caught_up_after, recovery.applied_seq_at_open));
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());

@@ -98,11 +98,17 @@ class Runtime {
   // `already` fired on it are skipped.
   void FireReflexes(const std::string& percept_id, const FiredPairs* already = nullptr);
   // The reflex cursor: start's catch-up, the periodic record, the last one.
-  Status CatchUpReflexes();
+  // *read_after: the catch-up read the log after this seq (the applied seq
+  // when it read nothing).
+  Status CatchUpReflexes(uint64_t* read_after);
   Status SubmitCursor();
   Status RecordCursor(uint64_t through);
   void ScheduleCursor();
   Status FlushForExit();
+  // Start's report of stored records nested deeper than api.max_json_depth
+  // among what it acts on: the log after `log_after` and the open actions
+  // (runtime_start_report.cc says what is scanned and why no more).
+  void ReportDeepRecords(uint64_t log_after);
   // Every min(outbox.retention, percepts.dedup_window) / 10, within
   // [1 s, 10 min]: prunes finished actions and the dedup pool.
   void SchedulePrune();

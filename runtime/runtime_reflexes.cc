@@ -1,6 +1,8 @@
 // The runtime's reflexes: the pool made to match the rules file, firing on
 // percepts, and the reflex cursor that makes every acknowledged percept meet
 // its rules exactly once (docs/reflexes.md).
+#include <algorithm>
+
 #include "runtime/runtime.h"
 #include "state/event_log.h"
 
@@ -100,12 +102,13 @@ void Runtime::FireReflexes(const std::string& percept_id, const FiredPairs* alre
 // rule that already fired on it after the cursor, so each percept meets
 // each rule once. Runs before anything is served; the firings are durable
 // before the first request.
-Status Runtime::CatchUpReflexes() {
+Status Runtime::CatchUpReflexes(uint64_t* read_after) {
   uint64_t read = 0;
   auto last =
       state::FindLastEvent(nullptr, engine_->events_dir(), EventType::kReflexesEvaluated, &read);
   if (!last.ok()) return last.status().WithContext("finding the reflex cursor");
   const uint64_t end = engine_->applied_seq();
+  *read_after = end;
   if (!last->has_value()) {
     // A new state dir, or a log from before the cursor: its past is not
     // evaluated again.
@@ -115,6 +118,7 @@ Status Runtime::CatchUpReflexes() {
   }
   const uint64_t cursor = (**last).fields.value("through_seq", uint64_t{0});
   evaluated_through_ = cursor_submitted_ = cursor;
+  *read_after = std::min(cursor, end);
   state::LogReader::Options ro;
   ro.from_seq = cursor + 1;
   auto reader = state::LogReader::Open(engine_->events_dir(), ro);

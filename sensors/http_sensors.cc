@@ -4,6 +4,7 @@
 #include <openssl/hmac.h>
 
 #include "sensors/sensor_config.h"
+#include "state/input_json.h"
 #include "state/json.h"
 
 namespace limbic::sensors {
@@ -22,11 +23,10 @@ std::string WhyPointerIsBad(const std::exception& e) {
 }  // namespace
 
 Result<json> WebhookSensor::Map(std::string_view raw_body) {
-  std::optional<json> body = state::ParseJson(raw_body);
-  if (!body) {
+  auto body = state::ParseInputJson(raw_body);
+  if (!body.ok()) {
     CountRejected();
-    return Status::InvalidArgument("sensor \"" + name_ +
-                                   "\": malformed JSON body: " + state::JsonError(raw_body));
+    return body.status().WithContext("sensor \"" + name_ + "\": body");
   }
   return MapBody(*body);
 }
@@ -81,8 +81,13 @@ Result<json> GithubSensor::Map(std::string_view raw_body, std::string_view event
     CountRejected();
     return Status::InvalidArgument("missing X-GitHub-Event");
   }
-  std::optional<json> parsed = state::ParseJson(raw_body);
-  if (!parsed || !parsed->is_object()) {
+  // Parsed only once the signature holds: nobody else makes us parse.
+  auto parsed = state::ParseInputJson(raw_body);
+  if (!parsed.ok()) {
+    CountRejected();
+    return parsed.status().WithContext("the GitHub payload");
+  }
+  if (!parsed->is_object()) {
     CountRejected();
     return Status::InvalidArgument("the GitHub payload is not a JSON object");
   }

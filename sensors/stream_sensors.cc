@@ -16,6 +16,7 @@
 
 #include "sensors/sensor_config.h"
 #include "state/env.h"
+#include "state/input_json.h"
 #include "state/json.h"
 
 namespace limbic::sensors {
@@ -149,11 +150,14 @@ class LineSensor : public SensorBase {
                    kMaxLineBytes);
         continue;
       }
-      std::optional<json> parsed = state::ParseJson(line.text);
-      if (!parsed || !parsed->is_object()) {
+      auto parsed = state::ParseInputJson(line.text);
+      if (!parsed.ok() || !parsed->is_object()) {
         ++stats_.received;
         ++stats_.rejected;
-        log_->warn("sensor {}: {} is not a JSON object: {}", name_, line.where,
+        // The reason (too deep, a number beyond a double, where the syntax
+        // breaks) and the line's start; the sensor goes on with the next.
+        log_->warn("sensor {}: {} is not a JSON object ({}): {}", name_, line.where,
+                   parsed.ok() ? "a " + std::string(parsed->type_name()) : parsed.status().message(),
                    line.text.substr(0, 120));
         continue;
       }

@@ -1,5 +1,6 @@
 #include "state/commands.h"
 
+#include "state/input_json.h"
 #include "state/json.h"
 
 #include <cmath>
@@ -340,10 +341,12 @@ Result<Events> BuildBlink(const json& req, TimeMs now) {
 }
 
 Result<json> ParseJsonObject(std::string_view text, std::string_view what) {
-  std::optional<json> v = ParseJson(text);
-  if (!v || !v->is_object())
-    return Status::InvalidArgument(std::string(what) + ": not a JSON object: " + std::string(text));
-  return std::move(*v);
+  auto v = ParseInputJson(text);
+  if (!v.ok()) return v.status().WithContext(what);
+  if (!v->is_object())
+    return Status::InvalidArgument(std::string(what) + ": not a JSON object: " +
+                                   std::string(text.substr(0, 200)));
+  return v;
 }
 
 }  // namespace limbic::state

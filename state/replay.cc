@@ -16,6 +16,7 @@
 
 #include "state/engine.h"
 #include "state/event_log.h"
+#include "state/json.h"
 #include "state/segment.h"
 
 namespace limbic::state {
@@ -370,7 +371,20 @@ TimeTravel::~TimeTravel() {
   if (!dir_.empty()) (void)RemoveTree(dir_);
 }
 
-Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
+std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& where,
+                                         std::string_view raw, size_t limit) {
+  const size_t depth = JsonDepth(raw);
+  if (depth <= limit) return std::nullopt;
+  // The event's subject: its first string field named *_id (percept_id, ...).
+  std::string id;
+  for (auto it = e.fields.begin(); it != e.fields.end() && id.empty(); ++it)
+    if (it.key().ends_with("_id") && it->is_string()) id = " " + it->get<std::string>();
+  return where.file + " offset " + std::to_string(where.offset) + ": seq " +
+         std::to_string(e.seq) + " (" + std::string(EventTypeName(e.type)) + id + ") nests " +
+         std::to_string(depth) + " deep, beyond api.max_json_depth " + std::to_string(limit);
+}
+
+Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_depth) {
   FsckReport report;
   std::error_code ec;
   if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
@@ -423,8 +437,9 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
     problem(reader.status().message());
   } else {
     Event e;
+    EventLocation where;
     for (;;) {
-      auto more = (*reader)->Next(&e);
+      auto more = (*reader)->Next(&e, &where);
       if (!more.ok()) {
         problem(more.status().message());
         break;
@@ -432,6 +447,9 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env) {
       if (!*more) break;
       ++report.events;
       report.last_seq = e.seq;
+      if (auto deep = DeepEventNote(e, where, (*reader)->raw_line(), max_json_depth))
+        report.warnings.push_back(*deep + ": readable, replayed and acted on as stored; the API "
+                                  "would refuse it now");
     }
   }
 

@@ -20,6 +20,7 @@
 
 #include "state/env.h"
 #include "state/event_log.h"
+#include "state/input_json.h"
 #include "state/projection.h"
 #include "state/status.h"
 #include "state/time.h"
@@ -114,6 +115,9 @@ class TimeTravel {
 // `limbic fsck`: checks without changing anything. The log: every line
 // decodes, seqs are contiguous, segments are named right; the projections:
 // applied_seq is not ahead of the log and the indexes match the records.
+// Events whose line nests deeper than `max_json_depth` (api.max_json_depth:
+// what the API refuses today, an older limbic stored) are warnings, one
+// each: they read, replay and are acted on as stored.
 struct FsckReport {
   bool ok = true;
   uint64_t events = 0;
@@ -123,7 +127,14 @@ struct FsckReport {
   std::vector<std::string> problems;  // each names file/offset or pool/record
   std::vector<std::string> warnings;  // e.g. a torn tail that open would truncate
 };
-Result<FsckReport> Fsck(const std::string& state_dir, Env* env = nullptr);
+Result<FsckReport> Fsck(const std::string& state_dir, Env* env = nullptr,
+                        size_t max_json_depth = kDefaultMaxJsonDepth);
+
+// When the log line `raw` of event `e` (at `where`) nests deeper than
+// `limit`: "<file> offset N: seq S (action_enqueued a-1) nests 60002 deep,
+// beyond api.max_json_depth 128". nullopt otherwise. A byte scan, any depth.
+std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& where,
+                                         std::string_view raw, size_t limit);
 
 // Removes a directory tree (used for temporary replay dirs).
 Status RemoveTree(const std::string& path);

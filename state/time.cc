@@ -152,13 +152,19 @@ Result<TimeMs> ParseDuration(std::string_view s) {
   }
   if (i == 0) return Status::InvalidArgument("invalid duration \"" + std::string(s) + "\" (e.g. 30s, 5m, 2h, 7d)");
   std::string_view unit = s.substr(i);
-  if (unit.empty() || unit == "s") return n * 1000;
-  if (unit == "ms") return n;
-  if (unit == "m") return n * 60000;
-  if (unit == "h") return n * 3600000;
-  if (unit == "d") return n * 86400000;
-  return Status::InvalidArgument("invalid duration unit in \"" + std::string(s) +
-                                 "\" (use ms, s, m, h or d)");
+  int64_t ms_per_unit = 0;
+  if (unit.empty() || unit == "s") ms_per_unit = 1000;
+  else if (unit == "ms") ms_per_unit = 1;
+  else if (unit == "m") ms_per_unit = 60000;
+  else if (unit == "h") ms_per_unit = 3600000;
+  else if (unit == "d") ms_per_unit = 86400000;
+  else
+    return Status::InvalidArgument("invalid duration unit in \"" + std::string(s) +
+                                   "\" (use ms, s, m, h or d)");
+  // The product must fit: 2^50 days would overflow a count of milliseconds.
+  if (n > (int64_t{1} << 53) / ms_per_unit)
+    return Status::InvalidArgument("duration too large: " + std::string(s));
+  return n * ms_per_unit;
 }
 
 std::string FormatDate(TimeMs t) { return FormatTime(t).substr(0, 10); }

@@ -1,6 +1,10 @@
 #include "runtime/config.h"
 
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 using namespace limbic;
 using namespace limbic::runtime;
@@ -100,4 +104,42 @@ TEST_CASE("a missing config file or reflexes file is a clear error", "[config]")
   auto c = ParseConfig({{"reflexes", "nope.json"}}, "/nonexistent");
   REQUIRE_FALSE(c.ok());
   CHECK_THAT(c.status().message(), Catch::Contains("/nonexistent/nope.json"));
+}
+
+TEST_CASE("api.max_json_depth: 128 by default, 1 to 1024, and config files are outside input",
+          "[config]") {
+  auto dflt = DefaultConfig();
+  REQUIRE(dflt.ok());
+  CHECK(dflt->max_json_depth == 128);
+  auto set = ParseConfig({{"api", {{"max_json_depth", 1024}}}}, "");
+  REQUIRE(set.ok());
+  CHECK(set->max_json_depth == 1024);
+  for (json bad : {json(0), json(1025), json("128"), json(12.5)}) {
+    auto c = ParseConfig({{"api", {{"max_json_depth", bad}}}}, "");
+    REQUIRE_FALSE(c.ok());
+    CHECK_THAT(c.status().message(),
+               Catch::Contains("api.max_json_depth: must be an integer in [1, 1024]"));
+  }
+
+  char dir_template[] = "/tmp/limbic-config-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  const std::string path = dir + "/limbic.json";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path, std::ios::trunc) << text;
+    return LoadConfigFile(path);
+  };
+  auto huge = load(R"({"memory": {"half_life": 1e400}})");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().message() ==
+        path + ": memory.half_life: number out of range at byte 26: 1e400");
+  auto deep = load(R"({"sensors": )" + std::string(200, '[') + std::string(200, ']') + "}");
+  REQUIRE_FALSE(deep.ok());
+  CHECK_THAT(deep.status().message(), Catch::StartsWith(path + ": JSON nested deeper than 128"));
+  // The reflexes file is held to the configured limit.
+  std::ofstream(dir + "/rules.json") << R"({"reflexes": [[[[[]]]]]})";
+  auto rules = load(R"({"api": {"max_json_depth": 4}, "reflexes": "rules.json"})");
+  REQUIRE_FALSE(rules.ok());
+  CHECK_THAT(rules.status().message(), Catch::Contains("rules.json: JSON nested deeper than 4"));
+  std::filesystem::remove_all(dir);
 }

@@ -39,6 +39,12 @@ TEST_CASE("ParseTime rejects malformed times with a message") {
   }
 }
 
+TEST_CASE("ParseDuration refuses a duration whose milliseconds do not fit") {
+  CHECK(ParseDuration("99999999999999d").status().message().starts_with("duration too large"));
+  CHECK(ParseDuration("9999999999999999999999999s").status().IsInvalidArgument());
+  CHECK(*ParseDuration("36500d") == int64_t{36500} * 86400000);
+}
+
 TEST_CASE("ParseDuration understands units") {
   CHECK(*ParseDuration("250ms") == 250);
   CHECK(*ParseDuration("30") == 30000);
