@@ -156,9 +156,9 @@ class LineSensor : public SensorBase {
         ++stats_.rejected;
         // The reason (too deep, a number beyond a double, where the syntax
         // breaks) and the line's start; the sensor goes on with the next.
-        log_->warn("sensor {}: {} is not a JSON object ({}): {}", name_, line.where,
-                   parsed.ok() ? "a " + std::string(parsed->type_name()) : parsed.status().message(),
-                   line.text.substr(0, 120));
+        log_->warn("sensor {}: {} is not a JSON object: {} ({})", name_, line.where,
+                   line.text.substr(0, 120),
+                   parsed.ok() ? "a " + std::string(parsed->type_name()) : parsed.status().message());
         continue;
       }
       json req = std::move(*parsed);

@@ -129,7 +129,7 @@ Result<json> ParseInputJson(std::string_view text, size_t max_depth) {
     json discarded = json::parse(text.begin(), text.end());
     (void)discarded;
   } catch (const json::parse_error&) {
-    return Status::InvalidArgument("not JSON: " + JsonError(text));
+    return Status::InvalidArgument("malformed JSON: " + JsonError(text));
   } catch (const json::exception& e) {
     if (auto huge = FirstHugeNumber(text)) {
       std::string path = JsonPathAt(text, huge->first);
@@ -139,9 +139,9 @@ Result<json> ParseInputJson(std::string_view text, size_t max_depth) {
                                      "number out of range at byte " +
                                      std::to_string(huge->first + 1) + ": " + shown);
     }
-    return Status::InvalidArgument(std::string("not JSON: ") + e.what());
+    return Status::InvalidArgument(std::string("malformed JSON: ") + e.what());
   }
-  return Status::InvalidArgument("not JSON");
+  return Status::InvalidArgument("malformed JSON");
 }
 
 bool IsJsonTooDeep(const Status& status) {

@@ -45,7 +45,7 @@ void SetMaxInputJsonDepth(size_t depth);
 size_t MaxInputJsonDepth();
 
 //! The value of `text`, outside input. InvalidArgument when it is not JSON
-//! ("not JSON: syntax error at byte 17: ..."), nests deeper than `max_depth`
+//! ("malformed JSON: syntax error at byte 17: ..."), nests deeper than `max_depth`
 //! ("nested deeper than 128 (api.max_json_depth) at byte 129"; [] and {}
 //! are depth 1, brackets inside strings do not count), or holds a number
 //! beyond a double ("KEY: number out of range at byte N: 1e400"). Never

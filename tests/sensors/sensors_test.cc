@@ -66,7 +66,7 @@ TEST_CASE("webhook mapping takes pointers and literals, and names a missing poin
   CHECK_FALSE(on_array.ok());
   auto garbage = w->Map("{\"app\": ");
   REQUIRE_FALSE(garbage.ok());
-  CHECK_THAT(garbage.status().message(), Catch::Contains("malformed JSON body"));
+  CHECK_THAT(garbage.status().message(), Catch::Contains("sensor \"hooks\": body: malformed JSON: syntax error"));
   CHECK(w->stats().rejected == 3);
   CHECK(w->stats().received == 3);
 

@@ -83,11 +83,11 @@ TEST_CASE("numbers beyond a double are refused naming the key and byte", "[input
 TEST_CASE("text that is not JSON is refused naming the byte", "[input_json]") {
   auto r = ParseInputJson(R"({"a":1,})");
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().starts_with("not JSON: syntax error at byte 8"));
+  CHECK(r.status().message().starts_with("malformed JSON: syntax error at byte 8"));
   CHECK_FALSE(IsJsonTooDeep(r.status()));
   CHECK_FALSE(ParseInputJson("").ok());
   // A syntax error before a huge number is the syntax error.
-  CHECK(ParseInputJson("{x 1e400}").status().message().starts_with("not JSON"));
+  CHECK(ParseInputJson("{x 1e400}").status().message().starts_with("malformed JSON"));
 }
 
 }  // namespace limbic::state
