@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <climits>
 #include <map>
 
 namespace limbic::reflexes {
@@ -98,6 +99,13 @@ Result<TimeMs> Duration(const json& v) {
 
 bool Unit(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1; }
 
+// Whether `v` is an integer that an int holds, without the wrap of get<int>
+// (10^10 would become another priority, 2^64-1 would read as -1).
+bool IsInt(const json& v) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= uint64_t{INT_MAX};
+  return v.is_number_integer() && v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX;
+}
+
 }  // namespace
 
 Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
@@ -110,7 +118,9 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
   Checker c(r.id);
   c.Keys(rule, "", {"id", "priority", "enabled", "cooldown", "max_fires", "window", "when", "then", "description"});
   if (rule.contains("priority")) {
-    if (!rule["priority"].is_number_integer()) c.Fail("priority", "must be an integer");
+    if (!IsInt(rule["priority"]))
+      c.Fail("priority", "must be an integer in [" + std::to_string(INT_MIN) + ", " +
+                             std::to_string(INT_MAX) + "]");
     else r.priority = rule["priority"].get<int>();
   }
   if (rule.contains("enabled")) {
@@ -124,8 +134,8 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
     else *out = *d;
   }
   if (rule.contains("max_fires")) {
-    if (!rule["max_fires"].is_number_integer() || rule["max_fires"].get<int>() < 1)
-      c.Fail("max_fires", "must be an integer >= 1");
+    if (!IsInt(rule["max_fires"]) || rule["max_fires"].get<int>() < 1)
+      c.Fail("max_fires", "must be an integer in [1, " + std::to_string(INT_MAX) + "]");
     else r.max_fires = rule["max_fires"].get<int>();
   }
   if ((r.max_fires > 0) != (r.window > 0)) c.Fail("max_fires", "max_fires and window go together");

@@ -54,6 +54,13 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
       {{{"id", "r"}, {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", "{{percept.secret}}"}}}}}}}, "unknown placeholder {{percept.secret}}"},
       {{{"id", "r"}, {"max_fires", 3}, {"then", kDrop}}, "max_fires and window go together"},
       {{{"id", "r"}, {"cooldown", "soon"}, {"then", kDrop}}, "cooldown"},
+      // Integers an int does not hold are refused, not wrapped.
+      {{{"id", "r"}, {"priority", int64_t{1} << 40}, {"then", kDrop}},
+       "rule \"r\": priority: must be an integer in [-2147483648, 2147483647]"},
+      {{{"id", "r"}, {"priority", ~uint64_t{0}}, {"then", kDrop}}, "priority: must be an integer"},
+      {{{"id", "r"}, {"max_fires", int64_t{1} << 32}, {"window", "1h"}, {"then", kDrop}},
+       "max_fires: must be an integer in [1, 2147483647]"},
+      {{{"id", "r"}, {"cooldown", "9999999999999999d"}, {"then", kDrop}}, "duration too large"},
       // {{match.NAME}} must name a group of the rule's own pattern.
       {{{"id", "r"}, {"when", {{"pattern", "see (?P<url>\\S+)"}}},
         {"then", {{{"send", {{"effector", "log"}, {"type", "x"}, {"payload", {{"u", "{{match.link}}"}}}}}}}}},
