@@ -351,3 +351,34 @@ TEST_CASE("replay's bulk load stores the same bytes as applying event by event",
   REQUIRE(v.ok());
   CHECK(v->match);
 }
+
+TEST_CASE("fsck warns of each event nested deeper than the limit and stays ok", "[replay]") {
+  ScratchDir dir;
+  {
+    EngineOptions o;
+    o.state_dir = dir / "live";
+    auto opened = Engine::Open(o);
+    REQUIRE(opened.ok());
+    Engine& e = **opened;
+    // The engine takes any depth (stored records must always read back);
+    // only outside input is held to the limit.
+    json deep = 1;
+    for (int i = 0; i < 200; ++i) deep = json::array({std::move(deep)});
+    MustCommit(e, BuildActionEnqueue({{"effector", "log"}, {"type", "t"}, {"id", "a-deep"},
+                                      {"payload", deep}},
+                                     e.next_seq()));
+    MustCommit(e, BuildPerceptAdd({{"source", "s"}, {"type", "t"}, {"id", "p-flat"}}, e.next_seq()));
+  }
+  auto f = Fsck(dir / "live");
+  REQUIRE(f.ok());
+  CHECK(f->ok);
+  REQUIRE(f->warnings.size() == 1);
+  CHECK_THAT(f->warnings[0],
+             Catch::EndsWith("00000000000000000001.jsonl offset 0: seq 1 (action_enqueued a-deep) "
+                             "nests 201 deep, beyond api.max_json_depth 128: readable, replayed "
+                             "and acted on as stored; the API would refuse it now"));
+  // At a limit it fits, nothing to say.
+  auto roomy = Fsck(dir / "live", nullptr, 201);
+  REQUIRE(roomy.ok());
+  CHECK(roomy->warnings.empty());
+}
