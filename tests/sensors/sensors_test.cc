@@ -113,6 +113,14 @@ TEST_CASE("github signatures: the documented example, and rejections", "[sensors
   CHECK(
       g->Map(body, "issues", GithubSignature("other", body), "d1").status().IsFailedPrecondition());
   CHECK(g->Map(body, "issues", "", "d1").status().IsFailedPrecondition());
+  // A body nested past api.max_json_depth: refused once signed, and an
+  // unsigned one is refused by its signature before anything parses it.
+  const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto too_deep = g->Map(deep, "issues", GithubSignature("k", deep), "d2");
+  CHECK(too_deep.status().IsInvalidArgument());
+  CHECK_THAT(too_deep.status().message(),
+             Catch::StartsWith("the GitHub payload: JSON nested deeper than 128"));
+  CHECK(g->Map(deep, "issues", GithubSignature("other", deep), "d2").status().IsFailedPrecondition());
   CHECK(rec.got.empty());
   CHECK_FALSE(MakeSensor("gh", {{"kind", "github"}}, ioc, rec.Sink(), Quiet()).ok());
 }
