@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 
 #include "http.h"
@@ -308,16 +309,24 @@ TEST_CASE("a deep action an older limbic stored: start reports it, delivers it, 
   CHECK_THAT(Limbic({"--state", state, "fsck", "--max-json-depth", "1024"}).out,
              Catch::Contains("nests 60002 deep, beyond api.max_json_depth 1024"));
 
+  // Without pools, start re-applies the whole log: what recovery read is
+  // scanned too.
+  std::filesystem::remove_all(state + "/db");
   const std::string out = dir / "out.jsonl";
   json config = BaseConfig(dir, {{"out", {{"kind", "file"}, {"path", out}}}});
   RunningLimbic l(dir, config);
   REQUIRE(l.port() != 0);
-  // The start report: the open action (what the outbox acts on).
-  bool reported = false;
-  for (const std::string& line : l.log())
-    reported |= line.find("start: action a-deep (pending, effector out) nests 60002 deep") !=
-                std::string::npos;
-  CHECK(reported);
+  // The start report: the event recovery re-applied, and the open action
+  // (what the outbox acts on).
+  auto logged = [&](const std::string& needle) {
+    for (const std::string& line : l.log())
+      if (line.find(needle) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(logged("start: " + state +
+               "/events/00000000000000000001.jsonl offset 0: seq 1 (action_enqueued a-deep) "
+               "nests 60002 deep, beyond api.max_json_depth 128"));
+  CHECK(logged("start: action a-deep (pending, effector out) nests 60002 deep"));
   CHECK(l.WaitForLog("fsck` lists every such event in the log"));
   // Delivered as stored, the runtime alive.
   json action = WaitJson(l.port(), "/v1/actions/a-deep",
