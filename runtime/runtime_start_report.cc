@@ -55,9 +55,10 @@ void Runtime::ReportDeepRecords(uint64_t log_after) {
   }
   if (deep == 0) return;
   if (deep > kShown) log_->warn("start: ... and {} more", deep - kShown);
-  log_->warn("start: {} stored records nest deeper than api.max_json_depth ({}); they are read "
-             "and acted on as stored; `limbic --state {} fsck` lists every such event in the log",
-             deep, limit, config_.state_dir);
+  log_->warn(
+      "start: {} stored records nest deeper than api.max_json_depth ({}); they are read "
+      "and acted on as stored; `limbic --state {} fsck` lists every such event in the log",
+      deep, limit, config_.state_dir);
 }
 
 }  // namespace limbic::runtime

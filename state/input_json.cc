@@ -100,8 +100,10 @@ std::string JsonPathAt(std::string_view text, size_t offset) {
   }
   std::string path;
   for (const Frame& f : open) {
-    if (f.object) path += (path.empty() ? "" : ".") + f.key;
-    else path += "[" + std::to_string(f.index) + "]";
+    if (f.object)
+      path += (path.empty() ? "" : ".") + f.key;
+    else
+      path += "[" + std::to_string(f.index) + "]";
   }
   return path;
 }
@@ -134,7 +136,8 @@ Result<json> ParseInputJson(std::string_view text, size_t max_depth) {
     if (auto huge = FirstHugeNumber(text)) {
       std::string path = JsonPathAt(text, huge->first);
       std::string shown(huge->second.substr(0, 40));
-      if (huge->second.size() > 40) shown += "... (" + std::to_string(huge->second.size()) + " characters)";
+      if (huge->second.size() > 40)
+        shown += "... (" + std::to_string(huge->second.size()) + " characters)";
       return Status::InvalidArgument((path.empty() ? "" : path + ": ") +
                                      "number out of range at byte " +
                                      std::to_string(huge->first + 1) + ": " + shown);

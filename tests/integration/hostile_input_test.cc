@@ -18,16 +18,14 @@ using namespace limbic::testing;
 namespace {
 
 // `depth` arrays around 1: "[[[1]]]" is depth 3.
-std::string Nested(size_t depth) {
-  return std::string(depth, '[') + "1" + std::string(depth, ']');
-}
+std::string Nested(size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); }
 
 // The config of these tests: bodies up to 1 MiB, so that depth (not size)
 // is what refuses the nested ones; a webhook sensor whose data is the body.
 json HostileConfig(const TempDir& dir) {
-  json config = BaseConfig(dir, json::object(),
-                           {{"hook", {{"kind", "webhook"}, {"source", "hook"}, {"type", "t"},
-                                      {"data", ""}}}});
+  json config = BaseConfig(
+      dir, json::object(),
+      {{"hook", {{"kind", "webhook"}, {"source", "hook"}, {"type", "t"}, {"data", ""}}}});
   config["api"]["body_limit"] = 1 << 20;
   return config;
 }
@@ -58,28 +56,29 @@ TEST_CASE("hostile HTTP bodies are refused with 400, nothing is written, the run
     REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts",
                      {{"source", "s"}, {"type", "t"}, {"id", "p-1"}, {"intensity", 0.5}})
                 .status == 201);
-    REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "g"}, {"id", "t-1"}}).status == 201);
+    REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "g"}, {"id", "t-1"}}).status ==
+            201);
     const uint64_t seq = AppliedSeq(l.port());
 
     const std::string digits(400, '9');
     const std::vector<Refusal> refusals = {
         // Item 1: the three repros, and the webhook sensor's body.
-        {"POST", "/v1/actions",
-         R"({"effector":"log","type":"t","payload":)" + Nested(60000) + "}", "json_too_deep",
-         "nested deeper than 128 (api.max_json_depth)"},
+        {"POST", "/v1/actions", R"({"effector":"log","type":"t","payload":)" + Nested(60000) + "}",
+         "json_too_deep", "nested deeper than 128 (api.max_json_depth)"},
         {"POST", "/v1/percepts", R"({"source":"s","type":"t","data":)" + Nested(80000) + "}",
          "json_too_deep", "nested deeper than 128"},
         {"POST", "/v1/percepts", R"({"source":"s","type":"t","data":)" + Nested(128) + "}",
          "json_too_deep", "at byte 160"},
         {"POST", "/v1/sensors/hook", Nested(200000), "json_too_deep", "nested deeper than 128"},
         // Item 2: numbers beyond a double, named by their key.
-        {"POST", "/v1/percepts", R"({"source":"s","type":"t","intensity":1e400})", "invalid_argument",
-         "intensity: number out of range"},
+        {"POST", "/v1/percepts", R"({"source":"s","type":"t","intensity":1e400})",
+         "invalid_argument", "intensity: number out of range"},
         {"POST", "/v1/percepts", R"({"source":"s","type":"t","data":{"n":)" + digits + "}}",
          "invalid_argument", "data.n: number out of range"},
         {"POST", "/v1/actions", R"({"effector":"log","type":"t","payload":[)" + digits + "]}",
          "invalid_argument", "payload[0]: number out of range"},
-        {"PATCH", "/v1/arousal", R"({"level":-1e999})", "invalid_argument", "level: number out of range"},
+        {"PATCH", "/v1/arousal", R"({"level":-1e999})", "invalid_argument",
+         "level: number out of range"},
         // An id that is not UTF-8, let alone an id.
         {"PUT", "/v1/reflexes/%ff", R"({"when":{"source":"s"},"then":[]})", "invalid_argument",
          "not a valid id"},
@@ -128,9 +127,9 @@ TEST_CASE("hostile HTTP bodies are refused with 400, nothing is written, the run
         {"POST", "/v1/world/consolidate"},
     };
     for (const auto& [method, path] : routes) {
-      const std::vector<std::string> bodies = {"[1,2]", "\"x\"", "42", "null", "true",
-                                               "{\"a\":1e400}", "{\"a\":" + Nested(129) + "}",
-                                               "{\"a\":"};
+      const std::vector<std::string> bodies = {
+          "[1,2]",  "\"x\"", "42", "null", "true", "{\"a\":1e400}", "{\"a\":" + Nested(129) + "}",
+          "{\"a\":"};
       for (const std::string& body : bodies) {
         INFO(method << " " << path << " " << body.substr(0, 40));
         auto reply = Http(l.port(), method, path, body);
@@ -141,13 +140,17 @@ TEST_CASE("hostile HTTP bodies are refused with 400, nothing is written, the run
     CHECK(AppliedSeq(l.port()) == seq);
 
     // Objects with fields of the wrong type: never a 5xx.
-    const json wrong = {{"source", 1},       {"type", json::array()}, {"text", 1},
-                        {"date", "2026-01-01"}, {"id", 7},            {"goal", json::object()},
-                        {"payload", 1},      {"effector", 1},         {"level", "high"},
-                        {"query", 1},        {"k", "many"},           {"older_than", 5},
-                        {"force", "yes"},    {"all", 1},              {"subject", 1},
-                        {"items", "x"},      {"path", 1},             {"metadata", "x"},
-                        {"status", 1},       {"reason", 1},           {"thread_id", 1}};
+    const json wrong = {{"source", 1},     {"type", json::array()},
+                        {"text", 1},       {"date", "2026-01-01"},
+                        {"id", 7},         {"goal", json::object()},
+                        {"payload", 1},    {"effector", 1},
+                        {"level", "high"}, {"query", 1},
+                        {"k", "many"},     {"older_than", 5},
+                        {"force", "yes"},  {"all", 1},
+                        {"subject", 1},    {"items", "x"},
+                        {"path", 1},       {"metadata", "x"},
+                        {"status", 1},     {"reason", 1},
+                        {"thread_id", 1}};
     for (const auto& [method, path] : routes) {
       for (const json& body : {wrong, json{{"text", 1}, {"date", "2026-01-01"}}}) {
         INFO(method << " " << path << " " << body.dump());
@@ -178,13 +181,16 @@ TEST_CASE("a jsonl sensor skips a line nested too deep or holding 1e400, naming 
   TempDir dir;
   const std::string feed = dir / "feed.jsonl";
   std::ofstream(feed) << R"({"source":"f","type":"t","data":)" << Nested(200000) << "}\n"
-                      << R"({"source":"f","type":"t","intensity":1e400})" << "\n"
-                      << R"({"source":"f","type":"t","id":"good"})" << "\n";
+                      << R"({"source":"f","type":"t","intensity":1e400})"
+                      << "\n"
+                      << R"({"source":"f","type":"t","id":"good"})"
+                      << "\n";
   json config = BaseConfig(dir, json::object(),
                            {{"feed", {{"kind", "jsonl"}, {"path", feed}, {"from", "start"}}}});
   RunningLimbic l(dir, config);
   REQUIRE(l.port() != 0);
-  WaitJson(l.port(), "/v1/percepts/good", [](const json& p) { return p.value("id", "") == "good"; });
+  WaitJson(l.port(), "/v1/percepts/good",
+           [](const json& p) { return p.value("id", "") == "good"; });
   CHECK(l.WaitForLog("sensor feed: line 1"));
   CHECK(l.WaitForLog("nested deeper than 128 (api.max_json_depth)"));
   CHECK(l.WaitForLog("intensity: number out of range"));
@@ -215,7 +221,8 @@ TEST_CASE("limbic mcp answers a line nested 200000 deep with a parse error and s
   CHECK(deep["error"]["code"] == -32700);
   CHECK_THAT(deep["error"]["message"].get<std::string>(),
              Catch::Contains("nested deeper than 128 (api.max_json_depth)"));
-  REQUIRE(mcp.Write(R"({"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1e400}})" "\n"));
+  REQUIRE(mcp.Write(R"({"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1e400}})"
+                    "\n"));
   json huge = next();
   CHECK(huge["id"].is_null());
   CHECK(huge["error"]["code"] == -32700);
@@ -223,7 +230,8 @@ TEST_CASE("limbic mcp answers a line nested 200000 deep with a parse error and s
   // Valid JSON that is not a request: invalid request, not a parse error.
   REQUIRE(mcp.Write("[" + Nested(100) + "]\n"));
   CHECK(next()["error"]["code"] == -32600);
-  REQUIRE(mcp.Write(R"({"jsonrpc":"2.0","id":3,"method":"ping"})" "\n"));
+  REQUIRE(mcp.Write(R"({"jsonrpc":"2.0","id":3,"method":"ping"})"
+                    "\n"));
   json pong = next();
   CHECK(pong["id"] == 3);
   CHECK(pong["result"] == json::object());
@@ -243,7 +251,8 @@ TEST_CASE("a config holding 1e400 or nested too deep does not load: exit 1 namin
   CHECK_THAT(r.err, Catch::Contains(file));
   CHECK_THAT(r.err, Catch::Contains("recency.percept_half_life: number out of range"));
 
-  std::ofstream(file, std::ios::trunc) << R"({"api": {"port": 0}, "sensors": )" << Nested(200000) << "}";
+  std::ofstream(file, std::ios::trunc)
+      << R"({"api": {"port": 0}, "sensors": )" << Nested(200000) << "}";
   r = Limbic({"--state", dir / "state", "run", "--config", file});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains(file));
@@ -275,7 +284,9 @@ TEST_CASE("CLI JSON arguments are outside input: too deep or 1e400 is refused, n
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("--payload: JSON nested deeper than 128"));
   r = Limbic({"--state", state, "percept", "import", "-"},
-             R"({"source":"s","type":"t","intensity":1e400})" "\n" R"({"source":"s","type":"t","id":"ok"})"
+             R"({"source":"s","type":"t","intensity":1e400})"
+             "\n"
+             R"({"source":"s","type":"t","id":"ok"})"
              "\n");
   CHECK_THAT(r.err + r.out, Catch::Contains("intensity: number out of range"));
   RunResult listed = Limbic({"--state", state, "--json", "percept", "list"});

@@ -11,15 +11,15 @@ std::string Nested(size_t depth, std::string_view inner = "1") {
 
 }  // namespace
 
-TEST_CASE("input JSON nested exactly to the limit is accepted, one more is refused", "[input_json]") {
+TEST_CASE("input JSON nested exactly to the limit is accepted, one more is refused",
+          "[input_json]") {
   auto ok = ParseInputJson(Nested(128), 128);
   REQUIRE(ok.ok());
   auto deep = ParseInputJson(Nested(129), 128);
   REQUIRE_FALSE(deep.ok());
   CHECK(deep.status().IsInvalidArgument());
   CHECK(IsJsonTooDeep(deep.status()));
-  CHECK(deep.status().message() ==
-        "JSON nested deeper than 128 (api.max_json_depth) at byte 129");
+  CHECK(deep.status().message() == "JSON nested deeper than 128 (api.max_json_depth) at byte 129");
   // Objects count as arrays do.
   std::string objects;
   for (int i = 0; i < 5; ++i) objects += "{\"a\":";
