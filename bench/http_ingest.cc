@@ -118,7 +118,7 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
       }
       std::string body = R"({"source":"bench","type":"message","intensity":0.5,"text":"keep-alive percept from client )" +
                          std::to_string(c) + "\"}";
-      std::string req = "POST /v1/percepts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      std::string req = "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
       std::string in;
       std::vector<double> mine;

@@ -110,14 +110,33 @@ void Api::AddEventRoutes(Router& r) {
       HttpResponse err = ErrorResponse(bad);
       return stream->Reject(err.status, std::string(Status::CodeName(bad.code())), bad.message());
     }
-    Status s = rt_.hub().Subscribe(after, *types, [stream](const EventHub::Item& item) {
-      return stream->Send(state::EventTypeName(item.type), std::to_string(item.seq), item.line);
+    // The backlog is read a page at a time as the client drains it; live
+    // events follow without a gap (event_hub.h).
+    EventHub& hub = rt_.hub();
+    auto id = hub.Subscribe(after, *types, [stream](const EventHub::Item& item) {
+      if (!stream->Send(state::EventTypeName(item.type), std::to_string(item.seq), item.line))
+        return EventHub::Take::kStop;
+      return stream->backlogged() ? EventHub::Take::kPause : EventHub::Take::kMore;
     });
-    if (!s.ok()) {
-      HttpResponse err = ErrorResponse(s);
-      stream->Reject(err.status, std::string(Status::CodeName(s.code())), s.message());
+    if (!id.ok()) {
+      HttpResponse err = ErrorResponse(id.status());
+      stream->Reject(err.status, std::string(Status::CodeName(id.status().code())),
+                     id.status().message());
       stream->Close();  // when events were already streamed, Reject cannot answer
+      return;
     }
+    std::weak_ptr<void> alive = hub.alive();
+    std::weak_ptr<SseStream> weak = stream;  // the stream holds this callback
+    stream->OnDrained([log = log_, &hub, alive, id = *id, weak] {
+      if (alive.expired()) return;
+      Status s = hub.Resume(id);
+      if (s.ok()) return;
+      log->error("http: event stream: cannot read the backlog: {}", s.message());
+      if (auto stream = weak.lock()) stream->Close();
+    });
+    stream->OnClosed([&hub, alive, id = *id] {
+      if (!alive.expired()) hub.Unsubscribe(id);
+    });
   });
 }
 
@@ -196,6 +215,11 @@ void Api::AddSensorRoutes(Router& r) {
                     if (!s.ok()) return respond(ErrorResponse(s));
                     respond(HttpResponse::Json(202, CommitReceipt(done, "percept_id")));
                   });
+  }, [this](const HttpRequest& req) {
+    // A sensor that checks a signature of its own (github) is reached
+    // without the token, whatever Host the sender used (docs/api.md).
+    auto* http = dynamic_cast<sensors::HttpSensor*>(rt_.sensor(Param(req, "name")));
+    return http && http->signs_requests();
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -69,6 +70,25 @@ class Section {
       else
         Fail(Path(key), "must be a number in [" + Trim(lo) + ", " + Trim(hi) + "], got " + v->dump());
     }
+  }
+
+  // An array of strings, each checked by `bad` ("" = fine, else why not).
+  void Strings(const std::string& key, std::vector<std::string>* out,
+               const std::function<std::string(const std::string&)>& bad) {
+    const json* v = Get(key);
+    if (!v) return;
+    if (!v->is_array()) return Fail(Path(key), "must be an array of strings, got " + v->dump());
+    std::vector<std::string> items;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json& item = (*v)[i];
+      std::string why = item.is_string() ? bad(item.get<std::string>()) : "must be a string";
+      if (!why.empty()) {
+        Fail(Path(key) + "[" + std::to_string(i) + "]", why + ", got " + item.dump());
+        return;
+      }
+      items.push_back(item.get<std::string>());
+    }
+    *out = std::move(items);
   }
 
   // "30s", "5m", ... or a number of milliseconds.
@@ -139,6 +159,41 @@ Result<json> ParseJsonText(const std::string& text, const std::string& where,
   return doc;
 }
 
+// api.* limits and allow lists; the shares must nest (docs/api.md).
+void ParseApiLimits(Section& a, ApiLimitsConfig* l) {
+  a.Duration("read_timeout", &l->read_timeout, 100);
+  a.Duration("idle_timeout", &l->idle_timeout, 100);
+  a.Integer("max_connections", &l->max_connections, 2, 1 << 20);
+  a.Integer("max_connections_per_client", &l->max_connections_per_client, 1, 1 << 20);
+  a.Integer("max_sse_streams", &l->max_sse_streams, 0, 1 << 20);
+  a.Integer("max_sse_streams_per_client", &l->max_sse_streams_per_client, 0, 1 << 20);
+  a.Duration("sse_keepalive", &l->sse_keepalive, 100);
+  a.Integer("sse_max_queued_bytes", &l->sse_max_queued_bytes, 4096, int64_t{1} << 32);
+  a.Strings("allowed_hosts", &l->allowed_hosts, [](const std::string& h) -> std::string {
+    if (h.empty() || h.find_first_of(" \t/?#@") != std::string::npos)
+      return "must be a host name or address (no scheme, path or spaces), or \"*\"";
+    return "";
+  });
+  a.Strings("allowed_origins", &l->allowed_origins, [](const std::string& o) -> std::string {
+    if (o == "*" || o == "null") return "";
+    size_t sep = o.find("://");
+    if (sep == std::string::npos || sep == 0 || o.size() == sep + 3 ||
+        o.find_first_of(" /?#", sep + 3) != std::string::npos)
+      return "must be an origin such as \"http://localhost:3000\" (scheme://host[:port], no path)";
+    return "";
+  });
+  if (l->max_connections_per_client > l->max_connections)
+    a.Fail("api.max_connections_per_client",
+           "must be at most api.max_connections (" + std::to_string(l->max_connections) + ")");
+  if (l->max_sse_streams >= l->max_connections)
+    a.Fail("api.max_sse_streams", "must be less than api.max_connections (" +
+                                      std::to_string(l->max_connections) +
+                                      "), so that streams leave room for other requests");
+  if (l->max_sse_streams_per_client > l->max_sse_streams)
+    a.Fail("api.max_sse_streams_per_client",
+           "must be at most api.max_sse_streams (" + std::to_string(l->max_sse_streams) + ")");
+}
+
 }  // namespace
 
 Status ConfigErrors(const std::vector<std::string>& errors) {
@@ -173,6 +228,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     a.String("token", &c.api_token);
     a.Integer("body_limit", &c.body_limit, 1024, int64_t{1} << 30);
     a.Integer("max_json_depth", &c.max_json_depth, 1, int64_t{state::kMaxMaxJsonDepth});
+    ParseApiLimits(a, &c.api_limits);
     a.RejectUnknown();
   }
   if (const json* v = root.Get("recency")) {

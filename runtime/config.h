@@ -46,6 +46,21 @@ struct ArchiveConfig {
   size_t social_links = 5;
 };
 
+// How much of the HTTP API one client may hold, and who may reach it
+// (api.*; docs/api.md, "Limits and exposure").
+struct ApiLimitsConfig {
+  TimeMs read_timeout = 30000;  // a request, from its first byte; an answer's write
+  TimeMs idle_timeout = 60000;  // a connection waiting for a request
+  size_t max_connections = 1024;
+  size_t max_connections_per_client = 256;  // per remote address
+  size_t max_sse_streams = 256;             // fewer than max_connections
+  size_t max_sse_streams_per_client = 64;
+  TimeMs sse_keepalive = 15000;                // a comment line on a quiet stream
+  size_t sse_max_queued_bytes = 4 << 20;       // per stream; beyond it the client is dropped
+  std::vector<std::string> allowed_hosts;      // Host names besides loopback and api.address
+  std::vector<std::string> allowed_origins;    // Origins besides the API's own
+};
+
 struct Config {
   std::string source;  // file path, or "<embedded default>"
   std::string state_dir = "./limbic-data";
@@ -60,6 +75,7 @@ struct Config {
   // How deeply JSON from outside may nest (state/input_json.h): HTTP bodies,
   // MCP lines, sensor lines, webhook bodies, the reflexes file.
   size_t max_json_depth = 128;
+  ApiLimitsConfig api_limits;
 
   state::RecencyParams recency;
   double attention_threshold = 0.2;  // unassigned percepts at or above this effective intensity

@@ -34,8 +34,16 @@ void EventHub::Publish(std::span<const state::Event> events) {
     if (ring_.size() > capacity_) ring_.pop_front();
     last_seq_ = e.seq;
     const Item& item = ring_.back();
+    // Only live subscribers: one catching up reads this event when it
+    // gets there.
     for (auto it = subscribers_.begin(); it != subscribers_.end();) {
-      if (Wanted(it->types, item.type) && !it->sink(item)) it = subscribers_.erase(it);
+      Subscriber& s = it->second;
+      if (!s.live) {
+        ++it;
+        continue;
+      }
+      s.cursor = item.seq;
+      if (Wanted(s.types, item.type) && s.sink(item) == Take::kStop) it = subscribers_.erase(it);
       else ++it;
     }
   }
@@ -98,19 +106,74 @@ void EventHub::Wait(uint64_t after, int64_t timeout_ms, std::function<void()> re
   });
 }
 
-Status EventHub::Subscribe(uint64_t after, const Types& types, Sink sink) {
-  // Backlog first, in chunks, then live; all on this thread, so no gap.
-  uint64_t cursor = after;
-  while (cursor < last_seq_) {
-    auto chunk = Read(cursor, 4096, {});
-    if (!chunk.ok()) return chunk.status();
-    if (chunk->empty()) break;
-    for (const Item& item : *chunk) {
-      cursor = item.seq;
-      if (Wanted(types, item.type) && !sink(item)) return Status::OK();
+Result<uint64_t> EventHub::Subscribe(uint64_t after, const Types& types, Sink sink) {
+  uint64_t id = next_subscriber_++;
+  Subscriber& s = subscribers_[id];
+  s.types = types;
+  s.sink = std::move(sink);
+  s.cursor = after;
+  LIMBIC_RETURN_IF_ERROR(Pump(id));
+  return id;
+}
+
+Status EventHub::Resume(uint64_t id) { return Pump(id); }
+
+void EventHub::Unsubscribe(uint64_t id) { subscribers_.erase(id); }
+
+Status EventHub::Pump(uint64_t id) {
+  auto found = subscribers_.find(id);
+  if (found == subscribers_.end()) return Status::OK();
+  Subscriber& s = found->second;
+  auto fail = [&](Status st) {
+    subscribers_.erase(found);
+    return st;
+  };
+  // All on the io thread: nothing is published while this runs, so once
+  // the cursor reaches last_seq_ the next event is a live one.
+  while (!s.live) {
+    if (s.cursor >= last_seq_) {
+      s.live = true;
+      s.reader.reset();
+      break;
     }
+    uint64_t ring_first = ring_.empty() ? last_seq_ + 1 : ring_.front().seq;
+    Item from_disk;
+    const Item* next = nullptr;
+    if (s.cursor + 1 < ring_first) {
+      // Older than the ring: one reader per subscriber, read on page by
+      // page, rather than a scan from the segment's start each time.
+      if (!s.reader) {
+        state::LogReader::Options options;
+        options.from_seq = s.cursor + 1;
+        auto reader = state::LogReader::Open(events_dir_, options);
+        if (!reader.ok()) return fail(reader.status());
+        s.reader = std::move(reader).value();
+      }
+      state::Event e;
+      do {
+        auto more = s.reader->Next(&e);
+        if (!more.ok()) return fail(more.status());
+        if (!*more)
+          return fail(Status::Internal("the event log ends before seq " +
+                                       std::to_string(s.cursor + 1) + " (last applied " +
+                                       std::to_string(last_seq_) + ")"));
+      } while (e.seq <= s.cursor);
+      from_disk = Item{e.seq, e.type, std::string(s.reader->raw_line())};
+      next = &from_disk;
+    } else {
+      s.reader.reset();
+      next = &*std::lower_bound(ring_.begin(), ring_.end(), s.cursor + 1,
+                                [](const Item& i, uint64_t seq) { return i.seq < seq; });
+    }
+    s.cursor = next->seq;
+    if (!Wanted(s.types, next->type)) continue;
+    Take take = s.sink(*next);
+    if (take == Take::kStop) {
+      subscribers_.erase(found);
+      return Status::OK();
+    }
+    if (take == Take::kPause) break;
   }
-  subscribers_.push_back(Subscriber{types, std::move(sink)});
   return Status::OK();
 }
 

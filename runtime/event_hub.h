@@ -8,6 +8,12 @@
 // with nothing missed or repeated: all of it happens on the io thread, so
 // no event can slip in between the backlog and the live feed.
 //
+// The backlog is paced by the subscriber: its sink says kPause when it has
+// enough queued, and the hub reads on from where it stopped when told to
+// Resume, so catching up on a long log holds one page in memory, not the
+// log. A subscriber is live (gets each event as it is published) only once
+// it has caught up.
+//
 // Thread-safety: io thread only.
 #pragma once
 
@@ -16,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "state/event.h"
+#include "state/event_log.h"
 #include "state/status.h"
 
 namespace limbic::runtime {
@@ -36,8 +44,11 @@ class EventHub {
   };
   // Filter on event types; empty = all.
   using Types = std::vector<state::EventType>;
-  // Receives one encoded event; returns false once it no longer wants more.
-  using Sink = std::function<bool(const Item& item)>;
+  // What a sink wants after taking one event. kPause only matters while
+  // catching up (live events are pushed regardless).
+  enum class Take { kMore, kPause, kStop };
+  // Receives one encoded event.
+  using Sink = std::function<Take(const Item& item)>;
 
   // `events_dir` is the log to read older events from; `capacity` events are
   // kept in memory.
@@ -55,9 +66,19 @@ class EventHub {
   // `timeout_ms`, whichever is first (immediately if there already is one).
   void Wait(uint64_t after, int64_t timeout_ms, std::function<void()> ready);
 
-  // Sends every event after `after`, then each new one, until `sink`
-  // returns false. Returns an error if the backlog cannot be read.
-  Status Subscribe(uint64_t after, const Types& types, Sink sink);
+  // Sends every event after `after` (of `types`), then each new one, until
+  // `sink` returns kStop or Unsubscribe. The backlog is sent now until the
+  // sink pauses; Resume sends on. Returns the subscription's id, or the
+  // error that kept the backlog from being read (then nothing is kept).
+  Result<uint64_t> Subscribe(uint64_t after, const Types& types, Sink sink);
+  // Sends on the backlog of a paused subscription, until it pauses again or
+  // has caught up. An unknown id or a live subscription: nothing to do. On
+  // a read error the subscription is dropped and the error returned.
+  Status Resume(uint64_t id);
+  void Unsubscribe(uint64_t id);
+  // True while the hub is alive: callbacks posted for later hold this to
+  // check before they touch the hub.
+  std::weak_ptr<void> alive() const { return alive_; }
 
   // Wakes every waiter and drops every subscriber (shutdown).
   void Close();
@@ -69,8 +90,13 @@ class EventHub {
   struct Subscriber {
     Types types;
     Sink sink;
+    uint64_t cursor = 0;  // the last seq sent or skipped
+    bool live = false;    // caught up: Publish pushes to it
+    std::unique_ptr<state::LogReader> reader;  // while catching up from disk
   };
   static bool Wanted(const Types& types, state::EventType type);
+  // Sends `id`'s backlog until it pauses, stops or is live.
+  Status Pump(uint64_t id);
 
   boost::asio::io_context& ioc_;
   std::string events_dir_;
@@ -78,7 +104,9 @@ class EventHub {
   std::deque<Item> ring_;
   uint64_t last_seq_ = 0;
   std::list<std::shared_ptr<Waiter>> waiters_;
-  std::list<Subscriber> subscribers_;
+  std::map<uint64_t, Subscriber> subscribers_;
+  uint64_t next_subscriber_ = 1;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace limbic::runtime

@@ -104,12 +104,13 @@ HttpResponse HttpResponse::Error(int status, std::string code, std::string messa
   return Json(status, {{"error", {{"code", std::move(code)}, {"message", std::move(message)}}}});
 }
 
-void Router::Add(const std::string& method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr});
+void Router::Add(const std::string& method, const std::string& pattern, Handler handler,
+                 SignedBy signed_by) {
+  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr, std::move(signed_by)});
 }
 
 void Router::AddSse(const std::string& method, const std::string& pattern, SseHandler handler) {
-  routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler)});
+  routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler), nullptr});
 }
 
 Router::Match Router::Find(HttpRequest& req) const {
@@ -135,6 +136,7 @@ Router::Match Router::Find(HttpRequest& req) const {
     req.params = std::move(params);
     m.handler = r.handler ? &r.handler : nullptr;
     m.sse = r.sse ? &r.sse : nullptr;
+    m.signed_by = r.signed_by ? &r.signed_by : nullptr;
     return m;
   }
   return m;
@@ -146,12 +148,22 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
  public:
   Impl(net::io_context& ioc, HttpServerOptions o, Router r, std::shared_ptr<spdlog::logger> log)
       : ioc_(ioc), options_(std::move(o)), router_(std::move(r)), log_(std::move(log)),
-        acceptor_(ioc), deadline_(ioc) {}
+        acceptor_(ioc), deadline_(ioc), book_(options_.limits) {}
 
   void DoAccept();
+  void OnAccept(tcp::socket socket);
+  // Closes the connection idle longest (of `client`, when given); false
+  // when there is none.
+  bool EvictIdle(const std::string* client);
+  // A refusal to tell the log about, at most once a second.
+  void LogRefusal(const std::string& why);
   void Remove(Session* s);
   void Shutdown(TimeMs deadline_ms, std::function<void()> done);
   void MaybeDone();
+
+  // A few connections beyond max_connections may be held just long enough
+  // to answer 429/503; past these, a connection is closed unanswered.
+  static constexpr size_t kRefusalSlots = 16;
 
   net::io_context& ioc_;
   HttpServerOptions options_;
@@ -163,20 +175,36 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   bool draining_ = false;  // StopAccepting: new requests get 503
   std::function<void()> done_;
   net::steady_timer deadline_;
+  ClientBook book_;
+  size_t refusing_ = 0;  // sessions only there to answer 429/503
+  std::chrono::steady_clock::time_point last_refusal_log_{};
+  size_t refusals_unlogged_ = 0;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)), keepalive_timer_(server_->ioc_) {
+  // `refusal`: the connection did not fit; it answers its first request
+  // with this and closes.
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server, std::string remote,
+          std::optional<HttpResponse> refusal)
+      : stream_(std::move(socket)), server_(std::move(server)), remote_(std::move(remote)),
+        refusal_(std::move(refusal)), keepalive_timer_(server_->ioc_) {
     server_->sessions_.insert(this);
-    boost::system::error_code ec;
-    auto ep = stream_.socket().remote_endpoint(ec);
-    if (!ec) remote_ = ep.address().to_string();
+    if (refusal_) ++server_->refusing_;
+    else server_->book_.Connected(remote_);
   }
-  ~Session() { server_->Remove(this); }
+  ~Session() {
+    Release();
+    server_->Remove(this);
+  }
 
   void Run() { DoRead(); }
+
+  const std::string& remote() const { return remote_; }
+  // Waiting for the first byte of a request, since `idle_since()`.
+  bool idle() const { return idle_ && !released_; }
+  bool streaming() const { return streaming_ && !released_; }
+  std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
 
   // Shutdown: idle and streaming sessions close now, busy ones after answering.
   void CloseIfIdle() {
@@ -184,6 +212,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!busy_) Close();
   }
   void Close() {
+    Release();
     boost::system::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.socket().close(ec);
@@ -192,12 +221,19 @@ class Session : public std::enable_shared_from_this<Session> {
   // SSE
   bool SseSend(std::string frame) {
     if (sse_closed_ || sse_rejected_) return false;
-    if (out_.size() > 10000) {  // a client this slow is dropped, not buffered forever
+    const size_t limit = server_->options_.sse_max_queued_bytes;
+    if (queued_ > 0 && queued_ + frame.size() > limit) {
+      // A client this slow is dropped, not buffered without end; it can
+      // resume from the log with Last-Event-ID.
+      server_->log_->warn(
+          "http: closing the event stream of {}: its client is not reading ({} bytes queued, "
+          "limit {} = api.sse_max_queued_bytes)",
+          remote_, queued_, limit);
       SseClose();
       return false;
     }
     SseHeader();
-    out_.push_back(std::move(frame));
+    Queue(std::move(frame));
     if (!writing_) DoSseWrite();
     return true;
   }
@@ -205,9 +241,23 @@ class Session : public std::enable_shared_from_this<Session> {
     if (sse_closed_) return;
     sse_closed_ = true;
     keepalive_timer_.cancel();
+    if (on_closed_) net::post(server_->ioc_, std::move(on_closed_));
+    on_closed_ = nullptr;
+    on_drained_ = nullptr;
     Close();
   }
   bool sse_closed() const { return sse_closed_; }
+  size_t queued_bytes() const { return queued_; }
+  bool backlogged() const {
+    return queued_ >= std::min<size_t>(kPageBytes, server_->options_.sse_max_queued_bytes / 2);
+  }
+  void SseOnDrained(std::function<void()> cb) {
+    if (!sse_closed_) on_drained_ = std::move(cb);
+  }
+  void SseOnClosed(std::function<void()> cb) {
+    if (sse_closed_) return net::post(server_->ioc_, std::move(cb));
+    on_closed_ = std::move(cb);
+  }
   // Before anything was streamed: answer with an ordinary (error) response.
   void SseReject(HttpResponse r) {
     if (sse_header_sent_ || sse_rejected_ || sse_closed_) return;
@@ -217,15 +267,45 @@ class Session : public std::enable_shared_from_this<Session> {
   void SseHeader() {
     if (sse_header_sent_) return;
     sse_header_sent_ = true;
-    out_.push_front(
+    std::string header =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-        "Connection: close\r\nX-Accel-Buffering: no\r\n\r\n");
+        "Connection: close\r\nX-Accel-Buffering: no\r\n\r\n";
+    queued_ += header.size();
+    out_.push_front(std::move(header));
   }
 
  private:
+  // A backlog pauses once this much is queued (or half the byte limit).
+  static constexpr size_t kPageBytes = 64 * 1024;
+
+  // Releases this connection's place in the counts, once.
+  void Release() {
+    if (released_) return;
+    released_ = true;
+    if (refusal_) --server_->refusing_;
+    else server_->book_.Disconnected(remote_);
+    if (streaming_) server_->book_.StreamClosed(remote_);
+  }
+
+  // Waits (idle_timeout) for the first byte of a request, then reads all of
+  // it (read_timeout).
   void DoRead() {
     parser_.emplace();
     parser_->body_limit(server_->options_.body_limit);
+    if (buffer_.size() > 0) return DoReadRequest();  // pipelined
+    idle_ = true;
+    idle_since_ = std::chrono::steady_clock::now();
+    stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout));
+    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](
+                                                       beast::error_code ec, size_t n) {
+      self->idle_ = false;
+      self->buffer_.commit(n);
+      if (ec) return self->Close();
+      self->DoReadRequest();
+    });
+  }
+
+  void DoReadRequest() {
     stream_.expires_after(std::chrono::milliseconds(server_->options_.read_timeout));
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
@@ -235,19 +315,25 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
         ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof)
       return Close();
-    if (ec == http::error::body_limit) {
-      keep_alive_ = false;
+    keep_alive_ = false;
+    if (ec == http::error::body_limit)
       return Send(HttpResponse::Error(413, "payload_too_large",
                                       "request body exceeds " +
-                                          std::to_string(server_->options_.body_limit) + " bytes"));
-    }
-    if (ec) {
-      keep_alive_ = false;
+                                          std::to_string(server_->options_.body_limit) +
+                                          " bytes (api.body_limit)"));
+    if (ec)
       return Send(HttpResponse::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
-    }
+    if (refusal_) return Send(std::move(*refusal_));
     auto msg = parser_->release();
     keep_alive_ = msg.keep_alive() && !server_->shutting_down_;
     started_ = std::chrono::steady_clock::now();
+    HttpRequest req = ToRequest(msg);
+    method_ = req.method;
+    path_ = req.path;
+    Dispatch(req);
+  }
+
+  HttpRequest ToRequest(http::request<http::string_body>& msg) {
     HttpRequest req;
     req.method = std::string(msg.method_string());
     req.target = std::string(msg.target());
@@ -268,33 +354,71 @@ class Session : public std::enable_shared_from_this<Session> {
         start = amp + 1;
       }
     }
-    for (const auto& field : msg) req.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+    for (const auto& field : msg)
+      req.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
     req.body = std::move(msg.body());
     req.remote = remote_;
-    method_ = req.method;
-    path_ = req.path;
+    return req;
+  }
 
-    const std::string& token = server_->options_.bearer_token;
-    if (!token.empty() && !HasBearerToken(req.Header("authorization"), token))
-      return Send(HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token"));
+  // The request's answer when it may not reach its handler; the order of
+  // the checks is the header's.
+  std::optional<HttpResponse> Refuse(const HttpRequest& req, const Router::Match& m) {
+    std::string coding = UnsupportedTransferCoding(req.Header("transfer-encoding"));
+    if (!coding.empty()) {
+      keep_alive_ = false;
+      return HttpResponse::Error(501, "not_implemented",
+                                 "Transfer-Encoding \"" + coding +
+                                     "\" is not supported: send the body plain or chunked");
+    }
+    const bool self_signed = m.signed_by && *m.signed_by && (*m.signed_by)(req);
+    const ExposurePolicy& exposure = server_->options_.exposure;
+    if (!self_signed) {
+      std::string bad_host = CheckHost(req.Header("host"), exposure);
+      if (!bad_host.empty()) {
+        keep_alive_ = false;
+        return HttpResponse::Error(421, "misdirected_request", bad_host);
+      }
+      const std::string& token = server_->options_.bearer_token;
+      if (!token.empty() && !HasBearerToken(req.Header("authorization"), token))
+        return HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token");
+    }
     if (server_->draining_) {
       keep_alive_ = false;
-      return Send(HttpResponse::Error(503, "unavailable", "limbic is shutting down"));
+      return HttpResponse::Error(503, "unavailable", "limbic is shutting down");
     }
-    Router::Match m = server_->router_.Find(req);
     if (!m.handler && !m.sse) {
-      if (!m.allow.empty()) {
-        HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
-                                             req.method + " is not allowed on " + req.path);
-        r.headers.emplace_back("Allow", m.allow);
-        return Send(std::move(r));
-      }
-      return Send(HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path));
+      if (m.allow.empty())
+        return HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path);
+      HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
+                                           req.method + " is not allowed on " + req.path);
+      r.headers.emplace_back("Allow", m.allow);
+      return r;
     }
-    if (!req.body.empty() && !IsJsonType(req.Header("content-type")))
-      return Send(HttpResponse::Error(415, "unsupported_media_type",
-                                      "the body must be JSON (Content-Type: application/json), got \"" +
-                                          req.Header("content-type") + "\""));
+    std::string encoded = UnsupportedContentCoding(req.Header("content-encoding"));
+    if (!encoded.empty())
+      return HttpResponse::Error(415, "unsupported_media_type",
+                                 "Content-Encoding \"" + encoded +
+                                     "\" is not supported: send the body uncompressed");
+    // A state-changing request names its body's type, if it says one at
+    // all, as JSON: "text/plain" is what a browser sends cross-origin
+    // without asking first.
+    const std::string type = req.Header("content-type");
+    const bool typed = !type.empty() || req.headers.count("content-type");
+    if ((!req.body.empty() || (typed && IsStateChanging(req.method))) && !IsJsonType(type))
+      return HttpResponse::Error(415, "unsupported_media_type",
+                                 "the body must be JSON (Content-Type: application/json), got \"" +
+                                     type + "\"");
+    if (IsStateChanging(req.method) && !self_signed) {
+      std::string bad_origin = CheckOrigin(req.Header("origin"), req.Header("host"), exposure);
+      if (!bad_origin.empty()) return HttpResponse::Error(403, "forbidden_origin", bad_origin);
+    }
+    return std::nullopt;
+  }
+
+  void Dispatch(HttpRequest& req) {
+    Router::Match m = server_->router_.Find(req);
+    if (auto refused = Refuse(req, m)) return Send(std::move(*refused));
     busy_ = true;
     if (m.sse) return StartSse(*m.sse, req);
     auto answered = std::make_shared<bool>(false);
@@ -338,7 +462,30 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // An event stream: admitted if it fits the streams' share, else an
+  // ordinary 429/503 answer.
   void StartSse(const SseHandler& handler, HttpRequest& req) {
+    ClientBook& book = server_->book_;
+    auto verdict = book.CanStream(remote_);
+    if (verdict != ClientBook::Verdict::kAdmit) {
+      keep_alive_ = false;
+      const auto& l = book.limits();
+      HttpResponse r =
+          verdict == ClientBook::Verdict::kClientFull
+              ? HttpResponse::Error(429, "too_many_streams",
+                                    remote_ + " has " + std::to_string(l.max_streams_per_client) +
+                                        " event streams open, the most one client may "
+                                        "(api.max_sse_streams_per_client); close one or retry later")
+              : HttpResponse::Error(503, "unavailable",
+                                    std::to_string(l.max_streams) +
+                                        " event streams are open, the most the server takes "
+                                        "(api.max_sse_streams); retry later");
+      r.headers.emplace_back("Retry-After", "1");
+      server_->LogRefusal("event stream from " + remote_ + " over its limit");
+      return Send(std::move(r));
+    }
+    book.StreamOpened(remote_);
+    streaming_ = true;
     sse_ = true;
     stream_.expires_never();
     class Stream final : public SseStream {
@@ -362,6 +509,10 @@ class Session : public std::enable_shared_from_this<Session> {
       void Reject(int status, std::string code, std::string message) override {
         s_->SseReject(HttpResponse::Error(status, std::move(code), std::move(message)));
       }
+      size_t queued_bytes() const override { return s_->queued_bytes(); }
+      bool backlogged() const override { return s_->backlogged(); }
+      void OnDrained(std::function<void()> cb) override { s_->SseOnDrained(std::move(cb)); }
+      void OnClosed(std::function<void()> cb) override { s_->SseOnClosed(std::move(cb)); }
 
      private:
       std::shared_ptr<Session> s_;
@@ -375,6 +526,10 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (sse_rejected_) {
       sse_ = false;
+      streaming_ = false;
+      book.StreamClosed(remote_);
+      on_closed_ = nullptr;
+      on_drained_ = nullptr;
       keep_alive_ = false;
       return Send(std::move(rejection_));
     }
@@ -398,6 +553,11 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  void Queue(std::string frame) {
+    queued_ += frame.size();
+    out_.push_back(std::move(frame));
+  }
+
   void DoSseWrite() {
     if (out_.empty() || sse_closed_) {
       writing_ = false;
@@ -406,8 +566,11 @@ class Session : public std::enable_shared_from_this<Session> {
     writing_ = true;
     net::async_write(stream_.socket(), net::buffer(out_.front()),
                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->queued_ -= self->out_.front().size();
                        self->out_.pop_front();
                        if (ec) return self->SseClose();
+                       if (self->out_.empty() && self->on_drained_)
+                         net::post(self->server_->ioc_, self->on_drained_);
                        self->DoSseWrite();
                      });
   }
@@ -417,37 +580,103 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<HttpServer::Impl> server_;
   std::string remote_, method_, path_;
+  std::optional<HttpResponse> refusal_;
+  bool released_ = false;
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point idle_since_;
   bool keep_alive_ = true;
   bool busy_ = false;
   std::chrono::steady_clock::time_point started_;
   // SSE mode
   bool sse_ = false;
+  bool streaming_ = false;  // counted as a stream in the book
   bool sse_closed_ = false;
   bool sse_header_sent_ = false;
   bool sse_rejected_ = false;
   HttpResponse rejection_;
   bool writing_ = false;
   std::deque<std::string> out_;
+  size_t queued_ = 0;  // bytes in out_
+  std::function<void()> on_drained_, on_closed_;
   char sink_[512];
   net::steady_timer keepalive_timer_;
 };
 
 void HttpServer::Impl::DoAccept() {
-  acceptor_.async_accept(ioc_, [self = shared_from_this()](
-                                                     beast::error_code ec, tcp::socket socket) {
+  acceptor_.async_accept(ioc_, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec != net::error::operation_aborted)
         self->log_->warn("http: accept failed: {}", ec.message());
       if (!self->acceptor_.is_open()) return;
-    } else if (self->sessions_.size() >= self->options_.max_connections) {
-      self->log_->warn("http: {} connections open; refusing one more", self->sessions_.size());
-      boost::system::error_code ignored;
-      socket.close(ignored);
     } else {
-      std::make_shared<Session>(std::move(socket), self)->Run();
+      self->OnAccept(std::move(socket));
     }
     if (self->acceptor_.is_open()) self->DoAccept();
   });
+}
+
+void HttpServer::Impl::OnAccept(tcp::socket socket) {
+  boost::system::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  std::string remote = ec ? "?" : ep.address().to_string();
+  using Verdict = ClientBook::Verdict;
+  // Over a share, the connection idle longest makes room: of this client
+  // when the client is over its own share, of anyone when the server is full.
+  Verdict verdict = book_.CanConnect(remote);
+  if (verdict == Verdict::kClientFull && EvictIdle(&remote)) verdict = book_.CanConnect(remote);
+  if (verdict == Verdict::kServerFull && EvictIdle(nullptr)) verdict = book_.CanConnect(remote);
+  std::optional<HttpResponse> refusal;
+  const auto& l = book_.limits();
+  if (verdict == Verdict::kClientFull) {
+    refusal = HttpResponse::Error(
+        429, "too_many_connections",
+        remote + " has " + std::to_string(l.max_connections_per_client) +
+            " connections open and none idle, the most one client may "
+            "(api.max_connections_per_client); close one or retry later");
+  } else if (verdict == Verdict::kServerFull) {
+    refusal = HttpResponse::Error(503, "unavailable",
+                                  std::to_string(l.max_connections) +
+                                      " connections are open and none idle, the most the server "
+                                      "takes (api.max_connections); retry later");
+  }
+  if (refusal) {
+    refusal->headers.emplace_back("Retry-After", "1");
+    LogRefusal("connection from " + remote + ": " +
+               (verdict == Verdict::kClientFull ? "api.max_connections_per_client"
+                                                : "api.max_connections"));
+    if (refusing_ >= kRefusalSlots) {
+      socket.close(ec);
+      return;
+    }
+  }
+  std::make_shared<Session>(std::move(socket), shared_from_this(), std::move(remote),
+                            std::move(refusal))
+      ->Run();
+}
+
+bool HttpServer::Impl::EvictIdle(const std::string* client) {
+  Session* oldest = nullptr;
+  for (Session* s : sessions_)
+    if (s->idle() && (!client || s->remote() == *client) &&
+        (!oldest || s->idle_since() < oldest->idle_since()))
+      oldest = s;
+  if (!oldest) return false;
+  log_->debug("http: closing an idle connection of {} to make room", oldest->remote());
+  oldest->Close();
+  return true;
+}
+
+void HttpServer::Impl::LogRefusal(const std::string& why) {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_refusal_log_ < std::chrono::seconds(1)) {
+    ++refusals_unlogged_;
+    return;
+  }
+  log_->warn("http: refused {}{}", why,
+             refusals_unlogged_ ? fmt::format(" (and {} more in the last second)", refusals_unlogged_)
+                                : std::string());
+  last_refusal_log_ = now;
+  refusals_unlogged_ = 0;
 }
 
 void HttpServer::Impl::Remove(Session* s) {
@@ -527,6 +756,16 @@ uint16_t HttpServer::port() const {
 }
 
 size_t HttpServer::connections() const { return impl_->sessions_.size(); }
+
+HttpServer::Counts HttpServer::counts() const {
+  Counts c;
+  for (const Session* s : impl_->sessions_) {
+    if (s->streaming()) ++c.streams;
+    else if (s->idle()) ++c.idle;
+    else ++c.busy;
+  }
+  return c;
+}
 
 void HttpServer::StopAccepting() {
   boost::system::error_code ec;

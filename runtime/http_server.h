@@ -5,7 +5,22 @@
 // DoWrite/OnWrite) that handles one request at a time with keep-alive.
 // Every read has a deadline; bodies have a size limit (413); malformed
 // requests get 400 and the connection closes; a handler that throws gets
-// 500. With a bearer token configured, requests without it get 401.
+// 500. With a bearer token configured, requests without it get 401, except
+// on routes whose request carries its own signature (a GitHub delivery).
+//
+// Before a request reaches its handler the server checks, in this order
+// (runtime/http_policy.h has the rules, docs/api.md "Limits and exposure"
+// the user's view): transfer codings (501), Host (421), token (401),
+// shutting down (503), route (404/405), content coding and type (415),
+// Origin of a state-changing request (403).
+//
+// Connections are bounded per server and per client (remote address). A
+// connection waiting for the first byte of a request is idle; when a new
+// one does not fit, the oldest idle one (of that client, if the client is
+// over its share) is closed to make room; when none is idle, the newcomer
+// is answered 429 (its client is over its share) or 503 (the server is
+// full), with Retry-After, and closed. Event streams have their own, smaller
+// share, so they cannot take every connection.
 //
 // A handler answers through its Responder, now or later (long-poll), exactly
 // once. An SSE handler instead gets a stream it can Send() events on until
@@ -21,20 +36,26 @@
 #include <string>
 #include <vector>
 
+#include "runtime/http_policy.h"
 #include "state/status.h"
 #include "state/time.h"
 
 namespace limbic::runtime {
 
+// Defaults are the config's (docs/config.md, api.*).
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 7077;        // 0 = pick a free port
   size_t body_limit = 1 << 20;
-  TimeMs read_timeout = 30000;  // to read one request
-  TimeMs idle_timeout = 60000;  // keep-alive between requests
-  std::string bearer_token;     // non-empty: required on every request
-  size_t max_connections = 1024;
-  TimeMs sse_keepalive = 15000;
+  TimeMs read_timeout = 30000;  // to read one request, from its first byte; and to write an answer
+  TimeMs idle_timeout = 60000;  // to wait for the first byte of a request
+  std::string bearer_token;     // non-empty: required on every request but self-signed ones
+  ClientBook::Limits limits;    // connections and event streams, per server and per client
+  TimeMs sse_keepalive = 15000;  // a comment line on an idle event stream this often
+  // An event stream whose client lets more than this queue up is closed
+  // (logged); it may reconnect with Last-Event-ID.
+  size_t sse_max_queued_bytes = 4 << 20;
+  ExposurePolicy exposure;  // Host and Origin allow lists
 };
 
 struct HttpRequest {
@@ -70,6 +91,10 @@ struct HttpResponse {
 
 using Responder = std::function<void(HttpResponse)>;
 using Handler = std::function<void(HttpRequest&, Responder)>;
+// For a route whose handler authenticates requests itself (a sensor's
+// signature): true when this request is to be checked that way, and then
+// the bearer token, Host and Origin rules do not apply to it.
+using SignedBy = std::function<bool(const HttpRequest&)>;
 
 // One Server-Sent-Events response. Io thread only.
 class SseStream {
@@ -84,18 +109,34 @@ class SseStream {
   // ({"error": {"code", "message"}}). Only before the first Send; the
   // handler must return right after.
   virtual void Reject(int status, std::string code, std::string message) = 0;
+
+  // Bytes queued and not yet written to the socket.
+  virtual size_t queued_bytes() const = 0;
+  // True when a page's worth is queued: a producer that can wait (a backlog
+  // read from the log) stops and resumes on OnDrained. Live events are sent
+  // regardless, up to the stream's byte limit.
+  virtual bool backlogged() const = 0;
+  // `cb` runs (posted, never from inside Send) each time everything queued
+  // has been written.
+  virtual void OnDrained(std::function<void()> cb) = 0;
+  // `cb` runs once (posted) when the stream closes for any reason; at once
+  // if it already has.
+  virtual void OnClosed(std::function<void()> cb) = 0;
 };
 using SseHandler = std::function<void(HttpRequest&, std::shared_ptr<SseStream>)>;
 
 class Router {
  public:
   // `pattern` segments in braces are parameters: "/v1/threads/{id}".
-  void Add(const std::string& method, const std::string& pattern, Handler handler);
+  // `signed_by`: see SignedBy; empty for the ordinary rules.
+  void Add(const std::string& method, const std::string& pattern, Handler handler,
+           SignedBy signed_by = nullptr);
   void AddSse(const std::string& method, const std::string& pattern, SseHandler handler);
 
   struct Match {
     const Handler* handler = nullptr;
     const SseHandler* sse = nullptr;
+    const SignedBy* signed_by = nullptr;  // null or empty: the ordinary rules
     std::string allow;  // methods of a path that matched with another method
   };
   Match Find(HttpRequest& req) const;
@@ -106,6 +147,7 @@ class Router {
     std::vector<std::string> segments;
     Handler handler;
     SseHandler sse;
+    SignedBy signed_by;
   };
   std::vector<Route> routes_;
 };
@@ -125,6 +167,13 @@ class HttpServer {
 
   uint16_t port() const;
   size_t connections() const;
+  // Open connections by what they do (for /metrics).
+  struct Counts {
+    size_t idle = 0;     // waiting for (the first byte of) a request
+    size_t busy = 0;     // reading a request, in a handler, or answering
+    size_t streams = 0;  // event streams
+  };
+  Counts counts() const;
   // Stops accepting; open connections go on.
   void StopAccepting();
   // Closes idle connections and SSE streams now, lets requests in progress

@@ -78,6 +78,14 @@ Status Runtime::Open() {
   ho.port = config_.api_port;
   ho.body_limit = config_.body_limit;
   ho.bearer_token = config_.api_token;
+  const ApiLimitsConfig& l = config_.api_limits;
+  ho.read_timeout = l.read_timeout;
+  ho.idle_timeout = l.idle_timeout;
+  ho.limits = {l.max_connections, l.max_connections_per_client, l.max_sse_streams,
+               l.max_sse_streams_per_client};
+  ho.sse_keepalive = l.sse_keepalive;
+  ho.sse_max_queued_bytes = l.sse_max_queued_bytes;
+  ho.exposure = {config_.api_address, l.allowed_hosts, l.allowed_origins};
   auto http = HttpServer::Listen(ioc_, ho, log_);
   if (!http.ok()) return http.status().WithMessage(http.status().message() + ApiFileHint());
   http_ = std::move(http).value();
@@ -299,7 +307,15 @@ void Runtime::DeclareMetrics() {
   metrics_.Declare("limbic_applied_seq", T::kGauge, "last applied event seq");
   metrics_.Declare("limbic_archive_unreadable_days", T::kGauge,
                    "archive days that cannot be read (the archive is degraded when > 0)");
+  metrics_.Declare("limbic_http_connections", T::kGauge,
+                   "HTTP connections open: idle (waiting for a request), busy, stream (SSE)");
   metrics_.AddCollector([this](Metrics& m) {
+    if (http_) {
+      HttpServer::Counts c = http_->counts();
+      m.Set("limbic_http_connections", "state=\"idle\"", static_cast<double>(c.idle));
+      m.Set("limbic_http_connections", "state=\"busy\"", static_cast<double>(c.busy));
+      m.Set("limbic_http_connections", "state=\"stream\"", static_cast<double>(c.streams));
+    }
     if (archive_)
       m.Set("limbic_archive_unreadable_days", "",
             static_cast<double>(archive_->unreadable().size()));

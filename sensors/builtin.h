@@ -138,6 +138,10 @@ class HttpSensor : public SensorBase {
   // answers 400) when it is malformed, FailedPrecondition (401) when it is
   // not authentic. A failure counts as received and rejected.
   virtual Result<nlohmann::json> MapRequest(const HttpInput& in) = 0;
+  // True when MapRequest authenticates each request by a signature of its
+  // own (a secret shared with the sender): the API then does not also ask
+  // for its bearer token, nor apply its Host and Origin rules.
+  virtual bool signs_requests() const { return false; }
 
   // Queues one percept request (from MapRequest). `done` runs exactly once
   // on the io thread: with the sink's refusal, a queue-full or stopped
@@ -206,6 +210,7 @@ class GithubSensor final : public HttpSensor {
     return Map(in.body, in.header("X-GitHub-Event"), in.header("X-Hub-Signature-256"),
                in.header("X-GitHub-Delivery"));
   }
+  bool signs_requests() const override { return true; }  // X-Hub-Signature-256, always required
 
  private:
   std::string secret_;

@@ -35,7 +35,7 @@ class KeepAlive {
   ~KeepAlive() { close(fd_); }
   // Sends GET `path` and reads one response; returns its status line.
   std::string Get(const std::string& path) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     REQUIRE(write(fd_, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
     std::string in;
     char buf[4096];

@@ -64,7 +64,7 @@ TEST_CASE("subscribers get the backlog then live events, nothing missed or repea
   std::vector<uint64_t> got;
   REQUIRE(hub.Subscribe(2, {}, [&](const EventHub::Item& i) {
                 got.push_back(i.seq);
-                return got.size() < 6;  // unsubscribe after 6
+                return got.size() < 6 ? EventHub::Take::kMore : EventHub::Take::kStop;  // after 6
               }).ok());
   CHECK(got == std::vector<uint64_t>{3, 4, 5});
   for (int i = 0; i < 5; ++i) {
@@ -78,9 +78,53 @@ TEST_CASE("subscribers get the backlog then live events, nothing missed or repea
   std::vector<uint64_t> typed;
   REQUIRE(hub.Subscribe(0, {EventType::kPerceptArrived}, [&](const EventHub::Item& i) {
                 typed.push_back(i.seq);
-                return true;
+                return EventHub::Take::kMore;
               }).ok());
   CHECK(typed.size() == 10);
+}
+
+TEST_CASE("a paused subscriber gets the backlog page by page, then live, without gap or repeat",
+          "[hub]") {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  EventHub hub(ioc, EventsDirPath(dir.path()), /*capacity=*/8);
+  auto engine = Fill(dir.path(), 30);  // 30 on disk, none in the ring
+  hub.set_last_seq(engine->applied_seq());
+  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
+  auto add = [&] {
+    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}}, engine->next_seq());
+    REQUIRE(engine->Commit(*ev).ok());
+  };
+  std::vector<uint64_t> got;
+  size_t page = 0;  // events taken since the last Resume
+  auto id = hub.Subscribe(1, {}, [&](const EventHub::Item& i) {
+    got.push_back(i.seq);
+    return ++page >= 7 ? EventHub::Take::kPause : EventHub::Take::kMore;
+  });
+  REQUIRE(id.ok());
+  CHECK(got.size() == 7);
+  CHECK(got.back() == 8);
+  // Events published while it is paused wait in the ring (8 of them) or on
+  // disk, and come in order when it resumes.
+  for (int i = 0; i < 12; ++i) add();
+  CHECK(got.size() == 7);
+  while (got.size() < 41) {
+    size_t before = got.size();
+    page = 0;
+    REQUIRE(hub.Resume(*id).ok());
+    REQUIRE(got.size() > before);
+  }
+  // Caught up: live now, each new event at once.
+  page = 0;
+  REQUIRE(hub.Resume(*id).ok());
+  add();
+  std::vector<uint64_t> want;
+  for (uint64_t s = 2; s <= 43; ++s) want.push_back(s);
+  CHECK(got == want);
+  hub.Unsubscribe(*id);
+  CHECK(hub.subscribers() == 0);
+  add();
+  CHECK(got.size() == want.size());
 }
 
 TEST_CASE("long-poll waiters wake on a new event or at their deadline", "[hub]") {
