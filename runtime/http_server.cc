@@ -202,7 +202,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   const std::string& remote() const { return remote_; }
   // Waiting for the first byte of a request, since `idle_since()`.
-  bool idle() const { return idle_ && !released_; }
+  bool idle() const { return idle_ && !released_ && !refusal_; }
   bool streaming() const { return streaming_ && !released_; }
   std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
 
@@ -238,7 +238,8 @@ class Session : public std::enable_shared_from_this<Session> {
     return true;
   }
   void SseClose() {
-    if (sse_closed_) return;
+    // A rejection not yet sent is the answer; StartSse sends it, then closes.
+    if (sse_closed_ || (sse_rejected_ && !sse_header_sent_)) return;
     sse_closed_ = true;
     keepalive_timer_.cancel();
     if (on_closed_) net::post(server_->ioc_, std::move(on_closed_));
@@ -526,8 +527,8 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (sse_rejected_) {
       sse_ = false;
+      if (!released_) book.StreamClosed(remote_);
       streaming_ = false;
-      book.StreamClosed(remote_);
       on_closed_ = nullptr;
       on_drained_ = nullptr;
       keep_alive_ = false;

@@ -473,3 +473,33 @@ TEST_CASE("event stream clients that stop reading are dropped and memory stays f
   CHECK(Healthy(port));
   KillAndRestart(dir, config, rt);
 }
+
+TEST_CASE("quiet streams get a heartbeat and idle connections are closed", "[hostile]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"].update({{"sse_keepalive", "200ms"}, {"idle_timeout", "500ms"}});
+  auto rt = std::make_unique<RunningLimbic>(dir, config);
+  uint16_t port = rt->port();
+  REQUIRE(port != 0);
+  Conn stream(port);
+  stream.Send(Req("GET", "/v1/events/stream?after=" + std::to_string(LastSeq(port))));
+  std::string got;
+  for (int i = 0; i < 50 && got.find(": keepalive") == std::string::npos; ++i) {
+    pollfd p{stream.fd(), POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(stream.fd(), buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  CHECK(got.find(": keepalive\n\n") != std::string::npos);
+  // A connection that never sends a request is closed after idle_timeout
+  // (a stream is not: it just got its heartbeat).
+  Conn quiet(port);
+  CHECK(quiet.Closed(10000));
+  Conn kept(port);
+  kept.Send(Req("GET", "/healthz"));
+  CHECK(StatusOf(kept.Read()) == 200);
+  CHECK(kept.Closed(10000));  // kept alive, then idle too long
+  CHECK(Healthy(port));
+}

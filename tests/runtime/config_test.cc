@@ -143,3 +143,53 @@ TEST_CASE("api.max_json_depth: 128 by default, 1 to 1024, and config files are o
   CHECK_THAT(rules.status().message(), Catch::Contains("rules.json: JSON nested deeper than 4"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the API's limits and allow lists are parsed strictly, naming the key", "[config]") {
+  auto c = ParseConfig({{"api",
+                         {{"read_timeout", "5s"},
+                          {"idle_timeout", 2000},
+                          {"max_connections", 64},
+                          {"max_connections_per_client", 16},
+                          {"max_sse_streams", 8},
+                          {"max_sse_streams_per_client", 2},
+                          {"sse_keepalive", "1s"},
+                          {"sse_max_queued_bytes", 65536},
+                          {"allowed_hosts", {"agent.example.com", "*"}},
+                          {"allowed_origins", {"http://localhost:3000"}}}}},
+                       "");
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  const ApiLimitsConfig& l = c->api_limits;
+  CHECK(l.read_timeout == 5000);
+  CHECK(l.idle_timeout == 2000);
+  CHECK(l.max_connections == 64);
+  CHECK(l.max_connections_per_client == 16);
+  CHECK(l.max_sse_streams == 8);
+  CHECK(l.max_sse_streams_per_client == 2);
+  CHECK(l.sse_keepalive == 1000);
+  CHECK(l.sse_max_queued_bytes == 65536);
+  CHECK(l.allowed_hosts == std::vector<std::string>{"agent.example.com", "*"});
+  CHECK(l.allowed_origins == std::vector<std::string>{"http://localhost:3000"});
+  // Defaults: the documented ones.
+  auto d = ParseConfig(json::object(), "");
+  REQUIRE(d.ok());
+  CHECK(d->api_limits.max_connections == 1024);
+  CHECK(d->api_limits.sse_max_queued_bytes == 4u << 20);
+
+  auto bad = [](json api) {
+    auto r = ParseConfig({{"api", api}}, "");
+    REQUIRE_FALSE(r.ok());
+    return r.status().message();
+  };
+  CHECK_THAT(bad({{"max_connections", "many"}}), Catch::Contains("api.max_connections: must be an integer"));
+  CHECK_THAT(bad({{"read_timeout", "soon"}}), Catch::Contains("api.read_timeout"));
+  CHECK_THAT(bad({{"max_connections", 10}, {"max_connections_per_client", 11}}),
+             Catch::Contains("api.max_connections_per_client: must be at most api.max_connections (10)"));
+  CHECK_THAT(bad({{"max_connections", 10}, {"max_sse_streams", 10}}),
+             Catch::Contains("api.max_sse_streams: must be less than api.max_connections"));
+  CHECK_THAT(bad({{"max_sse_streams", 4}, {"max_sse_streams_per_client", 5}}),
+             Catch::Contains("api.max_sse_streams_per_client"));
+  CHECK_THAT(bad({{"allowed_hosts", "localhost"}}), Catch::Contains("api.allowed_hosts: must be an array"));
+  CHECK_THAT(bad({{"allowed_hosts", {"http://x.example/"}}}), Catch::Contains("api.allowed_hosts[0]"));
+  CHECK_THAT(bad({{"allowed_origins", {"localhost:3000"}}}), Catch::Contains("api.allowed_origins[0]"));
+}
