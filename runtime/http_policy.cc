@@ -6,12 +6,6 @@
 namespace limbic::runtime {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -41,13 +35,36 @@ bool IsLoopbackName(const std::string& name) {
 
 bool Listed(const std::vector<std::string>& list, const std::string& value) {
   return std::any_of(list.begin(), list.end(),
-                     [&](const std::string& e) { return e == "*" || Lower(e) == value; });
+                     [&](const std::string& e) { return e == "*" || AsciiLower(e) == value; });
 }
 
 }  // namespace
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+bool HasBearerToken(std::string_view authorization, std::string_view token) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (token.empty() || authorization.size() <= kScheme.size() ||
+      AsciiLower(authorization.substr(0, kScheme.size())) != kScheme)
+    return false;
+  std::string_view given = authorization.substr(kScheme.size());
+  if (given.size() != token.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ token[i]);
+  return diff == 0;
+}
+
+bool IsJsonType(std::string_view content_type) {
+  return AsciiLower(content_type).rfind("application/json", 0) == 0;
+}
+
 std::string HostName(std::string_view host_header) {
-  std::string name = Lower(SplitAuthority(Trim(host_header)).first);
+  std::string name = AsciiLower(SplitAuthority(Trim(host_header)).first);
   if (name.size() > 1 && name.back() == '.') name.pop_back();
   return name;
 }
@@ -67,7 +84,7 @@ std::string CheckOrigin(std::string_view origin, std::string_view host_header,
                         const ExposurePolicy& policy) {
   origin = Trim(origin);
   if (origin.empty()) return "";
-  std::string lower = Lower(origin);
+  std::string lower = AsciiLower(origin);
   if (Listed(policy.allowed_origins, lower)) return "";
   size_t sep = lower.find("://");
   if (sep != std::string::npos && !Trim(host_header).empty()) {
@@ -95,7 +112,7 @@ std::string UnsupportedTransferCoding(std::string_view transfer_encoding) {
     std::string_view coding = Trim(transfer_encoding.substr(start, comma - start));
     coding = coding.substr(0, coding.find(';'));  // parameters
     coding = Trim(coding);
-    if (!coding.empty() && Lower(coding) != "chunked") return std::string(coding);
+    if (!coding.empty() && AsciiLower(coding) != "chunked") return std::string(coding);
     start = comma + 1;
   }
   return "";
@@ -103,7 +120,7 @@ std::string UnsupportedTransferCoding(std::string_view transfer_encoding) {
 
 std::string UnsupportedContentCoding(std::string_view content_encoding) {
   std::string_view c = Trim(content_encoding);
-  return c.empty() || Lower(c) == "identity" ? "" : std::string(c);
+  return c.empty() || AsciiLower(c) == "identity" ? "" : std::string(c);
 }
 
 ClientBook::Verdict ClientBook::CanConnect(const std::string& client) const {

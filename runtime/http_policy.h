@@ -25,6 +25,16 @@
 
 namespace limbic::runtime {
 
+//! `s` with A-Z made a-z (header names, schemes, host names).
+std::string AsciiLower(std::string_view s);
+
+//! "Authorization: Bearer <token>", the scheme in any case (RFC 7235); the
+//! token compared in constant time (its length is not secret).
+bool HasBearerToken(std::string_view authorization, std::string_view token);
+
+//! A Content-Type of application/json (parameters allowed).
+bool IsJsonType(std::string_view content_type);
+
 //! The allow lists, from the config (api.address, api.allowed_hosts,
 //! api.allowed_origins).
 struct ExposurePolicy {

@@ -21,65 +21,8 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using nlohmann::json;
 
-namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else if (plus_is_space && s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) parts.emplace_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return parts;
-}
-
-// Constant-time comparison for the bearer token (the length is not secret).
-bool SameSecret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size() || b.empty()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-// "Authorization: Bearer <token>", the scheme in any case (RFC 7235).
-bool HasBearerToken(const std::string& header, const std::string& token) {
-  constexpr std::string_view kScheme = "bearer ";
-  if (header.size() <= kScheme.size() || Lower(header.substr(0, kScheme.size())) != kScheme)
-    return false;
-  return SameSecret(std::string_view(header).substr(kScheme.size()), token);
-}
-
-bool IsJsonType(const std::string& content_type) {
-  return Lower(content_type).rfind("application/json", 0) == 0;
-}
-
-}  // namespace
-
 std::string HttpRequest::Header(const std::string& name) const {
-  auto it = headers.find(Lower(name));
+  auto it = headers.find(AsciiLower(name));
   return it == headers.end() ? std::string() : it->second;
 }
 
@@ -102,44 +45,6 @@ HttpResponse HttpResponse::Json(int status, const json& body) {
 
 HttpResponse HttpResponse::Error(int status, std::string code, std::string message) {
   return Json(status, {{"error", {{"code", std::move(code)}, {"message", std::move(message)}}}});
-}
-
-void Router::Add(const std::string& method, const std::string& pattern, Handler handler,
-                 SignedBy signed_by) {
-  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr, std::move(signed_by)});
-}
-
-void Router::AddSse(const std::string& method, const std::string& pattern, SseHandler handler) {
-  routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler), nullptr});
-}
-
-Router::Match Router::Find(HttpRequest& req) const {
-  Match m;
-  std::vector<std::string> parts = Split(req.path);
-  for (const Route& r : routes_) {
-    if (r.segments.size() != parts.size()) continue;
-    std::map<std::string, std::string> params;
-    bool ok = true;
-    for (size_t i = 0; i < parts.size() && ok; ++i) {
-      const std::string& seg = r.segments[i];
-      if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}')
-        params[seg.substr(1, seg.size() - 2)] = PercentDecode(parts[i], false);
-      else
-        ok = seg == parts[i];
-    }
-    if (!ok) continue;
-    if (r.method != req.method) {
-      if (m.allow.find(r.method) == std::string::npos)
-        m.allow += (m.allow.empty() ? "" : ", ") + r.method;
-      continue;
-    }
-    req.params = std::move(params);
-    m.handler = r.handler ? &r.handler : nullptr;
-    m.sse = r.sse ? &r.sse : nullptr;
-    m.signed_by = r.signed_by ? &r.signed_by : nullptr;
-    return m;
-  }
-  return m;
 }
 
 class Session;
@@ -337,26 +242,9 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpRequest ToRequest(http::request<http::string_body>& msg) {
     HttpRequest req;
     req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    std::string_view target = req.target;
-    size_t q = target.find('?');
-    req.path = PercentDecode(target.substr(0, q), false);
-    if (q != std::string_view::npos) {
-      std::string_view qs = target.substr(q + 1);
-      size_t start = 0;
-      while (start <= qs.size()) {
-        size_t amp = qs.find('&', start);
-        if (amp == std::string_view::npos) amp = qs.size();
-        std::string_view kv = qs.substr(start, amp - start);
-        size_t eq = kv.find('=');
-        if (!kv.empty())
-          req.query[PercentDecode(kv.substr(0, eq), true)] =
-              eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1), true);
-        start = amp + 1;
-      }
-    }
+    req.SetTarget(std::string(msg.target()));
     for (const auto& field : msg)
-      req.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+      req.headers[AsciiLower(std::string(field.name_string()))] = std::string(field.value());
     req.body = std::move(msg.body());
     req.remote = remote_;
     return req;
@@ -776,13 +664,6 @@ void HttpServer::StopAccepting() {
 
 void HttpServer::Shutdown(TimeMs deadline_ms, std::function<void()> done) {
   impl_->Shutdown(deadline_ms, std::move(done));
-}
-
-bool IsLoopbackAddress(const std::string& address) {
-  if (address == "localhost" || address == "::1") return true;
-  boost::system::error_code ec;
-  auto a = net::ip::make_address(address, ec);
-  return !ec && a.is_loopback();
 }
 
 }  // namespace limbic::runtime

@@ -68,6 +68,8 @@ struct HttpRequest {
   std::string body;
   std::string remote;
 
+  // Sets `target`, and `path` and `query` percent-decoded from it.
+  void SetTarget(std::string target);
   // "" when absent; `name` is case-insensitive.
   std::string Header(const std::string& name) const;
   // The body as a JSON object (every route's body is one), parsed as

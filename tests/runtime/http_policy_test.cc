@@ -92,3 +92,16 @@ TEST_CASE("the book counts connections and streams per client", "[http_policy]")
   CHECK(book.connections() == 2);
   CHECK(book.streams() == 1);
 }
+
+TEST_CASE("the bearer token: scheme in any case, token exact", "[http_policy]") {
+  using limbic::runtime::HasBearerToken;
+  using limbic::runtime::IsJsonType;
+  CHECK(HasBearerToken("Bearer s3cret", "s3cret"));
+  CHECK(HasBearerToken("bEaReR s3cret", "s3cret"));
+  CHECK_FALSE(HasBearerToken("Bearer s3cre", "s3cret"));
+  CHECK_FALSE(HasBearerToken("Basic s3cret", "s3cret"));
+  CHECK_FALSE(HasBearerToken("Bearer ", ""));
+  CHECK(IsJsonType("application/json; charset=utf-8"));
+  CHECK(IsJsonType("Application/JSON"));
+  CHECK_FALSE(IsJsonType("text/plain"));
+}
