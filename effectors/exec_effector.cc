@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -13,6 +12,7 @@
 
 #include "effectors/builtin.h"
 #include "state/env.h"
+#include "state/subprocess.h"
 
 namespace limbic::effectors {
 
@@ -27,121 +27,81 @@ struct ProcessResult {
   std::string spawn_error;
 };
 
-// fork/exec `argv` (no shell) in a process group of its own, with `input`
-// on stdin, collecting stdout and stderr (4 KiB each), killing the group
-// after `timeout` or on `cancel`.
+// On a timeout: SIGTERM to the program's group, this long to exit, then SIGKILL.
+constexpr TimeMs kKillGraceMs = 2000;
+
+// Runs `argv` (no shell) in a process group of its own (state/subprocess.h),
+// with `input` on stdin, collecting stdout and stderr (4 KiB each). After
+// `timeout` the group is terminated (SIGTERM, kKillGraceMs, SIGKILL); on
+// `cancel` it is killed at once.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env, const std::string& input,
                          TimeMs timeout, CancelFlag& cancel) {
   ProcessResult r;
-  int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-    r.spawn_error = std::string("pipe: ") + std::strerror(errno);
+  state::SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.env = env;
+  spawn.pipe_stdin = true;
+  auto started = state::Subprocess::Spawn(spawn);
+  if (!started.ok()) {
+    r.spawn_error = started.status().message();
     return r;
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> vars = state::ChildEnvironment(env);
-  std::vector<char*> envp;
-  for (auto& e : vars) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const std::string exec_failed = "exec " + argv[0] + ": ";
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Its own group, so a kill reaches whatever it starts too (a shell
-    // script's children would otherwise keep running, and keep the pipes).
-    setpgid(0, 0);
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    execve(args[0], args.data(), envp.data());
-    // Only async-signal-safe calls between fork and exec: write(2), not printf.
-    const char* why = std::strerror(errno);
-    (void)!write(2, exec_failed.data(), exec_failed.size());
-    (void)!write(2, why, std::strlen(why));
-    (void)!write(2, "\n", 1);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  if (pid < 0) {
-    r.spawn_error = std::string("fork: ") + std::strerror(errno);
-    close(in[1]);
-    close(out[0]);
-    close(err[0]);
-    return r;
-  }
-  setpgid(pid, pid);  // also here: whichever runs first, the group exists before a kill
-  // Until the child is reaped, its pid (= group id) cannot be reused.
-  cancel.Arm([pid] { kill(-pid, SIGKILL); });
-  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  state::Subprocess& proc = **started;
+  // Until Disarm, the leader stays unreaped: the group id is still ours.
+  cancel.Arm([&proc] { proc.Kill(SIGKILL); });
+  fcntl(proc.stdin_fd(), F_SETFL, O_NONBLOCK);
   size_t written = 0;
-  if (input.empty()) {
-    close(in[1]);
-    in[1] = -1;
-  }
+  if (input.empty()) proc.CloseStdin();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
   auto time_left = [&] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
         .count();
   };
   bool out_open = true, err_open = true;
-  while (out_open || err_open) {
+  while ((out_open || err_open) && !r.timed_out) {
     pollfd fds[3];
     int n = 0;
-    if (out_open) fds[n++] = {out[0], POLLIN, 0};
-    if (err_open) fds[n++] = {err[0], POLLIN, 0};
-    if (in[1] >= 0) fds[n++] = {in[1], POLLOUT, 0};
+    if (out_open) fds[n++] = {proc.stdout_fd(), POLLIN, 0};
+    if (err_open) fds[n++] = {proc.stderr_fd(), POLLIN, 0};
+    if (proc.stdin_fd() >= 0) fds[n++] = {proc.stdin_fd(), POLLOUT, 0};
     auto left = time_left();
     if (left <= 0) {
       r.timed_out = true;
-      kill(-pid, SIGKILL);
       break;
     }
     if (poll(fds, static_cast<nfds_t>(n), static_cast<int>(left)) <= 0) continue;
     for (int i = 0; i < n; ++i) {
       if (!fds[i].revents) continue;
-      if (fds[i].fd == in[1]) {
-        ssize_t w = write(in[1], input.data() + written, input.size() - written);
+      if (fds[i].fd == proc.stdin_fd()) {
+        ssize_t w = write(proc.stdin_fd(), input.data() + written, input.size() - written);
         if (w > 0) written += static_cast<size_t>(w);
-        if (w < 0 || written == input.size()) {
-          close(in[1]);
-          in[1] = -1;
-        }
+        if (w < 0 || written == input.size()) proc.CloseStdin();
         continue;
       }
       char buf[4096];
       ssize_t got = read(fds[i].fd, buf, sizeof buf);
-      std::string& dst = fds[i].fd == out[0] ? r.out : r.err;
+      const bool is_out = fds[i].fd == proc.stdout_fd();
+      std::string& dst = is_out ? r.out : r.err;
       if (got <= 0) {
-        (fds[i].fd == out[0] ? out_open : err_open) = false;
+        (is_out ? out_open : err_open) = false;
       } else if (dst.size() < 4096) {
         dst.append(buf, std::min<size_t>(static_cast<size_t>(got), 4096 - dst.size()));
       }
     }
   }
-  if (in[1] >= 0) close(in[1]);
-  close(out[0]);
-  close(err[0]);
+  proc.CloseStdin();
+  proc.CloseStdout();
+  proc.CloseStderr();
   // A program that closed its output may still run: the deadline holds
-  // until it exits. WNOWAIT leaves it unreaped, so the kill above cannot hit
-  // a reused pid.
-  for (;;) {
-    siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid)
-      break;
-    if (time_left() <= 0 && !r.timed_out) {
-      r.timed_out = true;
-      kill(-pid, SIGKILL);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // until it exits.
+  while (!r.timed_out && !proc.Exited()) {
+    if (time_left() <= 0) r.timed_out = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   cancel.Disarm();
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) r.exit_code = -1;
-  else r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  state::ExitStatus done = r.timed_out ? proc.Terminate(kKillGraceMs) : proc.Wait();
+  r.exit_code = done.exit_code;
   return r;
 }
 

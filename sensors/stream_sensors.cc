@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "state/env.h"
 #include "state/input_json.h"
 #include "state/json.h"
+#include "state/subprocess.h"
 
 namespace limbic::sensors {
 
@@ -291,11 +291,8 @@ class ExecSensor final : public LineSensor {
  private:
   // A child that ran this long is healthy: the next restart waits only backoff_.
   static constexpr auto kHealthyRun = std::chrono::seconds(60);
-
-  void Interrupt() override {
-    pid_t pid = pid_;
-    if (pid > 0) kill(pid, SIGTERM);
-  }
+  // On stop: SIGTERM to the program's group, this long to exit, then SIGKILL.
+  static constexpr TimeMs kStopGraceMs = 2000;
 
   void Produce() override {
     TimeMs delay = backoff_;
@@ -311,75 +308,49 @@ class ExecSensor final : public LineSensor {
   }
 
   // Runs the program to its end; says how it ended ("exited with status 1").
+  // The program leads a process group of its own (state/subprocess.h): when
+  // it exits, or the sensor stops, what it started in that group goes too.
   std::string RunOnce() {
-    int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC)) return std::string("could not start: pipe: ") + strerror(errno);
-    if (pipe2(err, O_CLOEXEC)) {
-      close(out[0]);
-      close(out[1]);
-      return std::string("could not start: pipe: ") + strerror(errno);
-    }
-    std::vector<char*> args;
-    for (auto& a : argv_) args.push_back(a.data());
-    args.push_back(nullptr);
-    std::vector<std::string> vars = state::ChildEnvironment(env_);
-    std::vector<char*> envp;
-    for (auto& e : vars) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-      int devnull = open("/dev/null", O_RDONLY);
-      dup2(devnull, 0);
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      execve(args[0], args.data(), envp.data());
-      dprintf(2, "exec %s: %s\n", args[0], std::strerror(errno));
-      _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    if (pid < 0) {
-      close(out[0]);
-      close(err[0]);
-      return std::string("could not start: fork: ") + strerror(errno);
-    }
-    pid_ = pid;
-    NewStream("from pid " + std::to_string(pid));
+    state::SpawnOptions spawn;
+    spawn.argv = argv_;
+    spawn.env = env_;
+    auto started = state::Subprocess::Spawn(spawn);
+    if (!started.ok()) return "could not start: " + started.status().message();
+    state::Subprocess& proc = **started;
+    NewStream("from pid " + std::to_string(proc.pid()));
     LineSplitter out_lines, err_lines;
     auto offer = [this](std::optional<std::string> l) { Offer(std::move(l)); };
     auto log_err = [this](std::optional<std::string> l) {
       log_->info("sensor {}: {}", name_, l ? *l : "(a stderr line over 1 MiB, skipped)");
     };
-    bool out_open = true, err_open = true;
+    bool out_open = true, err_open = true, group_killed = false;
     while ((out_open || err_open) && !stop_) {
-      pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
-      if (poll(fds, 2, 200) <= 0) continue;
-      if (fds[0].revents) out_open = ReadLines(out[0], out_lines, offer);
-      if (fds[1].revents) err_open = ReadLines(err[0], err_lines, log_err);
+      pollfd fds[2] = {{out_open ? proc.stdout_fd() : -1, POLLIN, 0},
+                       {err_open ? proc.stderr_fd() : -1, POLLIN, 0}};
+      if (poll(fds, 2, 200) > 0) {
+        if (fds[0].revents) out_open = ReadLines(proc.stdout_fd(), out_lines, offer);
+        if (fds[1].revents) err_open = ReadLines(proc.stderr_fd(), err_lines, log_err);
+      }
+      if (!group_killed && proc.Exited()) {
+        // The program is gone; what it started dies with its group (it may
+        // hold the pipes open). What is already in the pipes is still read.
+        proc.Kill(SIGKILL);
+        group_killed = true;
+      }
     }
     if (!stop_) {  // a last line without '\n'
       out_lines.Finish(offer);
       err_lines.Finish(log_err);
     }
-    close(out[0]);
-    close(err[0]);
-    if (stop_) {  // SIGTERM was sent; give it 2 s, then SIGKILL
-      for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      kill(pid, SIGKILL);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid_ = 0;
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-    return "ended";
+    proc.CloseStdout();
+    proc.CloseStderr();
+    if (stop_) return proc.Terminate(kStopGraceMs).Describe();
+    return proc.Wait().Describe();
   }
 
   std::vector<std::string> argv_;
   std::vector<std::string> env_;
   TimeMs backoff_, max_backoff_;
-  std::atomic<pid_t> pid_{0};
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "effectors/effector.h"
+#include "tests/process_group.h"
 
 using namespace limbic;
 using namespace limbic::effectors;
@@ -127,5 +128,34 @@ TEST_CASE("cancelling an exec delivery kills the program's whole process group",
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(gone());
   kill(grandchild, SIGKILL);  // whatever happened, leave nothing behind
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an exec delivery that times out leaves no process of its group behind",
+          "[effectors]") {
+  char tmpl[] = "/tmp/limbic-timeout-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string script = dir + "/hang.sh";
+  std::string pidfile = dir + "/group.pid";
+  // The program's pid is its group's id; it waits on a grandchild forever.
+  std::ofstream(script) << "#!/bin/sh\nsleep 1000 &\necho $$ > " << pidfile << ".tmp\nmv "
+                        << pidfile << ".tmp " << pidfile << "\nwait\n";
+  chmod(script.c_str(), 0755);
+  boost::asio::io_context ioc;
+  auto e = MakeEffector("run", {{"kind", "exec"}, {"argv", {script}}, {"timeout", "1s"}}, ioc,
+                        NullLog());
+  REQUIRE(e.ok());
+  std::optional<Outcome> outcome;
+  (*e)->Deliver(Delivery{"a-1", "run", "t", "k-1", "", json::object(), 1},
+                [&](Outcome o) { outcome = o; });
+  RunUntil(ioc, outcome);
+  REQUIRE(outcome);
+  CHECK(outcome->kind == Outcome::Kind::kRetry);
+  CHECK(outcome->error == "timed out after 1000 ms");
+  REQUIRE(std::filesystem::exists(pidfile));
+  pid_t pgid = 0;
+  std::ifstream(pidfile) >> pgid;
+  REQUIRE(pgid > 0);
+  CHECK(limbic::testing::GroupGone(pgid));
   std::filesystem::remove_all(dir);
 }

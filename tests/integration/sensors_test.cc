@@ -12,6 +12,7 @@
 
 #include "http.h"
 #include "runtime_util.h"
+#include "tests/process_group.h"
 
 using nlohmann::json;
 using namespace limbic::testing;
@@ -182,6 +183,49 @@ TEST_CASE("an exec sensor that exits is restarted with growing backoff, bad line
   CHECK(l.WaitForLog("sensor pulse: line 1 from pid "));
   CHECK(l.WaitForLog("is not a JSON object: garbage, not JSON"));
   CHECK(Metric(l.port(), "limbic_sensor_rejected_total{sensor=\"pulse\"}") >= 5);
+}
+
+// Reads the pids a script appended to `path`, one per line.
+std::vector<pid_t> Pids(const std::string& path) {
+  std::vector<pid_t> out;
+  std::ifstream in(path);
+  for (pid_t p; in >> p;) out.push_back(p);
+  return out;
+}
+
+TEST_CASE("an exec sensor's grandchildren die with it: on restart and at shutdown",
+          "[runtime][sensors]") {
+  TempDir dir;
+  // First run: a grandchild, then exit (the sensor restarts it). Later runs:
+  // a grandchild, then read stdin (/dev/null: at once at EOF) and wait on it.
+  std::string pids = dir / "pgids";
+  std::string script = Script(dir, "family.sh",
+                              "sleep 1000 &\n"
+                              "echo $$ >> " + pids + "\n"
+                              "n=$(wc -l < " + pids + ")\n"
+                              "[ \"$n\" -eq 1 ] && exit 1\n"
+                              "cat\n"
+                              "wait\n");
+  json sensors = {{"family",
+                   {{"kind", "exec"},
+                    {"argv", {script}},
+                    {"restart_backoff", "100ms"},
+                    {"max_backoff", "100ms"}}}};
+  RunningLimbic l(dir, Config(dir, sensors));
+  REQUIRE(l.port() != 0);
+  REQUIRE(l.WaitForLog("exited with status 1; restarting in 100 ms"));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Pids(pids).size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<pid_t> groups = Pids(pids);
+  REQUIRE(groups.size() == 2);
+  // The first program exited: its sleep went with its group.
+  CHECK(GroupGone(groups[0]));
+  CHECK(LiveGroupMembers(groups[1]).size() >= 1);
+  // SIGTERM to the runtime: the running program and its sleep go too.
+  CHECK(l.child().Kill(SIGTERM) == 0);
+  CHECK(GroupGone(groups[1]));
+  for (pid_t g : groups) kill(-g, SIGKILL);  // whatever happened, leave nothing behind
 }
 
 TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a reflex notifies",
