@@ -1,4 +1,5 @@
-// Percepts over HTTP into a real `limbic run`: the end-to-end ingest figure.
+// Percepts over HTTP into a real `limbic run`: the end-to-end ingest figure;
+// and healthz latency during a large memory ingest (RunIngestHealth).
 //
 // Starts the binary on a scratch state dir with a config that serves on a
 // free loopback port (durability as asked), opens `connections` keep-alive
@@ -30,5 +31,26 @@ struct HttpIngestResult {
 };
 
 Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& options);
+
+// A large memory ingest through the real API (POST /v1/memory/ingest of a
+// folder of `files` Markdown files under memory.ingest_roots) while another
+// client asks GET /healthz every 10 ms on fresh connections: how long the
+// ingest takes, and whether the loop stays responsive meanwhile.
+struct IngestHealthOptions {
+  std::string limbic;
+  std::string dir;
+  int files = 4000;
+  int file_bytes = 2000;
+};
+
+struct IngestHealthResult {
+  int ingest_status = 0;  // the ingest's HTTP status (201)
+  size_t files_ingested = 0;
+  double ingest_seconds = 0;
+  std::vector<double> healthz_ms;  // each healthz answered 200 during the ingest
+  uint64_t healthz_failed = 0;
+};
+
+Result<IngestHealthResult> RunIngestHealth(const IngestHealthOptions& options);
 
 }  // namespace limbic::bench

@@ -10,6 +10,8 @@
 //             the real Outbox (which logs action_sent durably first).
 //   http      percepts/s through the real `limbic run` binary over
 //             keep-alive connections, durability fsync.
+//   memory_ingest  a 4,000-file POST /v1/memory/ingest through the real
+//             binary, and GET /healthz latency (p50/p99/max) while it runs.
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -137,19 +139,37 @@ json BenchHttp(const std::string& limbic, const std::string& dir, int connection
           {"durability", "fsync"}};
 }
 
+json BenchIngestHealth(const std::string& limbic, const std::string& dir, int files) {
+  bench::IngestHealthOptions o;
+  o.limbic = limbic;
+  o.dir = dir;
+  o.files = files;
+  auto r = bench::RunIngestHealth(o);
+  if (!r.ok()) throw std::runtime_error(r.status().ToString());
+  return {{"files", files}, {"file_bytes", o.file_bytes}, {"ingest_status", r->ingest_status},
+          {"files_ingested", r->files_ingested}, {"ingest_s", r->ingest_seconds},
+          {"healthz", r->healthz_ms.size()}, {"healthz_failed", r->healthz_failed},
+          {"healthz_p50_ms", bench::Quantile(r->healthz_ms, 0.5)},
+          {"healthz_p99_ms", bench::Quantile(r->healthz_ms, 0.99)},
+          {"healthz_max_ms", r->healthz_ms.empty() ? 0.0 : *std::max_element(r->healthz_ms.begin(), r->healthz_ms.end())}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string dir = "bench-loop-data";
   std::string limbic = std::filesystem::path(argv[0]).parent_path() / "limbic";
-  int connections = 64, seconds = 5;
+  int connections = 64, seconds = 5, ingest_files = 4000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir") dir = v;
     else if (k == "--connections") connections = std::stoi(v);
     else if (k == "--seconds") seconds = std::stoi(v);
+    else if (k == "--ingest-files") ingest_files = std::stoi(v);
     else {
-      std::fprintf(stderr, "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S]\n");
+      std::fprintf(stderr,
+                   "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S] "
+                   "[--ingest-files N]\n");
       return 2;
     }
   }
@@ -161,6 +181,8 @@ int main(int argc, char** argv) {
                      BenchReflexes(10000, true)};
   out["outbox"] = BenchOutbox(dir + "/outbox", 2000);
   out["http"] = BenchHttp(limbic, dir + "/http", connections, seconds);
+  std::filesystem::create_directories(dir + "/ingest");
+  out["memory_ingest"] = BenchIngestHealth(limbic, dir + "/ingest", ingest_files);
   std::printf("%s\n", out.dump(2).c_str());
   std::filesystem::remove_all(dir);
   return 0;

@@ -1,6 +1,8 @@
 // Routes for long-term memory and the mind's context bundle (docs/api.md
 // "Memory", "Context"). Each write is a MemoryStore plan submitted to the
 // Engine; the answer goes out once its events are durable and applied.
+#include <boost/asio/post.hpp>
+
 #include "runtime/api.h"
 #include "runtime/runtime.h"
 #include "state/commands.h"
@@ -8,6 +10,59 @@
 namespace limbic::runtime {
 
 using nlohmann::json;
+
+namespace {
+
+// A prepared ingest is committed kFilesPerCommit files at a time, each batch
+// planned once the one before is durable and applied: a 4,000-file folder
+// is thousands of events, and the loop serves other requests between
+// batches. A file met twice is found in the pool (or, within a batch, by
+// PlanIngest) as a duplicate. A failure midway leaves the batches before
+// it ingested; ingesting again reports them as duplicates.
+constexpr size_t kFilesPerCommit = 4;
+
+struct IngestCommit {
+  Runtime& rt;
+  memory::PreparedIngest prepared;
+  Responder respond;
+  size_t next = 0;  // the first file not yet planned
+  json files = json::array();
+  uint64_t seq = 0;   // the last event's
+  size_t events = 0;  // written so far
+};
+
+void CommitIngest(std::shared_ptr<IngestCommit> c) {
+  memory::PreparedIngest batch;
+  batch.episode_id = c->prepared.episode_id;
+  batch.embedder_id = c->prepared.embedder_id;
+  const size_t end = std::min(c->prepared.files.size(), c->next + kFilesPerCommit);
+  for (; c->next < end; ++c->next) batch.files.push_back(std::move(c->prepared.files[c->next]));
+  auto plan = c->rt.memory().PlanIngest(std::move(batch));
+  if (!plan.ok()) return c->respond(ErrorResponse(plan.status()));
+  for (json& f : plan->answer["files"]) c->files.push_back(std::move(f));
+  auto then = [c] {
+    if (c->next < c->prepared.files.size()) return CommitIngest(c);
+    json answer = {
+        {"files", std::move(c->files)}, {"skipped", c->prepared.skipped}, {"errors", c->prepared.errors}};
+    if (c->events > 0) {
+      answer["seq"] = c->seq;
+      answer["events_written"] = c->events;
+    }
+    c->respond(HttpResponse::Json(c->events > 0 ? 201 : 200, answer));
+  };
+  // A batch of duplicates writes nothing: the next one on a later turn.
+  if (plan->events.empty()) return boost::asio::post(c->rt.ioc(), then);
+  Status s = c->rt.engine().Submit(
+      std::move(plan->events), [c, then](const Status& st, std::span<const state::Event> done) {
+        if (!st.ok()) return c->respond(ErrorResponse(st));
+        c->seq = done.back().seq;
+        c->events += done.size();
+        then();
+      });
+  if (!s.ok()) c->respond(ErrorResponse(s));
+}
+
+}  // namespace
 
 void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (!plan.ok()) return respond(ErrorResponse(plan.status()));
@@ -116,7 +171,14 @@ void Api::AddMemoryRoutes(Router& r) {
   r.Add("POST", "/v1/memory/ingest", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().Ingest(*body), respond);
+    // The file work on the ingest worker; the plan and commit here, in batches.
+    rt_.ingest().Run(std::move(*body), [this, respond](Result<memory::PreparedIngest> prepared) {
+      if (!prepared.ok()) return respond(ErrorResponse(prepared.status()));
+      if (!prepared->refusal.empty())
+        return respond(HttpResponse::Error(403, "forbidden", prepared->refusal));
+      CommitIngest(std::make_shared<IngestCommit>(
+          IngestCommit{rt_, std::move(*prepared), respond}));
+    });
   });
   r.Add("GET", "/v1/memory/{id}", [this](HttpRequest& req, Responder respond) {
     auto out = rt_.memory().Get(Param(req, "id"), rt_.engine().clock().Now());

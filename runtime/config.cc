@@ -307,6 +307,19 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
     m.Integer("vector_ef_search", &o.vectors.ef_search, 1, 100000);
     m.Integer("vector_m", &o.vectors.m, 2, 256);
     m.Integer("vector_ef_construction", &o.vectors.ef_construction, 1, 100000);
+    if (const json* roots = m.Get("ingest_roots")) {
+      // Absolute: a relative root would depend on where limbic was started.
+      if (!roots->is_array()) m.Fail("memory.ingest_roots", "must be an array of absolute directory paths, got " + roots->dump());
+      else
+        for (size_t i = 0; i < roots->size(); ++i) {
+          const json& r = (*roots)[i];
+          if (!r.is_string() || r.get_ref<const std::string&>().empty() || r.get_ref<const std::string&>()[0] != '/')
+            m.Fail("memory.ingest_roots[" + std::to_string(i) + "]", "must be an absolute directory path, got " + r.dump());
+          else
+            o.ingest_roots.push_back(r.get<std::string>());
+        }
+    }
+    m.Integer("ingest_max_bytes", &o.ingest_max_bytes, 1, int64_t{1} << 40);
     if (const json* b = m.Get("bm25")) {
       Section bm(*b, "memory.bm25", &errors);
       bm.Number("k1", &o.bm25.k1, 0, 100);

@@ -39,6 +39,7 @@ Runtime::~Runtime() {
   sensors_.clear();
   outbox_.reset();
   world_.reset();    // joins its worker
+  ingest_.reset();   // joins its worker
   archive_.reset();  // joins its worker
   memory_.reset();   // saves its vector index
   effectors_.clear();
@@ -124,6 +125,8 @@ Status Runtime::Open() {
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
     memory_ = std::move(*memory);
     log_->info("memory: embedder {}", memory_->embedder().id());
+    ingest_ = std::make_unique<IngestService>(ioc_, log_);
+    LIMBIC_RETURN_IF_ERROR(ingest_->Open(*memory_));
   }
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());
@@ -410,7 +413,9 @@ std::string Runtime::ApiFileHint() const {
 
 // A failure here costs only discovery by `limbic mcp`, so it is not fatal.
 void Runtime::WriteApiFile() {
-  json doc = {{"pid", static_cast<int64_t>(::getpid())}, {"url", LocalUrl()}};
+  json doc = {{"pid", static_cast<int64_t>(::getpid())},
+              {"url", LocalUrl()},
+              {"body_limit", config_.body_limit}};
   Status s = state::Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir),
                                                     doc.dump() + "\n");
   if (!s.ok()) log_->warn("writing api.json: {}", s.message());

@@ -18,7 +18,8 @@
 // flush the log and apply what is pending; close; exit 0.
 //
 // While the API listens, <state>/api.json says where: {"pid": N, "url":
-// "http://127.0.0.1:7077"} (written atomically once the server listens,
+// "http://127.0.0.1:7077", "body_limit": api.body_limit} (written
+// atomically once the server listens,
 // removed at a clean stop, before the lock is released). A stale file (its
 // pid dead or not the lock's holder) is left by a crash; readers must check.
 #pragma once
@@ -39,6 +40,7 @@
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
 #include "runtime/http_server.h"
+#include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
 #include "runtime/world_service.h"
@@ -74,6 +76,7 @@ class Runtime {
   Metrics& metrics() { return metrics_; }
   ArchiveService& archive() { return *archive_; }
   memory::MemoryStore& memory() { return *memory_; }
+  IngestService& ingest() { return *ingest_; }
   WorldService& world() { return *world_; }
   sensors::Sensor* sensor(const std::string& name);
   bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
@@ -134,6 +137,7 @@ class Runtime {
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<ArchiveService> archive_;
   std::unique_ptr<memory::MemoryStore> memory_;
+  std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<WorldService> world_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;

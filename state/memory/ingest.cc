@@ -3,7 +3,10 @@
 #include <poppler-document.h>
 #include <poppler-global.h>
 #include <poppler-page.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,11 +27,6 @@ namespace limbic::memory {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool IsHidden(const fs::path& p) {
-  std::string name = p.filename().string();
-  return !name.empty() && name[0] == '.';
-}
 
 std::string SupportedList() {
   std::string out;
@@ -116,51 +114,183 @@ Result<std::string> PdfText(const std::string& path, const std::string& raw) {
   }
 }
 
-// Walks `dir` depth-first. Errors below the top are notes, not failures: one
-// unreadable subfolder should not stop the rest of a folder from ingesting.
-void Walk(const fs::path& dir, std::vector<std::string>* files, std::vector<SkippedFile>* skipped) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  if (ec) {
-    skipped->push_back({dir.string(), "unreadable directory: " + ec.message()});
-    return;
+// A descriptor closed when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  for (; it != end; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (IsHidden(p)) continue;
-    fs::file_status st = it->symlink_status(ec);
-    if (ec) {
-      skipped->push_back({p.string(), "cannot stat: " + ec.message()});
-    } else if (fs::is_symlink(st)) {
-      skipped->push_back({p.string(), "symlink"});
-    } else if (fs::is_directory(st)) {
-      Walk(p, files, skipped);
-    } else if (!fs::is_regular_file(st)) {
-      skipped->push_back({p.string(), "not a regular file"});
-    } else if (IngestExtension(p.string()).empty()) {
-      skipped->push_back({p.string(), UnsupportedReason(p.string())});
-    } else {
-      files->push_back(p.string());
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = o.release();
     }
+    return *this;
   }
-  if (ec) skipped->push_back({dir.string(), "directory listing stopped: " + ec.message()});
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// Folders nested deeper than this below the named path are skipped with a
+// note: the walk recurses, holding a descriptor per level.
+constexpr int kMaxDepth = 64;
+
+std::string TooLarge(uint64_t bytes, uint64_t max) {
+  return std::to_string(bytes) + " bytes, over memory.ingest_max_bytes (" + std::to_string(max) +
+         ")";
 }
 
-// Regular file and supported type; the checks LoadFile and ListIngestable share.
-Status CheckFile(const std::string& path, const fs::file_status& st) {
-  if (!fs::is_regular_file(st)) return Status::InvalidArgument(path + ": not a regular file");
+// The real path of a configured root, or "" when it does not resolve.
+std::string RealRoot(const std::string& root) {
+  char* r = ::realpath(root.c_str(), nullptr);
+  if (!r) return "";
+  std::string out = r;
+  ::free(r);
+  return out;
+}
+
+// Whether `path` (absolute, normalised) is `root` or below it; *rel gets
+// the part below ("" for the root itself).
+bool Below(const std::string& path, const std::string& root, std::string* rel) {
+  if (root.empty()) return false;
+  if (path == root) {
+    rel->clear();
+    return true;
+  }
+  const std::string prefix = root == "/" ? root : root + "/";
+  if (path.compare(0, prefix.size(), prefix) != 0) return false;
+  *rel = path.substr(prefix.size());
+  return true;
+}
+
+Status OpenError(const std::string& path, int e) {
+  if (e == ENOENT) return Status::NotFound(path + ": no such file");
+  if (e == ELOOP) return Status::InvalidArgument(path + ": a symlink (not followed)");
+  return Status::IOError(path + ": " + std::strerror(e));
+}
+
+// Opens `path` for reading (O_NONBLOCK: a FIFO does not block the open).
+// Unrestricted: as named. Restricted: the root holding it, then each
+// component below with O_NOFOLLOW, so no symlink below a root is followed
+// whatever changes meanwhile.
+Result<Fd> OpenInScope(const std::string& path, const IngestScope& scope) {
+  constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+  if (!scope.restricted) {
+    Fd fd(::open(path.c_str(), kFlags));
+    if (fd.get() < 0) return OpenError(path, errno);
+    return fd;
+  }
+  std::string root, rel;
+  for (const std::string& r : scope.roots)
+    if (Below(path, RealRoot(r), &rel)) {
+      root = RealRoot(r);
+      break;
+    }
+  if (root.empty()) return Status::InvalidArgument(path + ": outside memory.ingest_roots");
+  Fd dir(::open(root.c_str(), kFlags | O_DIRECTORY));
+  if (dir.get() < 0) return OpenError(root, errno);
+  size_t at = 0;
+  while (at < rel.size()) {
+    size_t slash = rel.find('/', at);
+    const bool last = slash == std::string::npos;
+    std::string name = rel.substr(at, last ? std::string::npos : slash - at);
+    at = last ? rel.size() : slash + 1;
+    if (name.empty() || name == "." || name == "..")
+      return Status::InvalidArgument(path + ": not a resolved path");
+    Fd next(::openat(dir.get(), name.c_str(), kFlags | O_NOFOLLOW | (last ? 0 : O_DIRECTORY)));
+    if (next.get() < 0) return OpenError(path, errno == ENOTDIR ? ELOOP : errno);
+    dir = std::move(next);
+  }
+  return dir;
+}
+
+// Walks the folder open as `fd` (taken) depth-first, with O_NOFOLLOW at
+// every step. Errors below the top are notes, not failures: one unreadable
+// subfolder should not stop the rest of a folder from ingesting.
+void Walk(Fd fd, const std::string& dir, int depth, const IngestScope& scope,
+          std::vector<std::string>* files, std::vector<SkippedFile>* skipped) {
+  DIR* d = ::fdopendir(fd.get());
+  if (!d) {
+    skipped->push_back({dir, std::string("unreadable directory: ") + std::strerror(errno)});
+    return;
+  }
+  fd.release();  // d owns it now
+  for (;;) {
+    errno = 0;
+    dirent* e = ::readdir(d);
+    if (!e) {
+      if (errno) skipped->push_back({dir, std::string("directory listing stopped: ") + std::strerror(errno)});
+      break;
+    }
+    const std::string name = e->d_name;
+    if (name.empty() || name[0] == '.') continue;  // hidden, "." and ".."
+    const std::string p = dir + "/" + name;
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      skipped->push_back({p, std::string("cannot stat: ") + std::strerror(errno)});
+    } else if (S_ISLNK(st.st_mode)) {
+      skipped->push_back({p, "symlink"});
+    } else if (S_ISDIR(st.st_mode)) {
+      if (depth >= kMaxDepth) {
+        skipped->push_back({p, "nested deeper than " + std::to_string(kMaxDepth) + " folders"});
+        continue;
+      }
+      Fd sub(::openat(::dirfd(d), name.c_str(),
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0)
+        skipped->push_back({p, std::string("unreadable directory: ") + std::strerror(errno)});
+      else
+        Walk(std::move(sub), p, depth + 1, scope, files, skipped);
+    } else if (!S_ISREG(st.st_mode)) {
+      skipped->push_back({p, "not a regular file"});
+    } else if (IngestExtension(p).empty()) {
+      skipped->push_back({p, UnsupportedReason(p)});
+    } else if (static_cast<uint64_t>(st.st_size) > scope.max_bytes) {
+      skipped->push_back({p, TooLarge(static_cast<uint64_t>(st.st_size), scope.max_bytes)});
+    } else {
+      files->push_back(p);
+    }
+  }
+  ::closedir(d);
+}
+
+// Regular file, supported type, not too large: the checks LoadFile and
+// ListIngestable share.
+Status CheckFile(const std::string& path, const struct stat& st, const IngestScope& scope) {
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
   if (IngestExtension(path).empty())
     return Status::InvalidArgument(path + ": " + UnsupportedReason(path) +
                                    " (supported: " + SupportedList() + ")");
+  if (static_cast<uint64_t>(st.st_size) > scope.max_bytes)
+    return Status::InvalidArgument(path + ": " +
+                                   TooLarge(static_cast<uint64_t>(st.st_size), scope.max_bytes));
   return Status::OK();
 }
 
-Result<fs::file_status> Stat(const std::string& path) {
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);  // follows symlinks: the path was named
-  if (st.type() == fs::file_type::not_found) return Status::NotFound(path + ": no such file");
-  if (ec) return Status::IOError(path + ": " + ec.message());
-  return st;
+// At most `max` + 1 bytes of `fd`, so a file that grew past the limit
+// after its size was checked is caught without reading it all.
+Result<std::string> ReadAll(int fd, const std::string& path, uint64_t max) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError(path + ": read: " + std::strerror(errno));
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max)
+      return Status::InvalidArgument(path + ": grew to over memory.ingest_max_bytes (" +
+                                     std::to_string(max) + ") while it was read");
+  }
 }
 
 bool IsLowerHex(std::string_view s) {
@@ -184,21 +314,51 @@ std::string IngestExtension(std::string_view path) {
   return std::find(all.begin(), all.end(), ext) != all.end() ? ext : "";
 }
 
+std::string ScopeRefusal(const std::string& path, const IngestScope& scope, std::string* real) {
+  *real = path;
+  if (!scope.restricted) return "";
+  if (scope.roots.empty())
+    return "ingest over the API is off: no memory.ingest_roots configured (the directories it "
+           "may read); the local command line `limbic memory ingest` reads any path";
+  std::string roots;
+  for (const std::string& r : scope.roots) roots += (roots.empty() ? "" : ", ") + r;
+  const std::string outside = path + " is outside memory.ingest_roots [" + roots +
+                              "] (symlinks and .. are resolved first)";
+  std::string rel;
+  if (char* r = ::realpath(path.c_str(), nullptr)) {
+    *real = r;
+    ::free(r);
+    for (const std::string& root : scope.roots)
+      if (Below(*real, RealRoot(root), &rel)) return "";
+    return outside;
+  }
+  // It does not resolve (missing): NotFound only if it would be inside.
+  std::error_code ec;
+  std::string lexical = fs::absolute(path, ec).lexically_normal().string();
+  while (lexical.size() > 1 && lexical.back() == '/') lexical.pop_back();
+  for (const std::string& root : scope.roots)
+    if (Below(lexical, RealRoot(root), &rel) ||
+        Below(lexical, fs::path(root).lexically_normal().string(), &rel))
+      return "";
+  return outside;
+}
+
 Status ListIngestable(const std::string& path, std::vector<std::string>* files,
-                      std::vector<SkippedFile>* skipped) {
+                      std::vector<SkippedFile>* skipped, const IngestScope& scope) {
   files->clear();
   skipped->clear();
-  auto st = Stat(path);
-  if (!st.ok()) return st.status();
-  if (!fs::is_directory(*st)) {
-    LIMBIC_RETURN_IF_ERROR(CheckFile(path, *st));
+  auto fd = OpenInScope(path, scope);
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::IOError(path + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) {
+    LIMBIC_RETURN_IF_ERROR(CheckFile(path, st, scope));
     files->push_back(path);
     return Status::OK();
   }
-  std::error_code ec;
-  fs::directory_iterator probe(path, ec);  // the top folder unreadable is an error
-  if (ec) return Status::IOError(path + ": " + ec.message());
-  Walk(path, files, skipped);
+  std::string top = path;
+  while (top.size() > 1 && top.back() == '/') top.pop_back();
+  Walk(std::move(*fd), top, 0, scope, files, skipped);
   // std::string's operator< compares as unsigned char: byte order.
   std::sort(files->begin(), files->end());
   std::sort(skipped->begin(), skipped->end(),
@@ -206,15 +366,17 @@ Status ListIngestable(const std::string& path, std::vector<std::string>* files,
   return Status::OK();
 }
 
-Result<LoadedFile> LoadFile(const std::string& path) {
-  auto st = Stat(path);
-  if (!st.ok()) return st.status();
-  LIMBIC_RETURN_IF_ERROR(CheckFile(path, *st));
+Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope) {
+  auto fd = OpenInScope(path, scope);
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::IOError(path + ": " + std::strerror(errno));
+  LIMBIC_RETURN_IF_ERROR(CheckFile(path, st, scope));
 
   LoadedFile f;
   f.path = path;
   f.ext = IngestExtension(path);
-  auto raw = state::Env::Default()->ReadFileToString(path);
+  auto raw = ReadAll(fd->get(), path, scope.max_bytes);
   if (!raw.ok()) return raw.status();
   f.raw = std::move(*raw);
   f.bytes = f.raw.size();

@@ -52,6 +52,7 @@
 
 #include "state/engine.h"
 #include "state/memory/embedder.h"
+#include "state/memory/ingest.h"
 #include "state/memory/recall_index.h"
 
 namespace limbic::memory {
@@ -71,6 +72,10 @@ struct MemoryOptions {
   VectorIndexOptions vectors;  // dims are the embedder's
   size_t chunk_chars = 1000;
   size_t chunk_overlap = 500;
+  // Over HTTP and MCP, ingest reads only under these directories (none:
+  // it is refused); the local command line reads any path.
+  std::vector<std::string> ingest_roots;
+  uint64_t ingest_max_bytes = kDefaultIngestMaxBytes;  // per file, everywhere
 };
 
 struct MemoryPlan {
@@ -111,6 +116,39 @@ std::vector<ArchiveHit> ArchiveHitsFromSearch(const json& search);
 //  include_superseded?}; errors name the field.
 Result<RecallRequest> ParseRecallRequest(const json& req);
 
+// An ingest's file work, done before its plan (PrepareIngest): read,
+// checked, chunked, embedded, the original kept. No events yet.
+struct PreparedFile {
+  std::string path;    // as listed
+  std::string sha256;  // of the bytes
+  std::string ext;
+  uint64_t bytes = 0;
+  std::string raw;     // where the original is kept
+  std::vector<std::string> chunks;
+  std::optional<std::vector<Vector>> vectors;  // nullopt: the embedder failed (note says why)
+  std::string note;
+};
+struct PreparedIngest {
+  std::string refusal;  // not empty: the scope refuses the path (HTTP 403); nothing else is set
+  std::optional<std::string> episode_id;
+  std::string embedder_id;  // the vectors' embedder
+  std::vector<PreparedFile> files;
+  json skipped = json::array();  // [{path, reason}]
+  json errors = json::array();   // [{path, error}]
+};
+
+// The file work of an ingest request {path, episode_id?}: lists and reads
+// under `scope` (ingest.h), chunks with options' chunk sizes, embeds with
+// `embedder` (which the caller owns: not the store's, so this may run on a
+// worker thread while the store serves its owner thread), keeps originals
+// under raw_dir. Any thread. Errors name the field or the file; a single
+// named file that fails is the request's error, a file in a folder that
+// fails is listed in errors.
+Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
+                                     const MemoryOptions& options, Embedder& embedder,
+                                     const std::string& raw_dir,
+                                     const std::shared_ptr<spdlog::logger>& log);
+
 class MemoryStore {
  public:
   // `embedder` nullptr = MakeEmbedder(options.embedder). Builds the recall
@@ -131,7 +169,11 @@ class MemoryStore {
   Result<json> Related(const std::string& entity, int depth) const;
   Result<MemoryPlan> Recall(const RecallRequest& req, TimeMs now,
                             const std::vector<ArchiveHit>& archive_hits = {});
-  // Exactly one of {id}, {subject}, {older_than: duration}.
+  // Exactly one of {id}, {subject}, {older_than: duration}, and force?.
+  // older_than takes the memories created before now - older_than (the
+  // creation time, not the last access); like decay it refuses
+  // (FailedPrecondition) to delete more than half of all memories unless
+  // force is true.
   Result<MemoryPlan> Forget(const json& req, TimeMs now);
   Result<MemoryPlan> Decay(bool force, TimeMs now);
   Result<json> Stats(TimeMs now) const;
@@ -140,9 +182,19 @@ class MemoryStore {
   Result<json> Export() const;
   // An Export; validated whole before anything is planned.
   Result<MemoryPlan> Import(const json& doc);
-  // {path, episode_id?}: files and folders (ingest.h); originals under
-  // <state>/memory/raw/.
+  // {path, episode_id?}: files and folders (ingest.h), unrestricted (the
+  // local command line) but for memory.ingest_max_bytes; originals under
+  // <state>/memory/raw/. PrepareIngest then PlanIngest, on this thread.
   Result<MemoryPlan> Ingest(const json& req);
+  // The scope of ingest requests from the HTTP API and MCP: restricted to
+  // memory.ingest_roots, memory.ingest_max_bytes per file.
+  IngestScope ApiIngestScope() const {
+    return {true, options_.ingest_roots, options_.ingest_max_bytes};
+  }
+  // The plan for a prepared ingest: documents already in the pool (or twice
+  // in the request) are reported as duplicates, the rest become
+  // document_ingested + memory_stored events. Owner thread.
+  Result<MemoryPlan> PlanIngest(PreparedIngest prepared);
   // The memory as answered (with effective_strength), NotFound if absent.
   Result<json> Get(const std::string& id, TimeMs now) const;
 

@@ -166,77 +166,115 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
   return plan;
 }
 
-Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
+Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
+                                     const MemoryOptions& options, Embedder& embedder,
+                                     const std::string& raw_dir,
+                                     const std::shared_ptr<spdlog::logger>& log) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"path", "episode_id"}));
   if (!req.contains("path") || !req["path"].is_string() ||
       req["path"].get_ref<const std::string&>().empty())
     return Status::InvalidArgument("field \"path\": must be a file or folder path");
-  if (req.contains("episode_id") &&
-      (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>())))
-    return Status::InvalidArgument(
-        "field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
-  const std::string path = req["path"];
+  PreparedIngest out;
+  if (req.contains("episode_id")) {
+    if (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>()))
+      return Status::InvalidArgument(
+          "field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
+    out.episode_id = req["episode_id"].get<std::string>();
+  }
+  std::string path;
+  out.refusal = ScopeRefusal(req["path"], scope, &path);
+  if (!out.refusal.empty()) return out;
   std::vector<std::string> files;
   std::vector<SkippedFile> skipped;
-  LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped));
+  LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped, scope));
   const bool single = !std::filesystem::is_directory(path);
-  MemoryPlan plan;
-  json done = json::array(), errors = json::array(), skipped_json = json::array();
-  for (const SkippedFile& s : skipped)
-    skipped_json.push_back({{"path", s.path}, {"reason", s.reason}});
-  uint64_t seq = engine_.next_seq();
-  std::set<std::string> seen;
+  out.embedder_id = embedder.id();
+  for (const SkippedFile& sk : skipped) out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
+  std::set<std::string> kept;
   for (const std::string& file : files) {
-    auto loaded = LoadFile(file);
+    auto loaded = LoadFile(file, scope);
     if (!loaded.ok()) {
       if (single) return loaded.status();
-      errors.push_back({{"path", file}, {"error", loaded.status().ToString()}});
+      out.errors.push_back({{"path", file}, {"error", loaded.status().ToString()}});
       continue;
     }
-    auto have = engine_.projection().Get(Pool::kDocuments, loaded->sha256);
+    PreparedFile f;
+    f.path = file;
+    f.sha256 = loaded->sha256;
+    f.ext = loaded->ext;
+    f.bytes = loaded->bytes;
+    // The same bytes twice in one request are one document: PlanIngest
+    // reports the second as a duplicate; no need to chunk it again.
+    if (kept.insert(f.sha256).second) {
+      f.chunks = ChunkText(loaded->text, options.chunk_chars, options.chunk_overlap);
+      auto v = embedder.Embed(f.chunks);
+      if (v.ok()) {
+        f.vectors = std::move(*v);
+      } else {
+        f.note = "embedder " + embedder.id() + " unavailable: " + v.status().message();
+        if (log) log->warn("memory: {}; storing without a vector", f.note);
+      }
+      auto raw = KeepRaw(raw_dir, *loaded);
+      if (!raw.ok()) return raw.status();
+      f.raw = *raw;
+    }
+    out.files.push_back(std::move(f));
+  }
+  return out;
+}
+
+Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
+  IngestScope scope;
+  scope.max_bytes = options_.ingest_max_bytes;
+  auto prepared = PrepareIngest(req, scope, options_, *embedder_, dir() + "/raw", log_);
+  if (!prepared.ok()) return prepared.status();
+  return PlanIngest(std::move(*prepared));
+}
+
+Result<MemoryPlan> MemoryStore::PlanIngest(PreparedIngest prepared) {
+  if (!prepared.refusal.empty()) return Status::InvalidArgument(prepared.refusal);
+  MemoryPlan plan;
+  json done = json::array();
+  uint64_t seq = engine_.next_seq();
+  std::set<std::string> seen;
+  for (PreparedFile& f : prepared.files) {
+    auto have = engine_.projection().Get(Pool::kDocuments, f.sha256);
     if (!have.ok()) return have.status();
-    if (have->has_value() || !seen.insert(loaded->sha256).second) {
-      done.push_back(
-          {{"path", file}, {"sha256", loaded->sha256}, {"status", "duplicate"}, {"chunks", 0}});
+    if (have->has_value() || !seen.insert(f.sha256).second) {
+      done.push_back({{"path", f.path}, {"sha256", f.sha256}, {"status", "duplicate"}, {"chunks", 0}});
       continue;
     }
-    std::vector<std::string> chunks =
-        ChunkText(loaded->text, options_.chunk_chars, options_.chunk_overlap);
-    std::string note;
-    auto vectors = TryEmbed(chunks, &note);
-    auto raw = KeepRaw(dir() + "/raw", *loaded);
-    if (!raw.ok()) return raw.status();
-    const std::string uri = std::filesystem::absolute(file).lexically_normal().string();
-    json document = {{"sha256", loaded->sha256}, {"source_uri", uri},       {"ext", loaded->ext},
-                     {"bytes", loaded->bytes},   {"chunks", chunks.size()}, {"raw", *raw}};
-    if (req.contains("episode_id")) document["episode_id"] = req["episode_id"];
+    // Vectors of another embedder than the store's are not stored.
+    const bool embedded = f.vectors && f.vectors->size() == f.chunks.size() &&
+                          prepared.embedder_id == embedder_->id();
+    const std::string uri = std::filesystem::absolute(f.path).lexically_normal().string();
+    json document = {{"sha256", f.sha256}, {"source_uri", uri},       {"ext", f.ext},
+                     {"bytes", f.bytes},   {"chunks", f.chunks.size()}, {"raw", f.raw}};
+    if (prepared.episode_id) document["episode_id"] = *prepared.episode_id;
     plan.events.push_back(MakeEvent(EventType::kDocumentIngested, {{"document", document}}));
     ++seq;
-    for (size_t i = 0; i < chunks.size(); ++i) {
+    for (size_t i = 0; i < f.chunks.size(); ++i) {
       json m = {{"id", "m-" + std::to_string(seq)},
                 {"kind", "chunk"},
                 {"importance", 0.5},
                 {"tags", json::array()},
                 {"namespace", "default"},
                 {"strength", 1.0},
-                {"text", std::move(chunks[i])},
+                {"text", std::move(f.chunks[i])},
                 {"source_uri", uri},
                 {"chunk_index", i},
-                {"document", loaded->sha256}};
-      if (req.contains("episode_id")) m["episode_id"] = req["episode_id"];
-      if (vectors)
-        m["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*vectors)[i])}};
+                {"document", f.sha256}};
+      if (prepared.episode_id) m["episode_id"] = *prepared.episode_id;
+      if (embedded)
+        m["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*f.vectors)[i])}};
       plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
       ++seq;
     }
-    json entry = {{"path", file},
-                  {"sha256", loaded->sha256},
-                  {"status", "ingested"},
-                  {"chunks", chunks.size()}};
-    if (!note.empty()) entry["note"] = note;
+    json entry = {{"path", f.path}, {"sha256", f.sha256}, {"status", "ingested"}, {"chunks", f.chunks.size()}};
+    if (!f.note.empty()) entry["note"] = f.note;
     done.push_back(std::move(entry));
   }
-  plan.answer = {{"files", done}, {"skipped", skipped_json}, {"errors", errors}};
+  plan.answer = {{"files", done}, {"skipped", prepared.skipped}, {"errors", prepared.errors}};
   plan.created = !plan.events.empty();
   return plan;
 }

@@ -2,6 +2,8 @@
 // command line and over HTTP, the two agreeing; ingest of a folder;
 // recall through a SIGKILL; the context bundle.
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -117,6 +119,7 @@ TEST_CASE(
   json config = BaseConfig(dir);
   config["api"]["body_limit"] =
       1 << 20;  // an export with vectors is bigger than the tests' default
+  config["memory"]["ingest_roots"] = {dir.path()};
   std::string id;
   {
     RunningLimbic l(dir, config);
@@ -186,4 +189,84 @@ TEST_CASE(
   REQUIRE(recall.status == 200);
   CHECK(recall.Json()["results"][0]["id"] == id);
   CHECK(Http(l.port(), "GET", "/v1/memory/stats").Json()["facts"] == 0);
+}
+
+TEST_CASE("ingest over HTTP reads only under memory.ingest_roots, no symlink out, no huge file",
+          "[memory]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "docs/sub");
+  std::filesystem::create_directories(dir / "secret");
+  const std::string secret = dir / "secret/creds.json";
+  std::ofstream(secret) << "{\"password\": \"hunter2-zebra\"}";
+  chmod(secret.c_str(), 0600);
+  std::ofstream(dir / "docs/runbook.md") << "Restart the ingest worker gently.";
+  std::ofstream(dir / "docs/big.txt") << std::string(5000, 'x');
+  REQUIRE(symlink(secret.c_str(), (dir / "docs/creds.json").c_str()) == 0);
+  REQUIRE(symlink((dir / "secret").c_str(), (dir / "docs/sub/out").c_str()) == 0);
+
+  auto events = [&](uint16_t port) {
+    return Http(port, "GET", "/v1/events?limit=10000").Json()["events"].size();
+  };
+  auto ingest = [&](uint16_t port, const std::string& path) {
+    return HttpJson(port, "POST", "/v1/memory/ingest", {{"path", path}});
+  };
+  {
+    // No roots (the default): refused, naming the key; nothing written.
+    RunningLimbic l(dir, BaseConfig(dir));
+    const size_t before = events(l.port());
+    auto off = ingest(l.port(), dir / "docs/runbook.md");
+    CHECK(off.status == 403);
+    CHECK(off.Json()["error"]["code"] == "forbidden");
+    CHECK_THAT(off.body, Catch::Contains("memory.ingest_roots"));
+    CHECK(events(l.port()) == before);
+  }
+  json config = BaseConfig(dir);
+  config["memory"]["ingest_roots"] = {dir / "docs"};
+  config["memory"]["ingest_max_bytes"] = 4096;
+  RunningLimbic l(dir, config);
+  const uint16_t port = l.port();
+  const size_t before = events(port);
+  // Outside the root, by name, through "..", through a symlink: 403, nothing written.
+  for (const std::string& path :
+       {secret, dir / "docs/../secret/creds.json", dir / "docs/creds.json", dir / "docs/sub/out",
+        dir / "missing/elsewhere.md"}) {
+    auto r = ingest(port, path);
+    INFO(path << " -> " << r.body);
+    CHECK(r.status == 403);
+    CHECK_THAT(r.body, Catch::Contains("outside memory.ingest_roots"));
+  }
+  CHECK(events(port) == before);
+  CHECK(ingest(port, dir / "docs/nope.md").status == 404);  // inside, missing
+  auto big = ingest(port, dir / "docs/big.txt");           // named directly: an error
+  CHECK(big.status == 400);
+  CHECK_THAT(big.body, Catch::Contains("5000 bytes, over memory.ingest_max_bytes (4096)"));
+  CHECK(events(port) == before);
+  // The root itself: the runbook in; the symlinks and the big file skipped by name.
+  auto folder = ingest(port, dir / "docs");
+  INFO(folder.body);
+  REQUIRE(folder.status == 201);
+  json out = folder.Json();
+  REQUIRE(out["files"].size() == 1);
+  CHECK(out["files"][0]["path"] == dir / "docs/runbook.md");
+  std::map<std::string, std::string> skipped;
+  for (const json& s : out["skipped"]) skipped[s["path"]] = s["reason"];
+  CHECK(skipped[dir / "docs/creds.json"] == "symlink");
+  CHECK(skipped[dir / "docs/sub/out"] == "symlink");
+  CHECK(skipped[dir / "docs/big.txt"] == "5000 bytes, over memory.ingest_max_bytes (4096)");
+  // The secret never made it into memory.
+  auto recall = HttpJson(port, "POST", "/v1/memory/recall", {{"query", "hunter2-zebra password"}});
+  CHECK_THAT(recall.Json()["results"].dump(), !Catch::Contains("hunter2"));
+  CHECK(Http(port, "GET", "/v1/memory/stats").Json()["documents"] == 1);
+  CHECK(Http(port, "GET", "/healthz").status == 200);
+}
+
+TEST_CASE("the command line ingests any path, but not a file over memory.ingest_max_bytes",
+          "[memory]") {
+  TempDir dir;
+  std::ofstream(dir / "note.md") << "Anywhere on this machine.";
+  std::ofstream(dir / "big.md") << std::string(5000, 'y');
+  std::ofstream(dir / "limbic.json") << json{{"memory", {{"ingest_max_bytes", 4096}}}}.dump();
+  CHECK(MJ(dir, {"ingest", dir / "note.md"})["files"][0]["status"] == "ingested");
+  RunResult big = M(dir, {"--config", dir / "limbic.json", "ingest", dir / "big.md"}, 1);
+  CHECK_THAT(big.err, Catch::Contains("5000 bytes, over memory.ingest_max_bytes (4096)"));
 }

@@ -286,3 +286,66 @@ TEST_CASE("KeepRaw writes <sha><ext> once and keeps it", "[memory]") {
   evil.sha256 = "../../etc/passwd";
   CHECK(KeepRaw(raw_dir, evil).status().IsInvalidArgument());
 }
+
+TEST_CASE("a restricted scope reads only under its roots, never through a symlink", "[memory]") {
+  ScratchDir dir;
+  Write(dir / "root/a.md", "a");
+  Write(dir / "root/sub/b.md", "b");
+  Write(dir / "root/big.md", "0123456789");
+  Write(dir / "secret/b.md", "the secret");
+  REQUIRE(::symlink((dir / "secret/b.md").c_str(), (dir / "root/link.md").c_str()) == 0);
+  REQUIRE(::symlink((dir / "root/a.md").c_str(), (dir / "root/inside.md").c_str()) == 0);
+  const std::string root = std::filesystem::canonical(dir / "root").string();
+  IngestScope scope{true, {dir / "root"}, 5};
+  std::string real;
+
+  IngestScope none{true, {}, 5};
+  CHECK(ScopeRefusal(dir / "root/a.md", none, &real).find("no memory.ingest_roots configured") !=
+        std::string::npos);
+  for (const std::string& path :
+       {dir / "secret/b.md", dir / "root/../secret/b.md", dir / "root/link.md",
+        dir / "elsewhere/missing.md", std::string("/etc/passwd")}) {
+    INFO(path);
+    CHECK(ScopeRefusal(path, scope, &real).find("is outside memory.ingest_roots [") !=
+          std::string::npos);
+  }
+  // A symlink named directly may point inside: its real path is read.
+  CHECK(ScopeRefusal(dir / "root/inside.md", scope, &real).empty());
+  CHECK(real == root + "/a.md");
+  CHECK(ScopeRefusal(dir / "root/sub/../a.md", scope, &real).empty());
+  CHECK(real == root + "/a.md");
+  // Missing but inside: not refused; the listing says NotFound.
+  REQUIRE(ScopeRefusal(dir / "root/nope.md", scope, &real).empty());
+  std::vector<std::string> files;
+  std::vector<SkippedFile> skipped;
+  CHECK(ListIngestable(real, &files, &skipped, scope).IsNotFound());
+
+  // The walk: symlinks skipped (also one pointing inside), big files skipped unread.
+  REQUIRE(ListIngestable(root, &files, &skipped, scope).ok());
+  CHECK(files == std::vector<std::string>{root + "/a.md", root + "/sub/b.md"});
+  REQUIRE(skipped.size() == 3);
+  CHECK(skipped[0].path == root + "/big.md");
+  CHECK(skipped[0].reason == "10 bytes, over memory.ingest_max_bytes (5)");
+  CHECK(skipped[1].reason == "symlink");
+  CHECK(skipped[2].reason == "symlink");
+  auto big = LoadFile(root + "/big.md", scope);
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().message() == root + "/big.md: 10 bytes, over memory.ingest_max_bytes (5)");
+  Status named = ListIngestable(root + "/big.md", &files, &skipped, scope);
+  CHECK(named.IsInvalidArgument());
+
+  // Between the listing and the read, sub/ becomes a symlink out of the
+  // root: the read does not follow it.
+  REQUIRE(LoadFile(root + "/sub/b.md", scope).ok());
+  std::filesystem::rename(root + "/sub", root + "/sub.old");
+  REQUIRE(::symlink((dir / "secret").c_str(), (root + "/sub").c_str()) == 0);
+  auto swapped = LoadFile(root + "/sub/b.md", scope);
+  REQUIRE_FALSE(swapped.ok());
+  CHECK(swapped.status().message() == root + "/sub/b.md: a symlink (not followed)");
+  // The same for the file itself.
+  std::filesystem::remove(root + "/a.md");
+  REQUIRE(::symlink((dir / "secret/b.md").c_str(), (root + "/a.md").c_str()) == 0);
+  CHECK_FALSE(LoadFile(root + "/a.md", scope).ok());
+  // Outside the roots, LoadFile opens nothing, whatever it is given.
+  CHECK_FALSE(LoadFile(dir / "secret/b.md", scope).ok());
+}

@@ -1,0 +1,58 @@
+// IngestService: memory ingest requests from the HTTP API (and so from MCP)
+// off the io thread (docs/memory.md "Ingest").
+//
+// An ingest is file work -- walking folders, reading files, PDF text,
+// chunking, embedding, keeping originals -- that can take seconds for a
+// large folder. It runs here, on a worker thread of its own, with its own
+// embedder (the same spec as the memory store's: Embedder is one thread at
+// a time, and the store's stays on the io thread). Only the plan (dedup
+// against the pool, ids, events) and its commit run on the io thread
+// (MemoryStore::PlanIngest). Requests are prepared one at a time, in order.
+//
+// The scope is the API's: memory.ingest_roots and memory.ingest_max_bytes
+// (MemoryStore::ApiIngestScope).
+//
+// Thread-safety: Open and Run on the io thread; the worker touches only
+// what it was given at Open (a copy of the options, its embedder).
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "state/memory/store.h"
+
+namespace limbic::runtime {
+
+class IngestService {
+ public:
+  using Reply = std::function<void(Result<memory::PreparedIngest>)>;
+
+  IngestService(boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log);
+  //! Stops the worker after the request it is preparing; replies not yet
+  //! delivered are dropped with the io_context's queue.
+  ~IngestService();
+
+  //! Copies the store's options and API scope, makes the worker's embedder
+  //! (an error names memory.embedder) and starts the worker.
+  Status Open(const memory::MemoryStore& store);
+  //! Prepares `req` ({path, episode_id?}) on the worker; `reply` gets the
+  //! result on the io thread.
+  void Run(nlohmann::json req, Reply reply);
+
+ private:
+  boost::asio::io_context& io_;
+  std::shared_ptr<spdlog::logger> log_;
+  memory::MemoryOptions options_;
+  memory::IngestScope scope_;
+  std::string raw_dir_;
+  std::unique_ptr<memory::Embedder> embedder_;  // the worker's
+  boost::asio::io_context worker_io_;
+  std::unique_ptr<std::thread> worker_;
+};
+
+}  // namespace limbic::runtime
