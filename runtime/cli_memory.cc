@@ -260,6 +260,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                                     "memories created before now - this (e.g. 30d)");
   by_id->excludes(by_subject)->excludes(by_age);
   by_subject->excludes(by_age);
+  forget->add_flag("--force", a->force, "with --older-than: even when that is more than half of all memories");
   forget->callback([&ctx, &rc, a, by_id, by_subject, by_age] {
     if (!*by_id && !*by_subject && !*by_age) {
       rc = UsageError("memory forget: give one of --id, --subject, --older-than");
@@ -270,6 +271,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                       json req = *by_id        ? json{{"id", a->id}}
                                  : *by_subject ? json{{"subject", a->subject}}
                                                : json{{"older_than", a->older_than}};
+                      if (a->force) req["force"] = true;
                       return CommitPlan(ctx, *a, e, m.Forget(req, now), "forget");
                     });
   });

@@ -102,10 +102,14 @@ class McpServer {
       return std::nullopt;
     }
     if (method == "tools/list") {
+      // Annotations came with 2025-03-26; an older client gets none.
+      const bool annotations = version_ >= "2025-03-26";
       json tools = json::array();
-      for (const McpTool& t : McpTools())
-        tools.push_back(
-            {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}});
+      for (const McpTool& t : McpTools()) {
+        json tool = {{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}};
+        if (annotations && !t.annotations.is_null()) tool["annotations"] = t.annotations;
+        tools.push_back(std::move(tool));
+      }
       *result = {{"tools", std::move(tools)}};
       return std::nullopt;
     }
@@ -121,6 +125,7 @@ class McpServer {
     for (const char* v : kProtocolVersions)
       if (asked == v) version = v;
     if (version != asked) log_->info("client asked for protocol {}; answering {}", asked, version);
+    version_ = version;
     *result = {
         {"protocolVersion", version},
         {"capabilities", {{"tools", json::object()}}},
@@ -149,16 +154,19 @@ class McpServer {
                       data};
     }
     ApiRequest request = BuildApiRequest(*tool, arguments);
-    auto answer = api_.Call(request);
     // From here on every failure is the tool's result, for the model to read.
-    if (!answer.ok()) {
-      log_->warn("{}: {}", name, answer.status().message());
-      *result = {{"content",
-                  {{{"type", "text"},
-                    {"text", "the limbic API is unreachable: " + answer.status().message()}}}},
-                 {"isError", true}};
+    auto fail = [&](const std::string& text) {
+      log_->warn("{}: {}", name, text);
+      *result = {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}};
       return std::nullopt;
-    }
+    };
+    // The API would refuse it (413) -- and may close the connection before
+    // reading it all, which a client sees as a broken pipe, not the answer.
+    if (size_t limit = api_.body_limit(); limit > 0 && request.body.size() > limit)
+      return fail("too large: " + std::to_string(request.body.size()) + " bytes, limit " +
+                  std::to_string(limit) + " (api.body_limit)");
+    auto answer = api_.Call(request);
+    if (!answer.ok()) return fail("the limbic API is unreachable: " + answer.status().message());
     auto& [status, body] = *answer;
     *result = {{"content", {{{"type", "text"}, {"text", body}}}},
                {"isError", status < 200 || status >= 300}};
@@ -169,6 +177,7 @@ class McpServer {
 
   ApiClient& api_;
   std::shared_ptr<spdlog::logger> log_;
+  std::string version_ = kProtocolVersions[0];  // negotiated by initialize
 };
 
 std::string EnvToken() {
@@ -187,36 +196,10 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
   if (!options.state_dir.empty()) config->state_dir = options.state_dir;
   state::SetMaxInputJsonDepth(config->max_json_depth);
 
-  std::string url = options.url;
-  std::string token = EnvToken().empty() ? config->api_token : EnvToken();
-  std::unique_ptr<InProcessRuntime> own;
-  if (url.empty()) {
-    auto running = FindRunningApi(config->state_dir, 10000);
-    if (running.ok()) {
-      url = *running;
-      log->info("mcp: using the runtime at {} (state {})", url, config->state_dir);
-    } else if (running.status().IsNotFound()) {
-      // We start it, so its token is the config's whatever the environment says.
-      token = config->api_token;
-      auto started = InProcessRuntime::Start(*config, log, [log](int exit_code) {
-        // Stopped by a signal while we wait on input: the process is done.
-        log->info("mcp: the runtime stopped; exiting");
-        log->flush();
-        std::fflush(stdout);  // not fflush(nullptr): the main thread holds stdin's lock
-        std::fflush(stderr);
-        std::_Exit(exit_code);
-      });
-      if (!started.ok()) return Fail(started.status());
-      own = std::move(started).value();
-      url = own->url();
-      log->info("mcp: running the runtime in-process at {} (state {})", url, config->state_dir);
-    } else {
-      return Fail(running.status());
-    }
-  }
-
-  auto api = MakeHttpApiClient(url, token);
-  McpServer server(*api, log);
+  ApiConnection api(*config, options.url, EnvToken(), log);
+  Status connected = api.Connect();
+  if (!connected.ok()) return Fail(connected);
+  McpServer server(api, log);
   std::string line;
   while (std::getline(in, line)) {
     std::optional<json> answer = server.Handle(line);
@@ -228,7 +211,7 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
     }
   }
   log->info("mcp: end of input; stopping");
-  return own ? own->Stop() : 0;
+  return api.Stop();
 }
 
 }  // namespace limbic::runtime

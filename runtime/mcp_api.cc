@@ -4,6 +4,8 @@
 
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "runtime/runtime.h"
@@ -65,6 +67,15 @@ std::string ApiUrlOf(const std::string& state_dir, long holder) {
   return doc["url"].get<std::string>();
 }
 
+// api.json's body_limit (the runtime's api.body_limit), or 0.
+size_t ApiFileBodyLimit(const std::string& state_dir) {
+  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(state_dir));
+  if (!text.ok()) return 0;
+  json doc = json::parse(*text, nullptr, false);
+  if (!doc.is_object() || !doc["body_limit"].is_number_unsigned()) return 0;
+  return doc["body_limit"].get<size_t>();
+}
+
 }  // namespace
 
 std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token) {
@@ -89,6 +100,73 @@ Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms) {
                           ApiFilePath(state_dir) + "); stop it, or pass --url");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+ApiConnection::ApiConnection(Config config, std::string url, std::string env_token,
+                             std::shared_ptr<spdlog::logger> log)
+    : config_(std::move(config)),
+      fixed_url_(std::move(url)),
+      env_token_(std::move(env_token)),
+      log_(std::move(log)) {}
+
+ApiConnection::~ApiConnection() { Stop(); }
+
+int ApiConnection::Stop() {
+  client_.reset();
+  if (!own_) return 0;
+  int code = own_->Stop();
+  own_.reset();
+  return code;
+}
+
+Status ApiConnection::Connect() {
+  std::string token = env_token_.empty() ? config_.api_token : env_token_;
+  if (!fixed_url_.empty()) {
+    client_ = MakeHttpApiClient(fixed_url_, token);
+    return Status::OK();  // its limit is unknown: the API's 413 says it
+  }
+  if (own_) return Status::OK();  // ours runs as long as we do
+  auto running = FindRunningApi(config_.state_dir, 10000);
+  if (running.ok()) {
+    log_->info("mcp: using the runtime at {} (state {})", *running, config_.state_dir);
+    client_ = MakeHttpApiClient(*running, token);
+    body_limit_ = ApiFileBodyLimit(config_.state_dir);
+    return Status::OK();
+  }
+  if (!running.status().IsNotFound()) return running.status();
+  // We start it, so its token is the config's whatever the environment says.
+  auto log = log_;
+  auto started = InProcessRuntime::Start(config_, log, [log](int exit_code) {
+    // Stopped by a signal while we wait on input: the process is done.
+    log->info("mcp: the runtime stopped; exiting");
+    log->flush();
+    std::fflush(stdout);  // not fflush(nullptr): the main thread holds stdin's lock
+    std::fflush(stderr);
+    std::_Exit(exit_code);
+  });
+  if (!started.ok()) return started.status();
+  own_ = std::move(started).value();
+  log_->info("mcp: running the runtime in-process at {} (state {})", own_->url(), config_.state_dir);
+  client_ = MakeHttpApiClient(own_->url(), config_.api_token);
+  body_limit_ = config_.body_limit;
+  return Status::OK();
+}
+
+Result<std::pair<int, std::string>> ApiConnection::Call(const ApiRequest& request) {
+  if (!client_) LIMBIC_RETURN_IF_ERROR(Connect());
+  auto answer = client_->Call(request);
+  if (answer.ok() || !fixed_url_.empty() || own_) return answer;
+  // Fetch names the step that failed: before "connect" succeeded nothing
+  // was sent, so sending again cannot do the request twice.
+  const std::string& why = answer.status().message();
+  if (why.find(": connect: ") == std::string::npos && why.find(": resolve: ") == std::string::npos)
+    return answer;
+  log_->info("mcp: {}; looking for the runtime of {} again", why, config_.state_dir);
+  client_.reset();
+  Status again = Connect();
+  if (!again.ok())
+    return Status::Unavailable(why + "; and finding it again failed: " + again.message());
+  return client_->Call(request);
 }
 
 Result<std::unique_ptr<InProcessRuntime>> InProcessRuntime::Start(

@@ -28,6 +28,8 @@ class ApiClient {
   // {HTTP status, body}; any status is a success here. Unavailable when the
   // API cannot be reached (the message names the URL and the step).
   virtual Result<std::pair<int, std::string>> Call(const ApiRequest& request) = 0;
+  //! The API's api.body_limit when known (a larger body gets 413), else 0.
+  virtual size_t body_limit() const { return 0; }
 };
 
 // Over HTTP with memory::Fetch, to `base_url` ("http://127.0.0.1:7077"),
@@ -40,6 +42,41 @@ std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string t
 // no api.json (still recovering, or a CLI command) this waits up to
 // `wait_ms`, then is Busy naming the holder.
 Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms);
+
+class InProcessRuntime;
+
+// The API `limbic mcp` talks to (the rules are in runtime/mcp.h), found
+// again when it goes away: two `limbic mcp` share a state dir, the one
+// running the runtime exits, and the other must not fail every call after.
+class ApiConnection : public ApiClient {
+ public:
+  //! `url` non-empty: that API, never re-resolved. `env_token`: the
+  //! $LIMBIC_API_TOKEN ("" = the config's api.token).
+  ApiConnection(Config config, std::string url, std::string env_token,
+                std::shared_ptr<spdlog::logger> log);
+  ~ApiConnection() override;  // Stop()
+
+  //! Finds the runtime holding the state dir (api.json, waiting up to 10 s
+  //! for one still starting), or starts one in-process when nobody holds
+  //! it. The error says why neither worked.
+  Status Connect();
+  //! One request. When the API cannot be connected to (its runtime went
+  //! away), Connect again and send once more: nothing had been sent. Other
+  //! failures are returned (the request may have been handled), and the
+  //! next call connects again if it must.
+  Result<std::pair<int, std::string>> Call(const ApiRequest& request) override;
+  size_t body_limit() const override { return body_limit_; }
+  //! Stops the runtime this started, if any; its exit code, else 0.
+  int Stop();
+
+ private:
+  Config config_;
+  std::string fixed_url_, env_token_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<InProcessRuntime> own_;
+  std::unique_ptr<ApiClient> client_;
+  size_t body_limit_ = 0;
+};
 
 // A Runtime on its own thread: no sensors (stdin is the protocol's), the
 // API on 127.0.0.1 with an ephemeral port.

@@ -21,11 +21,13 @@ json Str(const char* description) { return {{"type", "string"}, {"description", 
 json Unit(const char* description) {
   return {{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"description", description}};
 }
-json Int(const char* description, int minimum, std::optional<int> maximum = std::nullopt) {
+json Int(const char* description, int64_t minimum, std::optional<int64_t> maximum = std::nullopt) {
   json s = {{"type", "integer"}, {"minimum", minimum}, {"description", description}};
   if (maximum) s["maximum"] = *maximum;
   return s;
 }
+// 2^53: the largest integer every JSON reader holds exactly.
+constexpr int64_t kMaxSafeInteger = int64_t{1} << 53;
 json Bool(const char* description) { return {{"type", "boolean"}, {"description", description}}; }
 json Obj(const char* description) { return {{"type", "object"}, {"description", description}}; }
 json StrList(const char* description) {
@@ -50,9 +52,21 @@ McpTool Tool(std::string name, std::string method, std::string path, std::string
   return t;
 }
 
+// What a tool does to limbic's state, as MCP annotations. Every tool acts on
+// limbic's own state (openWorldHint false) except enqueue_action, whose
+// effectors act on the world.
+json ReadOnly() { return {{"readOnlyHint", true}, {"openWorldHint", false}}; }
+json Writes(bool destructive, bool idempotent) {
+  return {{"readOnlyHint", false},
+          {"destructiveHint", destructive},
+          {"idempotentHint", idempotent},
+          {"openWorldHint", false}};
+}
+
 const char* kNamespace = "memory namespace (default \"default\")";
 const char* kImportance =
-    "how much this matters, 0..1 (default 0.5); important memories decay slower";
+    "how much this matters, 0..1 (default 0.5); stored and exported with the memory, not (yet) "
+    "used by recall ranking or decay";
 const char* kTags = "labels to filter recall by";
 const char* kThreadStatus = "active, paused, frozen or complete";
 
@@ -83,18 +97,27 @@ std::vector<McpTool> MakeTools() {
   tools.back().timeout_ms = 120000;  // may embed through a remote model
   tools.push_back(
       Tool("recall", "POST", "/v1/memory/recall",
-           "Search long-term memory (facts, episodes, ingested documents, the archive) by meaning "
-           "and keywords; best matches first.",
+           "Search long-term memory (facts, episodes, ingested documents, the archive); best "
+           "matches first. Ranks by keywords (BM25) fused with vector similarity from the "
+           "configured embedder: the default embedder is lexical (shared words and word pieces, "
+           "not meaning: \"car\" does not find \"automobile\"); memory_stats names the embedder. "
+           "Strengthens what it returns unless reinforce is false.",
            {{"query", Str("what to look for")},
-            {"k", Int("how many results (default 5)", 1)},
-            {"kind", Str("only this kind, e.g. fact, episode or chunk")},
+            {"k", Int("how many results (default 5)", 1, 1000)},
+            {"kind", Enum("only this kind", {"fact", "episode", "chunk", "archive", "staged"})},
             {"tag", Str("only memories with this tag")},
             {"namespace", Str(kNamespace)},
             {"episode_id", Str("only this episode's memories")},
             {"explain", Bool("include how each score was made (default false)")},
-            {"reinforce", Bool("strengthen what is recalled (default true)")}},
+            {"reinforce", Bool("strengthen what is recalled (default true)")},
+            {"include_superseded",
+             Bool("also facts a newer fact has replaced (default false)")}},
            {"query"}));
   tools.back().timeout_ms = 120000;
+  tools.push_back(Tool("get_memory", "GET", "/v1/memory/{id}",
+                       "One memory by id (as recall returns it), with its effective strength now; "
+                       "does not reinforce it.",
+                       {{"id", Str("a memory id, e.g. m-42")}}, {"id"}));
   tools.push_back(Tool("relate", "POST", "/v1/memory/associations",
                        "Record that two entities are related (e.g. alice / manages / bob).",
                        {{"entity_a", Str("one entity")},
@@ -109,15 +132,20 @@ std::vector<McpTool> MakeTools() {
   tools.push_back(
       Tool("forget", "POST", "/v1/memory/forget",
            "Delete memories: give exactly one of id (one memory), subject (every fact about it) or "
-           "older_than (everything not accessed for that long, e.g. \"30d\").",
+           "older_than (every memory, of every namespace, created longer ago than that, e.g. "
+           "\"30d\", however recently it was used). older_than refuses to delete more than half "
+           "of all memories unless force is true.",
            {{"id", Str("a memory id")},
             {"subject", Str("a fact subject")},
-            {"older_than", Str("a duration: 250ms, 30s, 5m, 2h, 7d")}}));
+            {"older_than", Str("a duration since creation: 250ms, 30s, 5m, 2h, 7d")},
+            {"force", Bool("with older_than: delete even when more than half would go (default false)")}}));
   tools.back().exactly_one_of = {"id", "subject", "older_than"};
   tools.push_back(Tool(
       "decay", "POST", "/v1/memory/decay",
-      "Run a decay pass now: weaken memories by age and drop the faded ones. Refuses to delete "
-      "more than half of all memories unless force is true.",
+      "Run a decay pass now: delete the memories whose strength has faded below "
+      "memory.min_strength (strength halves every memory.half_life without access; it is "
+      "computed on read, so nothing else changes). Refuses to delete more than half of all "
+      "memories unless force is true.",
       {{"force", Bool("delete even when more than half would go (default false)")}}));
   tools.push_back(Tool(
       "memory_stats", "GET", "/v1/memory/stats",
@@ -126,8 +154,10 @@ std::vector<McpTool> MakeTools() {
   tools.push_back(
       Tool("ingest", "POST", "/v1/memory/ingest",
            "Read a file or folder (text, markdown, PDF) on the runtime's machine into memory as "
-           "searchable chunks; files already ingested are skipped.",
-           {{"path", Str("a file or folder path on the runtime's machine")},
+           "searchable chunks; files already ingested are skipped. Only under the directories "
+           "the runtime's memory.ingest_roots allows (none by default: refused), and files up to "
+           "memory.ingest_max_bytes.",
+           {{"path", Str("a file or folder path on the runtime's machine, under memory.ingest_roots")},
             {"episode_id", Str("attach the chunks to this episode")}},
            {"path"}));
   tools.back().timeout_ms = 600000;
@@ -136,7 +166,7 @@ std::vector<McpTool> MakeTools() {
            "A token-budgeted bundle for your prompt: arousal, the current thread and its percepts, "
            "and the memories most relevant to `query`.",
            {{"query", Str("what the memories should be relevant to")},
-            {"budget_tokens", Int("token budget (default 2000)", 1)}}));
+            {"budget_tokens", Int("token budget (default 2000)", 1, 1000000)}}));
   tools.back().timeout_ms = 120000;
 
   // The world model (docs/api.md, World; docs/world.md).
@@ -196,7 +226,7 @@ std::vector<McpTool> MakeTools() {
             {"status", Enum("only with this status", {"new", "assigned", "processed", "dropped"})},
             {"min_age", Str("at least this old (duration, e.g. 5m)")},
             {"max_age", Str("at most this old (duration, e.g. 1h)")},
-            {"limit", Int("at most this many (default 50)", 1)}}));
+            {"limit", Int("at most this many (default 50)", 1, 10000)}}));
   tools.push_back(Tool("create_thread", "POST", "/v1/threads",
                        "Start a thread of work toward a goal, optionally taking percepts into it.",
                        {{"goal", Str("what the thread is for")},
@@ -247,10 +277,47 @@ std::vector<McpTool> MakeTools() {
       "events_since", "GET", "/v1/events",
       "Events (every change to the state) after a seq, oldest first, with last_seq to continue "
       "from; `wait` long-polls until one arrives.",
-      {{"after", Int("events after this seq (default 0)", 0)},
+      {{"after", Int("events after this seq (default 0)", 0, kMaxSafeInteger)},
        {"limit", Int("at most this many (default 100)", 1, 10000)},
        {"type", Str("only these event types, comma-separated (e.g. percept_arrived)")},
-       {"wait", Int("seconds to wait for a first event (default 0)", 0, 60)}}));
+       // 50, not the API's 60: MCP clients commonly time a request out at 60 s.
+       {"wait", Int("seconds to wait for a first event (default 0, at most 50)", 0, 50)}}));
+  // Annotations by tool: reads, then writes as (destructive, idempotent).
+  const std::vector<std::pair<const char*, json>> notes = {
+      {"remember_fact", Writes(false, false)},     // the same fact again reinforces it
+      {"remember_episode", Writes(false, false)},  // a near-duplicate reinforces
+      {"recall", Writes(false, false)},            // reinforces what it returns (reinforce)
+      {"get_memory", ReadOnly()},
+      {"relate", Writes(false, true)},
+      {"related", ReadOnly()},
+      {"forget", Writes(true, true)},
+      {"decay", Writes(true, true)},
+      {"memory_stats", ReadOnly()},
+      {"ingest", Writes(false, true)},  // a file already ingested is a duplicate
+      {"context", ReadOnly()},          // never reinforces
+      {"world_memory", ReadOnly()},
+      {"world_entities", ReadOnly()},
+      {"world_entity", ReadOnly()},
+      {"world_neighbors", ReadOnly()},
+      {"world_path", ReadOnly()},
+      {"world_surprise", ReadOnly()},
+      {"world_extract", Writes(false, true)},  // an input already extracted is skipped
+      {"world_consolidate", Writes(true, false)},
+      {"add_percept", Writes(false, false)},
+      {"list_percepts", ReadOnly()},
+      {"create_thread", Writes(false, false)},
+      {"update_thread", Writes(false, false)},
+      {"attention", ReadOnly()},
+      {"enqueue_action", Writes(false, false)},
+      {"get_arousal", ReadOnly()},
+      {"set_arousal", Writes(false, true)},
+      {"events_since", ReadOnly()},
+  };
+  for (McpTool& t : tools)
+    for (const auto& [name, a] : notes)
+      if (t.name == name) t.annotations = a;
+  for (McpTool& t : tools)
+    if (t.name == "enqueue_action") t.annotations["openWorldHint"] = true;
   return tools;
 }
 

@@ -25,6 +25,10 @@ struct McpTool {
   nlohmann::json input_schema;  // {type: object, properties, required, additionalProperties: false}
   std::vector<std::string> exactly_one_of;  // when not empty: exactly one of these is given
   int timeout_ms = 30000;  // the HTTP exchange; a `wait` argument (seconds) adds to it
+  // MCP tool annotations (spec 2025-03-26 on): readOnlyHint, destructiveHint,
+  // idempotentHint, openWorldHint. Shown only to clients that negotiated a
+  // version that has them.
+  nlohmann::json annotations;
 };
 
 // One HTTP request to the API, target relative to its base URL.

@@ -130,24 +130,28 @@ struct Exchange {
   size_t max_body = 0;
   std::string step = "resolve";
   std::string error;  // set when a step failed
+  std::string write_error;  // the write failed; the answer is read anyway
   bool done = false;
 };
 
 template <typename Stream>
 void WriteThenRead(Stream& stream, Exchange& ex) {
   ex.step = "write";
-  http::async_write(stream, ex.req, [&stream, &ex](beast::error_code ec, size_t) {
-    if (ec) {
-      ex.error = ec.message();
-      ex.done = true;
-      return;
-    }
+  http::async_write(stream, ex.req, [&stream, &ex](beast::error_code write_ec, size_t) {
+    // A server may answer before it has read the whole request (413 for a
+    // body over its limit) and close: our write then fails (broken pipe,
+    // reset), but its answer may be waiting to be read. Read it; only if
+    // there is none is the write's error the one to report.
     ex.step = "read";
+    if (write_ec) ex.write_error = write_ec.message();
     // The header first, on its own: Beast 1.74's eager parse (async_read)
     // loses the body_limit error of a Content-Length that is too large.
     http::async_read_header(stream, ex.buf, ex.parser, [&stream, &ex](beast::error_code ec, size_t) {
       auto finish = [&ex](beast::error_code ec) {
-        if (ec == http::error::body_limit)
+        if (ec && !ex.write_error.empty()) {
+          ex.step = "write";
+          ex.error = ex.write_error;
+        } else if (ec == http::error::body_limit)
           ex.error = "the answer is longer than " + std::to_string(ex.max_body) + " bytes";
         else if (ec)
           ex.error = ec.message();

@@ -342,8 +342,11 @@ Result<json> MemoryStore::Related(const std::string& entity, int depth) const {
 }
 
 Result<MemoryPlan> MemoryStore::Forget(const json& req, TimeMs now) {
-  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"id", "subject", "older_than"}));
-  if (req.size() != 1)
+  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"id", "subject", "older_than", "force"}));
+  const auto force = req.find("force");
+  if (force != req.end() && !force->is_boolean())
+    return Status::InvalidArgument("field \"force\": must be true or false");
+  if (req.size() - (force != req.end() ? 1 : 0) != 1)
     return Status::InvalidArgument("give exactly one of id, subject, older_than");
   std::vector<std::string> ids;
   const auto& p = engine_.projection();
@@ -368,6 +371,12 @@ Result<MemoryPlan> MemoryStore::Forget(const json& req, TimeMs now) {
     auto r = p.MemoriesCreatedBefore(now - *d);
     if (!r.ok()) return r.status();
     ids = std::move(*r);
+    // The sweep by age has decay's guard: "0s" would empty every namespace.
+    const size_t total = index_->size();
+    if (ids.size() * 2 > total && !(force != req.end() && force->get<bool>()))
+      return Status::FailedPrecondition(
+          "forget would delete " + std::to_string(ids.size()) + " of " + std::to_string(total) +
+          " memories (more than half); send it again with force: true (--force) to proceed");
   }
   MemoryPlan plan;
   plan.answer = {{"forgotten", ids.size()}, {"ids", ids}};

@@ -127,7 +127,7 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
   for (const json& t : tools) by_name[t["name"]] = t;
   std::set<std::string> names;
   for (const auto& [name, t] : by_name) names.insert(name);
-  CHECK(names == std::set<std::string>{"remember_fact", "remember_episode", "recall", "relate",
+  CHECK(names == std::set<std::string>{"remember_fact", "remember_episode", "recall", "get_memory", "relate",
                                        "related", "forget", "decay", "memory_stats", "ingest",
                                        "context", "add_percept", "list_percepts", "create_thread",
                                        "update_thread", "attention", "enqueue_action",
@@ -411,6 +411,137 @@ TEST_CASE("mcp: memory and world model tools through the in-process runtime") {
   json missing = mcp.Call("world_entity", {{"name", "Nobody"}});
   CHECK(missing["isError"] == true);
   CHECK(missing["structuredContent"]["error"]["code"] == "not_found");
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: schemas match the API, annotations follow the protocol version") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize("2025-03-26");
+  std::map<std::string, json> tools;
+  json listed = mcp.Request("tools/list")["result"]["tools"];
+  for (const json& t : listed) tools[t["name"]] = t;
+  json recall = tools["recall"]["inputSchema"]["properties"];
+  CHECK(recall["k"]["maximum"] == 1000);
+  CHECK(recall["include_superseded"]["type"] == "boolean");
+  CHECK_THAT(tools["recall"]["description"].get<std::string>(), Catch::Contains("lexical"));
+  json events = tools["events_since"]["inputSchema"]["properties"];
+  CHECK(events["wait"]["maximum"] == 50);
+  CHECK(events["after"]["maximum"] == int64_t{1} << 53);
+  CHECK_THAT(tools["forget"]["description"].get<std::string>(), Catch::Contains("created"));
+  CHECK_THAT(tools["remember_fact"]["inputSchema"]["properties"]["importance"]["description"]
+                 .get<std::string>(),
+             !Catch::Contains("decays slower"));
+  for (const char* name : {"forget", "decay", "world_consolidate"}) {
+    INFO(name);
+    CHECK(tools[name]["annotations"]["destructiveHint"] == true);
+    CHECK(tools[name]["annotations"]["readOnlyHint"] == false);
+  }
+  for (const char* name : {"get_memory", "list_percepts", "attention", "context", "events_since"})
+    CHECK(tools[name]["annotations"]["readOnlyHint"] == true);
+  CHECK(tools["recall"]["annotations"]["readOnlyHint"] == false);  // it reinforces
+  CHECK(tools["relate"]["annotations"]["idempotentHint"] == true);
+  // An older client gets no annotations: they are not in its version.
+  mcp.Initialize("2024-11-05");
+  json old_list = mcp.Request("tools/list")["result"]["tools"];
+  for (const json& t : old_list) CHECK(!t.contains("annotations"));
+
+  // Arguments the API would refuse, or that cannot be sent, are refused by name.
+  auto refused = [&](const std::string& tool, const json& args) {
+    json a = mcp.Request("tools/call", {{"name", tool}, {"arguments", args}});
+    INFO(a.dump());
+    CHECK(a["error"]["code"] == -32602);
+    return a["error"]["data"].value("argument", "");
+  };
+  CHECK(refused("events_since", {{"after", 1e19}}) == "after");
+  CHECK(refused("events_since", {{"after", -1}}) == "after");
+  CHECK(refused("events_since", {{"wait", 60}}) == "wait");
+  CHECK(refused("recall", {{"query", "x"}, {"k", 1001}}) == "k");
+  CHECK(refused("recall", {{"query", "x"}, {"kind", "thought"}}) == "kind");
+  CHECK(mcp.Ok("events_since", {{"after", int64_t{1} << 53}})["events"].empty());
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: get_memory, include_superseded, forget's guard and ingest's roots") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+  std::string old_id =
+      mcp.Ok("remember_fact", {{"subject", "alice"}, {"relation", "works_at"}, {"object", "Acme"}})["id"];
+  mcp.Ok("remember_fact", {{"subject", "alice"}, {"relation", "works_at"}, {"object", "Initech"}});
+  json got = mcp.Ok("get_memory", {{"id", old_id}});
+  CHECK(got["object"] == "Acme");
+  CHECK(got["superseded_by"].is_string());
+  CHECK(mcp.Call("get_memory", {{"id", "m-999999"}})["isError"] == true);
+  json current = mcp.Ok("recall", {{"query", "alice works_at"}, {"reinforce", false}});
+  CHECK(current["results"].size() == 1);
+  json all = mcp.Ok("recall",
+                    {{"query", "alice works_at"}, {"reinforce", false}, {"include_superseded", true}});
+  CHECK(all["results"].size() == 2);
+  // older_than "0s" would delete everything: refused, then forced.
+  json guarded = mcp.Call("forget", {{"older_than", "0s"}});
+  CHECK(guarded["isError"] == true);
+  CHECK_THAT(guarded["content"][0]["text"].get<std::string>(), Catch::Contains("more than half"));
+  CHECK(mcp.Ok("memory_stats")["memories"] == 2);
+  CHECK(mcp.Ok("forget", {{"older_than", "0s"}, {"force", true}})["forgotten"] == 2);
+  // No memory.ingest_roots: ingest is refused, and the model reads why.
+  std::ofstream(dir / "note.md") << "a note";
+  json ingest = mcp.Call("ingest", {{"path", dir / "note.md"}});
+  CHECK(ingest["isError"] == true);
+  CHECK(ingest["structuredContent"]["error"]["code"] == "forbidden");
+  CHECK_THAT(ingest["content"][0]["text"].get<std::string>(), Catch::Contains("memory.ingest_roots"));
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mcp: a body over the API's limit is reported as too large, not as unreachable") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));  // api.body_limit 4096
+  mcp.Initialize();
+  json big = mcp.Call("remember_episode", {{"text", std::string(2 << 20, 'a')}});
+  CHECK(big["isError"] == true);
+  const std::string text = big["content"][0]["text"];
+  CHECK_THAT(text, Catch::StartsWith("too large: "));
+  CHECK_THAT(text, Catch::Contains("limit 4096 (api.body_limit)"));
+  CHECK(mcp.Ok("memory_stats")["memories"] == 0);
+  CHECK(mcp.Finish() == 0);
+
+  // With --url the limit is unknown: the API's own 413 comes back.
+  RunningLimbic limbic(dir, BaseConfig(dir));
+  McpClient by_url(dir, {"--url", "http://127.0.0.1:" + std::to_string(limbic.port())});
+  by_url.Initialize();
+  json answer = by_url.Call("remember_episode", {{"text", std::string(2 << 20, 'a')}});
+  INFO(answer.dump().substr(0, 400));
+  CHECK(answer["isError"] == true);
+  CHECK(answer["structuredContent"]["error"]["code"] == "payload_too_large");
+  CHECK(by_url.Finish() == 0);
+}
+
+TEST_CASE("mcp: when the runtime it used goes away, the next call finds or starts another") {
+  TempDir dir;
+  std::vector<std::string> args = WriteConfig(dir);
+  {
+    McpClient first(dir, args);  // runs the runtime in-process
+    first.Initialize();
+    first.Ok("add_percept", {{"source", "chat"}, {"type", "one"}});
+    McpClient other(dir, args);  // uses first's runtime, through api.json
+    other.Initialize();
+    CHECK(other.Ok("list_percepts")["percepts"].size() == 1);
+    CHECK(first.Finish() == 0);  // its runtime stops; the state dir is free
+    // Connection refused: other finds nobody and runs the runtime itself.
+    CHECK(other.Ok("list_percepts")["percepts"].size() == 1);
+    other.Ok("add_percept", {{"source", "chat"}, {"type", "two"}});
+    CHECK(other.Finish() == 0);
+  }
+
+  // A `limbic run` that stops, and another that starts on a new port.
+  json config = BaseConfig(dir);
+  auto run = std::make_unique<RunningLimbic>(dir, config);
+  McpClient mcp(dir, {"--config", dir / "limbic.json"});
+  mcp.Initialize();
+  CHECK(mcp.Ok("list_percepts")["percepts"].size() == 2);
+  CHECK(run->child().Kill(SIGTERM) == 0);
+  run = std::make_unique<RunningLimbic>(dir, config);
+  CHECK(mcp.Ok("list_percepts")["percepts"].size() == 2);
   CHECK(mcp.Finish() == 0);
 }
 

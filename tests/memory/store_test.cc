@@ -215,7 +215,18 @@ TEST_CASE("forget by id, subject and age", "[memory]") {
   json b = f.Fact("carol", "lives_in", "Oslo");
   f.clock.Advance(40 * 24 * kHour);
   json c = f.Episode("recent thing");
-  CHECK(f.Commit(f.store->Forget({{"older_than", "30d"}}, f.clock.Now()))["forgotten"] == 2);
+  // 2 of 3 is more than half: refused, nothing planned, unless forced.
+  auto refused = f.store->Forget({{"older_than", "30d"}}, f.clock.Now());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == limbic::Status::Code::kFailedPrecondition);
+  CHECK(refused.status().message() ==
+        "forget would delete 2 of 3 memories (more than half); send it again with force: true "
+        "(--force) to proceed");
+  CHECK(f.store->Forget({{"older_than", "30d"}, {"force", "yes"}}, f.clock.Now())
+            .status()
+            .IsInvalidArgument());
+  CHECK(f.Commit(f.store->Forget({{"older_than", "30d"}, {"force", true}}, f.clock.Now()))
+            ["forgotten"] == 2);
   CHECK(f.store->Get(c["id"], f.clock.Now()).ok());
   json d = f.Fact("dave", "likes", "chess");
   CHECK(f.Commit(f.store->Forget({{"subject", "dave"}}, f.clock.Now()))["ids"] ==
@@ -311,7 +322,8 @@ TEST_CASE("ingest stores chunks with episode ids and the same file twice adds no
       f.dir / ("memory/raw/" + first["files"][0]["sha256"].get<std::string>() + ".md")));
   CHECK(f.store->Ingest({{"path", f.dir / "missing.md"}}).status().IsNotFound());
   // Forgetting every chunk forgets the document: it can be ingested again.
-  json forget = f.Commit(f.store->Forget({{"older_than", "0s"}}, f.clock.Now() + 1));
+  json forget =
+      f.Commit(f.store->Forget({{"older_than", "0s"}, {"force", true}}, f.clock.Now() + 1));
   CHECK(forget["forgotten"] == chunks);
   CHECK(f.Commit(f.store->Ingest({{"path", path}}))["files"][0]["status"] == "ingested");
 }

@@ -96,7 +96,18 @@ TEST_CASE("mcp tools: arguments are checked against the schema, naming the argum
         "argument \"depth\": must be an integer in [1, 3], got 4");
   CHECK(Reject("related", {{"entity", "a"}, {"depth", 1.5}}).second == "depth");
   CHECK(Reject("recall", {{"query", "q"}, {"k", 0}}).first ==
-        "argument \"k\": must be an integer >= 1, got 0");
+        "argument \"k\": must be an integer in [1, 1000], got 0");
+  CHECK(Reject("recall", {{"query", "q"}, {"k", 1001}}).second == "k");
+  // Bounds the API has, and values that could not be sent as they are.
+  CHECK(Reject("events_since", {{"after", 1e19}}).first ==
+        "argument \"after\": must be an integer in [0, 9007199254740992], got 1e+19");
+  CHECK(Reject("events_since", {{"wait", 51}}).second == "wait");
+  CHECK(Reject("list_percepts", {{"limit", 10001}}).second == "limit");
+  CHECK(Reject("context", {{"budget_tokens", 1000001}}).second == "budget_tokens");
+  CHECK(Reject("forget", {{"older_than", "1d"}, {"force", "yes"}}).second == "force");
+  CHECK(Build("get_memory", {{"id", "m-4"}}).target == "/v1/memory/m-4");
+  CHECK(Build("events_since", {{"after", 9007199254740992.0}}).target ==
+        "/v1/events?after=9007199254740992");
   CHECK(Reject("create_thread", {{"goal", "g"}, {"percepts", {"p-1", 2}}}).second == "percepts");
   CHECK(Reject("create_thread", {{"goal", "g"}, {"status", "done"}}).first ==
         "argument \"status\": must be one of active, paused, frozen, complete, got \"done\"");
