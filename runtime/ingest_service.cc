@@ -2,6 +2,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <filesystem>
 
 namespace limbic::runtime {
 
@@ -19,6 +20,16 @@ Status IngestService::Open(const memory::MemoryStore& store) {
   options_ = store.options();
   scope_ = store.ApiIngestScope();
   raw_dir_ = store.dir() + "/raw";
+  // A root that does not resolve refuses everything under it: say so now,
+  // not only in each request's 403.
+  for (const std::string& root : scope_.roots) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec))
+      log_->warn("memory.ingest_roots: {} is not a directory (yet); ingest under it is refused",
+                 root);
+  }
+  if (scope_.roots.empty())
+    log_->info("memory: ingest over the API is off (no memory.ingest_roots)");
   auto made = memory::MakeEmbedder(memory::ApplyEmbeddingEnv(options_.embedder));
   if (!made.ok()) return made.status().WithContext("memory.embedder (ingest worker)");
   embedder_ = std::move(*made);
