@@ -5,6 +5,8 @@
 #include <climits>
 #include <map>
 
+#include "state/event.h"
+
 namespace limbic::reflexes {
 namespace {
 
@@ -114,6 +116,9 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
   if (!rule.contains("id") || !rule["id"].is_string() || rule["id"].get<std::string>().empty())
     return Status::InvalidArgument("a rule needs a string \"id\"");
   r.id = rule["id"].get<std::string>();
+  // The id goes into every event about the rule (reflex_put, reflex_fired),
+  // whose schema takes only ids: a rule that loaded must be able to fire.
+  LIMBIC_RETURN_IF_ERROR(state::CheckId("rule id", r.id));
   r.source_json = rule;
   Checker c(r.id);
   c.Keys(rule, "", {"id", "priority", "enabled", "cooldown", "max_fires", "window", "when", "then", "description"});

@@ -68,6 +68,10 @@ TEST_CASE("rules are validated, naming the rule and the field", "[reflexes]") {
        "when.pattern (it has: 0, url)"},
       {{{"id", "r"}, {"then", {kDrop[0], {{"create_thread", {{"goal", "read {{match.url}}"}}}}}}},
        "rule \"r\": then[1].create_thread.goal: {{match.url}} needs a when.pattern"},
+      // Found by fuzz/rules_fuzz.cc: such a rule loaded, then every firing
+      // (and its reflex_put at start) was refused by the event schema.
+      {{{"id", "github%issue"}, {"then", kDrop}},
+       "rule id \"github%issue\" is not a valid id (1-128 characters of [A-Za-z0-9._:-])"},
   };
   for (const auto& c : cases) {
     INFO(c.rule.dump());
