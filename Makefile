@@ -11,10 +11,24 @@ PKGS := build-essential cmake pkg-config git \
         librocksdb-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
         catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev libpoppler-cpp-dev libhnswlib-dev curl openssl python3
 
-.PHONY: deps configure build run test bench clean format
+# `make fuzz` only (docs/fuzzing.md): clang, and libFuzzer + the sanitizer
+# runtimes (libclang-rt-dev). `make test` needs none of them.
+FUZZ_PKGS := clang libclang-rt-dev
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= events rules archive
+FUZZ_ARGS    ?=
+
+.PHONY: deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format
 
 deps:
-	@missing=""; for p in $(PKGS); do \
+	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(PKGS)"
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(FUZZ_PKGS)"
+
+install-pkgs:
+	@missing=""; for p in $(INSTALL_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -43,6 +57,38 @@ bench: build
 	$(BUILD)/limbic_memory_bench
 	$(BUILD)/limbic_vector_bench
 	cd $(BUILD) && ./limbic_world_bench
+
+# The libFuzzer targets (fuzz/), clang with ASan + UBSan, in $(FUZZ_BUILD):
+# each runs FUZZ_SECONDS on fuzz/corpus/<target>, writing what it learns to
+# $(FUZZ_BUILD)/corpus/<target> and crashes to $(FUZZ_BUILD)/crashes/<target>/.
+# make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS="http mcp" FUZZ_ARGS="-jobs=2"
+fuzz: fuzz-deps deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIMBIC_FUZZ=ON -DBUILD_TESTING=OFF \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addsuffix _fuzz,$(FUZZ_TARGETS))
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
+	  dict=""; [ -f fuzz/$$t.dict ] && dict="-dict=fuzz/$$t.dict"; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s (log: $(FUZZ_BUILD)/crashes/$$t.log)"; \
+	  $(FUZZ_BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=60 \
+	    -rss_limit_mb=4096 -print_final_stats=1 $$dict -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ \
+	    $(FUZZ_ARGS) $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t > $(FUZZ_BUILD)/crashes/$$t.log 2>&1 \
+	    || failed="$$failed $$t"; \
+	  grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" $(FUZZ_BUILD)/crashes/$$t.log; \
+	done; \
+	if [ -n "$$failed" ]; then \
+	  echo "fuzz: crashes in:$$failed (inputs in $(FUZZ_BUILD)/crashes/; docs/fuzzing.md says what next)"; \
+	  exit 1; \
+	fi
+
+# Merges what `make fuzz` learnt into the committed corpus: only inputs that
+# add coverage are copied to fuzz/corpus/<target> (keep it small).
+fuzz-corpus:
+	@for t in $(FUZZ_TARGETS); do \
+	  $(FUZZ_BUILD)/fuzz/$${t}_fuzz -merge=1 -max_len=4096 fuzz/corpus/$$t $(FUZZ_BUILD)/corpus/$$t \
+	    2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files"; \
+	done
 
 clean:
 	rm -rf $(BUILD)
