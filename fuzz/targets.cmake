@@ -1,7 +1,7 @@
 # The fuzz targets, shared by fuzz/CMakeLists.txt (libFuzzer, clang) and
 # tests/fuzz/CMakeLists.txt (the regression drivers, any compiler): each
 # target is fuzz/<name>_fuzz.cc plus the sources and libraries below.
-set(LIMBIC_FUZZ_TARGETS events rules archive)
+set(LIMBIC_FUZZ_TARGETS events config rules archive http mcp)
 
 set(LIMBIC_FUZZ_events_LIBS limbic_state)
 set(LIMBIC_FUZZ_config_LIBS limbic_runtime)

@@ -47,6 +47,72 @@ HttpResponse HttpResponse::Error(int status, std::string code, std::string messa
   return Json(status, {{"error", {{"code", std::move(code)}, {"message", std::move(message)}}}});
 }
 
+std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::Match& m,
+                                          const RequestGate& gate) {
+  auto closing = [](HttpResponse r) {
+    r.close = true;
+    return r;
+  };
+  std::string coding = UnsupportedTransferCoding(req.Header("transfer-encoding"));
+  if (!coding.empty())
+    return closing(HttpResponse::Error(501, "not_implemented",
+                                       "Transfer-Encoding \"" + coding +
+                                           "\" is not supported: send the body plain or chunked"));
+  const bool self_signed = m.signed_by && *m.signed_by && (*m.signed_by)(req);
+  if (!self_signed) {
+    std::string bad_host = CheckHost(req.Header("host"), gate.exposure);
+    if (!bad_host.empty()) return closing(HttpResponse::Error(421, "misdirected_request", bad_host));
+    if (!gate.bearer_token.empty() && !HasBearerToken(req.Header("authorization"), gate.bearer_token))
+      return HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token");
+  }
+  if (gate.draining)
+    return closing(HttpResponse::Error(503, "unavailable", "limbic is shutting down"));
+  if (!m.handler && !m.sse) {
+    if (m.allow.empty())
+      return HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path);
+    HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
+                                         req.method + " is not allowed on " + req.path);
+    r.headers.emplace_back("Allow", m.allow);
+    return r;
+  }
+  std::string encoded = UnsupportedContentCoding(req.Header("content-encoding"));
+  if (!encoded.empty())
+    return HttpResponse::Error(415, "unsupported_media_type",
+                               "Content-Encoding \"" + encoded +
+                                   "\" is not supported: send the body uncompressed");
+  // A state-changing request names its body's type, if it says one at
+  // all, as JSON: "text/plain" is what a browser sends cross-origin
+  // without asking first.
+  const std::string type = req.Header("content-type");
+  const bool typed = !type.empty() || req.headers.count("content-type");
+  if ((!req.body.empty() || (typed && IsStateChanging(req.method))) && !IsJsonType(type))
+    return HttpResponse::Error(415, "unsupported_media_type",
+                               "the body must be JSON (Content-Type: application/json), got \"" +
+                                   type + "\"");
+  if (IsStateChanging(req.method) && !self_signed) {
+    std::string bad_origin = CheckOrigin(req.Header("origin"), req.Header("host"), gate.exposure);
+    if (!bad_origin.empty()) return HttpResponse::Error(403, "forbidden_origin", bad_origin);
+  }
+  return std::nullopt;
+}
+
+const SseHandler* Dispatch(const Router& router, const RequestGate& gate, HttpRequest& req,
+                           const Responder& respond, spdlog::logger& log) {
+  Router::Match m = router.Find(req);
+  if (auto refused = RefuseRequest(req, m, gate)) {
+    respond(std::move(*refused));
+    return nullptr;
+  }
+  if (m.sse) return m.sse;
+  try {
+    (*m.handler)(req, respond);
+  } catch (const std::exception& e) {
+    log.error("http: {} {} handler threw: {}", req.method, req.path, e.what());
+    respond(HttpResponse::Error(500, "internal", "the handler failed: " + std::string(e.what())));
+  }
+  return nullptr;
+}
+
 class Session;
 
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
@@ -250,82 +316,24 @@ class Session : public std::enable_shared_from_this<Session> {
     return req;
   }
 
-  // The request's answer when it may not reach its handler; the order of
-  // the checks is the header's.
-  std::optional<HttpResponse> Refuse(const HttpRequest& req, const Router::Match& m) {
-    std::string coding = UnsupportedTransferCoding(req.Header("transfer-encoding"));
-    if (!coding.empty()) {
-      keep_alive_ = false;
-      return HttpResponse::Error(501, "not_implemented",
-                                 "Transfer-Encoding \"" + coding +
-                                     "\" is not supported: send the body plain or chunked");
-    }
-    const bool self_signed = m.signed_by && *m.signed_by && (*m.signed_by)(req);
-    const ExposurePolicy& exposure = server_->options_.exposure;
-    if (!self_signed) {
-      std::string bad_host = CheckHost(req.Header("host"), exposure);
-      if (!bad_host.empty()) {
-        keep_alive_ = false;
-        return HttpResponse::Error(421, "misdirected_request", bad_host);
-      }
-      const std::string& token = server_->options_.bearer_token;
-      if (!token.empty() && !HasBearerToken(req.Header("authorization"), token))
-        return HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token");
-    }
-    if (server_->draining_) {
-      keep_alive_ = false;
-      return HttpResponse::Error(503, "unavailable", "limbic is shutting down");
-    }
-    if (!m.handler && !m.sse) {
-      if (m.allow.empty())
-        return HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path);
-      HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
-                                           req.method + " is not allowed on " + req.path);
-      r.headers.emplace_back("Allow", m.allow);
-      return r;
-    }
-    std::string encoded = UnsupportedContentCoding(req.Header("content-encoding"));
-    if (!encoded.empty())
-      return HttpResponse::Error(415, "unsupported_media_type",
-                                 "Content-Encoding \"" + encoded +
-                                     "\" is not supported: send the body uncompressed");
-    // A state-changing request names its body's type, if it says one at
-    // all, as JSON: "text/plain" is what a browser sends cross-origin
-    // without asking first.
-    const std::string type = req.Header("content-type");
-    const bool typed = !type.empty() || req.headers.count("content-type");
-    if ((!req.body.empty() || (typed && IsStateChanging(req.method))) && !IsJsonType(type))
-      return HttpResponse::Error(415, "unsupported_media_type",
-                                 "the body must be JSON (Content-Type: application/json), got \"" +
-                                     type + "\"");
-    if (IsStateChanging(req.method) && !self_signed) {
-      std::string bad_origin = CheckOrigin(req.Header("origin"), req.Header("host"), exposure);
-      if (!bad_origin.empty()) return HttpResponse::Error(403, "forbidden_origin", bad_origin);
-    }
-    return std::nullopt;
-  }
-
   void Dispatch(HttpRequest& req) {
-    Router::Match m = server_->router_.Find(req);
-    if (auto refused = Refuse(req, m)) return Send(std::move(*refused));
     busy_ = true;
-    if (m.sse) return StartSse(*m.sse, req);
     auto answered = std::make_shared<bool>(false);
     Responder respond = [self = shared_from_this(), answered](HttpResponse r) {
       if (*answered) return;
       *answered = true;
       self->Send(std::move(r));
     };
-    try {
-      (*m.handler)(req, respond);
-    } catch (const std::exception& e) {
-      server_->log_->error("http: {} {} handler threw: {}", req.method, req.path, e.what());
-      respond(HttpResponse::Error(500, "internal", "the handler failed: " + std::string(e.what())));
-    }
+    const RequestGate gate{server_->options_.exposure, server_->options_.bearer_token,
+                           server_->draining_};
+    if (const SseHandler* sse =
+            runtime::Dispatch(server_->router_, gate, req, respond, *server_->log_))
+      StartSse(*sse, req);
   }
 
   void Send(HttpResponse r) {
     busy_ = true;
+    if (r.close) keep_alive_ = false;
     auto res = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(r.status), 11);
     res->set(http::field::server, "limbic");

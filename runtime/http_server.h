@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <spdlog/logger.h>
 #include <string>
 #include <vector>
@@ -85,6 +86,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  bool close = false;  // the connection closes after this answer
 
   static HttpResponse Json(int status, const nlohmann::json& body);
   // {"error": {"code": ..., "message": ...}}
@@ -153,6 +155,29 @@ class Router {
   };
   std::vector<Route> routes_;
 };
+
+// What a request must pass before its handler, as the server holds it.
+struct RequestGate {
+  const ExposurePolicy& exposure;
+  const std::string& bearer_token;  // "" = none required
+  bool draining = false;            // shutting down: 503
+};
+
+// The answer to a request that may not reach its handler, checked in the
+// order this header's opening lists; nullopt when it may. Answers after
+// which the connection must close (501, 421, 503) have `close` set.
+std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::Match& m,
+                                          const RequestGate& gate);
+
+// What the server does with a request once it is read: its route, the
+// gate's refusals (RefuseRequest), then its handler, answering 500 when the
+// handler throws. `respond` must ignore calls after the first (a handler
+// may have answered before it threw). An SSE route is not run: its handler
+// is returned for the caller to start with its stream, and nothing is
+// answered; otherwise nullptr. Io thread only. The seam that lets a
+// request reach the API without a socket (fuzz/http_fuzz.cc).
+const SseHandler* Dispatch(const Router& router, const RequestGate& gate, HttpRequest& req,
+                           const Responder& respond, spdlog::logger& log);
 
 // Listens, accepts, and runs sessions until Shutdown. Io thread only.
 class HttpServer {

@@ -187,6 +187,11 @@ std::string EnvToken() {
 
 }  // namespace
 
+std::optional<json> HandleMcpLine(ApiClient& api, const std::string& line,
+                                  std::shared_ptr<spdlog::logger> log) {
+  return McpServer(api, std::move(log)).Handle(line);
+}
+
 int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
            std::shared_ptr<spdlog::logger> log) {
   // A client that hangs up is end of input, not a fatal signal.

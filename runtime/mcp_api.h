@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -31,6 +32,13 @@ class ApiClient {
   //! The API's api.body_limit when known (a larger body gets 413), else 0.
   virtual size_t body_limit() const { return 0; }
 };
+
+// The answer to one line of input, as `limbic mcp` gives it (the protocol
+// is in runtime/mcp.h): a JSON-RPC response, or nullopt for a notification,
+// a response or a blank line. Tool calls go to `api`. The seam that runs
+// the protocol without stdio (fuzz/mcp_fuzz.cc).
+std::optional<nlohmann::json> HandleMcpLine(ApiClient& api, const std::string& line,
+                                            std::shared_ptr<spdlog::logger> log);
 
 // Over HTTP with memory::Fetch, to `base_url` ("http://127.0.0.1:7077"),
 // with `Authorization: Bearer <token>` when the token is not empty.
