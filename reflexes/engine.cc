@@ -256,7 +256,10 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
   const Rule& r = *match.rule;
   const std::string percept_id = percept.value("id", "");
   std::vector<Event> effects;
-  std::string thread_id = percept["thread_id"].is_string() ? percept["thread_id"].get<std::string>() : "";
+  // const operator[] on a missing key is undefined behaviour: look it up.
+  auto assigned = percept.find("thread_id");
+  std::string thread_id =
+      assigned != percept.end() && assigned->is_string() ? assigned->get<std::string>() : "";
   double created_salience = -1;
   auto seq_of_next = [&] { return next_seq + 1 + effects.size(); };
   auto add = [&](Result<state::Events> events) -> Status {

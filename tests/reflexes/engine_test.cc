@@ -188,6 +188,23 @@ TEST_CASE("a firing plans reflex_fired first, then its effects with wired ids", 
   CHECK(ev[6].fields == json({{"factor", "user_waiting"}, {"value", true}}));
 }
 
+TEST_CASE("a percept without thread_id plans as an unassigned one", "[reflexes]") {
+  // Found by fuzz/rules_fuzz.cc: Plan read percept["thread_id"] from a const
+  // object, undefined behaviour (an assertion in a debug build) when absent.
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "ack"},
+                     {"then", {{{"send", {{"effector", "log"}, {"type", "ack"}, {"payload", json::object()}}}}}}}));
+  json p = Percept("s", "t", "x");
+  p.erase("thread_id");
+  auto ms = e.MatchPercept(p, 0.5, 0);
+  REQUIRE(ms.size() == 1);
+  state::Overlay empty(nullptr);
+  auto plan = e.Plan(ms[0], p, empty, 100);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->size() == 2);
+  CHECK_FALSE((*plan)[1].fields.contains("thread_id"));
+}
+
 TEST_CASE("a thousand rules in many buckets still match exactly", "[reflexes]") {
   ReflexEngine e;
   for (const json& r : GenerateRules(1000, {"log"})) (void)e.Put(Parse(r));
