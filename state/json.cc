@@ -376,8 +376,14 @@ std::string JsonError(std::string_view text) {
     auto at = what.find("] ");
     std::string detail = at == std::string::npos ? what : what.substr(at + 2);
     return "syntax error at byte " + std::to_string(e.byte) + ": " + detail;
-  } catch (const json::exception& e) {  // out_of_range.406: a number beyond a double
-    return e.what();
+  } catch (const json::exception& e) {
+    // A number beyond a double's range (out_of_range.406): well-formed
+    // text ParseJson refuses. Only parse_error was caught here, so this
+    // escaped whatever was explaining the refusal (found by fuzz/archive
+    // and by issue 22).
+    std::string what = e.what();
+    auto at = what.find("] ");
+    return at == std::string::npos ? what : what.substr(at + 2);
   }
   return "invalid JSON";
 }

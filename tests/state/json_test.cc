@@ -128,6 +128,14 @@ TEST_CASE("JsonError names the byte", "[json]") {
   CHECK_THAT(JsonError("[1,"), Catch::StartsWith("syntax error at byte"));
 }
 
+TEST_CASE("JsonError explains a number out of range instead of throwing", "[json]") {
+  // Found by fuzz/archive_fuzz.cc: a day document holding 454e068540 made
+  // JsonError throw out_of_range.406, which ended the process.
+  CHECK_FALSE(ParseJson("{\"a\": 454e068540}").has_value());
+  CHECK(JsonError("{\"a\": 454e068540}") == "number overflow parsing '454e068540'");
+  CHECK(JsonError("[-1e400]") == "number overflow parsing '-1e400'");
+}
+
 namespace {
 
 // A random value of every kind nlohmann can print: strings with quotes,
