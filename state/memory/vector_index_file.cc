@@ -165,9 +165,9 @@ Result<IdsFile> DecodeIdsFile(std::string_view bytes) {
 
   Reader in(bytes);
   std::string_view magic;
-  uint32_t format;
-  uint8_t mode;
-  uint64_t count;
+  uint32_t format = 0;
+  uint8_t mode = 0;
+  uint64_t count = 0;
   IdsFile file;
   (void)in.Bytes(4, &magic);
   if (magic != std::string_view(kMagic, 4)) return Status::Corruption("ids file: bad magic");
