@@ -71,6 +71,7 @@ fuzz: fuzz-deps deps
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
 	  dict=""; [ -f fuzz/$$t.dict ] && dict="-dict=fuzz/$$t.dict"; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s (log: $(FUZZ_BUILD)/crashes/$$t.log)"; \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp \
 	  $(FUZZ_BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=60 \
 	    -rss_limit_mb=4096 -print_final_stats=1 $$dict -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ \
 	    $(FUZZ_ARGS) $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t > $(FUZZ_BUILD)/crashes/$$t.log 2>&1 \
