@@ -317,7 +317,10 @@ size_t Page::Add(const PageUpdate& u, bool* changed) {
 
   std::map<std::string, std::vector<std::string>> by_date;  // date order
   for (const auto& [date, line] : u.timeline) by_date[date].push_back(line);
-  for (const auto& [date, wanted] : by_date) {
+  for (const auto& [day, wanted] : by_date) {
+    // A named copy, not the binding: clang before 16 cannot capture a
+    // structured binding in a lambda (C++20 allows it).
+    const std::string& date = day;
     L = Scan();
     auto block = std::find_if(L.dates.begin(), L.dates.end(),
                               [&](const auto& d) { return d.first == date; });
