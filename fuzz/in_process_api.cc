@@ -13,17 +13,33 @@ namespace limbic::fuzz {
 namespace {
 
 // An SSE stream that keeps what the handler sends at once.
+// An event stream that keeps what its handler sends at once. Nothing is
+// ever written out, so it never drains: a handler paging a backlog stops
+// once the stream says it is backlogged (at the frames' cap).
 class RecordingStream final : public runtime::SseStream {
  public:
+  explicit RecordingStream(boost::asio::io_context& ioc) : ioc_(ioc) {}
   bool Send(std::string_view event, std::string_view id, std::string_view data) override {
     if (closed_) return false;
-    if (frames_.size() < (1u << 20))
+    if (frames_.size() < kMaxFrames)
       frames_ += "event: " + std::string(event) + "\nid: " + std::string(id) + "\ndata: " +
                  std::string(data) + "\n\n";
     return true;
   }
-  void Close() override { closed_ = true; }
+  void Close() override {
+    if (closed_) return;
+    closed_ = true;
+    for (auto& cb : on_closed_) boost::asio::post(ioc_, std::move(cb));
+    on_closed_.clear();
+  }
   bool closed() const override { return closed_; }
+  size_t queued_bytes() const override { return 0; }
+  bool backlogged() const override { return frames_.size() >= kMaxFrames; }
+  void OnDrained(std::function<void()>) override {}
+  void OnClosed(std::function<void()> cb) override {
+    if (closed_) boost::asio::post(ioc_, std::move(cb));
+    else on_closed_.push_back(std::move(cb));
+  }
   void Reject(int status, std::string code, std::string message) override {
     FUZZ_CHECK(!sent_answer_, "Reject after the stream started");
     rejected_ = runtime::HttpResponse::Error(status, std::move(code), std::move(message));
@@ -38,6 +54,9 @@ class RecordingStream final : public runtime::SseStream {
   }
 
  private:
+  static constexpr size_t kMaxFrames = size_t{1} << 20;  // bytes kept
+  boost::asio::io_context& ioc_;
+  std::vector<std::function<void()>> on_closed_;
   bool closed_ = false;
   bool sent_answer_ = false;
   std::string frames_;
@@ -124,7 +143,7 @@ InProcessApi::Answer InProcessApi::Call(runtime::HttpRequest req) {
     };
     const runtime::SseHandler* sse = runtime::Dispatch(*router_, gate_, req, respond, *log_);
     if (!sse) return;
-    auto stream = std::make_shared<RecordingStream>();
+    auto stream = std::make_shared<RecordingStream>(runtime_->ioc());
     (*sse)(req, stream);
     respond(stream->Answer());
     stream->Close();
