@@ -192,9 +192,15 @@ bool ReflexEngine::Eligible(const Rule& r, const json& percept, double arousal, 
 std::vector<Match> ReflexEngine::MatchPercept(const json& percept, double effective_arousal, TimeMs now) {
   if (dirty_) Rebuild();
   std::vector<Match> out;
-  const std::string source = percept.value("source", "");
-  const std::string type = percept.value("type", "");
-  const std::string text = percept.contains("text") && percept["text"].is_string() ? percept["text"].get<std::string>() : "";
+  // A field of another type reads as absent: the pools only hold strings
+  // here, but value() would throw on anything else (found by fuzz/rules).
+  auto string_field = [&percept](const char* name) {
+    auto it = percept.find(name);
+    return it != percept.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string source = string_field("source");
+  const std::string type = string_field("type");
+  const std::string text = string_field("text");
   std::vector<std::pair<std::string, std::string>> keys = {
       {source, type}, {source, "*"}, {"*", type}, {"*", "*"}};
   std::sort(keys.begin(), keys.end());  // a source or type "*" would visit a bucket twice

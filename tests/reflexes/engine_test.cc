@@ -205,6 +205,22 @@ TEST_CASE("a percept without thread_id plans as an unassigned one", "[reflexes]"
   CHECK_FALSE((*plan)[1].fields.contains("thread_id"));
 }
 
+TEST_CASE("a percept whose source, type or text is not a string matches as if absent",
+          "[reflexes]") {
+  // Found by fuzz/rules_fuzz.cc: value("type", "") threw type_error on an
+  // array and ended the process.
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "any"}, {"then", kDrop}}));
+  (void)e.Put(Parse({{"id", "typed"}, {"when", {{"type", {"t"}}}}, {"then", kDrop}}));
+  json p = Percept("s", "t", "x");
+  p["type"] = json::array({"t", "u"});
+  p["source"] = 7;
+  p["text"] = json::object();
+  auto ms = e.MatchPercept(p, 0.5, 0);
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].rule->id == "any");
+}
+
 TEST_CASE("a thousand rules in many buckets still match exactly", "[reflexes]") {
   ReflexEngine e;
   for (const json& r : GenerateRules(1000, {"log"})) (void)e.Put(Parse(r));
