@@ -6,6 +6,7 @@
 #include <map>
 
 #include "state/event.h"
+#include "state/memory_schema.h"
 
 namespace limbic::reflexes {
 namespace {
@@ -244,6 +245,10 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
                                        "\" (configured: " + known + ")");
       }
       if (!args.contains("type") || !args["type"].is_string()) c.Fail(path + ".type", "required: a string");
+      // What action_enqueued will accept, so the rule never plans an event
+      // the log refuses (found by fuzz/rules).
+      else if (!state::IsName(args["type"]))
+        c.Fail(path + ".type", "must be a name (1-256 characters, no control characters)");
     } else if (kind == "create_thread") {
       step.kind = Step::Kind::kCreateThread;
       c.Keys(args, path, {"goal", "salience", "state"});

@@ -221,6 +221,18 @@ TEST_CASE("a percept whose source, type or text is not a string matches as if ab
   CHECK(ms[0].rule->id == "any");
 }
 
+TEST_CASE("a send whose type the log would refuse is refused where the rule is loaded",
+          "[reflexes]") {
+  // Found by fuzz/rules_fuzz.cc: a type holding control characters parsed,
+  // then every firing planned an action_enqueued the event schema refuses.
+  json rule = {{"id", "bad-type"},
+               {"then", {{{"send", {{"effector", "log"}, {"type", "ac\x7f\x7fk"},
+                                    {"payload", json::object()}}}}}}};
+  auto parsed = ParseRule(rule, Ctx());
+  REQUIRE_FALSE(parsed.ok());
+  CHECK_THAT(parsed.status().message(), Catch::Contains("then[0].send.type: must be a name"));
+}
+
 TEST_CASE("a thousand rules in many buckets still match exactly", "[reflexes]") {
   ReflexEngine e;
   for (const json& r : GenerateRules(1000, {"log"})) (void)e.Put(Parse(r));
