@@ -1,5 +1,7 @@
-// Routing: request targets decoded, and routes matched (http_server.h).
+// Routing: request targets decoded, routes matched, and a parsed request
+// taken through the gate to its handler (http_server.h); no sockets here.
 #include <boost/asio/ip/address.hpp>
+#include <optional>
 
 #include "runtime/http_server.h"
 
@@ -101,6 +103,72 @@ bool IsLoopbackAddress(const std::string& address) {
   boost::system::error_code ec;
   auto a = boost::asio::ip::make_address(address, ec);
   return !ec && a.is_loopback();
+}
+
+std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::Match& m,
+                                          const RequestGate& gate) {
+  auto closing = [](HttpResponse r) {
+    r.close = true;
+    return r;
+  };
+  std::string coding = UnsupportedTransferCoding(req.Header("transfer-encoding"));
+  if (!coding.empty())
+    return closing(HttpResponse::Error(501, "not_implemented",
+                                       "Transfer-Encoding \"" + coding +
+                                           "\" is not supported: send the body plain or chunked"));
+  const bool self_signed = m.signed_by && *m.signed_by && (*m.signed_by)(req);
+  if (!self_signed) {
+    std::string bad_host = CheckHost(req.Header("host"), gate.exposure);
+    if (!bad_host.empty()) return closing(HttpResponse::Error(421, "misdirected_request", bad_host));
+    if (!gate.bearer_token.empty() && !HasBearerToken(req.Header("authorization"), gate.bearer_token))
+      return HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token");
+  }
+  if (gate.draining)
+    return closing(HttpResponse::Error(503, "unavailable", "limbic is shutting down"));
+  if (!m.handler && !m.sse) {
+    if (m.allow.empty())
+      return HttpResponse::Error(404, "not_found", "no route for " + req.method + " " + req.path);
+    HttpResponse r = HttpResponse::Error(405, "method_not_allowed",
+                                         req.method + " is not allowed on " + req.path);
+    r.headers.emplace_back("Allow", m.allow);
+    return r;
+  }
+  std::string encoded = UnsupportedContentCoding(req.Header("content-encoding"));
+  if (!encoded.empty())
+    return HttpResponse::Error(415, "unsupported_media_type",
+                               "Content-Encoding \"" + encoded +
+                                   "\" is not supported: send the body uncompressed");
+  // A state-changing request names its body's type, if it says one at
+  // all, as JSON: "text/plain" is what a browser sends cross-origin
+  // without asking first.
+  const std::string type = req.Header("content-type");
+  const bool typed = !type.empty() || req.headers.count("content-type");
+  if ((!req.body.empty() || (typed && IsStateChanging(req.method))) && !IsJsonType(type))
+    return HttpResponse::Error(415, "unsupported_media_type",
+                               "the body must be JSON (Content-Type: application/json), got \"" +
+                                   type + "\"");
+  if (IsStateChanging(req.method) && !self_signed) {
+    std::string bad_origin = CheckOrigin(req.Header("origin"), req.Header("host"), gate.exposure);
+    if (!bad_origin.empty()) return HttpResponse::Error(403, "forbidden_origin", bad_origin);
+  }
+  return std::nullopt;
+}
+
+const SseHandler* Dispatch(const Router& router, const RequestGate& gate, HttpRequest& req,
+                           const Responder& respond, spdlog::logger& log) {
+  Router::Match m = router.Find(req);
+  if (auto refused = RefuseRequest(req, m, gate)) {
+    respond(std::move(*refused));
+    return nullptr;
+  }
+  if (m.sse) return m.sse;
+  try {
+    (*m.handler)(req, respond);
+  } catch (const std::exception& e) {
+    log.error("http: {} {} handler threw: {}", req.method, req.path, e.what());
+    respond(HttpResponse::Error(500, "internal", "the handler failed: " + std::string(e.what())));
+  }
+  return nullptr;
 }
 
 }  // namespace limbic::runtime
