@@ -219,19 +219,15 @@ void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes)
   std::lock_guard<std::mutex> lock(threads_mu_);
   for (const PreparedWrite* w : writes) {
     for (const auto& [id, summary] : w->threads) {
-      if (!summary) {
+      if (summary)
+        thread_table_[id] = *summary;
+      else
         thread_table_.erase(id);
-        continue;
-      }
-      ThreadSummary& row = thread_table_[id];
-      size_t unprocessed = row.unprocessed;  // kept: percept changes maintain it
-      row = *summary;
-      row.unprocessed = unprocessed;
     }
     for (const auto& [id, delta] : w->unprocessed) {
-      auto it = thread_table_.find(id);
-      if (it == thread_table_.end()) continue;
-      it->second.unprocessed = static_cast<size_t>(static_cast<int64_t>(it->second.unprocessed) + delta);
+      size_t& n = unprocessed_[id];
+      n = static_cast<size_t>(static_cast<int64_t>(n) + delta);
+      if (n == 0) unprocessed_.erase(id);
     }
   }
 }

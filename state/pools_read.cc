@@ -188,10 +188,15 @@ Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> sta
   return out;
 }
 
+size_t Projection::UnprocessedLocked(const std::string& thread_id) const {
+  auto it = unprocessed_.find(thread_id);
+  return it == unprocessed_.end() ? 0 : it->second;
+}
+
 Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
   std::lock_guard<std::mutex> lock(threads_mu_);
-  auto it = thread_table_.find(std::string(thread_id));
-  return it == thread_table_.end() ? 0 : it->second.unprocessed;
+  if (!thread_table_.contains(std::string(thread_id))) return 0;
+  return UnprocessedLocked(std::string(thread_id));
 }
 
 Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
@@ -202,7 +207,10 @@ Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
     for (const auto& [id, t] : thread_table_)
-      if (!status || t.status == *status) out.push_back(t);
+      if (!status || t.status == *status) {
+        out.push_back(t);
+        out.back().unprocessed = UnprocessedLocked(id);
+      }
   }
   std::sort(out.begin(), out.end(),
             [](const ThreadSummary& a, const ThreadSummary& b) { return a.id < b.id; });
@@ -210,9 +218,10 @@ Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
 }
 
 // The thread table from the thread index (status, salience, last_active)
-// and one scan of the P|a| index (unprocessed counts).
+// and one scan of the P|a| index (unprocessed counts, by thread id).
 Status Projection::LoadThreadTable() {
   std::unordered_map<std::string, ThreadSummary> table;
+  std::unordered_map<std::string, size_t> unprocessed;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
   const std::string threads = "T|u|";
   for (it->Seek(threads); it->Valid() && it->key().starts_with(threads); it->Next()) {
@@ -234,12 +243,12 @@ Status Projection::LoadThreadTable() {
     std::string_view key = it->key().ToStringView();
     size_t nul = key.find('\0', 4);
     if (nul == std::string_view::npos) continue;
-    auto t = table.find(std::string(key.substr(4, nul - 4)));
-    if (t != table.end()) ++t->second.unprocessed;
+    ++unprocessed[std::string(key.substr(4, nul - 4))];
   }
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "loading the thread table"));
   std::lock_guard<std::mutex> lock(threads_mu_);
   thread_table_ = std::move(table);
+  unprocessed_ = std::move(unprocessed);
   return Status::OK();
 }
 
@@ -337,14 +346,15 @@ Result<std::string> Projection::Digest() const {
 Status Projection::CheckIndexes() const {
   std::map<std::string, std::string> expected;
   std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
+  std::map<std::string, size_t> unprocessed;     // by thread id, existing or not
   for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions, Pool::kMemories,
                     Pool::kAssociations}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
       for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
       if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));
       if (pool == Pool::kPercepts) {
-        auto t = threads.find(UnprocessedFor(rec));
-        if (t != threads.end()) ++t->second.unprocessed;
+        std::string owner = UnprocessedFor(rec);
+        if (!owner.empty()) ++unprocessed[owner];
       }
       return true;
     });
@@ -358,10 +368,17 @@ Status Projection::CheckIndexes() const {
     for (const auto& [id, want] : threads) {
       auto it = thread_table_.find(id);
       if (it == thread_table_.end() || it->second.status != want.status ||
-          it->second.salience != want.salience || it->second.last_active != want.last_active ||
-          it->second.unprocessed != want.unprocessed)
+          it->second.salience != want.salience || it->second.last_active != want.last_active)
         return Status::Corruption("thread table entry of " + id + " does not match its record");
     }
+    if (unprocessed_.size() != unprocessed.size())
+      return Status::Corruption("unprocessed counts held for " + std::to_string(unprocessed_.size()) +
+                                " thread ids, the percepts count " + std::to_string(unprocessed.size()));
+    for (const auto& [id, n] : unprocessed)
+      if (UnprocessedLocked(id) != n)
+        return Status::Corruption("unprocessed count of " + id + " is " +
+                                  std::to_string(UnprocessedLocked(id)) + ", its percepts count " +
+                                  std::to_string(n));
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
   auto want = expected.begin();

@@ -316,8 +316,14 @@ class Projection final : public RecordReader {
   // so the destructor tries Resume once more and else leaves it open.
   std::atomic<bool> write_failed_{false};
   // The thread table: written by Commit (the writer thread), read anywhere.
+  // Its rows' `unprocessed` is not kept there but in unprocessed_, by
+  // thread id whether or not the thread exists: a deleted thread's
+  // percepts stay assigned to its id, and count again for a thread later
+  // made with that id (as LoadThreadTable counts them after a restart).
   mutable std::mutex threads_mu_;
   std::unordered_map<std::string, ThreadSummary> thread_table_;
+  std::unordered_map<std::string, size_t> unprocessed_;
+  size_t UnprocessedLocked(const std::string& thread_id) const;
   bool bulk_load_ = false;
 };
 

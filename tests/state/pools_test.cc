@@ -60,6 +60,41 @@ TEST_CASE("apply writes records, indexes and applied_seq together", "[projection
   CHECK(db->CheckIndexes().ok());
 }
 
+// Found by the `events` fuzz target (fuzz/regressions/events/
+// thread-deleted-then-made-again): a deleted thread's assigned percepts
+// keep its id, and count for a thread made again with that id, in the live
+// table as in the one loaded at open.
+TEST_CASE("a thread made again with a deleted thread's id counts the percepts left assigned to it",
+          "[projection]") {
+  ScratchDir dir;
+  Log l;
+  l.Percept("p-1");
+  l.Thread("t-1");
+  l.Add(EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}});
+  l.Add(EventType::kThreadDeleted, {{"thread_id", "t-1"}});
+  {
+    auto db = OpenDb(dir / "db");
+    REQUIRE(db->Apply(l.events).ok());
+    CHECK(*db->CountUnprocessed("t-1") == 0);  // no such thread
+    CHECK(db->CheckIndexes().ok());
+    l.Thread("t-1");
+    REQUIRE(db->Apply(std::span<const Event>(l.events).subspan(4)).ok());
+    CHECK(*db->CountUnprocessed("t-1") == 1);
+    auto summaries = db->ThreadSummaries(std::nullopt);
+    REQUIRE(summaries.ok());
+    REQUIRE(summaries->size() == 1);
+    CHECK(summaries->front().unprocessed == 1);
+    CHECK(db->CheckIndexes().ok());
+    l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-1"}});
+    REQUIRE(db->Apply(std::span<const Event>(l.events).subspan(5)).ok());
+    CHECK(*db->CountUnprocessed("t-1") == 0);
+    CHECK(db->CheckIndexes().ok());
+  }
+  auto db = OpenDb(dir / "db");  // loaded from the indexes: the same counts
+  CHECK(*db->CountUnprocessed("t-1") == 0);
+  CHECK(db->CheckIndexes().ok());
+}
+
 TEST_CASE("percept queries: every filter, age bounds, newest first, limit", "[projection]") {
   ScratchDir dir;
   Log l;
