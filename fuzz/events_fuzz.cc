@@ -71,6 +71,20 @@ void OpenEngine(Session& s) {
   s.engine = std::move(opened).value();
 }
 
+// A failed check of the session's state depends on every input since the
+// last reset, not on the one that ran last: the live events log is the
+// record of those inputs (each committed event is one), so it is copied to
+// ./fuzz-session-<pid>/ before the check aborts. Its lines, given to this
+// target as inputs (32 at a time, in order), rebuild the same state.
+void KeepSession(const Session& s) {
+  const std::string to = "fuzz-session-" + std::to_string(::getpid());
+  std::error_code ec;
+  std::filesystem::copy(s.engine->events_dir(), to, std::filesystem::copy_options::recursive, ec);
+  std::fprintf(stderr, "the session's events log (%llu events) is in %s/%s\n",
+               static_cast<unsigned long long>(s.engine->applied_seq()), to.c_str(),
+               ec ? (" (copy failed: " + ec.message() + ")").c_str() : "");
+}
+
 // The log replayed into a fresh dir has the live digest.
 void CheckReplay(Session& s) {
   s.inputs_since_replay = 0;
@@ -78,6 +92,7 @@ void CheckReplay(Session& s) {
   auto live = s.engine->projection().Digest();
   FUZZ_CHECK(live.ok(), live.status().ToString());
   Status indexes = s.engine->projection().CheckIndexes();
+  if (!indexes.ok()) KeepSession(s);
   FUZZ_CHECK(indexes.ok(), indexes.ToString());
   ReplayOptions ro;
   ro.from = s.engine->events_dir();
@@ -87,6 +102,7 @@ void CheckReplay(Session& s) {
   FUZZ_CHECK(replayed->events == s.engine->applied_seq(),
              std::to_string(replayed->events) + " events replayed of " +
                  std::to_string(s.engine->applied_seq()));
+  if (replayed->digest != *live) KeepSession(s);
   FUZZ_CHECK(replayed->digest == *live, "replayed digest " + replayed->digest + " != live " + *live);
   std::error_code ec;
   std::filesystem::remove_all(ro.into, ec);

@@ -194,7 +194,7 @@ void Api::AddMemoryRoutes(Router& r) {
     std::string query = Query(req, "query").value_or("");
     if (query.empty() && (*attention)["thread"].is_object())
       query = (*attention)["thread"].value("goal", "");
-    auto bundle = [this, budget = *budget, attention = std::move(*attention), respond,
+    auto bundle = [budget = *budget, attention = std::move(*attention), respond,
                    query](std::vector<json> memories) {
       respond(HttpResponse::Json(200, ContextBundle(attention, query, memories, budget)));
     };

@@ -9,9 +9,11 @@
 
 namespace limbic::archive {
 
-// How many threads ParallelFor uses for n items: one per core, at most 8.
+// How many threads ParallelFor uses for n items: one per core, at most 8,
+// and one per 8 items (starting a thread costs more than a few small
+// documents do; an archive of a few days is read on the calling thread).
 inline size_t Workers(size_t n) {
-  return std::max<size_t>(1, std::min<size_t>({std::thread::hardware_concurrency(), 8, n}));
+  return std::max<size_t>(1, std::min<size_t>({std::thread::hardware_concurrency(), 8, n / 8}));
 }
 
 // Calls fn(i, worker) for every i in [0, n) on Workers(n) threads (this one
