@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "effectors/builtin.h"
+#include "state/input_json.h"
 
 namespace limbic::effectors {
 
@@ -32,12 +33,11 @@ Result<TimeMs> DurationKey(const std::string& name, const json& config, const st
                            TimeMs dflt) {
   auto it = config.find(key);
   if (it == config.end()) return dflt;
-  if (it->is_number_integer() && it->get<TimeMs>() > 0) return it->get<TimeMs>();
-  if (it->is_string()) {
-    auto d = ParseDuration(it->get<std::string>());
-    if (d.ok() && *d > 0) return *d;
-  }
-  return ConfigError(name, key, "must be a positive duration such as \"10s\"");
+  auto d = state::DurationFromJson(*it);
+  if (d.ok() && *d > 0) return *d;
+  return ConfigError(name, key,
+                     "must be a positive duration such as \"10s\" (at most 100 years)" +
+                         (d.ok() ? std::string() : ": " + d.status().message()));
 }
 
 Result<EffectorLimits> ParseLimits(const json& config) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "state/event.h"
+#include "state/input_json.h"
 #include "state/memory_schema.h"
 
 namespace limbic::reflexes {
@@ -94,11 +95,7 @@ class Checker {
   std::set<std::string> captures_;  // empty: the rule has no pattern
 };
 
-Result<TimeMs> Duration(const json& v) {
-  if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<TimeMs>();
-  if (v.is_string()) return ParseDuration(v.get<std::string>());
-  return Status::InvalidArgument("must be a duration such as \"30s\"");
-}
+Result<TimeMs> Duration(const json& v) { return state::DurationFromJson(v); }
 
 bool Unit(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1; }
 

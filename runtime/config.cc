@@ -94,11 +94,7 @@ class Section {
   // "30s", "5m", ... or a number of milliseconds.
   void Duration(const std::string& key, TimeMs* out, TimeMs min = 0) {
     if (const json* v = Get(key)) {
-      Result<TimeMs> d = v->is_number_integer()
-                             ? Result<TimeMs>(v->get<TimeMs>())
-                             : v->is_string() ? ParseDuration(v->get<std::string>())
-                                              : Result<TimeMs>(Status::InvalidArgument(
-                                                    "must be a duration such as \"30s\""));
+      Result<TimeMs> d = state::DurationFromJson(*v);
       if (!d.ok()) Fail(Path(key), d.status().message());
       else if (*d < min) Fail(Path(key), "must be at least " + std::to_string(min) + " ms");
       else *out = *d;

@@ -1,6 +1,7 @@
 #include "sensors/sensor_config.h"
 
 #include "state/commands.h"
+#include "state/input_json.h"
 
 namespace limbic::sensors {
 
@@ -47,15 +48,12 @@ Result<TimeMs> DurationKey(const std::string& name, const json& cfg, const char*
                            TimeMs min) {
   auto it = cfg.find(key);
   if (it == cfg.end()) return dflt;
-  Result<TimeMs> d = Status::InvalidArgument("");
-  if (it->is_number_integer())
-    d = it->get<TimeMs>();
-  else if (it->is_string())
-    d = ParseDuration(it->get<std::string>());
+  Result<TimeMs> d = state::DurationFromJson(*it);
   if (!d.ok() || *d < min)
     return KeyError(name, key,
                     "must be a duration of at least " + std::to_string(min) +
-                        "ms, such as \"30s\" or an integer of milliseconds, got " + it->dump());
+                        "ms and at most 100 years, such as \"30s\" or an integer of milliseconds, got " +
+                        it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return *d;
 }
 

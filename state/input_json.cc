@@ -152,4 +152,24 @@ bool IsJsonTooDeep(const Status& status) {
          status.message().find(kJsonTooDeepMarker) != std::string::npos;
 }
 
+Result<TimeMs> DurationFromJson(const nlohmann::json& v) {
+  if (v.is_string()) return ParseDuration(v.get<std::string>());
+  if (v.is_number_unsigned()) {
+    const uint64_t ms = v.get<uint64_t>();
+    if (ms > static_cast<uint64_t>(kMaxDurationMs))
+      return Status::InvalidArgument("duration too large: " + std::to_string(ms) + " ms (at most 100 years)");
+    return static_cast<TimeMs>(ms);
+  }
+  if (v.is_number_integer()) return CheckDurationMs(v.get<int64_t>());
+  return Status::InvalidArgument("must be a duration such as \"30s\" or an integer of milliseconds, got " +
+                                 v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 80));
+}
+
+std::string AnswerRefusal(const Status& refused) {
+  constexpr std::string_view kMalformed = "malformed JSON: ";
+  std::string_view m = refused.message();
+  if (m.starts_with(kMalformed)) return "is not JSON: " + std::string(m.substr(kMalformed.size()));
+  return "is refused: " + std::string(m);
+}
+
 }  // namespace limbic::state

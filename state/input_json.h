@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "state/status.h"
+#include "state/time.h"
 
 namespace limbic::state {
 
@@ -56,5 +57,15 @@ Result<nlohmann::json> ParseInputJson(std::string_view text,
 //! Whether `status` came from ParseInputJson refusing nesting past the limit
 //! (a caller may have added context to it).
 bool IsJsonTooDeep(const Status& status);
+
+//! A duration from outside JSON: a string ParseDuration reads ("30s", "5m")
+//! or an integer of milliseconds; 0 to kMaxDurationMs either way (a
+//! negative, a float or a duration past 100 years is InvalidArgument).
+Result<TimeMs> DurationFromJson(const nlohmann::json& v);
+
+//! How to end "the answer ..." for a service's answer (an LLM, an embedder)
+//! ParseInputJson refused: "is not JSON: malformed JSON: ..." or "is refused:
+//! nested deeper than 128 ...".
+std::string AnswerRefusal(const Status& refused);
 
 }  // namespace limbic::state

@@ -161,10 +161,16 @@ Result<TimeMs> ParseDuration(std::string_view s) {
   else
     return Status::InvalidArgument("invalid duration unit in \"" + std::string(s) +
                                    "\" (use ms, s, m, h or d)");
-  // The product must fit: 2^50 days would overflow a count of milliseconds.
-  if (n > (int64_t{1} << 53) / ms_per_unit)
-    return Status::InvalidArgument("duration too large: " + std::string(s));
+  if (n > kMaxDurationMs / ms_per_unit)
+    return Status::InvalidArgument("duration too large: " + std::string(s) + " (at most 100 years)");
   return n * ms_per_unit;
+}
+
+Result<TimeMs> CheckDurationMs(int64_t ms) {
+  if (ms < 0) return Status::InvalidArgument("a duration must not be negative, got " + std::to_string(ms));
+  if (ms > kMaxDurationMs)
+    return Status::InvalidArgument("duration too large: " + std::to_string(ms) + " ms (at most 100 years)");
+  return TimeMs{ms};
 }
 
 std::string FormatDate(TimeMs t) { return FormatTime(t).substr(0, 10); }

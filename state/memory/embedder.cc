@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "state/input_json.h"
 #include "state/memory/http_client.h"
 
 namespace limbic::memory {
@@ -157,8 +158,9 @@ class OpenAiEmbedder final : public Embedder {
       return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
                                  res->body.substr(0, 200));
     auto shape = [&](const std::string& why) { return Status::Unavailable(where + ": the answer " + why); };
-    const json answer = json::parse(res->body, nullptr, false);
-    if (answer.is_discarded()) return shape("is not JSON");
+    auto parsed = state::ParseInputJson(res->body);
+    if (!parsed.ok()) return shape(state::AnswerRefusal(parsed.status()));
+    const json answer = std::move(*parsed);
     if (!answer.is_object() || !answer.contains("data") || !answer["data"].is_array())
       return shape("has no data array");
     const json& data = answer["data"];

@@ -190,6 +190,10 @@ TEST_CASE("openai embedder: a bad answer or endpoint is an error", "[memory]") {
 
   CHECK(embed(HttpAnswer(500, "{\"error\":\"overloaded\"}")).IsUnavailable());
   CHECK(embed(HttpAnswer(200, "not json")).IsUnavailable());
+  // Nested 100,000 deep: refused by a byte scan, never a recursive parse.
+  limbic::Status deep = embed(HttpAnswer(200, std::string(100000, '[') + std::string(100000, ']')));
+  CHECK(deep.IsUnavailable());
+  CHECK_THAT(deep.message(), Catch::Contains("the answer is refused: JSON nested deeper than 128"));
   CHECK(embed(HttpAnswer(200, "{\"embeddings\":[]}")).IsUnavailable());
   CHECK(embed(answer({item(0, {1, 2}), item(1, {1, "x"})})).IsUnavailable());
   CHECK(embed(answer({item(0, {1, 2}), item(1, json::array())})).IsUnavailable());

@@ -84,6 +84,11 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"attention", {{"percept_threshold", 2}}}}, "attention.percept_threshold"},
       {{{"percepts", {{"dedup_window", "a week"}}}}, "percepts.dedup_window"},
       {{{"percepts", {{"dedup_windw", "7d"}}}}, "percepts.dedup_windw: unknown key"},
+      // An integer is milliseconds, at most 100 years: a timer past 292
+      // years would overflow the clock's nanoseconds.
+      {{{"outbox", {{"backoff", 9000000000000000000LL}}}}, "outbox.backoff: duration too large"},
+      {{{"outbox", {{"backoff", -5}}}}, "outbox.backoff: a duration must not be negative"},
+      {{{"outbox", {{"backoff", 1.5}}}}, "outbox.backoff: must be a duration such as"},
       {{{"surprise", true}}, "surprise: unknown key"},
       {{{"memory", {{"vector_m", 1}}}}, "memory.vector_m: must be an integer in [2, 256]"},
       {{{"memory", {{"vector_ef_search", 0}}}}, "memory.vector_ef_search: must be an integer"},

@@ -43,6 +43,12 @@ TEST_CASE("ParseDuration refuses a duration whose milliseconds do not fit") {
   CHECK(ParseDuration("99999999999999d").status().message().starts_with("duration too large"));
   CHECK(ParseDuration("9999999999999999999999999s").status().IsInvalidArgument());
   CHECK(*ParseDuration("36500d") == int64_t{36500} * 86400000);
+  // At most 100 years, whatever the unit.
+  CHECK(*ParseDuration("36525d") == kMaxDurationMs);
+  CHECK(ParseDuration("36526d").status().message() == "duration too large: 36526d (at most 100 years)");
+  CHECK(*CheckDurationMs(kMaxDurationMs) == kMaxDurationMs);
+  CHECK(CheckDurationMs(kMaxDurationMs + 1).status().IsInvalidArgument());
+  CHECK(CheckDurationMs(-1).status().message() == "a duration must not be negative, got -1");
 }
 
 TEST_CASE("ParseDuration understands units") {

@@ -239,7 +239,11 @@ TEST_CASE("llm extractor refuses a bad input date without asking", "[world][llm]
 
 TEST_CASE("ParseLlmExtraction errors name the element", "[world][llm]") {
   const std::pair<std::string, std::string> cases[] = {
-      {"nope", "the answer is not JSON"},
+      {"nope",
+       "the answer is not JSON: syntax error at byte 2: parse error at line 1, column 2: syntax "
+       "error while parsing value - invalid literal; last read: 'no'"},
+      {std::string(200, '[') + std::string(200, ']'),
+       "the answer is refused: JSON nested deeper than 128 (api.max_json_depth) at byte 129"},
       {"[]", "the answer is not a JSON object"},
       {R"({"entities": [{"name": "A", "type": "person"}, {"name": "B", "type": "city"}]})",
        "entities[1].type: must be one of person, company, project, tool, concept, got \"city\""},
@@ -337,9 +341,12 @@ TEST_CASE("chat client returns the content and names the endpoint on errors", "[
   CHECK(down.status().IsUnavailable());
   CHECK(down.status().message() == "POST " + status.url() + "/v1/chat/completions: HTTP 503: busy");
 
+  // An answer nested 100,000 deep is refused by a byte scan, not a
+  // recursive parse that would overflow the stack.
   ChatServer shapes({HttpAnswer(200, "not json"), HttpAnswer(200, R"({"choices": []})"),
-                     HttpAnswer(200, R"({"choices": [{"message": {"content": null}}]})")});
-  for (int i = 0; i < 3; ++i) {
+                     HttpAnswer(200, R"({"choices": [{"message": {"content": null}}]})"),
+                     HttpAnswer(200, std::string(100000, '[') + std::string(100000, ']'))});
+  for (int i = 0; i < 4; ++i) {
     auto bad = Complete({shapes.url(), "m", "", 10000}, "s", "u");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.status().IsCorruption());

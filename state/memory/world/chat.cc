@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "state/input_json.h"
 #include "state/memory/http_client.h"
 
 namespace limbic::world {
@@ -55,8 +56,9 @@ Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
   if (res->status < 200 || res->status > 299)
     return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
                                res->body.substr(0, 200));
-  const json answer = json::parse(res->body, nullptr, false);
-  if (answer.is_discarded()) return Status::Corruption(where + ": the answer is not JSON");
+  auto parsed = state::ParseInputJson(res->body);
+  if (!parsed.ok()) return Status::Corruption(where + ": the answer " + state::AnswerRefusal(parsed.status()));
+  const json answer = std::move(*parsed);
   // Walk choices[0].message.content without letting json throw.
   const json* content = nullptr;
   if (answer.is_object() && answer.contains("choices") && answer["choices"].is_array() &&

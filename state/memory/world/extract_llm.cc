@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "state/archive/text.h"
+#include "state/input_json.h"
 #include "state/memory/world/extract.h"
 #include "state/memory/world/extract_internal.h"
 #include "state/time.h"
@@ -177,8 +178,9 @@ Result<Extraction> ParseLlmExtraction(std::string_view answer, const std::string
     s = nl == std::string_view::npos ? std::string_view() : Trim(s.substr(nl + 1));
     if (s.ends_with("```")) s = Trim(s.substr(0, s.size() - 3));
   }
-  const json j = json::parse(s, nullptr, false);
-  if (j.is_discarded()) return Status::InvalidArgument("the answer is not JSON");
+  auto parsed = state::ParseInputJson(s);
+  if (!parsed.ok()) return Status::InvalidArgument("the answer " + state::AnswerRefusal(parsed.status()));
+  const json j = std::move(*parsed);
   if (!j.is_object()) return Status::InvalidArgument("the answer is not a JSON object");
   auto array = [&](const char* key, const json** out) {
     *out = Member(j, key);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "state/input_json.h"
 #include "state/time.h"
 
 namespace limbic::world {
@@ -16,8 +17,10 @@ Result<std::vector<std::string>> ParsePredictions(std::string_view answer) {
   size_t open = answer.find('{'), close = answer.rfind('}');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
     return Status::InvalidArgument("the answer holds no JSON object");
-  json doc = json::parse(answer.substr(open, close - open + 1), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return Status::InvalidArgument("the answer is not JSON");
+  auto parsed = state::ParseInputJson(answer.substr(open, close - open + 1));
+  if (!parsed.ok()) return Status::InvalidArgument("the answer " + state::AnswerRefusal(parsed.status()));
+  json doc = std::move(*parsed);
+  if (!doc.is_object()) return Status::InvalidArgument("the answer is not a JSON object");
   auto it = doc.find("predictions");
   if (it == doc.end() || !it->is_array()) return Status::InvalidArgument("predictions: must be an array");
   std::vector<std::string> out;
