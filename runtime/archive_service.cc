@@ -1,7 +1,6 @@
 #include "runtime/archive_service.h"
 
 #include <algorithm>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
 #include "state/consolidate.h"
@@ -14,12 +13,7 @@ ArchiveService::ArchiveService(boost::asio::io_context& io, state::Engine& engin
                                std::shared_ptr<spdlog::logger> log)
     : io_(io), engine_(engine), config_(config), log_(std::move(log)), consolidate_timer_(io), rollup_timer_(io) {}
 
-ArchiveService::~ArchiveService() {
-  if (worker_) {
-    worker_io_.stop();
-    worker_->join();
-  }
-}
+ArchiveService::~ArchiveService() { worker_.Stop(); }
 
 Status ArchiveService::Open() {
   archive::StoreOptions o;
@@ -33,10 +27,7 @@ Status ArchiveService::Open() {
   if (!caught.ok()) return caught.status().WithContext("catching the archive's staging up with the log");
   if (*caught > 0) log_->info("archive: staged {} entries from the log", *caught);
   NoteUnreadable(store_->unreadable());
-  worker_ = std::make_unique<std::thread>([this] {
-    auto guard = boost::asio::make_work_guard(worker_io_);
-    worker_io_.run();
-  });
+  worker_.Start();
   return Status::OK();
 }
 
@@ -60,13 +51,8 @@ void ArchiveService::Stop() {
 }
 
 void ArchiveService::Run(Job job, Reply reply) {
-  boost::asio::post(worker_io_, [this, job = std::move(job), reply = std::move(reply)]() mutable {
-    Result<json> result = Status::Internal("archive job did not run");
-    try {
-      result = job(*store_);
-    } catch (const std::exception& e) {
-      result = Status::Internal(std::string("archive job failed: ") + e.what());
-    }
+  worker_.Post([this, job = std::move(job), reply = std::move(reply)]() mutable {
+    Result<json> result = worker_.Guarded<json>([&] { return job(*store_); });
     boost::asio::post(io_, [this, reply = std::move(reply), result = std::move(result),
                             unreadable = store_->unreadable()]() mutable {
       NoteUnreadable(std::move(unreadable));

@@ -27,12 +27,12 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include "runtime/config.h"
 #include "state/archive/store.h"
 #include "state/engine.h"
+#include "state/worker.h"
 
 namespace limbic::runtime {
 
@@ -77,8 +77,7 @@ class ArchiveService {
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<archive::ArchiveStore> store_;
-  boost::asio::io_context worker_io_;
-  std::unique_ptr<std::thread> worker_;
+  state::Worker worker_{"archive"};
   boost::asio::steady_timer consolidate_timer_;
   boost::asio::steady_timer rollup_timer_;
   std::vector<archive::Problem> unreadable_;

@@ -1,6 +1,5 @@
 #include "runtime/ingest_service.h"
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <filesystem>
 
@@ -9,12 +8,7 @@ namespace limbic::runtime {
 IngestService::IngestService(boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log)
     : io_(io), log_(std::move(log)) {}
 
-IngestService::~IngestService() {
-  if (worker_) {
-    worker_io_.stop();
-    worker_->join();
-  }
-}
+IngestService::~IngestService() { worker_.Stop(); }
 
 Status IngestService::Open(const memory::MemoryStore& store) {
   options_ = store.options();
@@ -33,23 +27,17 @@ Status IngestService::Open(const memory::MemoryStore& store) {
   auto made = memory::MakeEmbedder(memory::ApplyEmbeddingEnv(options_.embedder));
   if (!made.ok()) return made.status().WithContext("memory.embedder (ingest worker)");
   embedder_ = std::move(*made);
-  worker_ = std::make_unique<std::thread>([this] {
-    auto guard = boost::asio::make_work_guard(worker_io_);
-    worker_io_.run();
-  });
+  worker_.Start();
   return Status::OK();
 }
 
 void IngestService::Run(nlohmann::json req, Reply reply) {
-  boost::asio::post(worker_io_, [this, req = std::move(req), reply = std::move(reply)]() mutable {
+  worker_.Post([this, req = std::move(req), reply = std::move(reply)]() mutable {
     // A bug in a request (poppler on a strange PDF) must not take the runtime down.
-    Result<memory::PreparedIngest> result = Status::Internal("ingest: the request did not finish");
-    try {
-      result = memory::PrepareIngest(req, scope_, options_, *embedder_, raw_dir_, log_);
-    } catch (const std::exception& e) {
-      log_->error("ingest: a request failed: {}", e.what());
-      result = Status::Internal(std::string("ingest: ") + e.what());
-    }
+    Result<memory::PreparedIngest> result = worker_.Guarded<memory::PreparedIngest>(
+        [&] { return memory::PrepareIngest(req, scope_, options_, *embedder_, raw_dir_, log_); });
+    if (!result.ok() && result.status().code() == Status::Code::kInternal)
+      log_->error("ingest: a request failed: {}", result.status().message());
     boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
       reply(std::move(result));
     });

@@ -22,9 +22,9 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "state/memory/store.h"
+#include "state/worker.h"
 
 namespace limbic::runtime {
 
@@ -51,8 +51,7 @@ class IngestService {
   memory::IngestScope scope_;
   std::string raw_dir_;
   std::unique_ptr<memory::Embedder> embedder_;  // the worker's
-  boost::asio::io_context worker_io_;
-  std::unique_ptr<std::thread> worker_;
+  state::Worker worker_{"ingest"};
 };
 
 }  // namespace limbic::runtime

@@ -1,6 +1,5 @@
 #include "runtime/world_service.h"
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
 #include "state/archive/archive.h"
@@ -20,27 +19,21 @@ WorldService::WorldService(boost::asio::io_context& io, state::Engine& engine, c
 
 WorldService::~WorldService() {
   stopping_ = true;
-  if (worker_) {
-    worker_io_.stop();
-    worker_->join();
-  }
+  worker_.Stop();
 }
 
 Status WorldService::Open() {
   auto model = world::WorldModel::Open(config_.state_dir + "/memory", config_.world, log_);
   if (!model.ok()) return model.status().WithContext("opening the world model");
   model_ = std::move(*model);
-  worker_ = std::make_unique<std::thread>([this] {
-    auto guard = boost::asio::make_work_guard(worker_io_);
-    worker_io_.run();
-  });
+  worker_.Start();
   return Status::OK();
 }
 
 void WorldService::Start() {
   if (!config_.world.daily) return;
   std::string today = FormatDate(engine_.clock().Now());
-  boost::asio::post(worker_io_, [this, today] { Pass(today); });
+  worker_.Post([this, today] { Pass(today); });
   Schedule();
 }
 
@@ -51,15 +44,11 @@ void WorldService::Stop() {
 }
 
 void WorldService::Run(Job job, Reply reply) {
-  boost::asio::post(worker_io_, [this, job = std::move(job), reply = std::move(reply)]() mutable {
+  worker_.Post([this, job = std::move(job), reply = std::move(reply)]() mutable {
     // A bug in a job must not take the runtime down with it.
-    Result<nlohmann::json> result = Status::Internal("world: the job did not finish");
-    try {
-      result = job(*model_);
-    } catch (const std::exception& e) {
-      log_->error("world: a request failed: {}", e.what());
-      result = Status::Internal(std::string("world: ") + e.what());
-    }
+    Result<nlohmann::json> result = worker_.Guarded<nlohmann::json>([&] { return job(*model_); });
+    if (!result.ok() && result.status().code() == Status::Code::kInternal)
+      log_->error("world: a request failed: {}", result.status().message());
     boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
       reply(std::move(result));
     });
@@ -75,7 +64,7 @@ void WorldService::Schedule() {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopped_) return;
     std::string today = FormatDate(engine_.clock().Now());
-    boost::asio::post(worker_io_, [this, today] { Pass(today); });
+    worker_.Post([this, today] { Pass(today); });
     Schedule();
   });
 }

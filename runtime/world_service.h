@@ -28,11 +28,11 @@
 #include <functional>
 #include <memory>
 #include <spdlog/logger.h>
-#include <thread>
 
 #include "runtime/config.h"
 #include "state/engine.h"
 #include "state/memory/world/world.h"
+#include "state/worker.h"
 
 namespace limbic::runtime {
 
@@ -63,8 +63,7 @@ class WorldService {
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<world::WorldModel> model_;
-  boost::asio::io_context worker_io_;
-  std::unique_ptr<std::thread> worker_;
+  state::Worker worker_{"world"};
   boost::asio::steady_timer timer_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};  // the worker's pass stops between days
