@@ -1,5 +1,5 @@
 // Benchmark results: one Row per scenario × size × system, written as a
-// JSON file and as the Markdown tables docs/performance.md carries.
+// JSON file and as Markdown tables (docs/performance.md shows their figures).
 #pragma once
 
 #include <nlohmann/json.hpp>
