@@ -64,6 +64,31 @@ Status ReflexEngine::SetEnabled(const std::string& id, bool enabled) {
   return Status::OK();
 }
 
+bool ReflexEngine::ChangesRules(state::EventType type) {
+  return type == state::EventType::kReflexPut || type == state::EventType::kReflexDeleted ||
+         type == state::EventType::kReflexEnabled;
+}
+
+Status ReflexEngine::ApplyRuleEvent(const state::Event& e, const RuleContext& ctx) {
+  switch (e.type) {
+    case state::EventType::kReflexPut: {
+      // Checked when it was put; what no longer loads must not fire as it was.
+      auto rule = ParseRule(e.fields["rule"], ctx);
+      Status s = rule.ok() ? Put(std::move(rule).value()) : rule.status();
+      if (!s.ok()) Remove(e.Str("reflex_id"));
+      return s;
+    }
+    case state::EventType::kReflexDeleted:
+      Remove(e.Str("reflex_id"));
+      return Status::OK();
+    case state::EventType::kReflexEnabled:
+      (void)SetEnabled(e.Str("reflex_id"), e.fields.value("enabled", true));
+      return Status::OK();
+    default:
+      return Status::OK();
+  }
+}
+
 const Rule* ReflexEngine::Get(const std::string& id) const {
   auto it = rules_.find(id);
   return it == rules_.end() ? nullptr : &it->second;

@@ -66,6 +66,16 @@ class ReflexEngine {
   Status Put(Rule rule);
   bool Remove(const std::string& id);
   Status SetEnabled(const std::string& id, bool enabled);
+  // Whether an event of this type changes the rule set (reflex_put,
+  // reflex_deleted, reflex_enabled): the events ApplyRuleEvent acts on.
+  static bool ChangesRules(state::EventType type);
+  // Makes the rule set follow one applied event: reflex_put parses its rule
+  // (with `ctx`) and puts it, reflex_deleted removes the rule, reflex_enabled
+  // enables or disables it (an unknown id is ignored); other events change
+  // nothing. A reflex_put whose rule no longer loads (say, its effector left
+  // the config) removes the rule, so it does not keep firing in its old
+  // form, and returns why it did not load.
+  Status ApplyRuleEvent(const state::Event& e, const RuleContext& ctx);
   const Rule* Get(const std::string& id) const;
   std::vector<const Rule*> List() const;  // by id
   bool empty() const { return rules_.empty(); }

@@ -137,7 +137,7 @@ Status Runtime::Open() {
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
-  engine_->AddListener([this](std::span<const Event> events) { OnApplied(events); });
+  RegisterSubscribers();
   LIMBIC_RETURN_IF_ERROR(outbox_->Start());
   for (auto& [name, sensor] : sensors_) {
     Status s = sensor->Start();
@@ -205,52 +205,30 @@ void Runtime::MakeSensors(std::vector<std::string>* errors) {
   }
 }
 
-void Runtime::OnApplied(std::span<const Event> events) {
-  hub_->Publish(events);
-  metrics_.Add("limbic_events_applied_total", "", static_cast<double>(events.size()));
-  metrics_.Observe("limbic_group_events", "", static_cast<double>(events.size()));
-  std::vector<std::string> arrived;
-  uint64_t last_arrived = 0;
-  for (const Event& e : events) {
-    switch (e.type) {
-      case EventType::kPerceptArrived:
-        arrived.push_back(e.Str("percept_id"));
-        last_arrived = e.seq;
-        break;
-      case EventType::kArousalSet:
-      case EventType::kArousalFactorSet:
-        arousal_cache_at_ = -1;
-        break;
-      case EventType::kReflexPut: {
-        // Checked when it was put; a rule that no longer loads (say, its
-        // effector left the config) must not keep firing in its old form.
-        auto rule = reflexes::ParseRule(e.fields["rule"], MakeRuleContext());
-        Status s = rule.ok() ? reflexes_.Put(std::move(rule).value()) : rule.status();
-        if (!s.ok()) {
-          reflexes_.Remove(e.Str("reflex_id"));
-          log_->warn("reflex {} is not loaded: {}", e.Str("reflex_id"), s.message());
-        }
-        break;
-      }
-      case EventType::kReflexDeleted:
-        reflexes_.Remove(e.Str("reflex_id"));
-        break;
-      case EventType::kReflexEnabled:
-        (void)reflexes_.SetEnabled(e.Str("reflex_id"), e.fields.value("enabled", true));
-        break;
-      case EventType::kReflexFired:  // already recorded when planned
-        metrics_.Add("limbic_reflex_fires_total", "reflex=\"" + e.Str("reflex_id") + "\"");
-        break;
-      default:
-        break;
-    }
-  }
-  // Every acknowledged percept is evaluated, during a shutdown too (its
-  // reactions are flushed before the exit, see FlushForExit).
-  for (const std::string& id : arrived) FireReflexes(id);
-  if (last_arrived) evaluated_through_ = last_arrived;
-  outbox_->OnEvents(events);
-  archive_->OnApplied(events);
+void Runtime::RegisterSubscribers() {
+  subscribers_ = {
+      {"hub", [this](std::span<const Event> events) { hub_->Publish(events); }},
+      {"metrics",
+       [this](std::span<const Event> events) {
+         metrics_.Add("limbic_events_applied_total", "", static_cast<double>(events.size()));
+         metrics_.Observe("limbic_group_events", "", static_cast<double>(events.size()));
+         for (const Event& e : events)
+           if (e.type == EventType::kReflexFired)  // already recorded when planned
+             metrics_.Add("limbic_reflex_fires_total", "reflex=\"" + e.Str("reflex_id") + "\"");
+       }},
+      {"arousal",
+       [this](std::span<const Event> events) {
+         for (const Event& e : events)
+           if (e.type == EventType::kArousalSet || e.type == EventType::kArousalFactorSet)
+             arousal_cache_at_ = -1;
+       }},
+      {"reflexes", [this](std::span<const Event> events) { OnAppliedReflexes(events); }},
+      {"outbox", [this](std::span<const Event> events) { outbox_->OnEvents(events); }},
+      {"archive", [this](std::span<const Event> events) { archive_->OnApplied(events); }},
+  };
+  engine_->AddListener([this](std::span<const Event> events) {
+    for (const AppliedSubscriber& subscriber : subscribers_) subscriber.on_applied(events);
+  });
 }
 
 double Runtime::EffectiveArousal() {

@@ -7,9 +7,9 @@
 // thread (group commit + fdatasync), sensor reader threads, subprocess
 // reapers, effector helper threads.
 //
-// An applied group of events flows to, in order:
-//   the event hub (SSE, long-poll) -> reflexes (on percept_arrived, a firing
-//   is one more batch of events) -> the outbox (on action_enqueued) -> metrics.
+// An applied group of events (durable, in the projections) goes to the
+// runtime's subscribers, one after the other on the io thread, in the order
+// RegisterSubscribers registers them (its comment says why that order).
 //
 // Shutdown (SIGINT/SIGTERM): stop accepting HTTP connections and stop the
 // sensors (no new intake); let in-flight deliveries finish within
@@ -94,7 +94,29 @@ class Runtime {
   std::vector<reflexes::Rule> ParseFileRules(std::vector<std::string>* errors);
   void MakeSensors(std::vector<std::string>* errors);
   Status LoadReflexes(const std::vector<reflexes::Rule>& file_rules);
-  void OnApplied(std::span<const state::Event> events);
+  // One consumer of applied groups; it must not block (work that blocks
+  // goes to a worker, as the archive's does).
+  struct AppliedSubscriber {
+    const char* name;
+    std::function<void(std::span<const state::Event>)> on_applied;
+  };
+  // Registers the subscribers, in this order, and the engine listener that
+  // runs them:
+  //   1. hub: SSE and long-poll readers see the group first; nothing below
+  //      can delay them.
+  //   2. metrics: events applied, group sizes, reflex fires.
+  //   3. arousal: arousal_set / arousal_factor_set drop the effective-arousal
+  //      cache, before reflexes read it (rules may have an arousal range).
+  //   4. reflexes: the group's rule-set changes first, then its percepts
+  //      meet the rules as they stand after the group; a firing is one more
+  //      batch of events, a later group. Moves the reflex cursor.
+  //   5. outbox: schedules the delivery of each action_enqueued.
+  //   6. archive: on entry_staged, its worker stages the log's entries.
+  // 3 must run before 4; 1 runs first so that readers wait on nothing else;
+  // 5 and 6 read only their own event types and keep their old place.
+  void RegisterSubscribers();
+  // Subscriber 4 (runtime_reflexes.cc).
+  void OnAppliedReflexes(std::span<const state::Event> events);
   // (percept id, reflex id) of firings already in the log.
   using FiredPairs = std::set<std::pair<std::string, std::string>>;
   // Evaluates the rules on the percept and submits each firing; rules
@@ -143,6 +165,7 @@ class Runtime {
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> http_;
+  std::vector<AppliedSubscriber> subscribers_;  // in the order they run
   boost::asio::steady_timer prune_timer_;
   // The reflex cursor (reflexes_evaluated events): the last percept seq
   // whose reflexes were evaluated, and the last through_seq submitted.

@@ -66,6 +66,24 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
   return Status::OK();
 }
 
+void Runtime::OnAppliedReflexes(std::span<const Event> events) {
+  std::vector<std::string> arrived;
+  uint64_t last_arrived = 0;
+  for (const Event& e : events) {
+    if (e.type == EventType::kPerceptArrived) {
+      arrived.push_back(e.Str("percept_id"));
+      last_arrived = e.seq;
+    } else if (reflexes::ReflexEngine::ChangesRules(e.type)) {
+      Status s = reflexes_.ApplyRuleEvent(e, MakeRuleContext());
+      if (!s.ok()) log_->warn("reflex {} is not loaded: {}", e.Str("reflex_id"), s.message());
+    }
+  }
+  // Every acknowledged percept is evaluated, during a shutdown too (its
+  // reactions are flushed before the exit, see FlushForExit).
+  for (const std::string& id : arrived) FireReflexes(id);
+  if (last_arrived) evaluated_through_ = last_arrived;
+}
+
 void Runtime::FireReflexes(const std::string& percept_id, const FiredPairs* already) {
   if (reflexes_.empty()) return;
   auto percept = engine_->pending_view().Get(state::Pool::kPercepts, percept_id);
