@@ -217,26 +217,43 @@ class Session : public std::enable_shared_from_this<Session> {
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
+  // Beast's on_read: the end of the connection closes it, a request that
+  // did not parse is answered, a parsed one is handed over.
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
-        ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof)
-      return Close();
+    if (IsDisconnect(ec)) return Close();
     keep_alive_ = false;
-    if (ec == http::error::body_limit)
-      return Send(HttpResponse::Error(413, "payload_too_large",
-                                      "request body exceeds " +
-                                          std::to_string(server_->options_.body_limit) +
-                                          " bytes (api.body_limit)"));
-    if (ec)
-      return Send(HttpResponse::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
+    if (ec) return Send(ReadError(ec));
     if (refusal_) return Send(std::move(*refusal_));
+    HttpRequest req = TakeRequest();
+    Dispatch(req);
+  }
+
+  // The peer went away or the read timed out: nothing to answer.
+  static bool IsDisconnect(beast::error_code ec) {
+    return ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+           ec == beast::error::timeout || ec == net::error::connection_reset ||
+           ec == net::error::eof;
+  }
+
+  // The answer to a request that did not parse (the connection then closes).
+  HttpResponse ReadError(beast::error_code ec) const {
+    if (ec == http::error::body_limit)
+      return HttpResponse::Error(413, "payload_too_large",
+                                 "request body exceeds " +
+                                     std::to_string(server_->options_.body_limit) +
+                                     " bytes (api.body_limit)");
+    return HttpResponse::Error(400, "bad_request", "malformed HTTP request: " + ec.message());
+  }
+
+  // The parsed request, as handlers see it; notes what the access log needs.
+  HttpRequest TakeRequest() {
     auto msg = parser_->release();
     keep_alive_ = msg.keep_alive() && !server_->shutting_down_;
     started_ = std::chrono::steady_clock::now();
     HttpRequest req = ToRequest(msg);
     method_ = req.method;
     path_ = req.path;
-    Dispatch(req);
+    return req;
   }
 
   HttpRequest ToRequest(http::request<http::string_body>& msg) {

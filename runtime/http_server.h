@@ -2,17 +2,18 @@
 //
 // Everything runs on the one io_context thread that owns the runtime: no
 // strands, no locks. Each connection is a Session actor (DoRead/OnRead,
-// DoWrite/OnWrite) that handles one request at a time with keep-alive.
+// then Dispatch, then Send, whose completed write starts the next DoRead)
+// that handles one request at a time with keep-alive.
 // Every read has a deadline; bodies have a size limit (413); malformed
 // requests get 400 and the connection closes; a handler that throws gets
 // 500. With a bearer token configured, requests without it get 401, except
 // on routes whose request carries its own signature (a GitHub delivery).
 //
 // Before a request reaches its handler the server checks, in this order
-// (runtime/http_policy.h has the rules, docs/api.md "Limits and exposure"
-// the user's view): transfer codings (501), Host (421), token (401),
-// shutting down (503), route (404/405), content coding and type (415),
-// Origin of a state-changing request (403).
+// (runtime/http_policy.h has the rules, Dispatch below applies them,
+// docs/api.md "Limits and exposure" the user's view): transfer codings
+// (501), Host (421), token (401), shutting down (503), route (404/405),
+// content coding and type (415), Origin of a state-changing request (403).
 //
 // Connections are bounded per server and per client (remote address). A
 // connection waiting for the first byte of a request is idle; when a new
