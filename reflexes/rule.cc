@@ -106,6 +106,192 @@ bool IsInt(const json& v) {
   return v.is_number_integer() && v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX;
 }
 
+// The rule's own keys besides when/then: priority, enabled, cooldown,
+// window, max_fires.
+void ParseLimits(const json& rule, Checker& c, Rule* r) {
+  if (rule.contains("priority")) {
+    if (!IsInt(rule["priority"]))
+      c.Fail("priority", "must be an integer in [" + std::to_string(INT_MIN) + ", " +
+                             std::to_string(INT_MAX) + "]");
+    else r->priority = rule["priority"].get<int>();
+  }
+  if (rule.contains("enabled")) {
+    if (!rule["enabled"].is_boolean()) c.Fail("enabled", "must be true or false");
+    else r->enabled = rule["enabled"].get<bool>();
+  }
+  for (auto [key, out] : {std::pair{"cooldown", &r->cooldown}, {"window", &r->window}}) {
+    if (!rule.contains(key)) continue;
+    auto d = Duration(rule[key]);
+    if (!d.ok()) c.Fail(key, d.status().message());
+    else *out = *d;
+  }
+  if (rule.contains("max_fires")) {
+    if (!IsInt(rule["max_fires"]) || rule["max_fires"].get<int>() < 1)
+      c.Fail("max_fires", "must be an integer in [1, " + std::to_string(INT_MAX) + "]");
+    else r->max_fires = rule["max_fires"].get<int>();
+  }
+  if ((r->max_fires > 0) != (r->window > 0)) c.Fail("max_fires", "max_fires and window go together");
+}
+
+// when.pattern: compiled here, so a rule that loaded has a working regex.
+void ParsePattern(const json& pattern, Checker& c, Rule* r) {
+  if (!pattern.is_string() || pattern.get<std::string>().empty()) {
+    c.Fail("when.pattern", "must be a non-empty string");
+    return;
+  }
+  r->pattern = pattern.get<std::string>();
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_shared<RE2>(r->pattern, opts);
+  if (!re->ok()) c.Fail("when.pattern", "invalid regular expression: " + re->error());
+  else c.SetCaptures(re->NamedCapturingGroups());
+  r->regex = re;
+}
+
+// when.data: a list of {pointer, one operator}; stops at the first
+// condition whose keys or pointer are wrong.
+void ParseDataConditions(const json& data, Checker& c, Rule* r) {
+  if (!data.is_array()) {
+    c.Fail("when.data", "must be a list of conditions");
+    return;
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    const json& d = data[i];
+    std::string path = "when.data[" + std::to_string(i) + "]";
+    c.Keys(d, path, {"pointer", "equals", "exists", "gt", "gte", "lt", "lte"});
+    if (!c.ok()) return;
+    DataCondition dc;
+    if (!d.contains("pointer") || !d["pointer"].is_string() ||
+        (!d["pointer"].get<std::string>().empty() && d["pointer"].get<std::string>()[0] != '/')) {
+      c.Fail(path + ".pointer", "must be a JSON pointer such as \"/issue/number\"");
+      return;
+    }
+    dc.pointer = d["pointer"];
+    int ops = 0;
+    static const std::pair<const char*, DataCondition::Op> kOps[] = {
+        {"equals", DataCondition::Op::kEquals}, {"exists", DataCondition::Op::kExists},
+        {"gt", DataCondition::Op::kGt},         {"gte", DataCondition::Op::kGte},
+        {"lt", DataCondition::Op::kLt},         {"lte", DataCondition::Op::kLte}};
+    for (auto [name, op] : kOps) {
+      if (!d.contains(name)) continue;
+      ++ops;
+      dc.op = op;
+      dc.value = d[name];
+      if (op == DataCondition::Op::kExists && !dc.value.is_boolean()) c.Fail(path + ".exists", "must be true or false");
+      if (op != DataCondition::Op::kExists && op != DataCondition::Op::kEquals && !dc.value.is_number())
+        c.Fail(path + "." + name, "must be a number");
+    }
+    if (ops != 1) c.Fail(path, "needs exactly one of equals, exists, gt, gte, lt, lte");
+    r->data.push_back(std::move(dc));
+  }
+}
+
+// when.arousal: {min, max}, each in [0, 1].
+void ParseArousalRange(const json& a, Checker& c, Rule* r) {
+  c.Keys(a, "when.arousal", {"min", "max"});
+  if (!a.is_object()) return;
+  if (a.contains("min")) {
+    if (!Unit(a["min"])) c.Fail("when.arousal.min", "must be a number in [0, 1]");
+    else r->arousal_min = a["min"];
+  }
+  if (a.contains("max")) {
+    if (!Unit(a["max"])) c.Fail("when.arousal.max", "must be a number in [0, 1]");
+    else r->arousal_max = a["max"];
+  }
+}
+
+// when: which percepts the rule meets (absent: every percept).
+void ParseWhen(const json& when, Checker& c, Rule* r) {
+  c.Keys(when, "when", {"source", "type", "pattern", "min_intensity", "data", "arousal"});
+  if (!when.is_object()) return;
+  r->sources = c.Names(when.contains("source") ? &when["source"] : nullptr, "when.source");
+  r->types = c.Names(when.contains("type") ? &when["type"] : nullptr, "when.type");
+  if (when.contains("pattern")) ParsePattern(when["pattern"], c, r);
+  if (when.contains("min_intensity")) {
+    if (!Unit(when["min_intensity"])) c.Fail("when.min_intensity", "must be a number in [0, 1]");
+    else r->min_intensity = when["min_intensity"].get<double>();
+  }
+  if (when.contains("data")) ParseDataConditions(when["data"], c, r);
+  if (when.contains("arousal")) ParseArousalRange(when["arousal"], c, r);
+}
+
+// One step of `then`, {kind: args} at `path` ("then[i].kind"). *created
+// says whether an earlier step created a thread (assign_to_thread may then
+// omit thread_id); a create_thread step sets it.
+Step ParseStep(const std::string& kind, const json& args, const std::string& path,
+               const RuleContext& ctx, bool* created, Checker& c) {
+  Step step{Step::Kind::kSend, args};
+  if (kind == "send") {
+    c.Keys(args, path, {"effector", "type", "payload", "idempotency_key"});
+    if (!args.contains("effector") || !args["effector"].is_string()) c.Fail(path + ".effector", "required");
+    else if (!ctx.effectors.count(args["effector"].get<std::string>())) {
+      std::string known;
+      for (const auto& e : ctx.effectors) known += (known.empty() ? "" : ", ") + e;
+      c.Fail(path + ".effector", "unknown effector \"" + args["effector"].get<std::string>() +
+                                     "\" (configured: " + known + ")");
+    }
+    if (!args.contains("type") || !args["type"].is_string()) c.Fail(path + ".type", "required: a string");
+    // What action_enqueued will accept, so the rule never plans an event
+    // the log refuses (found by fuzz/rules).
+    else if (!state::IsName(args["type"]))
+      c.Fail(path + ".type", "must be a name (1-256 characters, no control characters)");
+  } else if (kind == "create_thread") {
+    step.kind = Step::Kind::kCreateThread;
+    c.Keys(args, path, {"goal", "salience", "state"});
+    if (!args.contains("goal") || !args["goal"].is_string()) c.Fail(path + ".goal", "required: a string");
+    if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
+    if (args.contains("state") && !args["state"].is_object()) c.Fail(path + ".state", "must be an object");
+    *created = true;
+  } else if (kind == "assign_to_thread") {
+    step.kind = Step::Kind::kAssignToThread;
+    c.Keys(args, path, {"thread_id"});
+    if (args.contains("thread_id") && !args["thread_id"].is_string()) c.Fail(path + ".thread_id", "must be a string");
+    if (!args.contains("thread_id") && !*created)
+      c.Fail(path, "needs thread_id, or a create_thread step before it");
+  } else if (kind == "set_arousal") {
+    step.kind = Step::Kind::kSetArousal;
+    c.Keys(args, path, {"level"});
+    if (!args.contains("level") || !Unit(args["level"])) c.Fail(path + ".level", "required: a number in [0, 1]");
+  } else if (kind == "set_factor") {
+    step.kind = Step::Kind::kSetFactor;
+    c.Keys(args, path, {"name", "value"});
+    if (!args.contains("name") || !args["name"].is_string()) c.Fail(path + ".name", "required: a string");
+    if (!args.contains("value")) c.Fail(path + ".value", "required");
+  } else if (kind == "escalate") {
+    step.kind = Step::Kind::kEscalate;
+    c.Keys(args, path, {"salience", "arousal"});
+    if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
+    if (args.contains("arousal") && !Unit(args["arousal"])) c.Fail(path + ".arousal", "must be a number in [0, 1]");
+    if (!args.contains("salience") && !args.contains("arousal")) c.Fail(path, "needs salience and/or arousal");
+  } else if (kind == "drop") {
+    step.kind = Step::Kind::kDrop;
+    c.Keys(args, path, {"reason"});
+  } else {
+    c.Fail(path, "unknown step (send, create_thread, assign_to_thread, set_arousal, set_factor, escalate, drop)");
+  }
+  c.Templates(args, path);
+  return step;
+}
+
+// then: a non-empty list of steps, parsed until the first error.
+void ParseThen(const json& rule, const RuleContext& ctx, Checker& c, Rule* r) {
+  if (!rule.contains("then") || !rule["then"].is_array() || rule["then"].empty()) {
+    c.Fail("then", "must be a non-empty list of steps");
+    return;
+  }
+  bool created = false;
+  for (size_t i = 0; i < rule["then"].size() && c.ok(); ++i) {
+    const json& s = rule["then"][i];
+    std::string path = "then[" + std::to_string(i) + "]";
+    if (!s.is_object() || s.size() != 1 || !s.begin()->is_object()) {
+      c.Fail(path, "must be an object with one step, e.g. {\"send\": {...}}");
+      return;
+    }
+    const std::string kind = s.begin().key();
+    r->then.push_back(ParseStep(kind, *s.begin(), path + "." + kind, ctx, &created, c));
+  }
+}
+
 }  // namespace
 
 Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
@@ -120,169 +306,10 @@ Result<Rule> ParseRule(const json& rule, const RuleContext& ctx) {
   r.source_json = rule;
   Checker c(r.id);
   c.Keys(rule, "", {"id", "priority", "enabled", "cooldown", "max_fires", "window", "when", "then", "description"});
-  if (rule.contains("priority")) {
-    if (!IsInt(rule["priority"]))
-      c.Fail("priority", "must be an integer in [" + std::to_string(INT_MIN) + ", " +
-                             std::to_string(INT_MAX) + "]");
-    else r.priority = rule["priority"].get<int>();
-  }
-  if (rule.contains("enabled")) {
-    if (!rule["enabled"].is_boolean()) c.Fail("enabled", "must be true or false");
-    else r.enabled = rule["enabled"].get<bool>();
-  }
-  for (auto [key, out] : {std::pair{"cooldown", &r.cooldown}, {"window", &r.window}}) {
-    if (!rule.contains(key)) continue;
-    auto d = Duration(rule[key]);
-    if (!d.ok()) c.Fail(key, d.status().message());
-    else *out = *d;
-  }
-  if (rule.contains("max_fires")) {
-    if (!IsInt(rule["max_fires"]) || rule["max_fires"].get<int>() < 1)
-      c.Fail("max_fires", "must be an integer in [1, " + std::to_string(INT_MAX) + "]");
-    else r.max_fires = rule["max_fires"].get<int>();
-  }
-  if ((r.max_fires > 0) != (r.window > 0)) c.Fail("max_fires", "max_fires and window go together");
-
+  ParseLimits(rule, c, &r);
   const json empty = json::object();
-  const json& when = rule.contains("when") ? rule["when"] : empty;
-  c.Keys(when, "when", {"source", "type", "pattern", "min_intensity", "data", "arousal"});
-  if (when.is_object()) {
-    r.sources = c.Names(when.contains("source") ? &when["source"] : nullptr, "when.source");
-    r.types = c.Names(when.contains("type") ? &when["type"] : nullptr, "when.type");
-    if (when.contains("pattern")) {
-      if (!when["pattern"].is_string() || when["pattern"].get<std::string>().empty()) {
-        c.Fail("when.pattern", "must be a non-empty string");
-      } else {
-        r.pattern = when["pattern"].get<std::string>();
-        RE2::Options opts;
-        opts.set_log_errors(false);
-        auto re = std::make_shared<RE2>(r.pattern, opts);
-        if (!re->ok()) c.Fail("when.pattern", "invalid regular expression: " + re->error());
-        else c.SetCaptures(re->NamedCapturingGroups());
-        r.regex = re;
-      }
-    }
-    if (when.contains("min_intensity")) {
-      if (!Unit(when["min_intensity"])) c.Fail("when.min_intensity", "must be a number in [0, 1]");
-      else r.min_intensity = when["min_intensity"].get<double>();
-    }
-    if (when.contains("data")) {
-      if (!when["data"].is_array()) c.Fail("when.data", "must be a list of conditions");
-      else {
-        for (size_t i = 0; i < when["data"].size(); ++i) {
-          const json& d = when["data"][i];
-          std::string path = "when.data[" + std::to_string(i) + "]";
-          c.Keys(d, path, {"pointer", "equals", "exists", "gt", "gte", "lt", "lte"});
-          if (!c.ok()) break;
-          DataCondition dc;
-          if (!d.contains("pointer") || !d["pointer"].is_string() ||
-              (!d["pointer"].get<std::string>().empty() && d["pointer"].get<std::string>()[0] != '/')) {
-            c.Fail(path + ".pointer", "must be a JSON pointer such as \"/issue/number\"");
-            break;
-          }
-          dc.pointer = d["pointer"];
-          int ops = 0;
-          static const std::pair<const char*, DataCondition::Op> kOps[] = {
-              {"equals", DataCondition::Op::kEquals}, {"exists", DataCondition::Op::kExists},
-              {"gt", DataCondition::Op::kGt},         {"gte", DataCondition::Op::kGte},
-              {"lt", DataCondition::Op::kLt},         {"lte", DataCondition::Op::kLte}};
-          for (auto [name, op] : kOps) {
-            if (!d.contains(name)) continue;
-            ++ops;
-            dc.op = op;
-            dc.value = d[name];
-            if (op == DataCondition::Op::kExists && !dc.value.is_boolean()) c.Fail(path + ".exists", "must be true or false");
-            if (op != DataCondition::Op::kExists && op != DataCondition::Op::kEquals && !dc.value.is_number())
-              c.Fail(path + "." + name, "must be a number");
-          }
-          if (ops != 1) c.Fail(path, "needs exactly one of equals, exists, gt, gte, lt, lte");
-          r.data.push_back(std::move(dc));
-        }
-      }
-    }
-    if (when.contains("arousal")) {
-      const json& a = when["arousal"];
-      c.Keys(a, "when.arousal", {"min", "max"});
-      if (a.is_object()) {
-        if (a.contains("min")) {
-          if (!Unit(a["min"])) c.Fail("when.arousal.min", "must be a number in [0, 1]");
-          else r.arousal_min = a["min"];
-        }
-        if (a.contains("max")) {
-          if (!Unit(a["max"])) c.Fail("when.arousal.max", "must be a number in [0, 1]");
-          else r.arousal_max = a["max"];
-        }
-      }
-    }
-  }
-
-  if (!rule.contains("then") || !rule["then"].is_array() || rule["then"].empty()) {
-    c.Fail("then", "must be a non-empty list of steps");
-    return c.status();
-  }
-  bool created = false;
-  for (size_t i = 0; i < rule["then"].size() && c.ok(); ++i) {
-    const json& s = rule["then"][i];
-    std::string path = "then[" + std::to_string(i) + "]";
-    if (!s.is_object() || s.size() != 1 || !s.begin()->is_object()) {
-      c.Fail(path, "must be an object with one step, e.g. {\"send\": {...}}");
-      break;
-    }
-    const std::string kind = s.begin().key();
-    const json& args = *s.begin();
-    path += "." + kind;
-    Step step{Step::Kind::kSend, args};
-    if (kind == "send") {
-      c.Keys(args, path, {"effector", "type", "payload", "idempotency_key"});
-      if (!args.contains("effector") || !args["effector"].is_string()) c.Fail(path + ".effector", "required");
-      else if (!ctx.effectors.count(args["effector"].get<std::string>())) {
-        std::string known;
-        for (const auto& e : ctx.effectors) known += (known.empty() ? "" : ", ") + e;
-        c.Fail(path + ".effector", "unknown effector \"" + args["effector"].get<std::string>() +
-                                       "\" (configured: " + known + ")");
-      }
-      if (!args.contains("type") || !args["type"].is_string()) c.Fail(path + ".type", "required: a string");
-      // What action_enqueued will accept, so the rule never plans an event
-      // the log refuses (found by fuzz/rules).
-      else if (!state::IsName(args["type"]))
-        c.Fail(path + ".type", "must be a name (1-256 characters, no control characters)");
-    } else if (kind == "create_thread") {
-      step.kind = Step::Kind::kCreateThread;
-      c.Keys(args, path, {"goal", "salience", "state"});
-      if (!args.contains("goal") || !args["goal"].is_string()) c.Fail(path + ".goal", "required: a string");
-      if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
-      if (args.contains("state") && !args["state"].is_object()) c.Fail(path + ".state", "must be an object");
-      created = true;
-    } else if (kind == "assign_to_thread") {
-      step.kind = Step::Kind::kAssignToThread;
-      c.Keys(args, path, {"thread_id"});
-      if (args.contains("thread_id") && !args["thread_id"].is_string()) c.Fail(path + ".thread_id", "must be a string");
-      if (!args.contains("thread_id") && !created)
-        c.Fail(path, "needs thread_id, or a create_thread step before it");
-    } else if (kind == "set_arousal") {
-      step.kind = Step::Kind::kSetArousal;
-      c.Keys(args, path, {"level"});
-      if (!args.contains("level") || !Unit(args["level"])) c.Fail(path + ".level", "required: a number in [0, 1]");
-    } else if (kind == "set_factor") {
-      step.kind = Step::Kind::kSetFactor;
-      c.Keys(args, path, {"name", "value"});
-      if (!args.contains("name") || !args["name"].is_string()) c.Fail(path + ".name", "required: a string");
-      if (!args.contains("value")) c.Fail(path + ".value", "required");
-    } else if (kind == "escalate") {
-      step.kind = Step::Kind::kEscalate;
-      c.Keys(args, path, {"salience", "arousal"});
-      if (args.contains("salience") && !Unit(args["salience"])) c.Fail(path + ".salience", "must be a number in [0, 1]");
-      if (args.contains("arousal") && !Unit(args["arousal"])) c.Fail(path + ".arousal", "must be a number in [0, 1]");
-      if (!args.contains("salience") && !args.contains("arousal")) c.Fail(path, "needs salience and/or arousal");
-    } else if (kind == "drop") {
-      step.kind = Step::Kind::kDrop;
-      c.Keys(args, path, {"reason"});
-    } else {
-      c.Fail(path, "unknown step (send, create_thread, assign_to_thread, set_arousal, set_factor, escalate, drop)");
-    }
-    c.Templates(args, path);
-    r.then.push_back(std::move(step));
-  }
+  ParseWhen(rule.contains("when") ? rule["when"] : empty, c, &r);
+  ParseThen(rule, ctx, c, &r);
   if (!c.ok()) return c.status();
   return r;
 }
