@@ -179,25 +179,31 @@ double SocialDelta(const Features& from, const Features& to) {
   return Round4(std::clamp(d, -1.0, 1.0));
 }
 
-std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
-                                const std::vector<const Features*>& features,
-                                const LinkOptions& options) {
-  const size_t n = dates.size();
-  std::vector<Links> links(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) links[i].prev = dates[i - 1];
-    if (i + 1 < n) links[i].next = dates[i + 1];
-  }
+namespace {
 
-  // Semantic, through an inverted index: each pair sharing a term is met
-  // once per shared term, and pairs sharing none are never met.
-  // Postings grouped by term (a flat id -> group table and a counting
-  // sort), in document order within a group.
+// The semantic index: postings grouped by term, in document order within a
+// group; each pair sharing a term is met once per shared term, and pairs
+// sharing none are never met. Terms most documents share are columns of a
+// dense matrix instead (see PostingIndex::Build).
+struct PostingIndex {
   struct Posting {
     uint32_t doc, count;
   };
-  size_t total = 0;
-  for (size_t d = 0; d < n; ++d) total += features[d] ? features[d]->terms.size() : 0;
+  std::vector<Posting> postings;   // grouped by term
+  std::vector<uint32_t> group_end;  // per posting: the end of its term's group
+  std::vector<std::vector<uint32_t>> own;  // doc -> its postings of terms not in `dense`
+  size_t stride = 0;  // dense columns, rounded up to 4
+  std::vector<uint32_t> dense;  // [doc * stride + column]: the term's count
+
+  static PostingIndex Build(const std::vector<const Features*>& features);
+};
+
+// Groups the postings by term (a flat id -> group table and a counting
+// sort). *group_of: each posting's group, in (doc, term) order; returns
+// each group's start, and one more entry: the end of the last.
+std::vector<uint32_t> GroupByTerm(const std::vector<const Features*>& features,
+                                  std::vector<uint32_t>* group_of) {
+  const size_t n = features.size();
   // Sized for the distinct terms, not the postings (documents share most
   // of their terms: a table for every posting would be megabytes to zero).
   std::vector<uint64_t> table_id(1024);
@@ -209,9 +215,7 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
     while (table_group[slot] != UINT32_MAX && table_id[slot] != id) slot = (slot + 1) & mask;
     return slot;
   };
-  std::vector<uint32_t> group_of;  // per posting, in (doc, term) order
   std::vector<uint32_t> group_start;  // sizes first, then starts
-  group_of.reserve(total);
   for (size_t d = 0; d < n; ++d) {
     if (!features[d]) continue;
     for (const auto& [id, count] : features[d]->terms) {
@@ -232,7 +236,7 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
         group_id.push_back(id);
         group_start.push_back(0);
       }
-      group_of.push_back(table_group[slot]);
+      group_of->push_back(table_group[slot]);
       ++group_start[table_group[slot]];
     }
   }
@@ -242,6 +246,16 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
     group_start[g] = static_cast<uint32_t>(sum);
     sum += size;
   }
+  return group_start;
+}
+
+PostingIndex PostingIndex::Build(const std::vector<const Features*>& features) {
+  const size_t n = features.size();
+  size_t total = 0;
+  for (size_t d = 0; d < n; ++d) total += features[d] ? features[d]->terms.size() : 0;
+  std::vector<uint32_t> group_of;  // per posting, in (doc, term) order
+  group_of.reserve(total);
+  const std::vector<uint32_t> group_start = GroupByTerm(features, &group_of);
   // A term most documents share is met by nearly every pair: its pairs are
   // cheaper as a column of a dense matrix (a row of counts per document; a
   // pair's share of its dot product is a vectorised dot product of rows,
@@ -258,34 +272,45 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
     const size_t df = group_start[g + 1] - group_start[g];
     if (known >= 16 && 3 * df >= known) column[g] = static_cast<uint32_t>(columns++);
   }
-  const size_t stride = (columns + 3) / 4 * 4;  // at most 600: 200 terms a document
-  std::vector<uint32_t> dense(n * stride, 0);  // [doc * stride + column]: the term's count
-  std::vector<Posting> postings(total);
-  std::vector<uint32_t> group_end(total);
-  std::vector<std::vector<uint32_t>> own(n);  // doc -> its postings of terms not in `dense`
-  {
-    std::vector<uint32_t> next(group_start.begin(), group_start.end() - 1);
-    size_t k = 0;
-    for (size_t d = 0; d < n; ++d) {
-      if (!features[d]) continue;
-      own[d].reserve(features[d]->terms.size());
-      for (const auto& term : features[d]->terms) {
-        uint32_t g = group_of[k++];
-        uint32_t p = next[g]++;
-        postings[p] = {static_cast<uint32_t>(d), term.second};
-        group_end[p] = group_start[g + 1];
-        if (column[g] != UINT32_MAX) {
-          dense[d * stride + column[g]] = term.second;
-        } else {
-          own[d].push_back(p);
-        }
+  PostingIndex index;
+  index.stride = (columns + 3) / 4 * 4;  // at most 600: 200 terms a document
+  index.dense.assign(n * index.stride, 0);
+  index.postings.resize(total);
+  index.group_end.resize(total);
+  index.own.resize(n);
+  std::vector<uint32_t> next(group_start.begin(), group_start.end() - 1);
+  size_t k = 0;
+  for (size_t d = 0; d < n; ++d) {
+    if (!features[d]) continue;
+    index.own[d].reserve(features[d]->terms.size());
+    for (const auto& term : features[d]->terms) {
+      uint32_t g = group_of[k++];
+      uint32_t p = next[g]++;
+      index.postings[p] = {static_cast<uint32_t>(d), term.second};
+      index.group_end[p] = group_start[g + 1];
+      if (column[g] != UINT32_MAX) {
+        index.dense[d * index.stride + column[g]] = term.second;
+      } else {
+        index.own[d].push_back(p);
       }
     }
   }
-  // Rows run in parallel. A pair is met in the row of its earlier
-  // document and offered to both documents' best-k lists of that worker;
-  // the workers' lists are merged after (the order is total, so the best k
-  // of a union are the best k of the parts' best k).
+  return index;
+}
+
+// Each document's best semantic and social targets, by index.
+struct BestTargets {
+  std::vector<TopK> semantic;
+  std::vector<TopK> social;
+};
+
+// Rows run in parallel. A pair is met in the row of its earlier document
+// and offered to both documents' best-k lists of that worker; the workers'
+// lists are merged after (the order is total, so the best k of a union are
+// the best k of the parts' best k).
+BestTargets ScoreRows(const std::vector<const Features*>& features, const PostingIndex& index,
+                      const LinkOptions& options) {
+  const size_t n = features.size();
   struct Worker {
     std::vector<uint64_t> dot;  // row i's dot products with the later documents
     std::vector<TopK> semantic;
@@ -295,13 +320,18 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
     w.dot.assign(n, 0);
     w.semantic.assign(n, TopK(options.semantic_k));
   }
-  std::vector<TopK> social(n, TopK(options.social_k));
+  BestTargets best{std::vector<TopK>(n, TopK(options.semantic_k)),
+                   std::vector<TopK>(n, TopK(options.social_k))};
+  const auto& postings = index.postings;
+  const auto& group_end = index.group_end;
+  const auto& dense = index.dense;
+  const size_t stride = index.stride;
   ParallelForWorkers(n, [&](size_t i, size_t worker) {
     if (!features[i]) return;
     Worker& w = workers[worker];
     // The inner loop of the whole archive's links: keep it branch-free.
     uint64_t* dot = w.dot.data();
-    for (uint32_t p : own[i]) {
+    for (uint32_t p : index.own[i]) {
       const uint64_t ci = postings[p].count;
       for (uint32_t q = p + 1; q < group_end[p]; ++q) dot[postings[q].doc] += ci * postings[q].count;
     }
@@ -323,18 +353,31 @@ std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
       if (j == i || !features[j]) continue;
       // COMB's sign: the document's change since its target (links.h).
       double delta = SocialDelta(*features[j], *features[i]);
-      if (delta != 0) social[i].Offer(std::fabs(delta), static_cast<uint32_t>(j), delta);
+      if (delta != 0) best.social[i].Offer(std::fabs(delta), static_cast<uint32_t>(j), delta);
     }
   });
-  std::vector<TopK> semantic(n, TopK(options.semantic_k));
   for (const Worker& w : workers)
     for (size_t i = 0; i < n; ++i)
-      for (const auto& item : w.semantic[i].items()) semantic[i].Offer(item.key, item.index, item.value);
+      for (const auto& item : w.semantic[i].items()) best.semantic[i].Offer(item.key, item.index, item.value);
+  return best;
+}
 
+}  // namespace
+
+std::vector<Links> ComputeLinks(const std::vector<std::string>& dates,
+                                const std::vector<const Features*>& features,
+                                const LinkOptions& options) {
+  const size_t n = dates.size();
+  std::vector<Links> links(n);
   for (size_t i = 0; i < n; ++i) {
-    for (const auto& item : semantic[i].items())
+    if (i > 0) links[i].prev = dates[i - 1];
+    if (i + 1 < n) links[i].next = dates[i + 1];
+  }
+  const BestTargets best = ScoreRows(features, PostingIndex::Build(features), options);
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& item : best.semantic[i].items())
       links[i].semantic.push_back({dates[item.index], item.value});
-    for (const auto& item : social[i].items())
+    for (const auto& item : best.social[i].items())
       links[i].social.push_back(
           {dates[item.index], item.value > 0 ? "inward" : "outward", item.value});
   }
