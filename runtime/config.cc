@@ -190,6 +190,196 @@ void ParseApiLimits(Section& a, ApiLimitsConfig* l) {
            "must be at most api.max_sse_streams (" + std::to_string(l->max_sse_streams) + ")");
 }
 
+// Each Parse*Section reads one top-level section (docs/config.md) into *c;
+// what is wrong goes to *errors, named by its path.
+void ParseDurabilitySection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section d(v, "durability", errors);
+  std::string mode = "fsync";
+  d.String("mode", &mode);
+  auto parsed = state::ParseDurability(mode);
+  if (!parsed.ok()) d.Fail("durability.mode", "must be fsync, interval or none, got \"" + mode + "\"");
+  else c->durability = *parsed;
+  d.Integer("interval_ms", &c->interval_ms, 1, 60000);
+  d.Integer("segment_bytes", &c->segment_bytes, 4096, int64_t{1} << 40);
+  d.RejectUnknown();
+}
+
+void ParseApiSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section a(v, "api", errors);
+  a.String("address", &c->api_address);
+  a.Integer("port", &c->api_port, 0, 65535);
+  a.String("token", &c->api_token);
+  a.Integer("body_limit", &c->body_limit, 1024, int64_t{1} << 30);
+  a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{state::kMaxMaxJsonDepth});
+  ParseApiLimits(a, &c->api_limits);
+  a.RejectUnknown();
+}
+
+void ParseRecencySection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section r(v, "recency", errors);
+  r.Duration("percept_half_life", &c->recency.percept_half_life, 1);
+  r.Duration("thread_half_life", &c->recency.thread_half_life, 1);
+  r.Duration("arousal_window", &c->recency.arousal_window, 1);
+  r.RejectUnknown();
+}
+
+void ParseAttentionSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section a(v, "attention", errors);
+  a.Number("percept_threshold", &c->attention_threshold, 0, 1);
+  a.Integer("limit", &c->attention_limit, 1, 10000);
+  a.RejectUnknown();
+}
+
+void ParsePerceptsSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section p(v, "percepts", errors);
+  p.Duration("dedup_window", &c->percepts_dedup_window);
+  p.RejectUnknown();
+}
+
+void ParseOutboxSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section o(v, "outbox", errors);
+  o.Integer("max_attempts", &c->outbox.max_attempts, 1, 1000);
+  o.Duration("backoff", &c->outbox.backoff, 1);
+  o.Duration("max_backoff", &c->outbox.max_backoff, 1);
+  o.Number("jitter", &c->outbox.jitter, 0, 1);
+  o.Duration("retention", &c->outbox.retention);
+  o.Duration("shutdown_grace", &c->outbox.shutdown_grace);
+  o.RejectUnknown();
+}
+
+void ParseArchiveSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section a(v, "archive", errors);
+  a.Duration("consolidate_every", &c->archive.consolidate_every);
+  a.Duration("threads_after", &c->archive.policy.threads_after);
+  a.Duration("percepts_after", &c->archive.policy.percepts_after);
+  a.Duration("actions_after", &c->archive.policy.actions_after);
+  a.Integer("digest_items", &c->archive.policy.digest_items, 1, 100000);
+  a.Bool("rollup", &c->archive.rollup);
+  a.Integer("semantic_links", &c->archive.semantic_links, 0, 100);
+  a.Integer("social_links", &c->archive.social_links, 0, 100);
+  a.RejectUnknown();
+}
+
+void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section m(v, "memory", errors);
+  memory::MemoryOptions& o = c->memory;
+  if (const json* e = m.Get("embedder")) {
+    Section em(*e, "memory.embedder", errors);
+    em.String("kind", &o.embedder.kind);
+    if (o.embedder.kind != "hash" && o.embedder.kind != "openai")
+      errors->push_back("memory.embedder.kind: must be hash or openai, got \"" + o.embedder.kind + "\"");
+    em.Integer("dims", &o.embedder.dims, 8, 65536);
+    em.String("url", &o.embedder.url);
+    em.String("model", &o.embedder.model);
+    em.String("api_key", &o.embedder.api_key);
+    std::string key_env;
+    em.String("api_key_env", &key_env);
+    if (!key_env.empty())
+      if (const char* k = std::getenv(key_env.c_str())) o.embedder.api_key = k;
+    TimeMs timeout = o.embedder.timeout_ms;
+    em.Duration("timeout", &timeout, 1);
+    o.embedder.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
+    em.Integer("batch", &o.embedder.batch, 1, 4096);
+    em.RejectUnknown();
+  }
+  TimeMs half_life = static_cast<TimeMs>(o.half_life_hours * 3600000);
+  m.Duration("half_life", &half_life, 1);
+  o.half_life_hours = static_cast<double>(half_life) / 3600000.0;
+  m.Number("min_strength", &o.min_strength, 0, 1);
+  double threshold = o.vector_threshold;
+  m.Number("vector_threshold", &threshold, -1, 1);
+  o.vector_threshold = static_cast<float>(threshold);
+  m.Number("duplicate_cosine", &o.duplicate_cosine, 0, 1);
+  m.Integer("rrf_k", &o.rrf_k, 1, 100000);
+  m.Number("recency_days", &o.recency_days, 0, 1e6);
+  m.Integer("vector_exact_limit", &o.vectors.exact_limit, 0, int64_t{1} << 40);
+  m.Integer("vector_ef_search", &o.vectors.ef_search, 1, 100000);
+  m.Integer("vector_m", &o.vectors.m, 2, 256);
+  m.Integer("vector_ef_construction", &o.vectors.ef_construction, 1, 100000);
+  if (const json* roots = m.Get("ingest_roots")) {
+    // Absolute: a relative root would depend on where limbic was started.
+    if (!roots->is_array()) m.Fail("memory.ingest_roots", "must be an array of absolute directory paths, got " + roots->dump());
+    else
+      for (size_t i = 0; i < roots->size(); ++i) {
+        const json& r = (*roots)[i];
+        if (!r.is_string() || r.get_ref<const std::string&>().empty() || r.get_ref<const std::string&>()[0] != '/')
+          m.Fail("memory.ingest_roots[" + std::to_string(i) + "]", "must be an absolute directory path, got " + r.dump());
+        else
+          o.ingest_roots.push_back(r.get<std::string>());
+      }
+  }
+  m.Integer("ingest_max_bytes", &o.ingest_max_bytes, 1, int64_t{1} << 40);
+  if (const json* b = m.Get("bm25")) {
+    Section bm(*b, "memory.bm25", errors);
+    bm.Number("k1", &o.bm25.k1, 0, 100);
+    bm.Number("b", &o.bm25.b, 0, 1);
+    bm.RejectUnknown();
+  }
+  m.RejectUnknown();
+}
+
+void ParseWorldSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section w(v, "world", errors);
+  world::WorldOptions& o = c->world;
+  w.Bool("daily", &o.daily);
+  w.String("extractor", &o.extractor.kind);
+  if (o.extractor.kind != "heuristic" && o.extractor.kind != "llm")
+    errors->push_back("world.extractor: must be heuristic or llm, got \"" + o.extractor.kind + "\"");
+  w.String("surprise", &o.surprise.mode);
+  if (o.surprise.mode != "heuristic" && o.surprise.mode != "llm")
+    errors->push_back("world.surprise: must be heuristic or llm, got \"" + o.surprise.mode + "\"");
+  world::ChatSpec llm;
+  if (const json* l = w.Get("llm")) {
+    Section ls(*l, "world.llm", errors);
+    ls.String("url", &llm.url);
+    ls.String("model", &llm.model);
+    ls.String("api_key", &llm.api_key);
+    std::string key_env;
+    ls.String("api_key_env", &key_env);
+    if (!key_env.empty())
+      if (const char* k = std::getenv(key_env.c_str())) llm.api_key = k;
+    TimeMs timeout = llm.timeout_ms;
+    ls.Duration("timeout", &timeout, 1);
+    llm.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
+    ls.RejectUnknown();
+  }
+  o.extractor.llm = llm;
+  o.surprise.llm = llm;
+  if (o.extractor.kind == "llm" || o.surprise.mode == "llm")
+    if (Status s = world::CheckChatSpec(llm); !s.ok()) errors->push_back("world.llm: " + s.message());
+  w.Integer("max_input_chars", &o.extractor.max_input_chars, 1000, int64_t{1} << 30);
+  w.Number("threshold", &o.threshold, 0, 1);
+  w.Integer("decay_days", &o.decay_days, 1, 100000);
+  if (const json* t = w.Get("protected_types")) {
+    if (!t->is_array()) w.Fail("world.protected_types", "must be an array of entity types");
+    else
+      for (size_t i = 0; i < t->size(); ++i) {
+        auto type = (*t)[i].is_string() ? world::ParseType((*t)[i].get<std::string>())
+                                        : Result<world::EntityType>(Status::InvalidArgument(
+                                              "must be an entity type, got " + (*t)[i].dump()));
+        if (type.ok()) o.protected_types.insert(*type);
+        else w.Fail("world.protected_types[" + std::to_string(i) + "]", type.status().message());
+      }
+  }
+  w.Integer("max_file_bytes", &o.max_file_bytes, 1, int64_t{1} << 40);
+  w.RejectUnknown();
+}
+
+// Reads the rules file "reflexes" names (relative to base_dir) into
+// c->reflexes; nothing when it names none.
+Status LoadReflexesFile(const std::string& base_dir, Config* c) {
+  if (c->reflexes_file.empty()) return Status::OK();
+  std::filesystem::path p(c->reflexes_file);
+  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+  c->reflexes_file = p.lexically_normal().string();
+  auto text = ReadFile(c->reflexes_file);
+  if (!text.ok()) return text.status().WithContext("reflexes");
+  auto rules = ParseJsonText(*text, c->reflexes_file, c->max_json_depth);
+  if (!rules.ok()) return rules.status();
+  c->reflexes = *rules;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ConfigErrors(const std::vector<std::string>& errors) {
@@ -206,186 +396,22 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   Section root(doc, "", &errors);
   root.String("state_dir", &c.state_dir);
 
-  if (const json* v = root.Get("durability")) {
-    Section d(*v, "durability", &errors);
-    std::string mode = "fsync";
-    d.String("mode", &mode);
-    auto parsed = state::ParseDurability(mode);
-    if (!parsed.ok()) d.Fail("durability.mode", "must be fsync, interval or none, got \"" + mode + "\"");
-    else c.durability = *parsed;
-    d.Integer("interval_ms", &c.interval_ms, 1, 60000);
-    d.Integer("segment_bytes", &c.segment_bytes, 4096, int64_t{1} << 40);
-    d.RejectUnknown();
-  }
-  if (const json* v = root.Get("api")) {
-    Section a(*v, "api", &errors);
-    a.String("address", &c.api_address);
-    a.Integer("port", &c.api_port, 0, 65535);
-    a.String("token", &c.api_token);
-    a.Integer("body_limit", &c.body_limit, 1024, int64_t{1} << 30);
-    a.Integer("max_json_depth", &c.max_json_depth, 1, int64_t{state::kMaxMaxJsonDepth});
-    ParseApiLimits(a, &c.api_limits);
-    a.RejectUnknown();
-  }
-  if (const json* v = root.Get("recency")) {
-    Section r(*v, "recency", &errors);
-    r.Duration("percept_half_life", &c.recency.percept_half_life, 1);
-    r.Duration("thread_half_life", &c.recency.thread_half_life, 1);
-    r.Duration("arousal_window", &c.recency.arousal_window, 1);
-    r.RejectUnknown();
-  }
-  if (const json* v = root.Get("attention")) {
-    Section a(*v, "attention", &errors);
-    a.Number("percept_threshold", &c.attention_threshold, 0, 1);
-    a.Integer("limit", &c.attention_limit, 1, 10000);
-    a.RejectUnknown();
-  }
-  if (const json* v = root.Get("percepts")) {
-    Section p(*v, "percepts", &errors);
-    p.Duration("dedup_window", &c.percepts_dedup_window);
-    p.RejectUnknown();
-  }
-  if (const json* v = root.Get("outbox")) {
-    Section o(*v, "outbox", &errors);
-    o.Integer("max_attempts", &c.outbox.max_attempts, 1, 1000);
-    o.Duration("backoff", &c.outbox.backoff, 1);
-    o.Duration("max_backoff", &c.outbox.max_backoff, 1);
-    o.Number("jitter", &c.outbox.jitter, 0, 1);
-    o.Duration("retention", &c.outbox.retention);
-    o.Duration("shutdown_grace", &c.outbox.shutdown_grace);
-    o.RejectUnknown();
-  }
-  if (const json* v = root.Get("archive")) {
-    Section a(*v, "archive", &errors);
-    a.Duration("consolidate_every", &c.archive.consolidate_every);
-    a.Duration("threads_after", &c.archive.policy.threads_after);
-    a.Duration("percepts_after", &c.archive.policy.percepts_after);
-    a.Duration("actions_after", &c.archive.policy.actions_after);
-    a.Integer("digest_items", &c.archive.policy.digest_items, 1, 100000);
-    a.Bool("rollup", &c.archive.rollup);
-    a.Integer("semantic_links", &c.archive.semantic_links, 0, 100);
-    a.Integer("social_links", &c.archive.social_links, 0, 100);
-    a.RejectUnknown();
-  }
-  if (const json* v = root.Get("memory")) {
-    Section m(*v, "memory", &errors);
-    memory::MemoryOptions& o = c.memory;
-    if (const json* e = m.Get("embedder")) {
-      Section em(*e, "memory.embedder", &errors);
-      em.String("kind", &o.embedder.kind);
-      if (o.embedder.kind != "hash" && o.embedder.kind != "openai")
-        errors.push_back("memory.embedder.kind: must be hash or openai, got \"" + o.embedder.kind + "\"");
-      em.Integer("dims", &o.embedder.dims, 8, 65536);
-      em.String("url", &o.embedder.url);
-      em.String("model", &o.embedder.model);
-      em.String("api_key", &o.embedder.api_key);
-      std::string key_env;
-      em.String("api_key_env", &key_env);
-      if (!key_env.empty())
-        if (const char* k = std::getenv(key_env.c_str())) o.embedder.api_key = k;
-      TimeMs timeout = o.embedder.timeout_ms;
-      em.Duration("timeout", &timeout, 1);
-      o.embedder.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
-      em.Integer("batch", &o.embedder.batch, 1, 4096);
-      em.RejectUnknown();
-    }
-    TimeMs half_life = static_cast<TimeMs>(o.half_life_hours * 3600000);
-    m.Duration("half_life", &half_life, 1);
-    o.half_life_hours = static_cast<double>(half_life) / 3600000.0;
-    m.Number("min_strength", &o.min_strength, 0, 1);
-    double threshold = o.vector_threshold;
-    m.Number("vector_threshold", &threshold, -1, 1);
-    o.vector_threshold = static_cast<float>(threshold);
-    m.Number("duplicate_cosine", &o.duplicate_cosine, 0, 1);
-    m.Integer("rrf_k", &o.rrf_k, 1, 100000);
-    m.Number("recency_days", &o.recency_days, 0, 1e6);
-    m.Integer("vector_exact_limit", &o.vectors.exact_limit, 0, int64_t{1} << 40);
-    m.Integer("vector_ef_search", &o.vectors.ef_search, 1, 100000);
-    m.Integer("vector_m", &o.vectors.m, 2, 256);
-    m.Integer("vector_ef_construction", &o.vectors.ef_construction, 1, 100000);
-    if (const json* roots = m.Get("ingest_roots")) {
-      // Absolute: a relative root would depend on where limbic was started.
-      if (!roots->is_array()) m.Fail("memory.ingest_roots", "must be an array of absolute directory paths, got " + roots->dump());
-      else
-        for (size_t i = 0; i < roots->size(); ++i) {
-          const json& r = (*roots)[i];
-          if (!r.is_string() || r.get_ref<const std::string&>().empty() || r.get_ref<const std::string&>()[0] != '/')
-            m.Fail("memory.ingest_roots[" + std::to_string(i) + "]", "must be an absolute directory path, got " + r.dump());
-          else
-            o.ingest_roots.push_back(r.get<std::string>());
-        }
-    }
-    m.Integer("ingest_max_bytes", &o.ingest_max_bytes, 1, int64_t{1} << 40);
-    if (const json* b = m.Get("bm25")) {
-      Section bm(*b, "memory.bm25", &errors);
-      bm.Number("k1", &o.bm25.k1, 0, 100);
-      bm.Number("b", &o.bm25.b, 0, 1);
-      bm.RejectUnknown();
-    }
-    m.RejectUnknown();
-  }
-  if (const json* v = root.Get("world")) {
-    Section w(*v, "world", &errors);
-    world::WorldOptions& o = c.world;
-    w.Bool("daily", &o.daily);
-    w.String("extractor", &o.extractor.kind);
-    if (o.extractor.kind != "heuristic" && o.extractor.kind != "llm")
-      errors.push_back("world.extractor: must be heuristic or llm, got \"" + o.extractor.kind + "\"");
-    w.String("surprise", &o.surprise.mode);
-    if (o.surprise.mode != "heuristic" && o.surprise.mode != "llm")
-      errors.push_back("world.surprise: must be heuristic or llm, got \"" + o.surprise.mode + "\"");
-    world::ChatSpec llm;
-    if (const json* l = w.Get("llm")) {
-      Section ls(*l, "world.llm", &errors);
-      ls.String("url", &llm.url);
-      ls.String("model", &llm.model);
-      ls.String("api_key", &llm.api_key);
-      std::string key_env;
-      ls.String("api_key_env", &key_env);
-      if (!key_env.empty())
-        if (const char* k = std::getenv(key_env.c_str())) llm.api_key = k;
-      TimeMs timeout = llm.timeout_ms;
-      ls.Duration("timeout", &timeout, 1);
-      llm.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
-      ls.RejectUnknown();
-    }
-    o.extractor.llm = llm;
-    o.surprise.llm = llm;
-    if (o.extractor.kind == "llm" || o.surprise.mode == "llm")
-      if (Status s = world::CheckChatSpec(llm); !s.ok()) errors.push_back("world.llm: " + s.message());
-    w.Integer("max_input_chars", &o.extractor.max_input_chars, 1000, int64_t{1} << 30);
-    w.Number("threshold", &o.threshold, 0, 1);
-    w.Integer("decay_days", &o.decay_days, 1, 100000);
-    if (const json* t = w.Get("protected_types")) {
-      if (!t->is_array()) w.Fail("world.protected_types", "must be an array of entity types");
-      else
-        for (size_t i = 0; i < t->size(); ++i) {
-          auto type = (*t)[i].is_string() ? world::ParseType((*t)[i].get<std::string>())
-                                          : Result<world::EntityType>(Status::InvalidArgument(
-                                                "must be an entity type, got " + (*t)[i].dump()));
-          if (type.ok()) o.protected_types.insert(*type);
-          else w.Fail("world.protected_types[" + std::to_string(i) + "]", type.status().message());
-        }
-    }
-    w.Integer("max_file_bytes", &o.max_file_bytes, 1, int64_t{1} << 40);
-    w.RejectUnknown();
-  }
+  if (const json* v = root.Get("durability")) ParseDurabilitySection(*v, &errors, &c);
+  if (const json* v = root.Get("api")) ParseApiSection(*v, &errors, &c);
+  if (const json* v = root.Get("recency")) ParseRecencySection(*v, &errors, &c);
+  if (const json* v = root.Get("attention")) ParseAttentionSection(*v, &errors, &c);
+  if (const json* v = root.Get("percepts")) ParsePerceptsSection(*v, &errors, &c);
+  if (const json* v = root.Get("outbox")) ParseOutboxSection(*v, &errors, &c);
+  if (const json* v = root.Get("archive")) ParseArchiveSection(*v, &errors, &c);
+  if (const json* v = root.Get("memory")) ParseMemorySection(*v, &errors, &c);
+  if (const json* v = root.Get("world")) ParseWorldSection(*v, &errors, &c);
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);
   Entries(root, "effectors", &c.effectors);
   root.RejectUnknown();
   LIMBIC_RETURN_IF_ERROR(ConfigErrors(errors));
 
-  if (!c.reflexes_file.empty()) {
-    std::filesystem::path p(c.reflexes_file);
-    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    c.reflexes_file = p.lexically_normal().string();
-    auto text = ReadFile(c.reflexes_file);
-    if (!text.ok()) return text.status().WithContext("reflexes");
-    auto rules = ParseJsonText(*text, c.reflexes_file, c.max_json_depth);
-    if (!rules.ok()) return rules.status();
-    c.reflexes = *rules;
-  }
+  LIMBIC_RETURN_IF_ERROR(LoadReflexesFile(base_dir, &c));
   return c;
 }
 
