@@ -75,26 +75,53 @@ double Recency(TimeMs created, TimeMs now, double days) {
   return days > 0 ? 1.0 / (1.0 + age_days / days) : 1.0;
 }
 
+// The request's filters on memories, or none when it would pass every
+// memory (`skip_superseded` false): the lists then skip its lookups, and
+// the vector index need not ask its graph for extra. Refers to `req`.
+MetaFilter FilterOf(const RecallRequest& req, bool skip_superseded) {
+  if (!skip_superseded && !req.kind && !req.ns && !req.episode_id && !req.tag) return {};
+  return [&req](const MemoryMeta& m) {
+    if (m.superseded && !req.include_superseded) return false;
+    if (req.kind && m.kind != *req.kind) return false;
+    if (req.ns && m.ns != *req.ns) return false;
+    if (req.episode_id && m.episode_id != *req.episode_id) return false;
+    if (req.tag && std::find(m.tags.begin(), m.tags.end(), *req.tag) == m.tags.end())
+      return false;
+    return true;
+  };
+}
+
+// Archive hits of the wanted kind, ranked in the order given.
+void AddArchiveCandidates(const RecallRequest& req, const std::vector<ArchiveHit>& archive_hits,
+                          std::map<std::string, Candidate>* cands) {
+  size_t rank = 0;
+  for (const ArchiveHit& h : archive_hits) {
+    if (req.kind && h.kind != *req.kind) continue;
+    Candidate& c = (*cands)[h.id];
+    c.archive_rank = ++rank;
+    c.archive_score = h.score;
+    c.archive = &h;
+    c.kind = h.kind;
+  }
+}
+
+// How a result's score came about (the request's "explain").
+json Explain(const Candidate& c, decltype(MemoryOptions::rrf_k) rrf_k) {
+  json e = {{"rrf", c.rrf}, {"strength", c.strength}, {"recency", c.recency}, {"rrf_k", rrf_k}};
+  if (c.bm25_rank) e["bm25"] = {{"rank", c.bm25_rank}, {"score", c.bm25}};
+  if (c.vector_rank) e["vector"] = {{"rank", c.vector_rank}, {"cosine", c.cosine}};
+  if (c.archive_rank) e["archive"] = {{"rank", c.archive_rank}, {"score", c.archive_score}};
+  return e;
+}
+
 }  // namespace
 
 Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
                                        const std::vector<ArchiveHit>& archive_hits) {
   const size_t depth = req.Depth();
   const bool memories_wanted = !req.kind || (*req.kind != "archive" && *req.kind != "staged");
-  // No filter at all when it would pass every memory: the lists then skip
-  // its lookups, and the vector index need not ask its graph for extra.
   const bool skip_superseded = !req.include_superseded && index_->superseded() > 0;
-  MetaFilter filter;
-  if (skip_superseded || req.kind || req.ns || req.episode_id || req.tag)
-    filter = [&](const MemoryMeta& m) {
-      if (m.superseded && !req.include_superseded) return false;
-      if (req.kind && m.kind != *req.kind) return false;
-      if (req.ns && m.ns != *req.ns) return false;
-      if (req.episode_id && m.episode_id != *req.episode_id) return false;
-      if (req.tag && std::find(m.tags.begin(), m.tags.end(), *req.tag) == m.tags.end())
-        return false;
-      return true;
-    };
+  const MetaFilter filter = FilterOf(req, skip_superseded);
   std::map<std::string, Candidate> cands;
   json vector_info = {{"embedder", embedder_->id()}, {"used", false}};
   if (memories_wanted) {
@@ -118,18 +145,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     }
   }
   // Archive items, unless a memory-only filter excludes them.
-  const bool archive_wanted = req.WantsArchive();
-  if (archive_wanted) {
-    size_t rank = 0;
-    for (const ArchiveHit& h : archive_hits) {
-      if (req.kind && h.kind != *req.kind) continue;
-      Candidate& c = cands[h.id];
-      c.archive_rank = ++rank;
-      c.archive_score = h.score;
-      c.archive = &h;
-      c.kind = h.kind;
-    }
-  }
+  if (req.WantsArchive()) AddArchiveCandidates(req, archive_hits, &cands);
   const double k = static_cast<double>(options_.rrf_k);
   std::vector<std::pair<std::string, Candidate*>> ranked;
   for (auto& [id, c] : cands) {
@@ -180,16 +196,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
       }
     }
     item["score"] = c->score;
-    if (req.explain) {
-      json e = {{"rrf", c->rrf},
-                {"strength", c->strength},
-                {"recency", c->recency},
-                {"rrf_k", options_.rrf_k}};
-      if (c->bm25_rank) e["bm25"] = {{"rank", c->bm25_rank}, {"score", c->bm25}};
-      if (c->vector_rank) e["vector"] = {{"rank", c->vector_rank}, {"cosine", c->cosine}};
-      if (c->archive_rank) e["archive"] = {{"rank", c->archive_rank}, {"score", c->archive_score}};
-      item["explain"] = std::move(e);
-    }
+    if (req.explain) item["explain"] = Explain(*c, options_.rrf_k);
     results.push_back(std::move(item));
   }
   if (!touches.empty())
