@@ -33,9 +33,9 @@
 #include <time.h>
 #include <vector>
 
-#include "state/archive/archive.h"
-#include "state/archive/doc_files.h"
-#include "state/archive/links.h"
+#include "archive/archive.h"
+#include "archive/doc_files.h"
+#include "archive/links.h"
 
 using namespace limbic;
 using namespace limbic::archive;

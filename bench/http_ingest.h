@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::bench {
 

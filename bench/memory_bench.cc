@@ -31,7 +31,7 @@
 
 #include "bench/report.h"
 #include "state/engine.h"
-#include "state/memory/store.h"
+#include "memory/store.h"
 
 using namespace limbic;
 using nlohmann::json;

@@ -25,8 +25,8 @@
 #include <set>
 
 #include "bench/report.h"
-#include "state/archive/search.h"
-#include "state/time.h"
+#include "archive/search.h"
+#include "base/time.h"
 
 using namespace limbic;
 using nlohmann::json;

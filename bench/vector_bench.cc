@@ -1,4 +1,4 @@
-// The vector index (state/memory/vector_index.h): exact and HNSW search
+// The vector index (memory/vector_index.h): exact and HNSW search
 // latency, HNSW build time and recall, save and load, as Markdown tables.
 //
 // For each size N of --sizes, one index (exact_limit = N - 1) is filled with
@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "bench/report.h"
-#include "state/memory/embedder.h"
-#include "state/memory/vector_index.h"
+#include "memory/embedder.h"
+#include "memory/vector_index.h"
 
 using namespace limbic;
 using namespace limbic::memory;

@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "bench/report.h"
-#include "state/memory/world/day_input.h"
-#include "state/memory/world/world.h"
-#include "state/time.h"
+#include "world/day_input.h"
+#include "world/world.h"
+#include "base/time.h"
 
 using namespace limbic;
 using nlohmann::json;

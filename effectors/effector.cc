@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "effectors/builtin.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 
 namespace limbic::effectors {
 

@@ -22,8 +22,8 @@
 #include <spdlog/logger.h>
 #include <string>
 
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::effectors {
 

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "effectors/builtin.h"
-#include "state/env.h"
-#include "state/subprocess.h"
+#include "base/env.h"
+#include "base/subprocess.h"
 
 namespace limbic::effectors {
 
@@ -30,7 +30,7 @@ struct ProcessResult {
 // On a timeout: SIGTERM to the program's group, this long to exit, then SIGKILL.
 constexpr TimeMs kKillGraceMs = 2000;
 
-// Runs `argv` (no shell) in a process group of its own (state/subprocess.h),
+// Runs `argv` (no shell) in a process group of its own (base/subprocess.h),
 // with `input` on stdin, collecting stdout and stderr (4 KiB each). After
 // `timeout` the group is terminated (SIGTERM, kKillGraceMs, SIGKILL); on
 // `cancel` it is killed at once.

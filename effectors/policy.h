@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::effectors {
 

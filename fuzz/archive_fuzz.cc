@@ -1,5 +1,5 @@
 // Fuzz target `archive`: the archive's day documents as read from disk
-// (state/archive/doc_files.h): DocFiles::Read (nlohmann, what Load and
+// (archive/doc_files.h): DocFiles::Read (nlohmann, what Load and
 // Rollup use), DocReader::Read (simdjson, what Verify uses), and the
 // verify and stats paths over an archive holding them.
 //
@@ -15,8 +15,8 @@
 #include <filesystem>
 
 #include "fuzz/fuzz_util.h"
-#include "state/archive/archive.h"
-#include "state/archive/doc_files.h"
+#include "archive/archive.h"
+#include "archive/doc_files.h"
 
 using namespace limbic;
 using namespace limbic::archive;

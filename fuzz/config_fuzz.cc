@@ -20,7 +20,7 @@
 #include "reflexes/rule.h"
 #include "runtime/config.h"
 #include "sensors/sensor.h"
-#include "state/json.h"
+#include "base/json.h"
 
 using namespace limbic;
 using limbic::fuzz::ScratchDir;

@@ -28,7 +28,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "state/engine.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/replay.h"
 
 using namespace limbic;

@@ -25,7 +25,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "fuzz/in_process_api.h"
-#include "state/json.h"
+#include "base/json.h"
 
 using namespace limbic;
 namespace http = boost::beast::http;

@@ -19,7 +19,7 @@
 #include "fuzz/fuzz_util.h"
 #include "fuzz/in_process_api.h"
 #include "runtime/mcp_api.h"
-#include "state/json.h"
+#include "base/json.h"
 
 using namespace limbic;
 using nlohmann::json;

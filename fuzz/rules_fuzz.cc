@@ -16,7 +16,7 @@
 #include "fuzz/fuzz_util.h"
 #include "reflexes/engine.h"
 #include "reflexes/rule.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/reducer.h"
 
 using namespace limbic;

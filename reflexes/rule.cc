@@ -6,7 +6,7 @@
 #include <map>
 
 #include "state/event.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 #include "state/memory_schema.h"
 
 namespace limbic::reflexes {

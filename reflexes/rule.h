@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace re2 {
 class RE2;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "runtime/runtime.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {

@@ -15,7 +15,7 @@
 
 #include "runtime/http_server.h"
 #include "state/commands.h"
-#include "state/memory/store.h"
+#include "memory/store.h"
 
 namespace limbic::runtime {
 

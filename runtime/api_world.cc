@@ -5,7 +5,7 @@
 #include "runtime/api.h"
 #include "runtime/runtime.h"
 #include "runtime/world_service.h"
-#include "state/memory/world/day_input.h"
+#include "world/day_input.h"
 
 namespace limbic::runtime {
 

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "runtime/config.h"
-#include "state/archive/store.h"
+#include "archive/store.h"
 #include "state/engine.h"
-#include "state/worker.h"
+#include "base/worker.h"
 
 namespace limbic::runtime {
 

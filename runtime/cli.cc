@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "state/json.h"
+#include "base/json.h"
 
 namespace limbic::runtime {
 

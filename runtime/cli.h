@@ -18,8 +18,8 @@
 
 #include "state/engine.h"
 #include "state/recency.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::runtime {
 

@@ -5,7 +5,7 @@
 
 #include "runtime/cli.h"
 #include "runtime/config.h"
-#include "state/archive/store.h"
+#include "archive/store.h"
 #include "state/consolidate.h"
 
 namespace limbic::runtime {

@@ -11,7 +11,7 @@
 
 #include "runtime/cli.h"
 #include "state/event_log.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 #include "state/replay.h"
 
 namespace limbic::runtime {

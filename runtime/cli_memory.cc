@@ -7,8 +7,8 @@
 
 #include "runtime/cli.h"
 #include "runtime/config.h"
-#include "state/archive/store.h"
-#include "state/memory/store.h"
+#include "archive/store.h"
+#include "memory/store.h"
 
 namespace limbic::runtime {
 namespace {

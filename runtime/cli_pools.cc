@@ -13,8 +13,8 @@
 
 #include "runtime/cli.h"
 #include "state/commands.h"
-#include "state/input_json.h"
-#include "state/json.h"
+#include "base/input_json.h"
+#include "base/json.h"
 
 namespace limbic::runtime {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "runtime/cli.h"
 #include "runtime/config.h"
-#include "state/memory/world/day_input.h"
-#include "state/memory/world/world.h"
+#include "world/day_input.h"
+#include "world/world.h"
 
 namespace limbic::runtime {
 namespace {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
-#include "state/input_json.h"
+#include "base/input_json.h"
 
 namespace limbic::runtime {
 namespace {

@@ -20,11 +20,11 @@
 #include "state/consolidate.h"
 #include "state/dedup.h"
 #include "state/event_log.h"
-#include "state/memory/store.h"
-#include "state/memory/world/world.h"
+#include "memory/store.h"
+#include "world/world.h"
 #include "state/recency.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::runtime {
 
@@ -72,7 +72,7 @@ struct Config {
   uint16_t api_port = 7077;
   std::string api_token;  // required when api_address is not loopback
   size_t body_limit = 1 << 20;
-  // How deeply JSON from outside may nest (state/input_json.h): HTTP bodies,
+  // How deeply JSON from outside may nest (base/input_json.h): HTTP bodies,
   // MCP lines, sensor lines, webhook bodies, the reflexes file.
   size_t max_json_depth = 128;
   ApiLimitsConfig api_limits;

@@ -31,7 +31,7 @@
 
 #include "state/event.h"
 #include "state/event_log.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::runtime {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <set>
 
-#include "state/input_json.h"
-#include "state/json.h"
+#include "base/input_json.h"
+#include "base/json.h"
 
 namespace limbic::runtime {
 

@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "runtime/http_policy.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::runtime {
 
@@ -75,7 +75,7 @@ struct HttpRequest {
   // "" when absent; `name` is case-insensitive.
   std::string Header(const std::string& name) const;
   // The body as a JSON object (every route's body is one), parsed as
-  // outside input (state/input_json.h: depth limit api.max_json_depth,
+  // outside input (base/input_json.h: depth limit api.max_json_depth,
   // numbers that fit a double); InvalidArgument naming the byte or key when
   // empty, malformed, too deep or not an object. Never throws. (The server
   // already answered 415 to a body that is not application/json.)

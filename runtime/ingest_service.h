@@ -23,8 +23,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "state/memory/store.h"
-#include "state/worker.h"
+#include "memory/store.h"
+#include "base/worker.h"
 
 namespace limbic::runtime {
 

@@ -11,8 +11,8 @@
 #include "runtime/cli.h"
 #include "runtime/mcp_api.h"
 #include "runtime/mcp_tools.h"
-#include "state/input_json.h"
-#include "state/json.h"
+#include "base/input_json.h"
+#include "base/json.h"
 
 namespace limbic::runtime {
 namespace {

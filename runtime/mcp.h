@@ -37,7 +37,7 @@
 #include <spdlog/logger.h>
 #include <string>
 
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::runtime {
 

@@ -10,8 +10,8 @@
 
 #include "runtime/runtime.h"
 #include "state/engine.h"
-#include "state/env.h"
-#include "state/memory/http_client.h"
+#include "base/env.h"
+#include "base/http_client.h"
 
 namespace limbic::runtime {
 namespace {

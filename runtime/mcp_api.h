@@ -16,7 +16,7 @@
 
 #include "runtime/config.h"
 #include "runtime/mcp_tools.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::runtime {
 

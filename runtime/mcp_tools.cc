@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "state/json.h"
+#include "base/json.h"
 
 namespace limbic::runtime {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::runtime {
 

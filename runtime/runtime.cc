@@ -10,7 +10,7 @@
 #include "runtime/api.h"
 #include "state/commands.h"
 #include "state/dedup.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {

@@ -46,7 +46,7 @@
 #include "runtime/world_service.h"
 #include "sensors/sensor.h"
 #include "state/engine.h"
-#include "state/memory/store.h"
+#include "memory/store.h"
 
 namespace limbic::runtime {
 

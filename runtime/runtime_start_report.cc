@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "runtime/runtime.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/replay.h"
 
 namespace limbic::runtime {

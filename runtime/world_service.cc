@@ -2,9 +2,9 @@
 
 #include <boost/asio/post.hpp>
 
-#include "state/archive/archive.h"
-#include "state/env.h"
-#include "state/memory/world/day_input.h"
+#include "archive/archive.h"
+#include "base/env.h"
+#include "world/day_input.h"
 
 namespace limbic::runtime {
 

@@ -31,8 +31,8 @@
 
 #include "runtime/config.h"
 #include "state/engine.h"
-#include "state/memory/world/world.h"
-#include "state/worker.h"
+#include "world/world.h"
+#include "base/worker.h"
 
 namespace limbic::runtime {
 

@@ -4,8 +4,8 @@
 #include <openssl/hmac.h>
 
 #include "sensors/sensor_config.h"
-#include "state/input_json.h"
-#include "state/json.h"
+#include "base/input_json.h"
+#include "base/json.h"
 
 namespace limbic::sensors {
 

@@ -24,7 +24,7 @@
 #include <string>
 
 #include "state/event.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::sensors {
 

@@ -1,7 +1,7 @@
 #include "sensors/sensor_config.h"
 
 #include "state/commands.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 
 namespace limbic::sensors {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sensors/builtin.h"
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::sensors {
 

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "sensors/sensor_config.h"
-#include "state/env.h"
-#include "state/input_json.h"
-#include "state/json.h"
-#include "state/subprocess.h"
+#include "base/env.h"
+#include "base/input_json.h"
+#include "base/json.h"
+#include "base/subprocess.h"
 
 namespace limbic::sensors {
 
@@ -308,7 +308,7 @@ class ExecSensor final : public LineSensor {
   }
 
   // Runs the program to its end; says how it ended ("exited with status 1").
-  // The program leads a process group of its own (state/subprocess.h): when
+  // The program leads a process group of its own (base/subprocess.h): when
   // it exits, or the sensor stops, what it started in that group goes too.
   std::string RunOnce() {
     state::SpawnOptions spawn;

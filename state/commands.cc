@@ -1,7 +1,7 @@
 #include "state/commands.h"
 
-#include "state/input_json.h"
-#include "state/json.h"
+#include "base/input_json.h"
+#include "base/json.h"
 
 #include <cmath>
 #include <initializer_list>

@@ -21,7 +21,7 @@
 
 #include "state/event.h"
 #include "state/projection.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::state {
 

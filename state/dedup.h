@@ -31,8 +31,8 @@
 #include "state/commands.h"
 #include "state/projection.h"
 #include "state/reducer.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "state/json.h"
+#include "base/json.h"
 #include "state/replay.h"
 
 namespace limbic::state {

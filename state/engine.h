@@ -57,13 +57,13 @@
 #include <vector>
 
 #include "state/dedup.h"
-#include "state/env.h"
+#include "base/env.h"
 #include "state/event.h"
 #include "state/event_log.h"
 #include "state/projection.h"
 #include "state/reducer.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

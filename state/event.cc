@@ -1,6 +1,6 @@
 #include "state/event.h"
 
-#include "state/json.h"
+#include "base/json.h"
 #include "state/memory_schema.h"
 
 #include <array>

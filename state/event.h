@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

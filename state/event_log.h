@@ -44,9 +44,9 @@
 #include <string>
 #include <vector>
 
-#include "state/env.h"
+#include "base/env.h"
 #include "state/event.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::state {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <vector>
 
-#include "state/json.h"
+#include "base/json.h"
 
 namespace limbic::state {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "state/event.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::state {
 

@@ -13,7 +13,7 @@
 
 #include "state/event_log.h"
 #include "state/segment.h"
-#include "state/sha256.h"
+#include "base/sha256.h"
 
 namespace limbic::state {
 

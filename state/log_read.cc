@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "state/event_log.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/segment.h"
-#include "state/sha256.h"
+#include "base/sha256.h"
 
 namespace limbic::state {
 

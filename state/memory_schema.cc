@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "state/event.h"
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::state {
 namespace {

@@ -1,6 +1,6 @@
 // The shapes of the nested objects memory events carry (docs/events.md,
 // "Memory"). Used by event.cc to validate, relied on by reduce_memory.cc,
-// and by state/memory/ to check requests before they become events.
+// and by memory/ to check requests before they become events.
 //
 //   memory     {id, kind: fact|episode|chunk, importance: [0,1], tags: [names],
 //               namespace: name, strength: (0, 1],

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "state/json.h"
+#include "base/json.h"
 
 namespace limbic::state {
 

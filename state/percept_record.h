@@ -30,8 +30,8 @@
 
 #include "state/event.h"
 #include "state/flat_record.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "state/json.h"
+#include "base/json.h"
 
 namespace limbic::state {
 

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <map>
 
-#include "state/json.h"
+#include "base/json.h"
 #include "state/pool_layout.h"
 #include "state/projection.h"
 #include "state/rocks.h"
-#include "state/sha256.h"
+#include "base/sha256.h"
 
 namespace limbic::state {
 

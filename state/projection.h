@@ -47,8 +47,8 @@
 #include "state/event.h"
 #include "state/reducer.h"
 #include "state/resident_records.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace rocksdb {
 class DB;

@@ -34,7 +34,7 @@
 
 #include "state/event.h"
 #include "state/projection.h"
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

@@ -1,7 +1,7 @@
 // Reduce(): what each event does to the pools (see reducer.h, docs/events.md).
 #include <algorithm>
 
-#include "state/json.h"
+#include "base/json.h"
 #include "state/dedup.h"
 #include "state/reducer.h"
 

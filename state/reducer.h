@@ -48,7 +48,7 @@
 #include "state/flat_record.h"
 #include "state/key_table.h"
 #include "state/percept_record.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::state {
 

@@ -16,7 +16,7 @@
 
 #include "state/engine.h"
 #include "state/event_log.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/segment.h"
 
 namespace limbic::state {

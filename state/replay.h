@@ -18,12 +18,12 @@
 #include <optional>
 #include <string>
 
-#include "state/env.h"
+#include "base/env.h"
 #include "state/event_log.h"
-#include "state/input_json.h"
+#include "base/input_json.h"
 #include "state/projection.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::state {
 

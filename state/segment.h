@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "state/env.h"
-#include "state/status.h"
-#include "state/time.h"
+#include "base/env.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace limbic::state {
 

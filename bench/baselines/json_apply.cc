@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "bench/baselines/json_store_impl.h"
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "bench/store.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::bench {
 

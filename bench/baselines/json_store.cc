@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "bench/baselines/json_store_impl.h"
-#include "state/time.h"
+#include "base/time.h"
 
 namespace limbic::bench {
 namespace {

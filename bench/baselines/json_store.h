@@ -52,7 +52,7 @@
 #include <string>
 
 #include "bench/store.h"
-#include "state/status.h"
+#include "base/status.h"
 
 namespace limbic::bench {
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "archive/archive_fixture.h"
-#include "state/fault_env.h"
+#include "base/fault_env.h"
 
 using namespace limbic;
 using namespace limbic::archive;

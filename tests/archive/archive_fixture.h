@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "state/archive/archive.h"
+#include "archive/archive.h"
 #include "state/test_util.h"
 
 namespace limbic::archive::test {

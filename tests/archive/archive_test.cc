@@ -1,4 +1,4 @@
-#include "state/archive/archive.h"
+#include "archive/archive.h"
 
 #include <catch2/catch.hpp>
 

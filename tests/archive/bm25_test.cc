@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "state/archive/search.h"
+#include "archive/search.h"
 #include "state/test_util.h"
 
 using namespace limbic;

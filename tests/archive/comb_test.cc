@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "archive/archive_fixture.h"
-#include "state/archive/comb_links.h"
-#include "state/archive/links.h"
+#include "archive/comb_links.h"
+#include "archive/links.h"
 
 namespace limbic::archive::test {
 namespace {

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "archive/archive_fixture.h"
-#include "state/archive/store.h"
+#include "archive/store.h"
 
 namespace limbic::archive::test {
 namespace {

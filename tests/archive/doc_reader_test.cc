@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "archive/archive_fixture.h"
-#include "state/archive/doc_files.h"
+#include "archive/doc_files.h"
 
 using namespace limbic;
 using namespace limbic::archive;

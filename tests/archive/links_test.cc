@@ -1,4 +1,4 @@
-#include "state/archive/links.h"
+#include "archive/links.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "state/archive/terms.h"
-#include "state/archive/text.h"
+#include "archive/terms.h"
+#include "archive/text.h"
 
 using namespace limbic::archive;
 

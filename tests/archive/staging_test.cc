@@ -2,8 +2,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "state/archive/archive.h"
-#include "state/fault_env.h"
+#include "archive/archive.h"
+#include "base/fault_env.h"
 #include "state/test_util.h"
 
 using namespace limbic;

@@ -1,4 +1,4 @@
-#include "state/archive/text.h"
+#include "archive/text.h"
 
 #include <catch2/catch.hpp>
 

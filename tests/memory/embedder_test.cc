@@ -1,4 +1,4 @@
-#include "state/memory/embedder.h"
+#include "memory/embedder.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "state/memory/ingest.h"
+#include "memory/ingest.h"
 
 #include <unistd.h>
 

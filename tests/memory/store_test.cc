@@ -2,7 +2,7 @@
 // ranking and filters, decay arithmetic with injected time, forget,
 // relate/related, export/import, ingest dedup, embedder fallback, replay.
 #include "loopback_server.h"
-#include "state/memory/store.h"
+#include "memory/store.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "state/memory/vector_index.h"
+#include "memory/vector_index.h"
 
 #include <stdlib.h>
 
@@ -10,8 +10,8 @@
 #include <random>
 #include <set>
 
-#include "state/memory/embedder.h"
-#include "state/memory/vector_index_file.h"
+#include "memory/embedder.h"
+#include "memory/vector_index_file.h"
 
 using namespace limbic;
 using namespace limbic::memory;

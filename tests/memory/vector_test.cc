@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "state/memory/embedder.h"
+#include "memory/embedder.h"
 
 using namespace limbic::memory;
 

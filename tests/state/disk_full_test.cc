@@ -8,7 +8,7 @@
 #include "log_test_util.h"
 #include "state/commands.h"
 #include "state/engine.h"
-#include "state/fault_env.h"
+#include "base/fault_env.h"
 #include "state/segment.h"
 #include "test_util.h"
 

@@ -8,7 +8,7 @@
 
 #include "state/commands.h"
 #include "state/engine.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "state/replay.h"
 #include "test_util.h"
 

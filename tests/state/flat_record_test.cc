@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "state/json.h"
+#include "base/json.h"
 #include "state/pool_layout.h"
 
 using namespace limbic;

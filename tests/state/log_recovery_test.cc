@@ -11,7 +11,7 @@
 
 #include "log_test_util.h"
 #include "state/event_log.h"
-#include "state/fault_env.h"
+#include "base/fault_env.h"
 #include "state/segment.h"
 #include "test_util.h"
 

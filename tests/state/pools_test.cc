@@ -8,7 +8,7 @@
 #include "state/pool_layout.h"
 #include "state/projection.h"
 #include "state/recency.h"
-#include "state/sha256.h"
+#include "base/sha256.h"
 #include "test_util.h"
 
 using namespace limbic;

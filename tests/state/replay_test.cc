@@ -9,7 +9,7 @@
 
 #include "state/commands.h"
 #include "state/engine.h"
-#include "state/fault_env.h"
+#include "base/fault_env.h"
 #include "test_util.h"
 
 using namespace limbic;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "state/memory/world/entity_store.h"
+#include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
 using namespace limbic::world;

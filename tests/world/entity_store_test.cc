@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "state/memory/world/entity_store.h"
+#include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
 using namespace limbic::world;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "state/memory/world/entity_store.h"
+#include "world/entity_store.h"
 #include "state/test_util.h"
 
 namespace limbic::world::testing {

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "memory/loopback_server.h"
-#include "state/memory/world/chat.h"
-#include "state/memory/world/extract.h"
-#include "state/time.h"
+#include "world/chat.h"
+#include "world/extract.h"
+#include "base/time.h"
 
 using namespace limbic::world;
 using limbic::testing::ClosedPort;

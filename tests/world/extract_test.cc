@@ -1,12 +1,12 @@
 // The heuristic extractor: a hand-checked daily log, structured events,
 // and inputs that must not break it.
-#include "state/memory/world/extract.h"
+#include "world/extract.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "state/time.h"
+#include "base/time.h"
 
 using namespace limbic::world;
 using limbic::ParseTime;

@@ -1,4 +1,4 @@
-#include "state/memory/world/graph.h"
+#include "world/graph.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>

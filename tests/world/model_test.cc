@@ -1,4 +1,4 @@
-#include "state/memory/world/model.h"
+#include "world/model.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // WorldModel end to end on files: extraction through surprise to pages,
 // graph, scores and the ledger; MEMORY.md; entity decay with given dates;
 // surprise in llm mode against a local chat-completions server.
-#include "state/memory/world/world.h"
+#include "world/world.h"
 
 #include <stdlib.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "memory/loopback_server.h"
-#include "state/memory/world/day_input.h"
+#include "world/day_input.h"
 #include "state/test_util.h"
 
 using namespace limbic;

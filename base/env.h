@@ -1,0 +1,86 @@
+// The file layer under the event log.
+//
+// Everything the log does to disk goes through an Env, so tests can swap in
+// FaultInjectionEnv (env_fault.h) and turn crashes, torn writes and I/O
+// errors into ordinary unit tests. PosixEnv is the real one.
+//
+// Thread-safety: an Env may be used from several threads at once; a single
+// WritableFile or SequentialFile is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace limbic::state {
+
+// A file opened for appending. Data is durable only after Sync() returns OK.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // fdatasync(2): data and the size needed to read it back.
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+  // Bytes appended so far, including what existed when the file was opened.
+  virtual uint64_t Size() const = 0;
+};
+
+// A file read front to back.
+class SequentialFile {
+ public:
+  virtual ~SequentialFile() = default;
+  // Reads up to n bytes into *out (replacing its contents); an empty *out
+  // with OK means end of file.
+  virtual Status Read(size_t n, std::string* out) = 0;
+};
+
+// Held while a process owns a state dir; released by Env::UnlockFile or on
+// process exit (the kernel drops flock(2) locks of a dead process).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // The process-wide POSIX environment; lives forever.
+  static Env* Default();
+
+  // Opens `path` for appending, creating it when missing.
+  virtual Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) = 0;
+
+  virtual bool FileExists(const std::string& path) = 0;
+  virtual Result<uint64_t> GetFileSize(const std::string& path) = 0;
+  // Names (not paths) of the entries of `dir`, unsorted, without . and ..
+  virtual Result<std::vector<std::string>> GetChildren(const std::string& dir) = 0;
+  virtual Status CreateDirs(const std::string& dir) = 0;  // mkdir -p
+  virtual Status RemoveFile(const std::string& path) = 0;
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  virtual Status TruncateFile(const std::string& path, uint64_t size) = 0;
+  // fsync(2) on a directory, so a created or renamed entry survives a crash.
+  virtual Status SyncDir(const std::string& dir) = 0;
+
+  // Takes an exclusive, non-blocking lock on `path` (created if missing) and
+  // writes this process's pid into it. When another process holds it the
+  // result is Busy and names the holder's pid.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
+  // Reads the whole file (for small files: lock files, configs).
+  virtual Result<std::string> ReadFileToString(const std::string& path) = 0;
+  // Writes `data` to `path` via a temporary file and rename, then syncs.
+  virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+};
+
+// The environment for a child process: this process's variables, except
+// those that `overrides` ("NAME=value") sets, then `overrides`. (Appending
+// instead would leave two entries of a name, and getenv(3) returns the first.)
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides);
+
+}  // namespace limbic::state

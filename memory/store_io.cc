@@ -1,0 +1,282 @@
+// MemoryStore: embed, export, import and ingest -- the operations that move
+// many memories at once.
+#include <filesystem>
+#include <set>
+
+#include "memory/ingest.h"
+#include "memory/store.h"
+#include "memory/store_util.h"
+
+namespace limbic::memory {
+
+using state::EventType;
+using state::Pool;
+
+namespace {
+constexpr size_t kVectorsPerEvent = 256;  // keeps memory_embedded lines near 0.5 MB
+}
+
+Result<MemoryPlan> MemoryStore::Embed(bool all) {
+  std::vector<std::string> ids;
+  index_->ForEach([&](const MemoryMeta& m) {
+    if (all || !m.embedded) ids.push_back(m.id);
+  });
+  std::sort(ids.begin(), ids.end());
+  MemoryPlan plan;
+  json vectors = json::array();
+  const size_t batch = std::max<size_t>(1, options_.embedder.batch);
+  for (size_t i = 0; i < ids.size(); i += batch) {
+    std::vector<std::string> texts;
+    const size_t end = std::min(ids.size(), i + batch);
+    for (size_t j = i; j < end; ++j) {
+      auto rec = engine_.projection().Get(Pool::kMemories, ids[j]);
+      if (!rec.ok()) return rec.status();
+      texts.push_back(rec->has_value() ? (**rec).value("text", "") : "");
+    }
+    auto v = embedder_->Embed(texts);
+    if (!v.ok()) return v.status().WithContext("embedding with " + embedder_->id());
+    for (size_t j = i; j < end; ++j) {
+      vectors.push_back({{"memory_id", ids[j]},
+                         {"embedder", embedder_->id()},
+                         {"vector", EncodeVector((*v)[j - i])}});
+      if (vectors.size() == kVectorsPerEvent) {
+        plan.events.push_back(
+            MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(vectors)}}));
+        vectors = json::array();
+      }
+    }
+  }
+  if (!vectors.empty())
+    plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", vectors}}));
+  plan.answer = {{"embedded", ids.size()}, {"embedder", embedder_->id()}};
+  return plan;
+}
+
+Result<json> MemoryStore::Export() const {
+  json out = {{"version", 1},
+              {"memories", json::array()},
+              {"associations", json::array()},
+              {"documents", json::array()}};
+  const auto& p = engine_.projection();
+  auto collect = [&](Pool pool, const char* key, std::initializer_list<const char*> drop) {
+    return p.ForEach(pool, [&](std::string_view, const json& rec) {
+      json r = rec;
+      for (const char* d : drop) r.erase(d);
+      out[key].push_back(std::move(r));
+      return true;
+    });
+  };
+  LIMBIC_RETURN_IF_ERROR(collect(Pool::kMemories, "memories", {"seq", "vector_seq", "valid_from"}));
+  LIMBIC_RETURN_IF_ERROR(collect(Pool::kAssociations, "associations", {}));
+  LIMBIC_RETURN_IF_ERROR(collect(Pool::kDocuments, "documents", {"ingested_at"}));
+  // Facts carry their triple; their text is derived again on import.
+  for (json& m : out["memories"])
+    if (m.value("kind", "") == "fact") m.erase("text");
+  return out;
+}
+
+Result<MemoryPlan> MemoryStore::Import(const json& doc) {
+  LIMBIC_RETURN_IF_ERROR(CheckRequest(doc, {"version", "memories", "associations", "documents"}));
+  if (!doc.contains("version") || doc["version"] != 1)
+    return Status::InvalidArgument("field \"version\": must be 1");
+  for (const char* key : {"memories", "associations", "documents"})
+    if (doc.contains(key) && !doc[key].is_array())
+      return Status::InvalidArgument(std::string("field \"") + key + "\": must be an array");
+  const json empty = json::array();
+  const json& memories = doc.contains("memories") ? doc["memories"] : empty;
+  const json& assocs = doc.contains("associations") ? doc["associations"] : empty;
+  const json& docs = doc.contains("documents") ? doc["documents"] : empty;
+  const auto& p = engine_.projection();
+  // Validate everything first: nothing is planned from a bad file.
+  for (size_t i = 0; i < memories.size(); ++i)
+    if (auto why = state::CheckMemoryObject(memories[i]); !why.empty())
+      return Status::InvalidArgument("memories[" + std::to_string(i) + "]: " + why);
+  for (size_t i = 0; i < assocs.size(); ++i) {
+    const json& a = assocs[i];
+    for (const char* key : {"entity_a", "relation", "entity_b"})
+      if (!a.is_object() || !a.contains(key) || !state::IsName(a[key]))
+        return Status::InvalidArgument("associations[" + std::to_string(i) + "]." + key +
+                                       ": must be a name");
+  }
+  for (size_t i = 0; i < docs.size(); ++i)
+    if (auto why = state::CheckDocument(docs[i]); !why.empty())
+      return Status::InvalidArgument("documents[" + std::to_string(i) + "]: " + why);
+
+  MemoryPlan plan;
+  uint64_t seq = engine_.next_seq();
+  size_t imported = 0, skipped = 0;
+  std::map<std::string, std::string> renamed;  // imported id -> id here, on a clash
+  std::set<std::string> taken;
+  for (const json& d : docs) {
+    auto have = p.Get(Pool::kDocuments, d["sha256"].get<std::string>());
+    if (!have.ok()) return have.status();
+    if (have->has_value() || !taken.insert("doc:" + d["sha256"].get<std::string>()).second) {
+      ++skipped;
+      continue;
+    }
+    plan.events.push_back(MakeEvent(EventType::kDocumentIngested, {{"document", d}}));
+    ++seq;
+    ++imported;
+  }
+  std::vector<json> stored;
+  for (const json& m : memories) {
+    const std::string id = m["id"];
+    auto have = p.Get(Pool::kMemories, id);
+    if (!have.ok()) return have.status();
+    json mine = m;
+    if (have->has_value() || taken.count(id)) {
+      const json& old = have->has_value() ? **have : json::object();
+      // The same memory (kind and content): already here.
+      if (have->has_value() && old.value("kind", "") == m["kind"] &&
+          old.value("text", "") == m.value("text", old.value("text", "")) &&
+          old.value("subject", "") == m.value("subject", "") &&
+          old.value("object", "") == m.value("object", "")) {
+        ++skipped;
+        continue;
+      }
+      mine["id"] = renamed[id] = "m-" + std::to_string(seq);
+    }
+    taken.insert(mine["id"].get<std::string>());
+    stored.push_back(std::move(mine));
+    ++seq;
+  }
+  for (json& m : stored) {
+    if (m.contains("superseded_by") && renamed.count(m["superseded_by"]))
+      m["superseded_by"] = renamed[m["superseded_by"]];
+    plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
+    ++imported;
+  }
+  for (const json& a : assocs) {
+    const std::string ea = a["entity_a"], rel = a["relation"], eb = a["entity_b"];
+    auto have = p.FindAssociation(ea, rel, eb);
+    if (!have.ok()) return have.status();
+    if (have->has_value() || !taken.insert("as:" + ea + '\0' + rel + '\0' + eb).second) {
+      ++skipped;
+      continue;
+    }
+    plan.events.push_back(
+        MakeEvent(EventType::kAssociationAdded, {{"association_id", "as-" + std::to_string(seq)},
+                                                 {"entity_a", ea},
+                                                 {"relation", rel},
+                                                 {"entity_b", eb}}));
+    ++seq;
+    ++imported;
+  }
+  plan.answer = {{"imported", imported}, {"skipped", skipped}};
+  return plan;
+}
+
+Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
+                                     const MemoryOptions& options, Embedder& embedder,
+                                     const std::string& raw_dir,
+                                     const std::shared_ptr<spdlog::logger>& log) {
+  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"path", "episode_id"}));
+  if (!req.contains("path") || !req["path"].is_string() ||
+      req["path"].get_ref<const std::string&>().empty())
+    return Status::InvalidArgument("field \"path\": must be a file or folder path");
+  PreparedIngest out;
+  if (req.contains("episode_id")) {
+    if (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>()))
+      return Status::InvalidArgument(
+          "field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
+    out.episode_id = req["episode_id"].get<std::string>();
+  }
+  std::string path;
+  out.refusal = ScopeRefusal(req["path"], scope, &path);
+  if (!out.refusal.empty()) return out;
+  std::vector<std::string> files;
+  std::vector<SkippedFile> skipped;
+  LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped, scope));
+  const bool single = !std::filesystem::is_directory(path);
+  out.embedder_id = embedder.id();
+  for (const SkippedFile& sk : skipped) out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
+  std::set<std::string> kept;
+  for (const std::string& file : files) {
+    auto loaded = LoadFile(file, scope);
+    if (!loaded.ok()) {
+      if (single) return loaded.status();
+      out.errors.push_back({{"path", file}, {"error", loaded.status().ToString()}});
+      continue;
+    }
+    PreparedFile f;
+    f.path = file;
+    f.sha256 = loaded->sha256;
+    f.ext = loaded->ext;
+    f.bytes = loaded->bytes;
+    // The same bytes twice in one request are one document: PlanIngest
+    // reports the second as a duplicate; no need to chunk it again.
+    if (kept.insert(f.sha256).second) {
+      f.chunks = ChunkText(loaded->text, options.chunk_chars, options.chunk_overlap);
+      auto v = embedder.Embed(f.chunks);
+      if (v.ok()) {
+        f.vectors = std::move(*v);
+      } else {
+        f.note = "embedder " + embedder.id() + " unavailable: " + v.status().message();
+        if (log) log->warn("memory: {}; storing without a vector", f.note);
+      }
+      auto raw = KeepRaw(raw_dir, *loaded);
+      if (!raw.ok()) return raw.status();
+      f.raw = *raw;
+    }
+    out.files.push_back(std::move(f));
+  }
+  return out;
+}
+
+Result<MemoryPlan> MemoryStore::Ingest(const json& req) {
+  IngestScope scope;
+  scope.max_bytes = options_.ingest_max_bytes;
+  auto prepared = PrepareIngest(req, scope, options_, *embedder_, dir() + "/raw", log_);
+  if (!prepared.ok()) return prepared.status();
+  return PlanIngest(std::move(*prepared));
+}
+
+Result<MemoryPlan> MemoryStore::PlanIngest(PreparedIngest prepared) {
+  if (!prepared.refusal.empty()) return Status::InvalidArgument(prepared.refusal);
+  MemoryPlan plan;
+  json done = json::array();
+  uint64_t seq = engine_.next_seq();
+  std::set<std::string> seen;
+  for (PreparedFile& f : prepared.files) {
+    auto have = engine_.projection().Get(Pool::kDocuments, f.sha256);
+    if (!have.ok()) return have.status();
+    if (have->has_value() || !seen.insert(f.sha256).second) {
+      done.push_back({{"path", f.path}, {"sha256", f.sha256}, {"status", "duplicate"}, {"chunks", 0}});
+      continue;
+    }
+    // Vectors of another embedder than the store's are not stored.
+    const bool embedded = f.vectors && f.vectors->size() == f.chunks.size() &&
+                          prepared.embedder_id == embedder_->id();
+    const std::string uri = std::filesystem::absolute(f.path).lexically_normal().string();
+    json document = {{"sha256", f.sha256}, {"source_uri", uri},       {"ext", f.ext},
+                     {"bytes", f.bytes},   {"chunks", f.chunks.size()}, {"raw", f.raw}};
+    if (prepared.episode_id) document["episode_id"] = *prepared.episode_id;
+    plan.events.push_back(MakeEvent(EventType::kDocumentIngested, {{"document", document}}));
+    ++seq;
+    for (size_t i = 0; i < f.chunks.size(); ++i) {
+      json m = {{"id", "m-" + std::to_string(seq)},
+                {"kind", "chunk"},
+                {"importance", 0.5},
+                {"tags", json::array()},
+                {"namespace", "default"},
+                {"strength", 1.0},
+                {"text", std::move(f.chunks[i])},
+                {"source_uri", uri},
+                {"chunk_index", i},
+                {"document", f.sha256}};
+      if (prepared.episode_id) m["episode_id"] = *prepared.episode_id;
+      if (embedded)
+        m["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*f.vectors)[i])}};
+      plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
+      ++seq;
+    }
+    json entry = {{"path", f.path}, {"sha256", f.sha256}, {"status", "ingested"}, {"chunks", f.chunks.size()}};
+    if (!f.note.empty()) entry["note"] = f.note;
+    done.push_back(std::move(entry));
+  }
+  plan.answer = {{"files", done}, {"skipped", prepared.skipped}, {"errors", prepared.errors}};
+  plan.created = !plan.events.empty();
+  return plan;
+}
+
+}  // namespace limbic::memory

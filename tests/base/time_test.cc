@@ -1,0 +1,76 @@
+#include "base/time.h"
+
+#include <catch2/catch.hpp>
+
+using namespace limbic;
+
+TEST_CASE("FormatTime writes RFC 3339 UTC with milliseconds") {
+  CHECK(FormatTime(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(FormatTime(1795356309123) == "2026-11-22T14:05:09.123Z");
+  CHECK(FormatTime(951782400000) == "2000-02-29T00:00:00.000Z");  // leap day
+  CHECK(FormatTime(-1) == "1969-12-31T23:59:59.999Z");
+  CHECK(FormatTime(-62135596800000) == "0001-01-01T00:00:00.000Z");
+  CHECK(FormatTime(-62167219200000) == "0000-01-01T00:00:00.000Z");
+  CHECK(FormatTime(253402300799999) == "9999-12-31T23:59:59.999Z");
+  // Beyond four-digit years: still the civil date, however long.
+  CHECK(FormatTime(253402300800000) == "10000-01-01T00:00:00.000Z");
+  CHECK(FormatTime(-62167219200001) == "-001-12-31T23:59:59.999Z");
+}
+
+TEST_CASE("ParseTime reads what FormatTime writes, and offsets") {
+  for (TimeMs t : {TimeMs{0}, TimeMs{1795356309123}, TimeMs{951782400000}, TimeMs{-1}}) {
+    auto r = ParseTime(FormatTime(t));
+    REQUIRE(r.ok());
+    CHECK(*r == t);
+  }
+  CHECK(*ParseTime("2026-11-22T15:05:09.123+01:00") == 1795356309123);
+  CHECK(*ParseTime("2026-11-22T14:05:09Z") == 1795356309000);
+  CHECK(*ParseTime("2026-11-22T14:05:09.123456Z") == 1795356309123);
+}
+
+TEST_CASE("ParseTime rejects malformed times with a message") {
+  for (const char* s : {"", "2026-11-22", "2026-13-01T00:00:00Z", "2026-11-22T14:05:09",
+                        "2026-11-22T14:05:09.Z", "2026-02-30T00:00:00Z", "2026-11-22T14:05:09Zjunk"}) {
+    auto r = ParseTime(s);
+    INFO(s);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().IsInvalidArgument());
+    CHECK(r.status().message().find("RFC 3339") != std::string::npos);
+  }
+}
+
+TEST_CASE("ParseDuration refuses a duration whose milliseconds do not fit") {
+  CHECK(ParseDuration("99999999999999d").status().message().starts_with("duration too large"));
+  CHECK(ParseDuration("9999999999999999999999999s").status().IsInvalidArgument());
+  CHECK(*ParseDuration("36500d") == int64_t{36500} * 86400000);
+  // At most 100 years, whatever the unit.
+  CHECK(*ParseDuration("36525d") == kMaxDurationMs);
+  CHECK(ParseDuration("36526d").status().message() == "duration too large: 36526d (at most 100 years)");
+  CHECK(*CheckDurationMs(kMaxDurationMs) == kMaxDurationMs);
+  CHECK(CheckDurationMs(kMaxDurationMs + 1).status().IsInvalidArgument());
+  CHECK(CheckDurationMs(-1).status().message() == "a duration must not be negative, got -1");
+}
+
+TEST_CASE("ParseDuration understands units") {
+  CHECK(*ParseDuration("250ms") == 250);
+  CHECK(*ParseDuration("30") == 30000);
+  CHECK(*ParseDuration("30s") == 30000);
+  CHECK(*ParseDuration("5m") == 300000);
+  CHECK(*ParseDuration("2h") == 7200000);
+  CHECK(*ParseDuration("7d") == 604800000);
+  CHECK_FALSE(ParseDuration("5x").ok());
+  CHECK_FALSE(ParseDuration("m").ok());
+}
+
+TEST_CASE("dates are real calendar days in YYYY-MM-DD") {
+  CHECK(FormatDate(*ParseTime("2026-11-22T23:59:59.999Z")) == "2026-11-22");
+  CHECK(*ParseDate("2026-11-22") == *ParseTime("2026-11-22T00:00:00Z"));
+  CHECK(IsValidDate("2024-02-29"));
+  for (const char* bad : {"2026-02-29", "2026-02-30", "2026-13-01", "2026-00-10", "2026-1-01",
+                          "26-11-22", "2026/11/22", "2026-11-22T", "", "yesterday"}) {
+    INFO(bad);
+    auto r = ParseDate(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("not a date") != std::string::npos);
+  }
+}
