@@ -72,7 +72,6 @@ namespace limbic::archive {
 class DocFiles;  // doc_files.h
 
 using json = nlohmann::json;
-using state::Env;
 using limbic::Result;
 using limbic::Status;
 using limbic::Clock;

@@ -12,7 +12,7 @@ Result<std::optional<std::vector<std::string>>> DocFiles::ReadJournal() const {
   if (!env_->FileExists(path)) return std::optional<std::vector<std::string>>();
   auto text = env_->ReadFileToString(path);
   if (!text.ok()) return text.status();
-  auto j = state::ParseJson(*text);
+  auto j = ParseJson(*text);
   // The journal appears by rename only after it was synced: a bad one is
   // not a crash artifact.
   auto bad = [&] { return Status::Corruption(path + ": not a rollup journal"); };
@@ -84,8 +84,8 @@ Result<Document> DocFiles::Read(const std::string& path, uint64_t* bytes) const 
 }
 
 Result<Document> DocFiles::Parse(std::string_view text, const std::string& path) {
-  std::optional<json> j = state::ParseJson(text);
-  if (!j) return Status::Corruption(path + ": not JSON (" + state::JsonError(text) + ")");
+  std::optional<json> j = ParseJson(text);
+  if (!j) return Status::Corruption(path + ": not JSON (" + JsonError(text) + ")");
   return DocumentFromJson(std::move(*j), path);
 }
 

@@ -35,7 +35,7 @@ namespace limbic::archive {
 
 class DocFiles {
  public:
-  DocFiles(std::string dir, state::Env* env) : dir_(std::move(dir)), env_(env) {}
+  DocFiles(std::string dir, Env* env) : dir_(std::move(dir)), env_(env) {}
 
   const std::string& dir() const { return dir_; }
   std::string PathOf(std::string_view date) const { return dir_ + "/" + std::string(date) + ".json"; }
@@ -87,7 +87,7 @@ class DocFiles {
   Status WriteSynced(const std::string& path, std::string_view data);
 
   std::string dir_;
-  state::Env* env_;
+  Env* env_;
 };
 
 // A document as Verify reads it: all of it but the metadata (which must

@@ -98,7 +98,7 @@ Status ReadLinks(const Fields& doc, Links* links) {
 }  // namespace
 
 std::string ChainHash(const std::optional<std::string>& prev_hash, std::string_view content) {
-  state::Sha256 h;
+  Sha256 h;
   if (prev_hash) h.Update(*prev_hash);
   h.Update(content);
   return h.HexDigest();

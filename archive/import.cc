@@ -48,8 +48,8 @@ Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
     const std::string path = src + "/" + date + ".json";
     auto text = env->ReadFileToString(path);
     if (!text.ok()) return text.status();
-    std::optional<json> j = state::ParseJson(*text);
-    if (!j) return Status::Corruption(path + ": not JSON (" + state::JsonError(*text) + ")");
+    std::optional<json> j = ParseJson(*text);
+    if (!j) return Status::Corruption(path + ": not JSON (" + JsonError(*text) + ")");
     auto doc = DocumentFromJson(std::move(*j), path);
     if (!doc.ok()) return doc.status();
     if (doc->date != date) return Status::Corruption(path + ": date is \"" + doc->date + "\"");

@@ -56,8 +56,8 @@ std::optional<uint64_t> SeqOf(const Entry& e) {
 
 // The entry on one line, or an error saying why it is not one.
 Result<Entry> ParseLine(std::string_view line) {
-  std::optional<json> j = state::ParseJson(line);
-  if (!j) return Status::Corruption("not JSON (" + state::JsonError(line) + ")");
+  std::optional<json> j = ParseJson(line);
+  if (!j) return Status::Corruption("not JSON (" + JsonError(line) + ")");
   return EntryFromJson(*j);
 }
 

@@ -16,7 +16,7 @@
 
 #include "base/status.h"
 
-namespace limbic::state {
+namespace limbic {
 
 // A file opened for appending. Data is durable only after Sync() returns OK.
 class WritableFile {
@@ -83,4 +83,4 @@ class Env {
 // instead would leave two entries of a name, and getenv(3) returns the first.)
 std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides);
 
-}  // namespace limbic::state
+}  // namespace limbic

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace limbic::state {
+namespace limbic {
 namespace {
 
 // A RocksDB file whose appends fail while *fail is set.
@@ -201,4 +201,4 @@ int FaultInjectionEnv::append_calls() const {
   return append_calls_;
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

@@ -20,7 +20,7 @@ namespace rocksdb {
 class Env;
 }
 
-namespace limbic::state {
+namespace limbic {
 
 class FaultInjectionEnv final : public Env {
  public:
@@ -105,4 +105,4 @@ class FaultInjectionEnv final : public Env {
   std::unique_ptr<rocksdb::Env> rocks_env_;
 };
 
-}  // namespace limbic::state
+}  // namespace limbic

@@ -22,7 +22,7 @@
 #include <chrono>
 #include <optional>
 
-namespace limbic::memory {
+namespace limbic {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -253,4 +253,4 @@ Result<HttpResult> Fetch(const HttpCall& call) {
   return out;
 }
 
-}  // namespace limbic::memory
+}  // namespace limbic

@@ -20,7 +20,7 @@
 
 #include "base/status.h"
 
-namespace limbic::memory {
+namespace limbic {
 
 struct ParsedUrl {
   bool tls = false;
@@ -58,4 +58,4 @@ struct HttpResult {
 
 Result<HttpResult> Fetch(const HttpCall& call);
 
-}  // namespace limbic::memory
+}  // namespace limbic

@@ -9,7 +9,7 @@
 
 #include "base/json.h"
 
-namespace limbic::state {
+namespace limbic {
 namespace {
 
 using nlohmann::json;
@@ -172,4 +172,4 @@ std::string AnswerRefusal(const Status& refused) {
   return "is refused: " + std::string(m);
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

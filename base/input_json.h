@@ -8,7 +8,7 @@
 // refused, naming where it is, instead of throwing from deep inside.
 //
 // What limbic wrote itself (log lines, pool records, archive documents) is
-// read with state::ParseJson, never with this: a reader is never stricter
+// read with ParseJson, never with this: a reader is never stricter
 // than the writer, and a record an older limbic stored always reads back.
 //
 // Errors are InvalidArgument; the message names the byte and, for numbers,
@@ -29,7 +29,7 @@
 #include "base/status.h"
 #include "base/time.h"
 
-namespace limbic::state {
+namespace limbic {
 
 //! The default of api.max_json_depth.
 inline constexpr size_t kDefaultMaxJsonDepth = 128;
@@ -68,4 +68,4 @@ Result<TimeMs> DurationFromJson(const nlohmann::json& v);
 //! nested deeper than 128 ...".
 std::string AnswerRefusal(const Status& refused);
 
-}  // namespace limbic::state
+}  // namespace limbic

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-namespace limbic::state {
+namespace limbic {
 namespace {
 
 using nlohmann::json;
@@ -388,4 +388,4 @@ std::string JsonError(std::string_view text) {
   return "invalid JSON";
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

@@ -26,7 +26,7 @@
 
 #include "base/status.h"
 
-namespace limbic::state {
+namespace limbic {
 
 // The value of `text` (one JSON document, surrounding whitespace allowed), or
 // nullopt when it is not valid JSON.
@@ -81,4 +81,4 @@ size_t JsonDepth(std::string_view text);
 // ..."). For error messages only: it is slow.
 std::string JsonError(std::string_view text);
 
-}  // namespace limbic::state
+}  // namespace limbic

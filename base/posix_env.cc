@@ -11,7 +11,7 @@
 
 #include "base/env.h"
 
-namespace limbic::state {
+namespace limbic {
 namespace {
 
 Status Errno(const std::string& what, int err) {
@@ -241,4 +241,4 @@ std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overri
   return out;
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

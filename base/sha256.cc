@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-namespace limbic::state {
+namespace limbic {
 
 struct Sha256::Ctx {
   EVP_MD_CTX* md = EVP_MD_CTX_new();
@@ -51,4 +51,4 @@ std::string Sha256::Hex(std::string_view data) {
   return h.HexDigest();
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

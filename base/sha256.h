@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace limbic::state {
+namespace limbic {
 
 class Sha256 {
  public:
@@ -32,4 +32,4 @@ class Sha256 {
   std::unique_ptr<Ctx> ctx_;
 };
 
-}  // namespace limbic::state
+}  // namespace limbic

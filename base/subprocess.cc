@@ -13,7 +13,7 @@
 
 #include "base/env.h"
 
-namespace limbic::state {
+namespace limbic {
 
 namespace {
 
@@ -176,4 +176,4 @@ ExitStatus Subprocess::Terminate(TimeMs grace) {
   return Reap();
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

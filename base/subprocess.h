@@ -12,7 +12,7 @@
 //   - the child gets an empty signal mask and default dispositions for
 //     every signal (the runtime's SIG_IGN of SIGPIPE is not inherited);
 //   - its environment is this process's, with `env` ("NAME=value") applied
-//     over it (state::ChildEnvironment);
+//     over it (ChildEnvironment);
 //   - stdin, stdout and stderr are each a pipe to us or /dev/null, as asked;
 //     no other descriptor of ours leaks into it (they are all O_CLOEXEC);
 //   - Kill and Terminate signal the whole group, never just the pid;
@@ -39,7 +39,7 @@
 #include "base/status.h"
 #include "base/time.h"
 
-namespace limbic::state {
+namespace limbic {
 
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0]: the program's path
@@ -98,4 +98,4 @@ class Subprocess {
   ExitStatus status_;
 };
 
-}  // namespace limbic::state
+}  // namespace limbic

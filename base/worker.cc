@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <exception>
 
-namespace limbic::state {
+namespace limbic {
 
 Worker::Worker(std::string name) : name_(std::move(name)) {}
 
@@ -62,4 +62,4 @@ void Worker::Loop() {
   }
 }
 
-}  // namespace limbic::state
+}  // namespace limbic

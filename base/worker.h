@@ -26,7 +26,7 @@
 
 #include "base/status.h"
 
-namespace limbic::state {
+namespace limbic {
 
 class Worker {
  public:
@@ -66,4 +66,4 @@ class Worker {
   std::thread thread_;
 };
 
-}  // namespace limbic::state
+}  // namespace limbic

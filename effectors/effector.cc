@@ -33,7 +33,7 @@ Result<TimeMs> DurationKey(const std::string& name, const json& config, const st
                            TimeMs dflt) {
   auto it = config.find(key);
   if (it == config.end()) return dflt;
-  auto d = state::DurationFromJson(*it);
+  auto d = DurationFromJson(*it);
   if (d.ok() && *d > 0) return *d;
   return ConfigError(name, key,
                      "must be a positive duration such as \"10s\" (at most 100 years)" +

@@ -38,16 +38,16 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env, const std::string& input,
                          TimeMs timeout, CancelFlag& cancel) {
   ProcessResult r;
-  state::SpawnOptions spawn;
+  SpawnOptions spawn;
   spawn.argv = argv;
   spawn.env = env;
   spawn.pipe_stdin = true;
-  auto started = state::Subprocess::Spawn(spawn);
+  auto started = Subprocess::Spawn(spawn);
   if (!started.ok()) {
     r.spawn_error = started.status().message();
     return r;
   }
-  state::Subprocess& proc = **started;
+  Subprocess& proc = **started;
   // Until Disarm, the leader stays unreaped: the group id is still ours.
   cancel.Arm([&proc] { proc.Kill(SIGKILL); });
   fcntl(proc.stdin_fd(), F_SETFL, O_NONBLOCK);
@@ -100,7 +100,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     else std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   cancel.Disarm();
-  state::ExitStatus done = r.timed_out ? proc.Terminate(kKillGraceMs) : proc.Wait();
+  ExitStatus done = r.timed_out ? proc.Terminate(kKillGraceMs) : proc.Wait();
   r.exit_code = done.exit_code;
   return r;
 }

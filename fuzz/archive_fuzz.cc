@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     input.remove_prefix(cut + 6);
   }
 
-  DocFiles files(s.docs_dir(), state::Env::Default());
+  DocFiles files(s.docs_dir(), Env::Default());
   DocReader reader(&files);
   for (const std::string& path : paths) {
     uint64_t bytes = 0, view_bytes = 0;

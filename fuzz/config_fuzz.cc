@@ -39,7 +39,7 @@ Session& GetSession() {
     auto* s = new Session();
     auto shipped = runtime::DefaultConfig();
     FUZZ_CHECK(shipped.ok(), shipped.status().ToString());
-    fuzz::WriteFileOrDie(s->dir / "reflexes.json", state::CompactJson(shipped->reflexes));
+    fuzz::WriteFileOrDie(s->dir / "reflexes.json", CompactJson(shipped->reflexes));
     return s;
   }();
   return *s;

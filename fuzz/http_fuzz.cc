@@ -62,7 +62,7 @@ void CheckAnswer(const runtime::HttpRequest& req, const fuzz::InProcessApi::Answ
     FUZZ_CHECK(a.status < 400, what + ": an error that is not JSON: " + a.content_type);
     return;  // an SSE stream, /metrics
   }
-  std::optional<nlohmann::json> body = state::ParseJson(a.body);
+  std::optional<nlohmann::json> body = ParseJson(a.body);
   FUZZ_CHECK(body.has_value(), what + ": answer is not JSON: " + a.body.substr(0, 200));
   if (a.status >= 400) {
     FUZZ_CHECK(body->is_object() && (*body)["error"].is_object() &&

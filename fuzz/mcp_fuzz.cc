@@ -49,13 +49,13 @@ class InProcessClient final : public runtime::ApiClient {
 };
 
 void CheckResponse(const json& request, const json& answer, const std::string& line) {
-  const std::string text = state::CompactJson(answer);
+  const std::string text = CompactJson(answer);
   FUZZ_CHECK(text.find('\n') == std::string::npos, "the answer is not one line: " + text);
   // What is written is valid UTF-8: a message echoing ill-formed input
   // (a parse error's "last read") reads back with U+FFFD in its place.
   json mended = answer;
-  (void)state::MakeValidUtf8(&mended);
-  std::optional<json> back = state::ParseJson(text);
+  (void)MakeValidUtf8(&mended);
+  std::optional<json> back = ParseJson(text);
   FUZZ_CHECK(back && *back == mended, "the answer does not read back: " + text);
   FUZZ_CHECK(answer.is_object() && answer.value("jsonrpc", "") == "2.0" && answer.contains("id"),
              "not a JSON-RPC response: " + text);
@@ -83,14 +83,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::string_view l : fuzz::SplitLines(input, kMaxLines)) {
     const std::string line(l);
     std::optional<json> answer = runtime::HandleMcpLine(client, line, log);
-    std::optional<json> request = state::ParseJson(line);
+    std::optional<json> request = ParseJson(line);
     const bool is_request = request && request->is_object() && request->contains("method") &&
                             (*request)["method"].is_string() && request->contains("id") &&
                             ((*request)["id"].is_string() || (*request)["id"].is_number_integer()) &&
                             request->value("jsonrpc", json()) == "2.0";
     if (std::getenv("LIMBIC_FUZZ_VERBOSE"))
       std::fprintf(stderr, "%.200s\n -> %.300s\n", line.c_str(),
-                   answer ? state::CompactJson(*answer).c_str() : "(no answer)");
+                   answer ? CompactJson(*answer).c_str() : "(no answer)");
     if (is_request) FUZZ_CHECK(answer.has_value(), "a request was not answered: " + line);
     if (answer) CheckResponse(request ? *request : json(), *answer, line);
   }

@@ -51,11 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   std::vector<json> percepts = FixedPercepts();
   if (size_t cut = input.find("\n#percept\n"); cut != std::string_view::npos) {
-    std::optional<json> p = state::ParseJson(input.substr(cut + 10));
+    std::optional<json> p = ParseJson(input.substr(cut + 10));
     if (p && p->is_object()) percepts = {std::move(*p)};
     input = input.substr(0, cut);
   }
-  std::optional<json> doc = state::ParseJson(input);
+  std::optional<json> doc = ParseJson(input);
   if (!doc) return 0;
 
   const reflexes::RuleContext ctx{{"log", "hook"}};

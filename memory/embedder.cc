@@ -158,8 +158,8 @@ class OpenAiEmbedder final : public Embedder {
       return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
                                  res->body.substr(0, 200));
     auto shape = [&](const std::string& why) { return Status::Unavailable(where + ": the answer " + why); };
-    auto parsed = state::ParseInputJson(res->body);
-    if (!parsed.ok()) return shape(state::AnswerRefusal(parsed.status()));
+    auto parsed = ParseInputJson(res->body);
+    if (!parsed.ok()) return shape(AnswerRefusal(parsed.status()));
     const json answer = std::move(*parsed);
     if (!answer.is_object() || !answer.contains("data") || !answer["data"].is_array())
       return shape("has no data array");

@@ -380,7 +380,7 @@ Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope) {
   if (!raw.ok()) return raw.status();
   f.raw = std::move(*raw);
   f.bytes = f.raw.size();
-  f.sha256 = state::Sha256::Hex(f.raw);
+  f.sha256 = Sha256::Hex(f.raw);
 
   if (f.ext == ".pdf") {
     auto text = PdfText(path, f.raw);
@@ -427,7 +427,7 @@ Result<std::string> KeepRaw(const std::string& raw_dir, const LoadedFile& file) 
   if (std::find(exts.begin(), exts.end(), file.ext) == exts.end())
     return Status::InvalidArgument("KeepRaw " + file.path + ": extension " + file.ext);
 
-  state::Env* env = state::Env::Default();
+  Env* env = Env::Default();
   std::string name = file.sha256 + file.ext;
   std::string dest = raw_dir + "/" + name;
   LIMBIC_RETURN_IF_ERROR(env->CreateDirs(raw_dir));

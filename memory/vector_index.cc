@@ -358,7 +358,7 @@ Status VectorIndex::Save(const std::string& relative_path) const {
   const Impl& im = *impl_;
   // Absolute, so that the directory synced after the renames is never "".
   const std::string path = std::filesystem::absolute(relative_path).string();
-  state::Env* env = state::Env::Default();
+  Env* env = Env::Default();
   IdsFile file;
   file.dims = static_cast<uint32_t>(im.opt.dims);
   file.has_graph = im.graph != nullptr;
@@ -406,7 +406,7 @@ Status VectorIndex::Save(const std::string& relative_path) const {
 }
 
 Status VectorIndex::Load(const std::string& path) {
-  state::Env* env = state::Env::Default();
+  Env* env = Env::Default();
   const std::string ids_path = path + ".ids";
   if (!env->FileExists(ids_path)) return Status::NotFound("vector index: no " + ids_path);
   auto bytes = env->ReadFileToString(ids_path);

@@ -105,7 +105,7 @@ uint64_t Checksum(std::string_view bytes) {
   return Mix(h ^ bytes.size());
 }
 
-Result<FileSum> ChecksumFile(state::Env* env, const std::string& path) {
+Result<FileSum> ChecksumFile(Env* env, const std::string& path) {
   auto file = env->NewSequentialFile(path);
   if (!file.ok()) return file.status();
   FileSum sum;

@@ -44,6 +44,6 @@ struct FileSum {
   uint64_t checksum = 0;  // Checksum of the whole file
 };
 // Reads `path` in blocks; IOError when it cannot be read.
-Result<FileSum> ChecksumFile(state::Env* env, const std::string& path);
+Result<FileSum> ChecksumFile(Env* env, const std::string& path);
 
 }  // namespace limbic::memory

@@ -95,7 +95,7 @@ class Checker {
   std::set<std::string> captures_;  // empty: the rule has no pattern
 };
 
-Result<TimeMs> Duration(const json& v) { return state::DurationFromJson(v); }
+Result<TimeMs> Duration(const json& v) { return DurationFromJson(v); }
 
 bool Unit(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1; }
 

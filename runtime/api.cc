@@ -35,7 +35,7 @@ HttpResponse ErrorResponse(const Status& s) {
   // Nesting past api.max_json_depth has its own code, so a client can tell
   // it from a syntax error without reading the message.
   std::string code =
-      state::IsJsonTooDeep(s) ? "json_too_deep" : std::string(Status::CodeName(s.code()));
+      IsJsonTooDeep(s) ? "json_too_deep" : std::string(Status::CodeName(s.code()));
   return HttpResponse::Error(HttpStatusFor(s), std::move(code), s.message());
 }
 

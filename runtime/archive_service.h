@@ -77,7 +77,7 @@ class ArchiveService {
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<archive::ArchiveStore> store_;
-  state::Worker worker_{"archive"};
+  Worker worker_{"archive"};
   boost::asio::steady_timer consolidate_timer_;
   boost::asio::steady_timer rollup_timer_;
   std::vector<archive::Problem> unreadable_;

@@ -61,7 +61,7 @@ int UsageError(const std::string& message) {
 }
 
 void PrintJson(const nlohmann::json& value) {
-  std::cout << state::CompactJson(value) << "\n";
+  std::cout << CompactJson(value) << "\n";
 }
 
 int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<state::Event>> events,

@@ -413,13 +413,13 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
   struct Accept {
     bool accept = false;
     std::string reason;
-    size_t max_json_depth = state::kDefaultMaxJsonDepth;
+    size_t max_json_depth = kDefaultMaxJsonDepth;
   };
   auto a = std::make_shared<Accept>();
   cmd->add_option("--max-json-depth", a->max_json_depth,
                   "warn of events nesting deeper than this (the runtime's api.max_json_depth)")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, state::kMaxMaxJsonDepth));
+      ->check(CLI::Range(size_t{1}, kMaxMaxJsonDepth));
   cmd->add_flag("--accept-changed-segments", a->accept,
                 "take segments that no longer match their seals as they now are: reseal them, "
                 "rebuild the pools from the log, record a segments_accepted event");

@@ -91,7 +91,7 @@ int ImportPercepts(Engine& engine, const std::string& path) {
   auto handle = [&](std::string_view line) {
     ++line_no;
     if (line.empty()) return;
-    auto req = state::ParseInputJson(line);
+    auto req = ParseInputJson(line);
     Result<state::Events> events =
         !req.ok() ? Result<state::Events>(req.status())
                   : state::BuildPerceptAdd(*req, engine.next_seq());
@@ -420,7 +420,7 @@ void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
         return;
       }
       std::string value = f.substr(eq + 1);
-      auto v = state::ParseInputJson(value);
+      auto v = ParseInputJson(value);
       // A bare word is a string.
       req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
     }
@@ -448,7 +448,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   enqueue->callback([&ctx, &rc, args] {
     json req = {{"effector", args->effector}, {"type", args->type}};
     if (!args->payload.empty()) {
-      auto p = state::ParseInputJson(args->payload);
+      auto p = ParseInputJson(args->payload);
       if (!p.ok()) {
         rc = Fail(p.status().WithContext("--payload"));
         return;

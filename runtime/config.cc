@@ -94,7 +94,7 @@ class Section {
   // "30s", "5m", ... or a number of milliseconds.
   void Duration(const std::string& key, TimeMs* out, TimeMs min = 0) {
     if (const json* v = Get(key)) {
-      Result<TimeMs> d = state::DurationFromJson(*v);
+      Result<TimeMs> d = DurationFromJson(*v);
       if (!d.ok()) Fail(Path(key), d.status().message());
       else if (*d < min) Fail(Path(key), "must be at least " + std::to_string(min) + " ms");
       else *out = *d;
@@ -149,8 +149,8 @@ Result<std::string> ReadFile(const std::string& path) {
 // a number beyond a double is named by its key ("path: recency.x: number out
 // of range at byte 40: 1e400").
 Result<json> ParseJsonText(const std::string& text, const std::string& where,
-                           size_t max_depth = state::kDefaultMaxJsonDepth) {
-  auto doc = state::ParseInputJson(text, max_depth);
+                           size_t max_depth = kDefaultMaxJsonDepth) {
+  auto doc = ParseInputJson(text, max_depth);
   if (!doc.ok()) return doc.status().WithContext(where);
   return doc;
 }
@@ -210,7 +210,7 @@ void ParseApiSection(const json& v, std::vector<std::string>* errors, Config* c)
   a.Integer("port", &c->api_port, 0, 65535);
   a.String("token", &c->api_token);
   a.Integer("body_limit", &c->body_limit, 1024, int64_t{1} << 30);
-  a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{state::kMaxMaxJsonDepth});
+  a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{kMaxMaxJsonDepth});
   ParseApiLimits(a, &c->api_limits);
   a.RejectUnknown();
 }

@@ -28,7 +28,7 @@ std::string HttpRequest::Header(const std::string& name) const {
 
 Result<json> HttpRequest::JsonBody() const {
   if (body.empty()) return Status::InvalidArgument("a JSON body is required");
-  auto j = state::ParseInputJson(body);
+  auto j = ParseInputJson(body);
   if (!j.ok()) return j.status().WithContext("body");
   if (!j->is_object())
     return Status::InvalidArgument("body: must be a JSON object, got " +
@@ -39,7 +39,7 @@ Result<json> HttpRequest::JsonBody() const {
 HttpResponse HttpResponse::Json(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = state::CompactJson(body);  // dump() recurses: a stored record may nest deep
+  r.body = CompactJson(body);  // dump() recurses: a stored record may nest deep
   return r;
 }
 

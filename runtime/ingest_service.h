@@ -51,7 +51,7 @@ class IngestService {
   memory::IngestScope scope_;
   std::string raw_dir_;
   std::unique_ptr<memory::Embedder> embedder_;  // the worker's
-  state::Worker worker_{"ingest"};
+  Worker worker_{"ingest"};
 };
 
 }  // namespace limbic::runtime

@@ -53,7 +53,7 @@ class McpServer {
     // Outside input: a line that is not JSON, nests deeper than
     // api.max_json_depth or holds a number beyond a double is a parse error
     // (-32700) with id null, since no id can be read; the next line is served.
-    auto parsed = state::ParseInputJson(line);
+    auto parsed = ParseInputJson(line);
     if (!parsed.ok())
       return ErrorMessage(nullptr, {kParseError, "parse error: " + parsed.status().message(), {}});
     json msg = std::move(parsed).value();
@@ -199,7 +199,7 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
   auto config = options.config_path.empty() ? DefaultConfig() : LoadConfigFile(options.config_path);
   if (!config.ok()) return Fail(config.status());
   if (!options.state_dir.empty()) config->state_dir = options.state_dir;
-  state::SetMaxInputJsonDepth(config->max_json_depth);
+  SetMaxInputJsonDepth(config->max_json_depth);
 
   ApiConnection api(*config, options.url, EnvToken(), log);
   Status connected = api.Connect();
@@ -209,7 +209,7 @@ int RunMcp(const McpOptions& options, std::istream& in, std::ostream& out,
   while (std::getline(in, line)) {
     std::optional<json> answer = server.Handle(line);
     if (!answer) continue;
-    out << state::CompactJson(*answer) << '\n' << std::flush;
+    out << CompactJson(*answer) << '\n' << std::flush;
     if (!out) {
       log->warn("mcp: stdout closed; stopping");
       break;

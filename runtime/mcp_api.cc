@@ -26,13 +26,13 @@ class HttpApiClient : public ApiClient {
   }
 
   Result<std::pair<int, std::string>> Call(const ApiRequest& request) override {
-    memory::HttpCall call;
+    HttpCall call;
     call.method = request.method;
     call.url = base_ + request.target;
     call.body = request.body;
     call.timeout_ms = request.timeout_ms;
     if (!token_.empty()) call.headers.emplace_back("Authorization", "Bearer " + token_);
-    auto answer = memory::Fetch(call);
+    auto answer = Fetch(call);
     if (!answer.ok()) return answer.status();
     return std::make_pair(answer->status, std::move(answer->body));
   }
@@ -47,7 +47,7 @@ bool PidAlive(long pid) {
 
 // The pid a lock file names; 0 when unreadable.
 long LockHolder(const std::string& state_dir) {
-  auto text = state::Env::Default()->ReadFileToString(state::LockFilePath(state_dir));
+  auto text = Env::Default()->ReadFileToString(state::LockFilePath(state_dir));
   if (!text.ok()) return 0;
   try {
     return std::stol(*text);
@@ -58,7 +58,7 @@ long LockHolder(const std::string& state_dir) {
 
 // api.json's URL when it describes `holder`; "" otherwise.
 std::string ApiUrlOf(const std::string& state_dir, long holder) {
-  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(state_dir));
+  auto text = Env::Default()->ReadFileToString(ApiFilePath(state_dir));
   if (!text.ok()) return "";
   json doc = json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc["pid"].is_number_integer() || !doc["url"].is_string()) return "";
@@ -69,7 +69,7 @@ std::string ApiUrlOf(const std::string& state_dir, long holder) {
 
 // api.json's body_limit (the runtime's api.body_limit), or 0.
 size_t ApiFileBodyLimit(const std::string& state_dir) {
-  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(state_dir));
+  auto text = Env::Default()->ReadFileToString(ApiFilePath(state_dir));
   if (!text.ok()) return 0;
   json doc = json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc["body_limit"].is_number_unsigned()) return 0;
@@ -90,7 +90,7 @@ Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms) {
       return Status::NotFound("no state in " + state_dir);
     // Taking the lock is the only reliable test of whether it is held; a
     // lock we get is released again at once, for the runtime we start.
-    auto lock = state::Env::Default()->LockFile(state::LockFilePath(state_dir));
+    auto lock = Env::Default()->LockFile(state::LockFilePath(state_dir));
     if (lock.ok()) return Status::NotFound("nobody holds " + state_dir);
     if (!lock.status().IsBusy()) return lock.status();
     std::string url = ApiUrlOf(state_dir, LockHolder(state_dir));

@@ -40,7 +40,7 @@ class ApiClient {
 std::optional<nlohmann::json> HandleMcpLine(ApiClient& api, const std::string& line,
                                             std::shared_ptr<spdlog::logger> log);
 
-// Over HTTP with memory::Fetch, to `base_url` ("http://127.0.0.1:7077"),
+// Over HTTP with Fetch, to `base_url` ("http://127.0.0.1:7077"),
 // with `Authorization: Bearer <token>` when the token is not empty.
 std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token);
 

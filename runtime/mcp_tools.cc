@@ -435,7 +435,7 @@ ApiRequest BuildApiRequest(const McpTool& tool, const json& arguments) {
     }
   }
   r.target = path + query;
-  if (tool.method != "GET") r.body = state::CompactJson(body);
+  if (tool.method != "GET") r.body = CompactJson(body);
   return r;
 }
 

@@ -29,7 +29,7 @@ Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
       cursor_timer_(ioc_) {
   // One limit for every parser of outside input in this process (HTTP,
   // sensors, webhooks): set before any of them runs.
-  state::SetMaxInputJsonDepth(config_.max_json_depth);
+  SetMaxInputJsonDepth(config_.max_json_depth);
 }
 
 Runtime::~Runtime() {
@@ -357,7 +357,7 @@ void Runtime::ShutdownStep(int step) {
       signals_.cancel();
       // Gone before the lock is released, so no newcomer reads our address.
       if (api_file_written_) {
-        Status removed = state::Env::Default()->RemoveFile(ApiFilePath(config_.state_dir));
+        Status removed = Env::Default()->RemoveFile(ApiFilePath(config_.state_dir));
         if (!removed.ok()) log_->warn("removing api.json: {}", removed.message());
       }
       log_->info("stopped at seq {}", engine_->applied_seq());
@@ -379,7 +379,7 @@ std::string Runtime::LocalUrl() const {
 // When the API's address is taken by the runtime that already serves this
 // state dir (its api.json says so), say so: starting twice is the usual cause.
 std::string Runtime::ApiFileHint() const {
-  auto text = state::Env::Default()->ReadFileToString(ApiFilePath(config_.state_dir));
+  auto text = Env::Default()->ReadFileToString(ApiFilePath(config_.state_dir));
   if (!text.ok()) return "";
   auto doc = json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc["url"].is_string() || !doc["pid"].is_number_integer()) return "";
@@ -394,7 +394,7 @@ void Runtime::WriteApiFile() {
   json doc = {{"pid", static_cast<int64_t>(::getpid())},
               {"url", LocalUrl()},
               {"body_limit", config_.body_limit}};
-  Status s = state::Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir),
+  Status s = Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir),
                                                     doc.dump() + "\n");
   if (!s.ok()) log_->warn("writing api.json: {}", s.message());
   api_file_written_ = s.ok();

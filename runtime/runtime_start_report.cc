@@ -45,7 +45,7 @@ void Runtime::ReportDeepRecords(uint64_t log_after) {
     auto actions = engine_->projection().ListActions(std::string(status));
     if (!actions.ok()) continue;  // the outbox's own start reports it
     for (const json& a : *actions) {
-      const size_t depth = state::JsonDepth(state::CompactJson(a));
+      const size_t depth = JsonDepth(CompactJson(a));
       if (depth <= limit) continue;
       note("action " + a.value("id", "?") + " (" + status + ", effector " +
            a.value("effector", "?") + ") nests " + std::to_string(depth) +

@@ -84,7 +84,7 @@ void WorldService::PassDays(const std::string& today) {
   for (int i = 1; i <= kRecentDays; ++i) days.insert(FormatDate(*day - TimeMs{i} * 86400000));
   auto done = model_->ExtractedDays();
   if (!done.ok()) log_->warn("world: reading the ledger: {}", done.status().message());
-  archive::Staging staging(config_.state_dir + "/archive/staging", state::Env::Default());
+  archive::Staging staging(config_.state_dir + "/archive/staging", Env::Default());
   auto staged = staging.Days();
   if (!staged.ok()) log_->warn("world: listing staged days: {}", staged.status().message());
   if (staged.ok() && done.ok())

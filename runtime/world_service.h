@@ -63,7 +63,7 @@ class WorldService {
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<world::WorldModel> model_;
-  state::Worker worker_{"world"};
+  Worker worker_{"world"};
   boost::asio::steady_timer timer_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};  // the worker's pass stops between days

@@ -23,7 +23,7 @@ std::string WhyPointerIsBad(const std::exception& e) {
 }  // namespace
 
 Result<json> WebhookSensor::Map(std::string_view raw_body) {
-  auto body = state::ParseInputJson(raw_body);
+  auto body = ParseInputJson(raw_body);
   if (!body.ok()) {
     CountRejected();
     return body.status().WithContext("sensor \"" + name_ + "\": body");
@@ -82,7 +82,7 @@ Result<json> GithubSensor::Map(std::string_view raw_body, std::string_view event
     return Status::InvalidArgument("missing X-GitHub-Event");
   }
   // Parsed only once the signature holds: nobody else makes us parse.
-  auto parsed = state::ParseInputJson(raw_body);
+  auto parsed = ParseInputJson(raw_body);
   if (!parsed.ok()) {
     CountRejected();
     return parsed.status().WithContext("the GitHub payload");

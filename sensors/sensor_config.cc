@@ -48,7 +48,7 @@ Result<TimeMs> DurationKey(const std::string& name, const json& cfg, const char*
                            TimeMs min) {
   auto it = cfg.find(key);
   if (it == cfg.end()) return dflt;
-  Result<TimeMs> d = state::DurationFromJson(*it);
+  Result<TimeMs> d = DurationFromJson(*it);
   if (!d.ok() || *d < min)
     return KeyError(name, key,
                     "must be a duration of at least " + std::to_string(min) +

@@ -150,7 +150,7 @@ class LineSensor : public SensorBase {
                    kMaxLineBytes);
         continue;
       }
-      auto parsed = state::ParseInputJson(line.text);
+      auto parsed = ParseInputJson(line.text);
       if (!parsed.ok() || !parsed->is_object()) {
         ++stats_.received;
         ++stats_.rejected;
@@ -311,12 +311,12 @@ class ExecSensor final : public LineSensor {
   // The program leads a process group of its own (base/subprocess.h): when
   // it exits, or the sensor stops, what it started in that group goes too.
   std::string RunOnce() {
-    state::SpawnOptions spawn;
+    SpawnOptions spawn;
     spawn.argv = argv_;
     spawn.env = env_;
-    auto started = state::Subprocess::Spawn(spawn);
+    auto started = Subprocess::Spawn(spawn);
     if (!started.ok()) return "could not start: " + started.status().message();
-    state::Subprocess& proc = **started;
+    Subprocess& proc = **started;
     NewStream("from pid " + std::to_string(proc.pid()));
     LineSplitter out_lines, err_lines;
     auto offer = [this](std::optional<std::string> l) { Offer(std::move(l)); };

@@ -12,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 // The URL to POST to: http_client.h's rule, the same as the embedder's.
-std::string Endpoint(const std::string& url) { return memory::OpenAiEndpoint(url, "/chat/completions"); }
+std::string Endpoint(const std::string& url) { return OpenAiEndpoint(url, "/chat/completions"); }
 
 }  // namespace
 
@@ -26,7 +26,7 @@ Status CheckChatSpec(const ChatSpec& spec) {
   // A line break would end the header and start another one.
   if (spec.api_key.find_first_of("\r\n") != std::string::npos)
     return Status::InvalidArgument("api_key: has a line break");
-  auto parsed = memory::ParseUrl(Endpoint(spec.url));
+  auto parsed = ParseUrl(Endpoint(spec.url));
   if (!parsed.ok()) return parsed.status().WithContext("url");
   return Status::OK();
 }
@@ -41,7 +41,7 @@ Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
                                          {{"role", "user"}, {"content", user}}})}};
   if (json_mode) body["response_format"] = {{"type", "json_object"}};
 
-  memory::HttpCall call;
+  HttpCall call;
   call.method = "POST";
   call.url = endpoint;
   call.timeout_ms = spec.timeout_ms;
@@ -49,15 +49,15 @@ Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
   call.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   call.headers.emplace_back("Accept", "application/json");
   if (!spec.api_key.empty()) call.headers.emplace_back("Authorization", "Bearer " + spec.api_key);
-  auto res = memory::Fetch(call);
+  auto res = Fetch(call);
   if (!res.ok()) return res.status();
 
   const std::string where = "POST " + endpoint;
   if (res->status < 200 || res->status > 299)
     return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
                                res->body.substr(0, 200));
-  auto parsed = state::ParseInputJson(res->body);
-  if (!parsed.ok()) return Status::Corruption(where + ": the answer " + state::AnswerRefusal(parsed.status()));
+  auto parsed = ParseInputJson(res->body);
+  if (!parsed.ok()) return Status::Corruption(where + ": the answer " + AnswerRefusal(parsed.status()));
   const json answer = std::move(*parsed);
   // Walk choices[0].message.content without letting json throw.
   const json* content = nullptr;

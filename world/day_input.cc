@@ -46,7 +46,7 @@ Result<uint64_t> FirstSeqFor(const std::string& log_dir, TimeMs from) {
     std::ifstream in(path);
     std::string line;
     if (!std::getline(in, line)) break;
-    auto doc = state::ParseJson(line);
+    auto doc = ParseJson(line);
     if (!doc || !doc->contains("ts") || !(*doc)["ts"].is_string()) break;
     auto ts = ParseTime((*doc)["ts"].get<std::string>());
     if (!ts.ok() || *ts >= from) break;
@@ -58,7 +58,7 @@ Result<uint64_t> FirstSeqFor(const std::string& log_dir, TimeMs from) {
 // Staged text of the day; episodes give their goal and outcome only and
 // digests nothing, since their percepts come from the log.
 Result<std::string> StagedText(const std::string& state_dir, const std::string& date) {
-  archive::Staging staging(state_dir + "/archive/staging", state::Env::Default());
+  archive::Staging staging(state_dir + "/archive/staging", Env::Default());
   std::error_code ec;
   if (!fs::exists(staging.PathOf(date), ec)) return std::string();
   auto entries = staging.Read(date);

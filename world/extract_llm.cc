@@ -178,8 +178,8 @@ Result<Extraction> ParseLlmExtraction(std::string_view answer, const std::string
     s = nl == std::string_view::npos ? std::string_view() : Trim(s.substr(nl + 1));
     if (s.ends_with("```")) s = Trim(s.substr(0, s.size() - 3));
   }
-  auto parsed = state::ParseInputJson(s);
-  if (!parsed.ok()) return Status::InvalidArgument("the answer " + state::AnswerRefusal(parsed.status()));
+  auto parsed = ParseInputJson(s);
+  if (!parsed.ok()) return Status::InvalidArgument("the answer " + AnswerRefusal(parsed.status()));
   const json j = std::move(*parsed);
   if (!j.is_object()) return Status::InvalidArgument("the answer is not a JSON object");
   auto array = [&](const char* key, const json** out) {

@@ -17,8 +17,8 @@ Result<std::vector<std::string>> ParsePredictions(std::string_view answer) {
   size_t open = answer.find('{'), close = answer.rfind('}');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
     return Status::InvalidArgument("the answer holds no JSON object");
-  auto parsed = state::ParseInputJson(answer.substr(open, close - open + 1));
-  if (!parsed.ok()) return Status::InvalidArgument("the answer " + state::AnswerRefusal(parsed.status()));
+  auto parsed = ParseInputJson(answer.substr(open, close - open + 1));
+  if (!parsed.ok()) return Status::InvalidArgument("the answer " + AnswerRefusal(parsed.status()));
   json doc = std::move(*parsed);
   if (!doc.is_object()) return Status::InvalidArgument("the answer is not a JSON object");
   auto it = doc.find("predictions");

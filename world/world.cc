@@ -22,7 +22,7 @@ std::string ScoredKey(const std::string& date, const std::string& text) { return
 
 // The identity of an input: its text and its events, as written in the log.
 std::string InputDigest(const ExtractInput& input) {
-  state::Sha256 h;
+  Sha256 h;
   h.Update(input.date);
   h.Update("\n");
   h.Update(input.text);
@@ -50,7 +50,7 @@ Result<uint64_t> ForEachLine(const std::string& path, uint64_t offset, Fn&& fn) 
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no '\n': not complete yet
     offset += line.size() + 1;
-    auto doc = state::ParseJson(line);
+    auto doc = ParseJson(line);
     if (doc && doc->is_object()) fn(*doc);
   }
   if (in.bad()) return Status::IOError(path + ": cannot be read");

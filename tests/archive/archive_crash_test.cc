@@ -35,7 +35,7 @@ TEST_CASE("a crash at any step of a rollup leaves the archive before or after it
     INFO("day " << day << ", failing after " << renames << " renames");
     Fixture f;
     copy_of_base(f);
-    state::FaultInjectionEnv env(state::Env::Default());
+    FaultInjectionEnv env(Env::Default());
     env.FailRenameAfter(renames);
     Result<RollupResult> r = f.Open(&env)->Rollup(day);
     if (r.ok()) break;
@@ -63,7 +63,7 @@ TEST_CASE("a failed sync during a rollup leaves the archive as it was", "[archiv
     Fixture::Stage(*a, 1, 1);
   }
   auto before = f.Snapshot();
-  state::FaultInjectionEnv env(state::Env::Default());
+  FaultInjectionEnv env(Env::Default());
   auto a = f.Open(&env);
   env.SetSyncError(true);
   CHECK_FALSE(a->Rollup(Day(1)).ok());
@@ -85,7 +85,7 @@ TEST_CASE("readers see a committed rollup before its renames are finished", "[ar
     for (int n = 1; n <= 4; ++n) Fixture::StageAndRollup(*a, n);
     Fixture::Stage(*a, 1, 1);
   }
-  state::FaultInjectionEnv env(state::Env::Default());
+  FaultInjectionEnv env(Env::Default());
   env.FailRenameAfter(2);  // the journal and one document renamed
   REQUIRE_FALSE(f.Open(&env)->Rollup(Day(1)).ok());
   REQUIRE(fs::exists(f.root() + "/archive/archive/ROLLUP.journal"));

@@ -44,7 +44,7 @@ class Fixture {
  public:
   Fixture() : clock_(kJan1 + 400 * kDay) {}
 
-  ArchiveOptions Options(state::Env* env = nullptr, bool read_only = false) const {
+  ArchiveOptions Options(Env* env = nullptr, bool read_only = false) const {
     ArchiveOptions o;
     o.dir = dir_ / "archive";
     o.env = env;
@@ -52,7 +52,7 @@ class Fixture {
     o.read_only = read_only;
     return o;
   }
-  std::unique_ptr<Archive> Open(state::Env* env = nullptr, bool read_only = false) const {
+  std::unique_ptr<Archive> Open(Env* env = nullptr, bool read_only = false) const {
     auto r = Archive::Open(Options(env, read_only));
     REQUIRE(r.ok());
     return std::move(r).value();

@@ -21,7 +21,7 @@ std::string Numbers(const Links& links) {
 
 TEST_CASE("DocReader reads what DocFiles::Read reads, and fails with its errors", "[archive]") {
   ScratchDir dir;
-  DocFiles files(dir.path(), state::Env::Default());
+  DocFiles files(dir.path(), Env::Default());
   const std::string good = R"({"date":"2026-01-02","content":"## 2026-01-02T01:00:00.000Z\n[user] caf\u00e9 \"q\"",)"
                            R"("hash":"abc","prev_hash":null,"metadata":{"staged_entries":1},)"
                            R"("links":{"temporal":{"prev":"2026-01-01","next":null},)"

@@ -100,7 +100,7 @@ TEST_CASE("content is the entries as blocks headed by UTC timestamps", "[staging
 
 TEST_CASE("staging appends entries and reads them back in order", "[staging]") {
   ScratchDir dir;
-  Staging staging(dir / "staging", state::Env::Default());
+  Staging staging(dir / "staging", Env::Default());
   REQUIRE(staging.Append("2026-01-02", Seq(1, "first")).ok());
   REQUIRE(staging.Append("2026-01-02", Seq(2, "second\nwith a newline")).ok());
   REQUIRE(staging.Append("2026-01-01", Seq(3, "other day")).ok());
@@ -128,7 +128,7 @@ TEST_CASE("staging appends entries and reads them back in order", "[staging]") {
 
 TEST_CASE("staging append is idempotent by metadata.seq", "[staging]") {
   ScratchDir dir;
-  Staging staging(dir / "staging", state::Env::Default());
+  Staging staging(dir / "staging", Env::Default());
   const std::string day = "2026-01-01";
   REQUIRE(staging.Append(day, Seq(1, "one")).ok());
   REQUIRE(staging.Append(day, Seq(2, "two")).ok());
@@ -137,7 +137,7 @@ TEST_CASE("staging append is idempotent by metadata.seq", "[staging]") {
   CHECK(Texts(*staging.Read(day)) == std::vector<std::string>{"one", "two"});
 
   // A fresh Staging (after a restart) reads the last seq from the file.
-  Staging restarted(dir / "staging", state::Env::Default());
+  Staging restarted(dir / "staging", Env::Default());
   REQUIRE(restarted.Append(day, Seq(2, "two once more")).ok());
   REQUIRE(restarted.Append(day, Seq(3, "three")).ok());
   // The file changed behind the first Staging's back: it looks again.
@@ -151,14 +151,14 @@ TEST_CASE("staging append is idempotent by metadata.seq", "[staging]") {
 
 TEST_CASE("a torn last staging line is cut before the next append", "[staging]") {
   ScratchDir dir;
-  Staging staging(dir / "staging", state::Env::Default());
+  Staging staging(dir / "staging", Env::Default());
   const std::string day = "2026-01-01";
   REQUIRE(staging.Append(day, Seq(1, "one")).ok());
   const std::string path = staging.PathOf(day);
   std::string whole = ReadFile(path);
   WriteFile(path, whole + "{\"timestamp\":\"2026-01-01T00:0");  // a crash mid-append
 
-  Staging restarted(dir / "staging", state::Env::Default());
+  Staging restarted(dir / "staging", Env::Default());
   CHECK(Texts(*restarted.Read(day)) == std::vector<std::string>{"one"});
   REQUIRE(restarted.Append(day, Seq(2, "two")).ok());
   CHECK(Texts(*restarted.Read(day)) == std::vector<std::string>{"one", "two"});
@@ -169,7 +169,7 @@ TEST_CASE("a torn last staging line is cut before the next append", "[staging]")
   // A whole entry that lost only its newline is kept.
   file.pop_back();
   WriteFile(path, file);
-  Staging again(dir / "staging", state::Env::Default());
+  Staging again(dir / "staging", Env::Default());
   CHECK(Texts(*again.Read(day)) == std::vector<std::string>{"one", "two"});
   REQUIRE(again.Append(day, Seq(2, "two, offered again")).ok());  // seq 2 is there
   REQUIRE(again.Append(day, Seq(3, "three")).ok());
@@ -178,7 +178,7 @@ TEST_CASE("a torn last staging line is cut before the next append", "[staging]")
 
 TEST_CASE("a torn append through the file layer leaves earlier entries intact", "[staging]") {
   ScratchDir dir;
-  state::FaultInjectionEnv env(state::Env::Default());
+  FaultInjectionEnv env(Env::Default());
   Staging staging(dir / "staging", &env);
   const std::string day = "2026-01-01";
   REQUIRE(staging.Append(day, Seq(1, "one")).ok());
@@ -186,7 +186,7 @@ TEST_CASE("a torn append through the file layer leaves earlier entries intact", 
   CHECK_FALSE(staging.Append(day, Seq(2, "two is longer than twenty bytes")).ok());
   REQUIRE(env.SimulateCrash(10).ok());  // ten of the torn bytes reached the disk
 
-  state::FaultInjectionEnv fresh(state::Env::Default());
+  FaultInjectionEnv fresh(Env::Default());
   Staging restarted(dir / "staging", &fresh);
   CHECK(Texts(*restarted.Read(day)) == std::vector<std::string>{"one"});
   REQUIRE(restarted.Append(day, Seq(2, "two")).ok());
@@ -195,7 +195,7 @@ TEST_CASE("a torn append through the file layer leaves earlier entries intact", 
 
 TEST_CASE("a staging line that is not an entry is an error naming file and line", "[staging]") {
   ScratchDir dir;
-  Staging staging(dir / "staging", state::Env::Default());
+  Staging staging(dir / "staging", Env::Default());
   const std::string day = "2026-01-03";
   REQUIRE(staging.Append(day, Seq(1, "one")).ok());
   const std::string path = staging.PathOf(day);
@@ -224,7 +224,7 @@ TEST_CASE("a staging line that is not an entry is an error naming file and line"
 
 TEST_CASE("staging refuses bad dates and invalid UTF-8", "[staging]") {
   ScratchDir dir;
-  Staging staging(dir / "staging", state::Env::Default());
+  Staging staging(dir / "staging", Env::Default());
   Status s = staging.Append("2026-02-30", Seq(1, "x"));
   CHECK(s.IsInvalidArgument());
   CHECK(s.message().find("2026-02-30") != std::string::npos);

@@ -4,7 +4,7 @@
 
 #include "memory/loopback_server.h"
 
-using namespace limbic::memory;
+using namespace limbic;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
 using limbic::testing::LoopbackRequest;
@@ -19,7 +19,7 @@ HttpCall Call(std::string url, std::string method = "GET") {
 }
 }  // namespace
 
-TEST_CASE("ParseUrl splits http and https URLs", "[memory]") {
+TEST_CASE("ParseUrl splits http and https URLs", "[base]") {
   auto u = ParseUrl("http://example.com");
   REQUIRE(u.ok());
   CHECK_FALSE(u->tls);
@@ -46,7 +46,7 @@ TEST_CASE("ParseUrl splits http and https URLs", "[memory]") {
   CHECK(u->target == "/x");
 }
 
-TEST_CASE("ParseUrl rejects what it cannot fetch", "[memory]") {
+TEST_CASE("ParseUrl rejects what it cannot fetch", "[base]") {
   for (const char* bad : {"", "example.com", "ftp://example.com/", "http://", "http:///x", "http://:80/",
                           "http://h:0/", "http://h:65536/", "http://h:8a/", "http://h:/", "http://[::1",
                           "http://[::1]x/", "http://[nonsense]/", "http://user:pw@h/", "http://h /x"}) {
@@ -56,7 +56,7 @@ TEST_CASE("ParseUrl rejects what it cannot fetch", "[memory]") {
   }
 }
 
-TEST_CASE("Fetch sends the request and returns status lower-cased headers and body", "[memory]") {
+TEST_CASE("Fetch sends the request and returns status lower-cased headers and body", "[base]") {
   LoopbackServer server([](const LoopbackRequest&) {
     return HttpAnswer(201, "{\"ok\":true}", "Content-Type: application/json\r\nX-Thing: Value\r\n");
   });
@@ -82,7 +82,7 @@ TEST_CASE("Fetch sends the request and returns status lower-cased headers and bo
   CHECK(seen[0].headers["authorization"] == "Bearer secret");
 }
 
-TEST_CASE("Fetch returns any HTTP status as a success", "[memory]") {
+TEST_CASE("Fetch returns any HTTP status as a success", "[base]") {
   LoopbackServer server([](const LoopbackRequest&) { return HttpAnswer(503, "busy", ""); });
   auto res = Fetch(Call(server.url() + "/"));
   REQUIRE(res.ok());
@@ -91,7 +91,7 @@ TEST_CASE("Fetch returns any HTTP status as a success", "[memory]") {
   CHECK(server.requests().at(0).method == "GET");
 }
 
-TEST_CASE("Fetch errors name the method and URL and step", "[memory]") {
+TEST_CASE("Fetch errors name the method and URL and step", "[base]") {
   SECTION("connection refused") {
     const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/v1/x";
     HttpCall call = Call(url, "POST");
@@ -149,7 +149,7 @@ TEST_CASE("Fetch errors name the method and URL and step", "[memory]") {
   }
 }
 
-TEST_CASE("OpenAiEndpoint completes a base URL, with or without /v1, once", "[memory]") {
+TEST_CASE("OpenAiEndpoint completes a base URL, with or without /v1, once", "[base]") {
   CHECK(OpenAiEndpoint("http://h:11434", "/embeddings") == "http://h:11434/v1/embeddings");
   CHECK(OpenAiEndpoint("http://h:11434/", "/embeddings") == "http://h:11434/v1/embeddings");
   CHECK(OpenAiEndpoint("https://api.openai.com/v1", "/embeddings") ==

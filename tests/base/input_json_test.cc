@@ -95,14 +95,14 @@ TEST_CASE("text that is not JSON is refused naming the byte", "[input_json]") {
 TEST_CASE("a duration from outside JSON: a string or integer milliseconds, 0 to 100 years",
           "[input_json]") {
   using nlohmann::json;
-  CHECK(*limbic::state::DurationFromJson(json("30s")) == 30000);
-  CHECK(*limbic::state::DurationFromJson(json(250)) == 250);
-  CHECK(*limbic::state::DurationFromJson(json(0)) == 0);
-  CHECK(*limbic::state::DurationFromJson(json(limbic::kMaxDurationMs)) == limbic::kMaxDurationMs);
-  CHECK(limbic::state::DurationFromJson(json(limbic::kMaxDurationMs + 1)).status().message().starts_with("duration too large"));
-  CHECK(limbic::state::DurationFromJson(json(uint64_t{18446744073709551615u})).status().IsInvalidArgument());
-  CHECK(limbic::state::DurationFromJson(json(-1)).status().IsInvalidArgument());
-  CHECK(limbic::state::DurationFromJson(json(1.5)).status().message().starts_with("must be a duration such as"));
-  CHECK(limbic::state::DurationFromJson(json("soon")).status().IsInvalidArgument());
-  CHECK(limbic::state::DurationFromJson(json::array()).status().IsInvalidArgument());
+  CHECK(*limbic::DurationFromJson(json("30s")) == 30000);
+  CHECK(*limbic::DurationFromJson(json(250)) == 250);
+  CHECK(*limbic::DurationFromJson(json(0)) == 0);
+  CHECK(*limbic::DurationFromJson(json(limbic::kMaxDurationMs)) == limbic::kMaxDurationMs);
+  CHECK(limbic::DurationFromJson(json(limbic::kMaxDurationMs + 1)).status().message().starts_with("duration too large"));
+  CHECK(limbic::DurationFromJson(json(uint64_t{18446744073709551615u})).status().IsInvalidArgument());
+  CHECK(limbic::DurationFromJson(json(-1)).status().IsInvalidArgument());
+  CHECK(limbic::DurationFromJson(json(1.5)).status().message().starts_with("must be a duration such as"));
+  CHECK(limbic::DurationFromJson(json("soon")).status().IsInvalidArgument());
+  CHECK(limbic::DurationFromJson(json::array()).status().IsInvalidArgument());
 }

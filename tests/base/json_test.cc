@@ -4,14 +4,14 @@
 #include <random>
 
 using limbic::Status;
-using limbic::state::AppendCompactJson;
-using limbic::state::CompactJson;
-using limbic::state::IsValidUtf8;
-using limbic::state::JsonDepth;
-using limbic::state::JsonError;
-using limbic::state::MakeValidUtf8;
-using limbic::state::ParseJson;
-using limbic::state::ToValidUtf8;
+using limbic::AppendCompactJson;
+using limbic::CompactJson;
+using limbic::IsValidUtf8;
+using limbic::JsonDepth;
+using limbic::JsonError;
+using limbic::MakeValidUtf8;
+using limbic::ParseJson;
+using limbic::ToValidUtf8;
 using nlohmann::json;
 
 namespace {
@@ -85,7 +85,7 @@ TEST_CASE("ParseJson agrees with nlohmann on random documents and their mutation
 }
 
 TEST_CASE("ParseJsonTaking takes the named members out, as ParseJson and erasing them would", "[json]") {
-  using limbic::state::ParseJsonTaking;
+  using limbic::ParseJsonTaking;
   const std::string_view names[] = {"seq", "type", "v"};
   std::vector<std::string> cases;
   for (const char* text : {

@@ -13,9 +13,9 @@
 
 #include "tests/process_group.h"
 
-using limbic::state::ExitStatus;
-using limbic::state::SpawnOptions;
-using limbic::state::Subprocess;
+using limbic::ExitStatus;
+using limbic::SpawnOptions;
+using limbic::Subprocess;
 using limbic::testing::GroupGone;
 using limbic::testing::LiveGroupMembers;
 

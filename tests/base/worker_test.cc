@@ -1,4 +1,4 @@
-// state::Worker: jobs in order on one thread; Stop waits for the running job
+// Worker: jobs in order on one thread; Stop waits for the running job
 // and drops the rest; a job that throws does not stop the others.
 #include "base/worker.h"
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-using limbic::state::Worker;
+using limbic::Worker;
 
 TEST_CASE("a worker runs jobs in the order posted, on one thread that is not the caller's",
           "[worker]") {
