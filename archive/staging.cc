@@ -112,7 +112,7 @@ Result<Entry> EntryFromJson(const json& j) {
     return Status::OK();
   };
   LIMBIC_RETURN_IF_ERROR(string_field("timestamp", &e.timestamp));
-  if (auto t = ParseTime(e.timestamp); !t.ok())
+  if (auto t = ParseTime(e.timestamp, TimeRule::kLogged); !t.ok())
     return Status::InvalidArgument("\"timestamp\": " + t.status().message());
   LIMBIC_RETURN_IF_ERROR(string_field("text", &e.text));
   LIMBIC_RETURN_IF_ERROR(count_field("byte_size", &e.byte_size));
@@ -134,7 +134,7 @@ void AppendToContent(std::string* content, const std::vector<Entry>& entries) {
     if (!content->empty()) *content += "\n\n";
     *content += "## ";
     // Entries are checked on reading; an unparsable one is kept as it is.
-    auto t = ParseTime(e.timestamp);
+    auto t = ParseTime(e.timestamp, TimeRule::kLogged);
     *content += t.ok() ? FormatTime(*t) : e.timestamp;
     *content += '\n';
     *content += e.text;

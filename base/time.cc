@@ -2,21 +2,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 namespace limbic {
 namespace {
 
-// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's
-// days_from_civil), so formatting never touches the C library's time zone.
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
+// The civil date of day `z` since 1970-01-01, proleptic Gregorian (Howard
+// Hinnant's civil_from_days), so formatting never touches the C library's
+// time zone. FormatTime's hot path; the parsers use std::chrono instead.
 void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   z += 719468;
   const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -27,6 +20,25 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   *d = doy - (153 * mp + 2) / 5 + 1;
   *m = mp < 10 ? mp + 3 : mp - 9;
   *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
+}
+
+// Days since 1970-01-01 of the calendar day y-m-d, or nullopt when the
+// calendar has no such day (2026-02-29, 2026-04-31, month 13, day 0).
+std::optional<int64_t> CalendarDay(int y, int m, int d) {
+  using namespace std::chrono;
+  const year_month_day date{year{y}, month{static_cast<unsigned>(m)},
+                            day{static_cast<unsigned>(d)}};
+  if (!date.ok()) return std::nullopt;
+  return sys_days{date}.time_since_epoch().count();
+}
+
+// TimeRule::kLogged's day: what versions before the calendar check
+// accepted, counted as they counted it (day d of month m is d - 1 days after
+// its first, so a 29th of February in a common year is March 1).
+std::optional<int64_t> LoggedDay(int y, int m, int d) {
+  static constexpr int kDaysIn[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1 || d > kDaysIn[m - 1]) return std::nullopt;
+  return *CalendarDay(y, m, 1) + d - 1;
 }
 
 bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
@@ -90,7 +102,7 @@ std::string FormatTime(TimeMs t) {
   return buf;
 }
 
-Result<TimeMs> ParseTime(std::string_view s) {
+Result<TimeMs> ParseTime(std::string_view s, TimeRule rule) {
   auto bad = [&](const char* why) {
     return Status::InvalidArgument("invalid time \"" + std::string(s) + "\": " + why +
                                    " (want RFC 3339, e.g. 2026-11-22T14:05:09.123Z)");
@@ -103,9 +115,10 @@ Result<TimeMs> ParseTime(std::string_view s) {
   if (!Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' ||
       !Digits(s, 17, 2, &sec))
     return bad("bad time of day");
-  static constexpr int kDaysIn[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (M < 1 || M > 12 || D < 1 || D > kDaysIn[M - 1] || h > 23 || mi > 59 || sec > 60)
-    return bad("field out of range");
+  const bool logged = rule == TimeRule::kLogged;
+  const std::optional<int64_t> days = logged ? LoggedDay(Y, M, D) : CalendarDay(Y, M, D);
+  if (!days) return bad("no such day in the calendar");
+  if (h > 23 || mi > 59 || sec > 60) return bad("field out of range");
   size_t pos = 19;
   int64_t ms = 0;
   if (pos < s.size() && s[pos] == '.') {
@@ -127,19 +140,19 @@ Result<TimeMs> ParseTime(std::string_view s) {
     if (!Digits(s, pos + 1, 2, &oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
         !Digits(s, pos + 4, 2, &om))
       return bad("bad UTC offset");
+    if (!logged && (oh > 23 || om > 59)) return bad("UTC offset out of range (at most 23:59)");
     offset_min = (oh * 60 + om) * (s[pos] == '+' ? 1 : -1);
     pos += 6;
   } else {
     return bad("missing time zone (Z or +HH:MM)");
   }
   if (pos != s.size()) return bad("trailing characters");
-  int64_t days = DaysFromCivil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
-  int64_t secs = days * 86400 + h * 3600 + mi * 60 + (sec == 60 ? 59 : sec) - offset_min * 60;
+  int64_t secs = *days * 86400 + h * 3600 + mi * 60 + (sec == 60 ? 59 : sec) - offset_min * 60;
   return secs * 1000 + ms;
 }
 
 TimeMs TimeOrZero(std::string_view s) {
-  auto t = ParseTime(s);
+  auto t = ParseTime(s, TimeRule::kLogged);
   return t.ok() ? *t : 0;
 }
 
@@ -181,16 +194,12 @@ Result<TimeMs> ParseDate(std::string_view s) {
                                    "\" is not a date (want YYYY-MM-DD, e.g. 2026-11-22)");
   };
   int y, m, d;
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !Digits(s, 0, 4, &y) || !Digits(s, 5, 2, &m) ||
-      !Digits(s, 8, 2, &d) || m < 1 || m > 12 || d < 1)
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !Digits(s, 0, 4, &y) ||
+      !Digits(s, 5, 2, &m) || !Digits(s, 8, 2, &d))
     return bad();
-  // A day past the month's end comes back as another date.
-  int64_t days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
-  int64_t yy;
-  unsigned mm, dd;
-  CivilFromDays(days, &yy, &mm, &dd);
-  if (yy != y || mm != static_cast<unsigned>(m) || dd != static_cast<unsigned>(d)) return bad();
-  return days * 86400000;
+  const std::optional<int64_t> days = CalendarDay(y, m, d);
+  if (!days) return bad();
+  return *days * 86400000;
 }
 
 }  // namespace limbic

@@ -47,11 +47,20 @@ class ManualClock final : public Clock {
 
 // "2026-11-22T14:05:09.123Z". Always 24 characters.
 std::string FormatTime(TimeMs t);
+// Which times ParseTime takes.
+//   kCalendar: new input. The day must be one the calendar has (2024-02-29
+//     yes, 2026-02-29 and 2026-04-31 no) and a UTC offset at most 23:59.
+//   kLogged: text limbic has already committed (the events log, its own
+//     files). Before 0.1 a time was checked against a table that gave
+//     February 29 days in every year and any two-digit offset, so a log
+//     may hold "2026-02-29T..." (read, as then, as March 1) or "+99:99".
+//     The reader is never stricter than the writer was.
+enum class TimeRule { kCalendar, kLogged };
 // Accepts RFC 3339: "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; 't',
 // 'z' and a space instead of 'T' are accepted too. Fractions beyond
-// milliseconds are truncated.
-Result<TimeMs> ParseTime(std::string_view s);
-// ParseTime's time, or 0 when `s` is not one (a record's time read
+// milliseconds are truncated. The error names the text and what is wrong.
+Result<TimeMs> ParseTime(std::string_view s, TimeRule rule = TimeRule::kCalendar);
+// A stored time (kLogged), or 0 when `s` is not one (a record's time read
 // leniently: a malformed one sorts first instead of failing the read).
 TimeMs TimeOrZero(std::string_view s);
 // Calendar days (UTC), as the archive names them: "2026-11-22".

@@ -155,7 +155,7 @@ json MemoryStore::Answer(const json& record, TimeMs now) const {
     out["embedder"] = (*emb)["embedder"];
     out.erase(emb);
   }
-  auto last = ParseTime(record.value("last_accessed_at", ""));
+  auto last = ParseTime(record.value("last_accessed_at", ""), TimeRule::kLogged);
   out["effective_strength"] = EffectiveStrength(
       record.value("strength", 1.0), last.ok() ? *last : now, now, options_.half_life_hours);
   return out;

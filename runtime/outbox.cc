@@ -72,7 +72,7 @@ Status Outbox::Start() {
     for (const json& a : *actions) {
       TimeMs at = now;
       if (a["next_attempt_at"].is_string()) {
-        auto t = ParseTime(a["next_attempt_at"].get<std::string>());
+        auto t = ParseTime(a["next_attempt_at"].get<std::string>(), TimeRule::kLogged);
         if (t.ok()) at = *t;
       }
       Schedule(a["id"].get<std::string>(), a["effector"].get<std::string>(), at);

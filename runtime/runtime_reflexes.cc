@@ -38,7 +38,7 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
     rule->enabled = rec.value("enabled", true);
     (void)reflexes_.Put(std::move(rule).value());
     if (rec["last_fired_at"].is_string()) {
-      auto t = ParseTime(rec["last_fired_at"].get<std::string>());
+      auto t = ParseTime(rec["last_fired_at"].get<std::string>(), TimeRule::kLogged);
       if (t.ok()) reflexes_.RestoreHistory(std::string(id), *t);
     }
     return true;

@@ -186,7 +186,37 @@ std::string Describe(const json& v) {
   return s;
 }
 
-Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
+// {timestamp, text, byte_size, est_tokens, metadata}: the archive's staging
+// line, byte_size the text's length in bytes.
+bool IsEntry(const json& v, TimeRule times) {
+  if (!v.is_object() || v.size() != 5) return false;
+  auto ts = v.find("timestamp");
+  auto text = v.find("text");
+  auto bytes = v.find("byte_size");
+  auto tokens = v.find("est_tokens");
+  auto meta = v.find("metadata");
+  return !(ts == v.end() || !ts->is_string() || !ParseTime(ts->get_ref<const std::string&>(), times).ok() ||
+           text == v.end() || !text->is_string() || bytes == v.end() ||
+           !bytes->is_number_unsigned() ||
+           bytes->get<uint64_t>() != text->get_ref<const std::string&>().size() ||
+           tokens == v.end() || !tokens->is_number_unsigned() || meta == v.end() ||
+           !meta->is_object());
+}
+
+// {thread_ids?, percept_ids?, action_ids?}, each an array of ids.
+bool IsConsolidates(const json& v) {
+  if (!v.is_object()) return false;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it.key() != "thread_ids" && it.key() != "percept_ids" && it.key() != "action_ids")
+      return false;
+    if (!it->is_array()) return false;
+    for (const auto& e : *it)
+      if (!e.is_string() || !IsValidId(e.get_ref<const std::string&>())) return false;
+  }
+  return true;
+}
+
+Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v, TimeRule times) {
   auto bad = [&](std::string_view want) {
     return Status::InvalidArgument(std::string(spec.name) + "." + std::string(f.name) + ": must be " +
                                    std::string(want) + ", got " + Describe(v));
@@ -226,9 +256,9 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
     case Kind::kAny:
       return Status::OK();
     case Kind::kTime:
-      return v.is_string() && ParseTime(v.get_ref<const std::string&>()).ok()
+      return v.is_string() && ParseTime(v.get_ref<const std::string&>(), times).ok()
                  ? Status::OK()
-                 : bad("an RFC 3339 time");
+                 : bad("an RFC 3339 time on a calendar day");
     case Kind::kIdList:
       if (!v.is_array()) return bad("an array of ids");
       for (const auto& e : v)
@@ -255,36 +285,13 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
       return v.is_string() && IsValidDate(v.get_ref<const std::string&>())
                  ? Status::OK()
                  : bad("a date (YYYY-MM-DD)");
-    case Kind::kEntry: {
-      // {timestamp, text, byte_size, est_tokens, metadata}: the archive's
-      // staging line, byte_size the text's length in bytes.
-      const char* want =
-          "an entry {timestamp: RFC 3339, text, byte_size: bytes of text, est_tokens, metadata: {}}";
-      if (!v.is_object() || v.size() != 5) return bad(want);
-      auto ts = v.find("timestamp");
-      auto text = v.find("text");
-      auto bytes = v.find("byte_size");
-      auto tokens = v.find("est_tokens");
-      auto meta = v.find("metadata");
-      if (ts == v.end() || !ts->is_string() || !ParseTime(ts->get_ref<const std::string&>()).ok() ||
-          text == v.end() || !text->is_string() || bytes == v.end() || !bytes->is_number_unsigned() ||
-          bytes->get<uint64_t>() != text->get_ref<const std::string&>().size() ||
-          tokens == v.end() || !tokens->is_number_unsigned() || meta == v.end() || !meta->is_object())
-        return bad(want);
-      return Status::OK();
-    }
-    case Kind::kConsolidates: {
-      const char* want = "{thread_ids?, percept_ids?, action_ids?} (arrays of ids)";
-      if (!v.is_object()) return bad(want);
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        if (it.key() != "thread_ids" && it.key() != "percept_ids" && it.key() != "action_ids")
-          return bad(want);
-        if (!it->is_array()) return bad(want);
-        for (const auto& e : *it)
-          if (!e.is_string() || !IsValidId(e.get_ref<const std::string&>())) return bad(want);
-      }
-      return Status::OK();
-    }
+    case Kind::kEntry:
+      return IsEntry(v, times) ? Status::OK()
+                        : bad("an entry {timestamp: RFC 3339, text, byte_size: bytes of text, "
+                              "est_tokens, metadata: {}}");
+    case Kind::kConsolidates:
+      return IsConsolidates(v) ? Status::OK()
+                               : bad("{thread_ids?, percept_ids?, action_ids?} (arrays of ids)");
     case Kind::kObjectList:
       if (!v.is_array() || v.empty()) return bad("a non-empty array of objects");
       for (const auto& e : v)
@@ -294,7 +301,7 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v) {
     case Kind::kTouches:
     case Kind::kVectors:
     case Kind::kDocument: {
-      std::string why = f.kind == Kind::kMemory    ? CheckMemoryObject(v)
+      std::string why = f.kind == Kind::kMemory    ? CheckMemoryObject(v, times)
                         : f.kind == Kind::kTouches ? CheckTouches(v)
                         : f.kind == Kind::kVectors ? CheckVectors(v)
                                                    : CheckDocument(v);
@@ -336,7 +343,7 @@ double Event::Num(std::string_view key, double dflt) const {
   return it->get<double>();
 }
 
-Status ValidateEventFields(EventType type, const json& fields) {
+Status ValidateEventFields(EventType type, const json& fields, TimeRule times) {
   const EventSpec& spec = SpecOf(type);
   if (!fields.is_object())
     return Status::InvalidArgument(std::string(spec.name) + ": fields must be an object");
@@ -348,7 +355,7 @@ Status ValidateEventFields(EventType type, const json& fields) {
                                        std::string(f.name) + "\"");
       continue;
     }
-    LIMBIC_RETURN_IF_ERROR(CheckField(spec, f, *it));
+    LIMBIC_RETURN_IF_ERROR(CheckField(spec, f, *it, times));
   }
   if (type == EventType::kThreadUpdated && !fields.contains("status") &&
       !fields.contains("salience") && !fields.contains("state"))
@@ -421,7 +428,7 @@ Result<Event> EventFromParts(Envelope& env, json fields) {
   const auto& ts = env.ts();
   if (!ts || !ts->is_string())
     return Status::InvalidArgument("field \"ts\": missing or not a string");
-  auto t = ParseTime(ts->get_ref<const std::string&>());
+  auto t = ParseTime(ts->get_ref<const std::string&>(), TimeRule::kLogged);
   if (!t.ok()) return t.status().WithContext("field \"ts\"");
   e.ts = *t;
   const auto& type = env.type();
@@ -432,7 +439,7 @@ Result<Event> EventFromParts(Envelope& env, json fields) {
     return Status::InvalidArgument("unknown event type \"" + type->get<std::string>() + "\"");
   e.type = *parsed;
   e.fields = std::move(fields);
-  LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
+  LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields, TimeRule::kLogged));
   return e;
 }
 

@@ -13,7 +13,7 @@
 //   SEQ     := 1, 2, 3, ...           (contiguous over the whole log)
 //   TS      := "YYYY-MM-DDTHH:MM:SS.mmmZ"
 //   TYPE    := one of the names in EventTypeName()
-//   field   := a type-specific key (see kEventSpecs in event.cc); unknown
+//   field   := a type-specific key (see Specs() in event.cc); unknown
 //              keys are kept and round-trip untouched
 //
 // Compatibility: readers accept events whose `v` is <= kEventVersion and
@@ -97,8 +97,11 @@ struct Event {
 // Checks `fields` against the schema of `type`: required keys present, each
 // known key of the right JSON type and range, ids well formed. The message
 // names the offending field ("percept_arrived.intensity: must be a number in
-// [0, 1], got 1.7").
-Status ValidateEventFields(EventType type, const json& fields);
+// [0, 1], got 1.7"). Times (`times`, base/time.h): a new event's must be
+// calendar days (kCalendar); decoding a committed line passes kLogged, so
+// what an older version wrote stays readable.
+Status ValidateEventFields(EventType type, const json& fields,
+                           TimeRule times = TimeRule::kCalendar);
 
 // Appends the encoded line, including the trailing '\n', to *out.
 void AppendEncodedEvent(const Event& event, std::string* out);

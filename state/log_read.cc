@@ -65,7 +65,7 @@ Result<SegmentSeal> ReadSeal(Env* env, const std::string& segment_path) {
   seal.last_seq = (*j)["last_seq"].get<uint64_t>();
   seal.bytes = (*j)["bytes"].get<uint64_t>();
   seal.sha256 = (*j)["sha256"].get<std::string>();
-  auto ts = ParseTime((*j)["last_ts"].get<std::string>());
+  auto ts = ParseTime((*j)["last_ts"].get<std::string>(), TimeRule::kLogged);
   if (!ts.ok()) return bad();
   seal.last_ts = *ts;
   return seal;

@@ -15,9 +15,6 @@ bool IsNonEmpty(const json& v) { return v.is_string() && !v.get_ref<const std::s
 bool IsIdValue(const json& v) {
   return v.is_string() && IsValidId(v.get_ref<const std::string&>());
 }
-bool IsTimeValue(const json& v) {
-  return v.is_string() && ParseTime(v.get_ref<const std::string&>()).ok();
-}
 bool IsCount(const json& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
 }
@@ -42,7 +39,10 @@ std::string Need(const json& obj, const std::string& where, const char* key, boo
                  const char* want) {
   auto it = obj.find(key);
   if (it == obj.end()) return required ? where + "." + key + ": missing" : "";
-  return ok(*it) ? "" : where + "." + key + ": must be " + want;
+  if (ok(*it)) return "";
+  std::string got = it->dump();
+  if (got.size() > 60) got = got.substr(0, 57) + "...";
+  return where + "." + key + ": must be " + want + ", got " + got;
 }
 
 }  // namespace
@@ -56,7 +56,10 @@ bool IsName(const json& v) {
   return true;
 }
 
-std::string CheckMemoryObject(const json& v) {
+std::string CheckMemoryObject(const json& v, TimeRule times) {
+  auto is_time = [times](const json& t) {
+    return t.is_string() && ParseTime(t.get_ref<const std::string&>(), times).ok();
+  };
   if (!v.is_object()) return "memory: must be an object";
   const std::string w = "memory";
   if (auto k = UnknownKey(v, {"id",           "kind",          "importance",  "tags",
@@ -102,11 +105,11 @@ std::string CheckMemoryObject(const json& v) {
   check("chunk_index", chunk, IsCount, "a non-negative integer");
   check("document", chunk, IsIdValue, "an id");
   check("episode_id", false, IsIdValue, "an id");
-  check("created_at", false, IsTimeValue, "an RFC 3339 time");
-  check("last_accessed_at", false, IsTimeValue, "an RFC 3339 time");
+  check("created_at", false, is_time, "an RFC 3339 time on a calendar day");
+  check("last_accessed_at", false, is_time, "an RFC 3339 time on a calendar day");
   check("access_count", false, IsCount, "a non-negative integer");
   check("superseded_by", false, IsIdValue, "an id");
-  check("valid_until", false, IsTimeValue, "an RFC 3339 time");
+  check("valid_until", false, is_time, "an RFC 3339 time on a calendar day");
   check(
       "embedding", false,
       [](const json& m) {

@@ -23,9 +23,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/time.h"
+
 namespace limbic::state {
 
-std::string CheckMemoryObject(const nlohmann::json& v);
+// `times`: kCalendar for new input, kLogged for what the log already holds
+// (base/time.h).
+std::string CheckMemoryObject(const nlohmann::json& v, TimeRule times = TimeRule::kCalendar);
 std::string CheckTouches(const nlohmann::json& v);
 std::string CheckVectors(const nlohmann::json& v);
 std::string CheckDocument(const nlohmann::json& v);

@@ -48,7 +48,7 @@ Result<uint64_t> FirstSeqFor(const std::string& log_dir, TimeMs from) {
     if (!std::getline(in, line)) break;
     auto doc = ParseJson(line);
     if (!doc || !doc->contains("ts") || !(*doc)["ts"].is_string()) break;
-    auto ts = ParseTime((*doc)["ts"].get<std::string>());
+    auto ts = ParseTime((*doc)["ts"].get<std::string>(), TimeRule::kLogged);
     if (!ts.ok() || *ts >= from) break;
     start = seq;
   }

@@ -74,3 +74,64 @@ TEST_CASE("dates are real calendar days in YYYY-MM-DD") {
     CHECK(r.status().message().find("not a date") != std::string::npos);
   }
 }
+
+TEST_CASE("ParseTime and ParseDate take only days the calendar has") {
+  // February 29 exists in leap years: every fourth, but not a century
+  // unless it divides by 400 (2000 yes, 1900 no).
+  CHECK(*ParseTime("2024-02-29T00:00:00Z") == 1709164800000);
+  CHECK(*ParseTime("2000-02-29T12:00:00Z") == 951825600000);
+  CHECK(*ParseDate("2024-02-29") == 1709164800000);
+  CHECK(*ParseDate("2000-02-29") == 951782400000);
+  CHECK(*ParseTime("2026-04-30T23:59:59.999Z") == *ParseDate("2026-05-01") - 1);
+  CHECK(*ParseTime("2026-12-31T00:00:00Z") == *ParseDate("2026-12-31"));
+  CHECK(*ParseDate("0000-02-29") == -62162121600000);  // year 0 is a leap year
+  for (const char* day : {"2026-02-29", "1900-02-29", "2023-02-29", "2024-02-30", "2026-02-31",
+                          "2026-04-31", "2026-06-31", "2026-09-31", "2026-11-31", "2026-01-32",
+                          "2026-12-00", "2026-00-01", "2026-13-01"}) {
+    INFO(day);
+    const std::string time = std::string(day) + "T00:00:00Z";
+    auto t = ParseTime(time);
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.status().IsInvalidArgument());
+    CHECK(t.status().message() == "invalid time \"" + time +
+                                      "\": no such day in the calendar (want RFC 3339, e.g. "
+                                      "2026-11-22T14:05:09.123Z)");
+    auto d = ParseDate(day);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.status().IsInvalidArgument());
+    CHECK(d.status().message() ==
+          "\"" + std::string(day) + "\" is not a date (want YYYY-MM-DD, e.g. 2026-11-22)");
+  }
+}
+
+TEST_CASE("ParseTime's logged rule reads what older versions committed") {
+  // Before the calendar check, a 29th of February in any year and any
+  // two-digit offset were accepted; a log may hold them and must stay
+  // readable, with the values it had then.
+  CHECK(*ParseTime("2026-02-29T00:00:00Z", TimeRule::kLogged) == *ParseDate("2026-03-01"));
+  CHECK(*ParseTime("2024-02-29T00:00:00Z", TimeRule::kLogged) == *ParseDate("2024-02-29"));
+  CHECK(*ParseTime("2026-01-01T00:00:00+99:99", TimeRule::kLogged) ==
+        *ParseDate("2026-01-01") - (99 * 60 + 99) * 60000);
+  CHECK(TimeOrZero("2026-02-29T00:00:00Z") == *ParseDate("2026-03-01"));
+  // What no version accepted stays an error under either rule.
+  for (const char* bad : {"2026-02-30T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+                          "2026-01-01T24:00:00Z", "2026-01-01T00:00:00"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseTime(bad, TimeRule::kLogged).ok());
+    CHECK_FALSE(ParseTime(bad).ok());
+  }
+}
+
+TEST_CASE("ParseTime takes UTC offsets up to 23:59") {
+  CHECK(*ParseTime("2026-01-01T00:00:00+23:59") == *ParseDate("2026-01-01") - 1439 * 60000);
+  CHECK(*ParseTime("2026-01-01T00:00:00-23:59") == *ParseDate("2026-01-01") + 1439 * 60000);
+  for (const char* bad : {"2026-01-01T00:00:00+24:00", "2026-01-01T00:00:00+99:99",
+                          "2026-01-01T00:00:00-00:60"}) {
+    INFO(bad);
+    auto t = ParseTime(bad);
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.status().message() == "invalid time \"" + std::string(bad) +
+                                      "\": UTC offset out of range (at most 23:59) (want RFC "
+                                      "3339, e.g. 2026-11-22T14:05:09.123Z)");
+  }
+}

@@ -112,3 +112,20 @@ TEST_CASE("ids are checked") {
   CHECK_FALSE(IsValidId(std::string(129, 'a')));
   CHECK(CheckId("thread id", "a/b").message().find("thread id \"a/b\"") != std::string::npos);
 }
+
+TEST_CASE("a committed time an older version took still decodes, a new one must be a calendar day") {
+  // Older versions took February 29 in any year; their logs stay readable
+  // (read as March 1, as they were then), while a new event is refused.
+  const std::string line =
+      R"({"v":1,"seq":7,"ts":"2026-02-29T10:00:00.000Z","type":"action_failed","action_id":"a-1",)"
+      R"("attempt":1,"error":"503","retry_at":"2026-02-29T10:00:30Z"})";
+  auto d = DecodeEvent(line);
+  REQUIRE(d.ok());
+  CHECK(d->ts == *ParseTime("2026-03-01T10:00:00Z"));
+  auto fresh = ValidateEventFields(EventType::kActionFailed, d->fields);
+  REQUIRE_FALSE(fresh.ok());
+  CHECK(fresh.message() ==
+        "action_failed.retry_at: must be an RFC 3339 time on a calendar day, got "
+        "\"2026-02-29T10:00:30Z\"");
+  CHECK(ValidateEventFields(EventType::kActionFailed, d->fields, TimeRule::kLogged).ok());
+}
