@@ -163,8 +163,8 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
   if (events.empty()) return Status::InvalidArgument("nothing to submit");
   LIMBIC_RETURN_IF_ERROR(GetOverFailure());
 
-  // 1. Validate against the pending state, in a scratch layer so a failure
-  // leaves no trace.
+  // 1. Assign seq and ts, and validate against the pending state, in a
+  // scratch layer so a failure leaves no trace.
   TimeMs ts = std::max(clock_->Now(), last_ts_);
   Overlay scratch(&pending_);
   scratch.remember_base_reads(true);
@@ -199,7 +199,8 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
   next_seq_ = seq;
   last_ts_ = ts;
 
-  // 3. Queue for the log; steps 4-6 continue in OnGroupWritten.
+  // ... and queue for the log: its writer thread does step 3 (group commit)
+  // and calls OnGroupWritten (step 4); CompleteGroup does steps 5-6.
   uint64_t tag = next_tag_++;
   inflight_.emplace(tag, Inflight{std::move(done), std::move(keys)});
   {

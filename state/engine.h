@@ -2,12 +2,12 @@
 // the projections, recovers on open, and is the one write path:
 //
 //   Submit(events, done)                                  [owner thread]
-//     1. validate: schema (ValidateEventFields), the dedup window
-//        (CheckDedupWindow) and state (Reduce onto the pending overlay =
-//        applied state + everything queued but not yet applied); on error
-//        nothing is queued and the error is returned
-//     2. assign seq and ts; prepare the RocksDB writes of the batch
-//        (Projection::Prepare); queue the batch for the log
+//     1. assign seq and ts; validate: schema (ValidateEventFields), the
+//        dedup window (CheckDedupWindow) and state (Reduce onto the pending
+//        overlay = applied state + everything queued but not yet applied);
+//        on error nothing is queued, no seq is used, the error is returned
+//     2. prepare the RocksDB writes of the batch (Projection::Prepare);
+//        queue the batch for the log
 //   OnGroupWritten                                  [log writer thread]
 //     3. group commit: write + fdatasync once per group
 //     4. commit the group's prepared writes and applied_seq to RocksDB in
@@ -131,7 +131,7 @@ class Engine {
   // no `post`). *committed receives the events with their seqs.
   Status Commit(std::vector<Event> events, std::vector<Event>* committed = nullptr);
 
-  // Runs the completions (steps 4-5) of groups written so far. With `block`
+  // Runs the completions (steps 5-6) of groups written so far. With `block`
   // and batches in flight, first waits until at least one group is written.
   // Only without EngineOptions::post (with it, the owner's executor runs
   // completions). Returns the sticky error, if any.
