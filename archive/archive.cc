@@ -6,7 +6,7 @@
 
 #include "archive/doc_files.h"
 #include "archive/links.h"
-#include "archive/parallel.h"
+#include "base/parallel.h"
 
 namespace limbic::archive {
 namespace {

@@ -8,7 +8,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "archive/parallel.h"
+#include "base/parallel.h"
 #include "archive/terms.h"
 
 namespace limbic::archive {
@@ -315,7 +315,7 @@ BestTargets ScoreRows(const std::vector<const Features*>& features, const Postin
     std::vector<uint64_t> dot;  // row i's dot products with the later documents
     std::vector<TopK> semantic;
   };
-  std::vector<Worker> workers(Workers(n));
+  std::vector<Worker> workers(ParallelWorkers(n));
   for (Worker& w : workers) {
     w.dot.assign(n, 0);
     w.semantic.assign(n, TopK(options.semantic_k));

@@ -7,7 +7,7 @@
 #include "archive/comb_links.h"
 #include "archive/doc_files.h"
 #include "archive/links.h"
-#include "archive/parallel.h"
+#include "base/parallel.h"
 
 namespace limbic::archive {
 namespace {
@@ -130,7 +130,7 @@ Result<VerifyReport> Archive::Verify() const {
   const size_t n = dates.size();
   std::vector<Checked> checked(n);
   std::vector<DocReader> readers;
-  for (size_t w = 0; w < Workers(n); ++w) readers.emplace_back(&files);
+  for (size_t w = 0; w < ParallelWorkers(n); ++w) readers.emplace_back(&files);
   ParallelForWorkers(n, [&](size_t i, size_t worker) {
     Checked& c = checked[i];
     auto doc = readers[worker].Read(paths[i], &c.bytes);
