@@ -2,13 +2,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "memory/loopback_server.h"
+#include "tests/http_server.h"
 
 using namespace limbic;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
-using limbic::testing::LoopbackRequest;
-using limbic::testing::LoopbackServer;
+using limbic::testing::TestRequest;
+using limbic::testing::TestHttpServer;
 
 namespace {
 HttpCall Call(std::string url, std::string method = "GET") {
@@ -57,7 +57,7 @@ TEST_CASE("ParseUrl rejects what it cannot fetch", "[base]") {
 }
 
 TEST_CASE("Fetch sends the request and returns status lower-cased headers and body", "[base]") {
-  LoopbackServer server([](const LoopbackRequest&) {
+  TestHttpServer server([](const TestRequest&) {
     return HttpAnswer(201, "{\"ok\":true}", "Content-Type: application/json\r\nX-Thing: Value\r\n");
   });
   HttpCall call;
@@ -83,7 +83,7 @@ TEST_CASE("Fetch sends the request and returns status lower-cased headers and bo
 }
 
 TEST_CASE("Fetch returns any HTTP status as a success", "[base]") {
-  LoopbackServer server([](const LoopbackRequest&) { return HttpAnswer(503, "busy", ""); });
+  TestHttpServer server([](const TestRequest&) { return HttpAnswer(503, "busy", ""); });
   auto res = Fetch(Call(server.url() + "/"));
   REQUIRE(res.ok());
   CHECK(res->status == 503);
@@ -101,7 +101,7 @@ TEST_CASE("Fetch errors name the method and URL and step", "[base]") {
     CHECK_THAT(res.status().message(), Catch::StartsWith("POST " + url + ": connect: "));
   }
   SECTION("the deadline covers a server that never answers") {
-    LoopbackServer server([](const LoopbackRequest&) { return std::nullopt; });
+    TestHttpServer server([](const TestRequest&) { return std::nullopt; });
     HttpCall call = Call(server.url() + "/slow");
     call.timeout_ms = 300;
     auto res = Fetch(call);
@@ -110,7 +110,7 @@ TEST_CASE("Fetch errors name the method and URL and step", "[base]") {
     CHECK(server.requests().size() == 1);
   }
   SECTION("an answer longer than max_body") {
-    LoopbackServer server([](const LoopbackRequest&) { return HttpAnswer(200, std::string(1000, 'x')); });
+    TestHttpServer server([](const TestRequest&) { return HttpAnswer(200, std::string(1000, 'x')); });
     HttpCall call = Call(server.url());
     call.max_body = 100;
     auto res = Fetch(call);
@@ -118,7 +118,7 @@ TEST_CASE("Fetch errors name the method and URL and step", "[base]") {
     CHECK_THAT(res.status().message(), Catch::Contains("read: the answer is longer than 100 bytes"));
   }
   SECTION("a chunked answer longer than max_body") {
-    LoopbackServer server([](const LoopbackRequest&) {
+    TestHttpServer server([](const TestRequest&) {
       std::string chunk(500, 'x');
       return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1f4\r\n" + chunk + "\r\n1f4\r\n" + chunk +
              "\r\n0\r\n\r\n";
@@ -134,7 +134,7 @@ TEST_CASE("Fetch errors name the method and URL and step", "[base]") {
     CHECK(res->body.size() == 1000);
   }
   SECTION("https spoken to an http server fails in the handshake") {
-    LoopbackServer server([](const LoopbackRequest&) { return HttpAnswer(200, ""); });
+    TestHttpServer server([](const TestRequest&) { return HttpAnswer(200, ""); });
     const std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/";
     auto res = Fetch(Call(url));
     REQUIRE(res.status().IsUnavailable());

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "effectors/effector.h"
+#include "tests/http_server.h"
 #include "tests/process_group.h"
 
 using namespace limbic;
@@ -38,34 +39,12 @@ void RunUntil(boost::asio::io_context& ioc, const std::optional<Outcome>& outcom
   while (!outcome && Steady::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(50));
 }
 
-// A TCP listener that never accepts: the kernel completes the handshake, the
-// request is written into the backlog's socket, and no answer ever comes.
-class SilentListener {
- public:
-  SilentListener() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(fd_, 8) == 0);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-  }
-  ~SilentListener() { close(fd_); }
-  uint16_t port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-};
-
 }  // namespace
 
 TEST_CASE("cancelling an http delivery to a server that never answers returns at once",
           "[effectors]") {
-  SilentListener server;
+  // A server that reads the request and never answers.
+  limbic::testing::TestHttpServer server([](const limbic::testing::TestRequest&) { return std::nullopt; });
   boost::asio::io_context ioc;
   auto e = MakeEffector("hook",
                         {{"kind", "http"},

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -134,179 +133,29 @@ std::vector<SseEvent> ReadSse(uint16_t port, const std::string& path, size_t cou
   return out;
 }
 
-namespace {
-
-// One accepted connection, plain or TLS.
-class Conn {
- public:
-  Conn(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
-  ~Conn() {
-    if (ssl_) {
-      SSL_shutdown(ssl_);
-      SSL_free(ssl_);
-    }
-    close(fd_);
-  }
-  // > 0 bytes read; 0 at EOF or on an error; -1 when nothing came in `timeout_ms`.
-  ssize_t Read(char* buf, size_t n, int timeout_ms) {
-    if (!ssl_ || SSL_pending(ssl_) == 0) {
-      pollfd p{fd_, POLLIN, 0};
-      int r = poll(&p, 1, timeout_ms);
-      if (r == 0) return -1;
-      if (r < 0) return 0;
-    }
-    if (!ssl_) return std::max<ssize_t>(0, read(fd_, buf, n));
-    int got = SSL_read(ssl_, buf, static_cast<int>(n));
-    if (got > 0) return got;
-    return SSL_get_error(ssl_, got) == SSL_ERROR_WANT_READ ? -1 : 0;
-  }
-  void Write(const std::string& s) {
-    if (ssl_) SSL_write(ssl_, s.data(), static_cast<int>(s.size()));
-    else SendAll(fd_, s);
-  }
-
- private:
-  int fd_;
-  SSL* ssl_;
-};
-
-}  // namespace
-
 ScriptedServer::ScriptedServer(std::vector<int> statuses, Options options)
-    : options_(std::move(options)), statuses_(std::move(statuses)) {
-  signal(SIGPIPE, SIG_IGN);  // a client that hung up must not kill the test
-  if (!options_.tls_cert.empty()) {
-    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-    if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, options_.tls_cert.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, options_.tls_key.c_str(), SSL_FILETYPE_PEM) != 1)
-      throw std::runtime_error("ScriptedServer: cannot load the TLS certificate or key");
-    tls_ = ctx;
-  }
-  listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(listen_fd_, 64) != 0)
-    throw std::runtime_error("ScriptedServer: bind/listen failed");
-  socklen_t len = sizeof a;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-  port_ = ntohs(a.sin_port);
-  thread_ = std::thread([this] { Loop(); });
-}
-
-ScriptedServer::~ScriptedServer() {
-  stop_ = true;
-  thread_.join();
-  for (auto& t : connections_) t.join();
-  close(listen_fd_);
-  if (tls_) SSL_CTX_free(static_cast<SSL_CTX*>(tls_));
+    : statuses_(std::move(statuses)), location_(std::move(options.location)) {
+  TestHttpServer::Options server_options;
+  server_options.delay_ms = options.delay_ms;
+  server_options.tls_cert = std::move(options.tls_cert);
+  server_options.tls_key = std::move(options.tls_key);
+  server_ = std::make_unique<TestHttpServer>(
+      [this](const TestRequest& req) -> std::optional<std::string> {
+        const int status = statuses_[std::min(req.index, statuses_.size() - 1)];
+        if (status == 0) return std::nullopt;
+        std::string body = "{\"ok\":" + std::string(status < 300 ? "true" : "false") + "}";
+        std::string extra = "Content-Type: application/json\r\n";
+        if (status >= 300 && status < 400 && !location_.empty()) extra += "Location: " + location_ + "\r\n";
+        return HttpAnswer(status, body, extra);
+      },
+      std::move(server_options));
 }
 
 std::vector<ScriptedServer::Request> ScriptedServer::requests() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return requests_;
-}
-
-bool ScriptedServer::WaitFor(size_t n, int timeout_ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (requests().size() >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-void ScriptedServer::Loop() {
-  while (!stop_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    int fd = accept(listen_fd_, nullptr, nullptr);
-    if (fd < 0) continue;
-    connections_.emplace_back([this, fd] { Serve(fd); });
-  }
-}
-
-void ScriptedServer::Serve(int fd) {
-  SSL* ssl = nullptr;
-  if (tls_) {
-    timeval tv{5, 0};  // a handshake that stalls must not hang the test
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ssl = SSL_new(static_cast<SSL_CTX*>(tls_));
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) != 1) {
-      SSL_free(ssl);
-      close(fd);
-      return;
-    }
-  }
-  Conn conn(fd, ssl);
-  std::string raw;
-  char buf[65536];
-  size_t need = std::string::npos;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((need == std::string::npos || raw.size() < need) && !stop_ &&
-         std::chrono::steady_clock::now() < deadline) {
-    ssize_t n = conn.Read(buf, sizeof buf, 100);
-    if (n == 0) break;
-    if (n < 0) continue;
-    raw.append(buf, static_cast<size_t>(n));
-    size_t end = raw.find("\r\n\r\n");
-    if (end != std::string::npos && need == std::string::npos) {
-      size_t cl = Lower(raw.substr(0, end)).find("content-length:");
-      size_t length = cl == std::string::npos ? 0 : std::stoul(raw.substr(cl + 15));
-      need = end + 4 + length;
-    }
-  }
-  size_t end = raw.find("\r\n\r\n");
-  if (end == std::string::npos) return;
-  Request req;
-  req.at = std::chrono::steady_clock::now();
-  size_t sp1 = raw.find(' '), sp2 = raw.find(' ', sp1 + 1);
-  req.method = raw.substr(0, sp1);
-  req.path = raw.substr(sp1 + 1, sp2 - sp1 - 1);
-  size_t pos = raw.find("\r\n") + 2;
-  while (pos < end) {
-    size_t nl = raw.find("\r\n", pos);
-    std::string line = raw.substr(pos, nl - pos);
-    size_t colon = line.find(':');
-    if (colon != std::string::npos)
-      req.headers[Lower(line.substr(0, colon))] = line.substr(line.find_first_not_of(' ', colon + 1));
-    pos = nl + 2;
-  }
-  req.body = raw.substr(end + 4);
-  int status;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    size_t i = std::min(requests_.size(), statuses_.size() - 1);
-    status = statuses_[i];
-    requests_.push_back(req);
-  }
-  int now_active = ++active_;
-  for (int m = max_active_; now_active > m && !max_active_.compare_exchange_weak(m, now_active);) {
-  }
-  auto answer_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.delay_ms);
-  // Wait for the delay -- forever for status 0 -- unless the client hangs up
-  // or the server stops.
-  while (!stop_ && (status == 0 || std::chrono::steady_clock::now() < answer_at)) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(answer_at - std::chrono::steady_clock::now());
-    int wait = status == 0 ? 50 : static_cast<int>(std::clamp<int64_t>(left.count(), 1, 50));
-    if (conn.Read(buf, sizeof buf, wait) == 0) {
-      --active_;
-      return;  // the client is gone
-    }
-  }
-  // Not "being handled" any more before the client can see the answer, so
-  // the count never includes a request whose answer was already read.
-  --active_;
-  if (stop_ && status == 0) return;
-  std::string body = "{\"ok\":" + std::string(status < 300 ? "true" : "false") + "}";
-  std::string extra = status >= 300 && status < 400 && !options_.location.empty()
-                          ? "Location: " + options_.location + "\r\n"
-                          : "";
-  conn.Write("HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\n" + extra +
-             "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  std::vector<Request> out;
+  for (const TestRequest& r : server_->requests())
+    out.push_back(Request{r.method, r.target, r.body, r.headers, r.at});
+  return out;
 }
 
 std::pair<std::string, std::string> MakeSelfSignedCert(const std::string& dir) {

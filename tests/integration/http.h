@@ -1,6 +1,7 @@
 // HTTP for the integration tests: a blocking client, an SSE reader, a
-// scripted server (the far end of the http effector), and a harness that
-// runs `limbic run` on a config and finds its port.
+// scripted server (the far end of the http effector, on the tests' one
+// server, tests/http_server.h), and a harness that runs `limbic run` on a
+// config and finds its port.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "process.h"
+#include "tests/http_server.h"
 
 namespace limbic::testing {
 
@@ -42,10 +44,9 @@ struct SseEvent {
 std::vector<SseEvent> ReadSse(uint16_t port, const std::string& path, size_t count, int timeout_ms,
                               const std::vector<std::pair<std::string, std::string>>& headers = {});
 
-// A server on 127.0.0.1 that records requests and answers with scripted
-// statuses (the last one repeats); status 0 = never answer (a timeout).
-// Each connection is served on its own thread, so concurrent requests are
-// seen as such.
+// A TestHttpServer (tests/http_server.h) that answers with scripted
+// statuses (the last one repeats) and a small JSON body; status 0 = never
+// answer (a timeout). The far end of the http effector.
 class ScriptedServer {
  public:
   struct Options {
@@ -61,28 +62,17 @@ class ScriptedServer {
   };
   explicit ScriptedServer(std::vector<int> statuses) : ScriptedServer(std::move(statuses), Options{}) {}
   ScriptedServer(std::vector<int> statuses, Options options);
-  ~ScriptedServer();
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return server_->port(); }
   std::vector<Request> requests();
   // Waits until at least `n` requests arrived.
-  bool WaitFor(size_t n, int timeout_ms = 20000);
+  bool WaitFor(size_t n, int timeout_ms = 20000) { return server_->WaitFor(n, timeout_ms); }
   // The most requests that were read and not yet answered at one time.
-  int max_concurrent() const { return max_active_; }
+  int max_concurrent() const { return server_->max_concurrent(); }
 
  private:
-  void Loop();
-  void Serve(int fd);
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
-  Options options_;
-  void* tls_ = nullptr;  // SSL_CTX*
-  std::atomic<bool> stop_{false};
-  std::atomic<int> active_{0}, max_active_{0};
-  std::mutex mu_;
-  std::vector<int> statuses_;
-  std::vector<Request> requests_;
-  std::vector<std::thread> connections_;  // accept thread only
-  std::thread thread_;
+  const std::vector<int> statuses_;
+  const std::string location_;
+  std::unique_ptr<TestHttpServer> server_;  // last: its threads use the members above
 };
 
 // A self-signed certificate for 127.0.0.1 (CN and IP SAN), made with the

@@ -5,13 +5,13 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "memory/loopback_server.h"
+#include "tests/http_server.h"
 
 using namespace limbic::memory;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
-using limbic::testing::LoopbackRequest;
-using limbic::testing::LoopbackServer;
+using limbic::testing::TestRequest;
+using limbic::testing::TestHttpServer;
 using nlohmann::json;
 
 namespace {
@@ -134,7 +134,7 @@ namespace {
 
 // POST /v1/embeddings: the vector of a text is {length, 1, 0}, answered in
 // reverse order with indexes, as servers may.
-std::optional<std::string> FakeEmbeddings(const LoopbackRequest& req) {
+std::optional<std::string> FakeEmbeddings(const TestRequest& req) {
   if (req.method != "POST" || req.target != "/v1/embeddings") return HttpAnswer(404, "{}");
   json body = json::parse(req.body, nullptr, false);
   if (body.is_discarded() || !body["input"].is_array()) return HttpAnswer(400, "{}");
@@ -149,7 +149,7 @@ std::optional<std::string> FakeEmbeddings(const LoopbackRequest& req) {
 }  // namespace
 
 TEST_CASE("openai embedder sends batches with the key and orders answers by index", "[memory]") {
-  LoopbackServer server(FakeEmbeddings);
+  TestHttpServer server(FakeEmbeddings);
   auto e = Make(With(With(OpenAi(server.url() + "/", "m1"), &EmbedderSpec::api_key, "k"), &EmbedderSpec::batch, 2));
   CHECK(e->id() == "openai:m1");
   std::vector<std::string> texts{"a", "bb", "", "dddd", "eeeee", "ffffff"};
@@ -181,7 +181,7 @@ TEST_CASE("openai embedder sends batches with the key and orders answers by inde
 
 TEST_CASE("openai embedder: a bad answer or endpoint is an error", "[memory]") {
   auto embed = [](const std::string& answer) {
-    LoopbackServer server([&](const LoopbackRequest&) { return answer; });
+    TestHttpServer server([&](const TestRequest&) { return answer; });
     auto e = Make(OpenAi(server.url()));
     return e->Embed(std::vector<std::string>{"one", "two"}).status();
   };
@@ -210,7 +210,7 @@ TEST_CASE("openai embedder: a bad answer or endpoint is an error", "[memory]") {
     CHECK_THAT(s.message(), Catch::Contains(url + "/v1/embeddings: connect"));
   }
   SECTION("endpoint silent past the timeout") {
-    LoopbackServer server([](const LoopbackRequest&) { return std::nullopt; });
+    TestHttpServer server([](const TestRequest&) { return std::nullopt; });
     auto e = Make(With(OpenAi(server.url()), &EmbedderSpec::timeout_ms, 300));
     CHECK(e->Embed(std::vector<std::string>{"x"}).status().IsUnavailable());
   }

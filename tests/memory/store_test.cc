@@ -1,7 +1,7 @@
 // MemoryStore over a real Engine: remember, supersede, reinforce, recall
 // ranking and filters, decay arithmetic with injected time, forget,
 // relate/related, export/import, ingest dedup, embedder fallback, replay.
-#include "loopback_server.h"
+#include "tests/http_server.h"
 #include "memory/store.h"
 
 #include <catch2/catch.hpp>
@@ -386,7 +386,7 @@ TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then 
   spec16.dims = 16;
   auto hash16 = MakeEmbedder(spec16);
   REQUIRE(hash16.ok());
-  auto server = std::make_unique<testing::LoopbackServer>([&](const testing::LoopbackRequest& req)
+  auto server = std::make_unique<testing::TestHttpServer>([&](const testing::TestRequest& req)
                                                               -> std::optional<std::string> {
     json body = json::parse(req.body, nullptr, false);
     if (req.target != "/v1/embeddings" || body.is_discarded() || body["model"] != "mini")

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "memory/loopback_server.h"
+#include "tests/http_server.h"
 #include "world/chat.h"
 #include "world/extract.h"
 #include "base/time.h"
@@ -14,8 +14,8 @@
 using namespace limbic::world;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
-using limbic::testing::LoopbackRequest;
-using limbic::testing::LoopbackServer;
+using limbic::testing::TestRequest;
+using limbic::testing::TestHttpServer;
 using nlohmann::json;
 
 namespace {
@@ -43,17 +43,17 @@ class ChatServer {
  public:
   explicit ChatServer(std::vector<std::string> answers)
       : answers_(std::move(answers)),
-        server_([this](const LoopbackRequest&) -> std::optional<std::string> {
+        server_([this](const TestRequest&) -> std::optional<std::string> {
           const size_t i = std::min<size_t>(count_++, answers_.size() - 1);
           return answers_[i];
         }) {}
   std::string url() const { return server_.url(); }
-  std::vector<LoopbackRequest> requests() { return server_.requests(); }
+  std::vector<TestRequest> requests() { return server_.requests(); }
 
  private:
   std::vector<std::string> answers_;
   std::atomic<size_t> count_{0};
-  LoopbackServer server_;  // last: its thread uses the members above
+  TestHttpServer server_;  // last: its thread uses the members above
 };
 
 struct Logged {
@@ -93,13 +93,13 @@ ExtractInput Input() {
   return in;
 }
 
-json Body(const LoopbackRequest& r) {
+json Body(const TestRequest& r) {
   json body = json::parse(r.body, nullptr, false);
   REQUIRE(body.is_object());
   return body;
 }
 
-std::string UserMessage(const LoopbackRequest& r) {
+std::string UserMessage(const TestRequest& r) {
   const json body = Body(r);
   REQUIRE(body["messages"].size() == 2);
   return body["messages"][1]["content"].get<std::string>();
@@ -127,7 +127,7 @@ TEST_CASE("llm extractor returns a valid answer and sends a chat request", "[wor
 
   auto requests = server.requests();
   REQUIRE(requests.size() == 1);
-  const LoopbackRequest& r = requests[0];
+  const TestRequest& r = requests[0];
   CHECK(r.method == "POST");
   CHECK(r.target == "/v1/chat/completions");
   CHECK(r.headers.at("authorization") == "Bearer sk-test");

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "memory/loopback_server.h"
+#include "tests/http_server.h"
 #include "world/day_input.h"
 #include "state/test_util.h"
 
@@ -213,7 +213,7 @@ TEST_CASE("a daily-log file takes its date from its name and bad files are named
 
 TEST_CASE("llm surprise measures events against the predicted day and falls back when it cannot", "[world]") {
   Dir dir;
-  testing::LoopbackServer server([](const testing::LoopbackRequest& req) -> std::optional<std::string> {
+  testing::TestHttpServer server([](const testing::TestRequest& req) -> std::optional<std::string> {
     json body = json::parse(req.body, nullptr, false);
     std::string content = R"({"predictions": ["Alice Chen joined Acme Corp as CTO."]})";
     json answer = {{"choices", json::array({{{"message", {{"role", "assistant"}, {"content", content}}}}})}};
