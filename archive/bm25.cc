@@ -352,7 +352,7 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
 
   const double n_docs = static_cast<double>(totals_.docs);
   const double avgdl = static_cast<double>(totals_.length) / n_docs;
-  const double k1 = options_.k1, b = options_.b;
+  const Bm25Scorer scorer(options_.k1, options_.b, n_docs, avgdl);
   // Per document: its score and which terms it has (bit i: terms[i]), so
   // the snippet looks only for those; a term it lacks costs a scan of the
   // whole text.
@@ -391,14 +391,13 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
       auto m = matches.find(id);
       if (m == matches.end()) m = matches.emplace(std::string(id), Match{}).first;
       m->second.terms |= bit;
-      const double norm = k1 * (1 - b + b * static_cast<double>(length) / avgdl);
-      const double tfd = static_cast<double>(tf);
-      parts.emplace_back(&m->second, tfd * (k1 + 1) / (tfd + norm));
+      parts.emplace_back(&m->second, scorer.TfPart(static_cast<double>(tf),
+                                                   scorer.Norm(static_cast<double>(length))));
     }
     LIMBIC_RETURN_IF_ERROR(
         FromRocks(it->status(), "reading the postings of " + terms[t] + " in " + options_.path));
     const double n = static_cast<double>(parts.size());
-    const double idf = std::log(1 + (n_docs - n + 0.5) / (n + 0.5));
+    const double idf = scorer.Idf(n);
     for (auto& [m, part] : parts) m->score += idf * part;
   }
 

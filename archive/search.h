@@ -11,6 +11,8 @@
 // Thread-safety: a backend is used by one thread at a time.
 #pragma once
 
+#include <cmath>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -53,25 +55,41 @@ class SearchBackend {
   virtual Result<std::map<std::string, std::string>> Versions() const = 0;
 };
 
+// The BM25 formula, one for the archive's index (RocksDB, below) and the
+// memory's recall index (RAM, memory/recall_index.h); each use picks its
+// k1 and b. With N documents, avgdl their mean length (in terms, repeats
+// counted), n the documents holding term t, tf its count in document d and
+// dl the length of d:
+//
+//   idf(t)      = ln(1 + (N - n + 0.5) / (n + 0.5))
+//   score(d, q) = sum over distinct t in q of idf(t) * TfPart(tf, Norm(dl))
+//   Norm(dl)    = k1 * (1 - b + b * dl / avgdl)
+//   TfPart      = tf * (k1 + 1) / (tf + Norm(dl))
+//
+// Norm depends on dl alone, so a query may compute it once per length.
+class Bm25Scorer {
+ public:
+  Bm25Scorer(double k1, double b, double docs, double avgdl)
+      : k1_(k1), b_(b), docs_(docs), avgdl_(avgdl) {}
+  double Idf(double n) const { return std::log(1 + (docs_ - n + 0.5) / (n + 0.5)); }
+  double Norm(double dl) const { return k1_ * (1 - b_ + b_ * dl / avgdl_); }
+  double TfPart(double tf, double norm) const { return tf * (k1_ + 1) / (tf + norm); }
+
+ private:
+  double k1_, b_, docs_, avgdl_;
+};
+
 struct Bm25Options {
   std::string path;        // a RocksDB directory, normally <state>/archive/search
   double k1 = 1.5;         // term-frequency saturation, >= 0
   double b = 0.75;         // length normalisation, in [0, 1]
   bool read_only = false;  // another process owns the state dir
 };
-// BM25 over postings in RocksDB, kept incrementally: nothing is rebuilt
-// from the documents on open or on a query.
+// BM25 (Bm25Scorer) over postings in RocksDB, kept incrementally: nothing
+// is rebuilt from the documents on open or on a query.
 //
 // Terms are those of Tokenize, for documents and queries alike; a query's
-// repeated terms count once. With N documents, avgdl their mean length (in
-// terms, repeats counted), n the documents holding term t, tf its count in
-// document d and dl the length of d:
-//
-//   idf(t)      = ln(1 + (N - n + 0.5) / (n + 0.5))
-//   score(d, q) = sum over distinct t in q of
-//                 idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
-//
-// summed in term byte order, so equal documents score exactly equal. Hits
+// repeated terms count once. Scores are summed in term byte order, so equal documents score exactly equal. Hits
 // are the documents holding at least one term, best first, ties by id.
 // A query without terms (empty, stop words only), k = 0 or an empty index
 // give no hits and no error. A snippet is Snippet(text, the query terms

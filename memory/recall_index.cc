@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "archive/search.h"
 #include "archive/text.h"
 #include "memory/embedder.h"
 
@@ -163,14 +164,14 @@ std::vector<std::pair<std::string, double>> RecallIndex::Bm25(std::string_view q
   archive::ForEachTerm(query, [&](std::string_view t) { terms.emplace(t); });
   const double N = static_cast<double>(live_);
   const double avgdl = std::max(1.0, static_cast<double>(total_length_) / N);
-  // The length part of the denominator, k1 * (1 - b + b * dl / avgdl),
-  // depends only on dl: computed once per length this query meets.
+  const archive::Bm25Scorer scorer(bm25_.k1, bm25_.b, N, avgdl);
+  // Norm depends only on dl: computed once per length this query meets.
   constexpr uint32_t kTable = 512;
   double norm_of[kTable];
   std::fill(std::begin(norm_of), std::end(norm_of), -1.0);
   auto norm = [&](uint32_t dl) {
     if (dl < kTable && norm_of[dl] >= 0) return norm_of[dl];
-    const double v = bm25_.k1 * (1 - bm25_.b + bm25_.b * dl / avgdl);
+    const double v = scorer.Norm(dl);
     if (dl < kTable) norm_of[dl] = v;
     return v;
   };
@@ -184,14 +185,13 @@ std::vector<std::pair<std::string, double>> RecallIndex::Bm25(std::string_view q
     if (it == term_ids_.end()) continue;
     const Term& term = terms_[it->second];
     if (term.df == 0) continue;
-    const double idf = std::log(1 + (N - term.df + 0.5) / (term.df + 0.5));
-    const double top = idf * (bm25_.k1 + 1);
+    const double idf = scorer.Idf(term.df);
     for (auto [slot, tf] : term.postings) {
       const uint32_t dl = lengths_[slot];
       if (dl == kDead) continue;
       double& acc = scratch_[slot];
       if (acc == 0) touched_.push_back(slot);
-      acc += top * tf / (tf + norm(dl));
+      acc += idf * scorer.TfPart(tf, norm(dl));
     }
   }
   // The best n, kept in a bounded heap whose top is the worst kept: most

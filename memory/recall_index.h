@@ -10,12 +10,8 @@
 // It is derived state: MemoryStore builds it from the pool on open and
 // keeps it current from the applied events; nothing here is the truth.
 //
-// BM25, with N live documents, avgdl their mean length in terms, n(t)
-// the live documents holding t and tf its count in d:
-//   idf(t) = ln(1 + (N - n + 0.5) / (n + 0.5))
-//   score  = sum over distinct query terms t of
-//            idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
-// Removed documents leave dead postings behind until they outnumber the
+// BM25 is archive::Bm25Scorer's formula (archive/search.h) over the live
+// documents. Removed documents leave dead postings behind until they outnumber the
 // live ones; then the postings are rebuilt without them.
 //
 // Thread-safety: one thread at a time.
