@@ -161,24 +161,25 @@ Result<Events> BuildPerceptProcess(std::string_view percept_id) {
   return Events{Make(EventType::kPerceptProcessed, {{"percept_id", percept_id}})};
 }
 
-Result<Events> BuildPerceptDrop(std::string_view percept_id, const json& req) {
+namespace {
+// percept_dropped and percept_removed: the id and an optional reason.
+Result<Events> BuildPerceptEnd(EventType type, std::string_view percept_id, const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
   Request r(req, {"reason"});
   std::string reason = r.String("reason", false, false);
   if (!r.ok()) return r.status();
   json f = {{"percept_id", percept_id}};
   if (r.Has("reason")) f["reason"] = reason;
-  return Events{Make(EventType::kPerceptDropped, std::move(f))};
+  return Events{Make(type, std::move(f))};
+}
+}  // namespace
+
+Result<Events> BuildPerceptDrop(std::string_view percept_id, const json& req) {
+  return BuildPerceptEnd(EventType::kPerceptDropped, percept_id, req);
 }
 
 Result<Events> BuildPerceptRemove(std::string_view percept_id, const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
-  Request r(req, {"reason"});
-  std::string reason = r.String("reason", false, false);
-  if (!r.ok()) return r.status();
-  json f = {{"percept_id", percept_id}};
-  if (r.Has("reason")) f["reason"] = reason;
-  return Events{Make(EventType::kPerceptRemoved, std::move(f))};
+  return BuildPerceptEnd(EventType::kPerceptRemoved, percept_id, req);
 }
 
 Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
@@ -308,7 +309,7 @@ Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, Time
     auto actions = state.ListActions(std::string(status));
     if (!actions.ok()) return actions.status();
     for (const json& a : *actions) {
-      auto updated = ParseTime(a.value("updated_at", ""));
+      auto updated = ParseTime(a.value("updated_at", ""), TimeRule::kLogged);
       if (updated.ok() && now - *updated >= retention) ids.push_back(a["id"]);
     }
   }
