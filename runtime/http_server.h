@@ -3,7 +3,8 @@
 // Everything runs on the one io_context thread that owns the runtime: no
 // strands, no locks. Each connection is a Session actor (DoRead/OnRead,
 // then Dispatch, then Send, whose completed write starts the next DoRead)
-// that handles one request at a time with keep-alive.
+// that handles one request at a time with keep-alive (runtime/
+// http_session.h; this file's .cc accepts, bounds and shuts down).
 // Every read has a deadline; bodies have a size limit (413); malformed
 // requests get 400 and the connection closes; a handler that throws gets
 // 500. With a bearer token configured, requests without it get 401, except
