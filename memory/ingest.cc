@@ -1,8 +1,5 @@
 #include "memory/ingest.h"
 
-#include <poppler-document.h>
-#include <poppler-global.h>
-#include <poppler-page.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,7 +9,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -21,6 +17,7 @@
 
 #include "base/env.h"
 #include "base/sha256.h"
+#include "memory/pdf.h"
 
 namespace limbic::memory {
 
@@ -73,45 +70,6 @@ size_t InvalidUtf8Offset(std::string_view s) {
     i += len;
   }
   return std::string_view::npos;
-}
-
-void SilencePoppler() {
-  // poppler reports damaged files on stderr by default; the caller gets a
-  // Status instead, so its chatter is noise. The hook is process-wide.
-  static std::once_flag once;
-  std::call_once(
-      once, [] { poppler::set_debug_error_function([](const std::string&, void*) {}, nullptr); });
-}
-
-Result<std::string> PdfText(const std::string& path, const std::string& raw) {
-  SilencePoppler();
-  const Status unreadable = Status::InvalidArgument(path + ": not a readable PDF");
-  if (raw.size() > static_cast<size_t>(INT_MAX)) return unreadable;
-  // poppler-cpp is not documented to throw, but it allocates; nothing it
-  // throws may leave this module.
-  try {
-    // load_from_raw_data does not copy: `raw` outlives `doc` here.
-    std::unique_ptr<poppler::document> doc(
-        poppler::document::load_from_raw_data(raw.data(), static_cast<int>(raw.size())));
-    // A PDF encrypted with an empty user password opens unlocked and is read;
-    // only one that needs a password we do not have is refused.
-    if (!doc || doc->is_locked()) return unreadable;
-    std::string text;
-    for (int i = 0; i < doc->pages(); ++i) {
-      if (i > 0) text += "\n\n";
-      std::unique_ptr<poppler::page> page(doc->create_page(i));
-      if (!page)
-        return unreadable.WithMessage(path + ": not a readable PDF (page " + std::to_string(i + 1) +
-                                      ")");
-      poppler::byte_array utf8 = page->text().to_utf8();
-      text.append(utf8.data(), utf8.size());
-    }
-    if (InvalidUtf8Offset(text) != std::string_view::npos)
-      return unreadable.WithMessage(path + ": not a readable PDF (text is not UTF-8)");
-    return text;
-  } catch (const std::exception& e) {
-    return unreadable.WithMessage(path + ": not a readable PDF (" + e.what() + ")");
-  }
 }
 
 // A descriptor closed when it goes out of scope.
@@ -385,6 +343,8 @@ Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope) {
   if (f.ext == ".pdf") {
     auto text = PdfText(path, f.raw);
     if (!text.ok()) return text.status();
+    if (InvalidUtf8Offset(*text) != std::string_view::npos)
+      return Status::InvalidArgument(path + ": not a readable PDF (text is not UTF-8)");
     f.text = std::move(*text);
     return f;
   }

@@ -4,7 +4,8 @@
 //   .md .txt .py .csv .yaml .yml .json   the bytes, which must be UTF-8
 //   .pdf                                 the text of every page, through
 //                                        poppler's C++ library (pages
-//                                        joined by "\n\n")
+//                                        joined by "\n\n", memory/pdf.h:
+//                                        loaded on the first PDF)
 // Extensions compare case-insensitively. A folder is walked recursively
 // (symlinks inside it are not followed but noted; hidden entries, names
 // starting with '.', are skipped silently), files in byte order of their
