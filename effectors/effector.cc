@@ -10,6 +10,7 @@
 
 #include "effectors/builtin.h"
 #include "base/input_json.h"
+#include "base/kind_registry.h"
 
 namespace limbic::effectors {
 
@@ -234,13 +235,8 @@ class FileEffector final : public Effector {
   boost::asio::io_context& ioc_;
 };
 
-std::mutex& RegistryMutex() {
-  static std::mutex mu;
-  return mu;
-}
-
-std::map<std::string, EffectorFactory>& Registry() {
-  static std::map<std::string, EffectorFactory> registry = {
+KindRegistry<EffectorFactory>& Registry() {
+  static KindRegistry<EffectorFactory> registry({
       {"log",
        [](const std::string& name, const json& cfg, boost::asio::io_context& ioc,
           std::shared_ptr<spdlog::logger> log) -> Result<std::unique_ptr<Effector>> {
@@ -261,33 +257,24 @@ std::map<std::string, EffectorFactory>& Registry() {
        }},
       {"http", MakeHttpEffector},
       {"exec", MakeExecEffector},
-  };
+  });
   return registry;
 }
 
 }  // namespace
 
 void RegisterEffectorKind(const std::string& kind, EffectorFactory factory) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry()[kind] = std::move(factory);
+  Registry().Register(kind, std::move(factory));
 }
 
 Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const json& config,
                                                boost::asio::io_context& ioc,
                                                std::shared_ptr<spdlog::logger> log) {
-  if (!config.is_object() || !config.contains("kind") || !config["kind"].is_string())
-    return ConfigError(name, "kind", "required: one of log, file, http, exec");
-  EffectorFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    auto it = Registry().find(config["kind"].get<std::string>());
-    if (it == Registry().end())
-      return ConfigError(name, "kind", "unknown kind \"" + config["kind"].get<std::string>() + "\"");
-    factory = it->second;
-  }
+  auto factory = Registry().Find(config, "one of log, file, http, exec");
+  if (!factory.ok()) return ConfigError(name, "kind", factory.status().message());
   auto limits = ParseLimits(config);
   if (!limits.ok()) return Status::InvalidArgument("effectors." + name + "." + limits.status().message());
-  return factory(name, config, ioc, std::move(log));
+  return (*factory)(name, config, ioc, std::move(log));
 }
 
 }  // namespace limbic::effectors

@@ -2,6 +2,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 
+#include "base/kind_registry.h"
 #include "sensors/sensor_config.h"
 
 namespace limbic::sensors {
@@ -156,40 +157,26 @@ Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const 
 
 namespace {
 
-std::mutex& RegistryMutex() {
-  static std::mutex mu;
-  return mu;
-}
-
-std::map<std::string, SensorFactory>& Registry() {
-  static std::map<std::string, SensorFactory> registry = {
+KindRegistry<SensorFactory>& Registry() {
+  static KindRegistry<SensorFactory> registry({
       {"webhook", MakeWebhookSensor}, {"github", MakeGithubSensor}, {"timer", MakeTimer},
       {"stdin", MakeStreamSensor},    {"jsonl", MakeStreamSensor},  {"exec", MakeStreamSensor},
-  };
+  });
   return registry;
 }
 
 }  // namespace
 
 void RegisterSensorKind(const std::string& kind, SensorFactory factory) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry()[kind] = std::move(factory);
+  Registry().Register(kind, std::move(factory));
 }
 
 Result<std::unique_ptr<Sensor>> MakeSensor(const std::string& name, const json& config,
                                            boost::asio::io_context& ioc, PerceptSink sink,
                                            std::shared_ptr<spdlog::logger> log) {
-  if (!config.is_object() || !config.contains("kind") || !config["kind"].is_string())
-    return KeyError(name, "kind", "required: webhook, github, stdin, jsonl, timer or exec");
-  SensorFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    auto it = Registry().find(config["kind"].get<std::string>());
-    if (it == Registry().end())
-      return KeyError(name, "kind", "unknown kind \"" + config["kind"].get<std::string>() + "\"");
-    factory = it->second;
-  }
-  return factory(name, config, ioc, std::move(sink), std::move(log));
+  auto factory = Registry().Find(config, "webhook, github, stdin, jsonl, timer or exec");
+  if (!factory.ok()) return KeyError(name, "kind", factory.status().message());
+  return (*factory)(name, config, ioc, std::move(sink), std::move(log));
 }
 
 }  // namespace limbic::sensors
