@@ -13,22 +13,8 @@ namespace {
 
 std::string Show(const std::optional<std::string>& s) { return s ? *s : "null"; }
 
-}  // namespace
-
-Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
-  if (options_.read_only) return Status::FailedPrecondition("the archive is open read-only");
-  Env* env = options_.env;
-  std::string src = comb_dir + "/archive";
-  if (!env->FileExists(src)) src = comb_dir;
-  if (!env->FileExists(src)) return Status::InvalidArgument(comb_dir + ": no such directory");
-  auto mine = Dates();
-  if (!mine.ok()) return mine.status();
-  if (!mine->empty())
-    return Status::FailedPrecondition("this archive already has " + std::to_string(mine->size()) +
-                                      " documents (" + mine->front() + " .. " + mine->back() +
-                                      "): a COMB archive can only be imported into an empty one");
-
-  // 1. Every DATE.json of the COMB archive, parsed.
+// 1. Every DATE.json of the COMB archive in `src`, parsed, in date order.
+Result<std::vector<Document>> ReadCombDocuments(Env* env, const std::string& src) {
   auto names = env->GetChildren(src);
   if (!names.ok()) return names.status();
   std::vector<std::string> dates;
@@ -55,8 +41,11 @@ Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
     if (doc->date != date) return Status::Corruption(path + ": date is \"" + doc->date + "\"");
     docs.push_back(std::move(doc).value());
   }
+  return docs;
+}
 
-  // 2. COMB's chain rule (comb/archive.py verify_chain), which is ours.
+// 2. COMB's chain rule (comb/archive.py verify_chain), which is ours.
+Status CheckCombChain(const std::vector<Document>& docs, const std::string& src) {
   std::optional<std::string> prev;
   for (size_t i = 0; i < docs.size(); ++i) {
     const Document& d = docs[i];
@@ -70,21 +59,25 @@ Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
                                 ")");
     prev = d.hash;
   }
+  return Status::OK();
+}
 
-  // 3. Links: ours, COMB's, or (without `relink`) refused.
+// 3. Links: ours, COMB's, or (without `relink`) refused; with `relink`,
+// ours. Counts COMB's into result->comb_links.
+Status CheckCombLinks(std::vector<Document>& docs, const std::string& src,
+                      const LinkOptions& options, bool relink, ImportResult* result) {
+  std::vector<std::string> dates;
   std::vector<Features> features;
   features.reserve(docs.size());
   std::map<std::string, CombFeatures> comb;
   for (const Document& d : docs) {
+    dates.push_back(d.date);
     features.push_back(ComputeFeatures(d.content));
     comb[d.date] = ComputeCombFeatures(d.content);
   }
   std::vector<const Features*> feature_of;
   for (const Features& f : features) feature_of.push_back(&f);
-  std::vector<Links> expected =
-      ComputeLinks(dates, feature_of,
-                   LinkOptions{options_.semantic_k, options_.semantic_min, options_.social_k});
-  ImportResult result;
+  const std::vector<Links> expected = ComputeLinks(dates, feature_of, options);
   for (size_t i = 0; i < docs.size(); ++i) {
     Document& d = docs[i];
     const std::string path = src + "/" + d.date + ".json";
@@ -92,7 +85,7 @@ Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
         d.links.semantic == expected[i].semantic && d.links.social == expected[i].social;
     const bool combs = !ours && !d.metadata.contains("rolled_up_at") &&
                        CombComputed(d.date, comb.at(d.date), d.links, comb);
-    if (combs) ++result.comb_links;
+    if (combs) ++result->comb_links;
     if (!relink) {
       if (d.links.prev != expected[i].prev || d.links.next != expected[i].next)
         return Status::Corruption(path + ": temporal links are " + Show(d.links.prev) + " / " +
@@ -107,13 +100,38 @@ Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
     }
     d.metadata["staged_entries"] = 0;
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ImportResult> Archive::Import(const std::string& comb_dir, bool relink) {
+  if (options_.read_only) return Status::FailedPrecondition("the archive is open read-only");
+  Env* env = options_.env;
+  std::string src = comb_dir + "/archive";
+  if (!env->FileExists(src)) src = comb_dir;
+  if (!env->FileExists(src)) return Status::InvalidArgument(comb_dir + ": no such directory");
+  auto mine = Dates();
+  if (!mine.ok()) return mine.status();
+  if (!mine->empty())
+    return Status::FailedPrecondition("this archive already has " + std::to_string(mine->size()) +
+                                      " documents (" + mine->front() + " .. " + mine->back() +
+                                      "): a COMB archive can only be imported into an empty one");
+
+  auto docs = ReadCombDocuments(env, src);
+  if (!docs.ok()) return docs.status();
+  LIMBIC_RETURN_IF_ERROR(CheckCombChain(*docs, src));
+  ImportResult result;
+  LIMBIC_RETURN_IF_ERROR(CheckCombLinks(
+      *docs, src, LinkOptions{options_.semantic_k, options_.semantic_min, options_.social_k},
+      relink, &result));
   result.relinked = relink;
-  result.documents = docs.size();
+  result.documents = docs->size();
 
   // 4. Written at once; COMB's staging (entries it never rolled up) stays.
   DocFiles files = Files();
   DocFiles::Batch batch(&files);
-  for (const Document& d : docs) {
+  for (const Document& d : *docs) {
     std::string data;
     try {
       data = DocumentToJson(d).dump(1) + "\n";

@@ -1,5 +1,6 @@
 // Archive::Verify: every document's chain and links, recomputed.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -111,22 +112,10 @@ bool OldSocialSign(const std::vector<SocialLink>& stored, const std::vector<Soci
   return !stored.empty() && LinksAgree(flipped, expected, unknown, k);
 }
 
-}  // namespace
-
-Result<VerifyReport> Archive::Verify() const {
-  DocFiles files = Files();
-  auto listing = files.List();
-  if (!listing.ok()) return listing.status();
-  VerifyReport report;
-  for (const std::string& name : listing->bad_names)
-    report.problems.push_back({name.substr(0, name.size() - 5), "file name " + name + " is not a date"});
-
-  std::vector<std::string> dates;
-  std::vector<std::string> paths;
-  for (const auto& [date, path] : listing->paths) {
-    dates.push_back(date);
-    paths.push_back(path);
-  }
+// 1. Every document read and checked on its own, in parallel.
+std::vector<Checked> CheckEach(const DocFiles& files, const Staging& staging,
+                               const std::vector<std::string>& dates,
+                               const std::vector<std::string>& paths) {
   const size_t n = dates.size();
   std::vector<Checked> checked(n);
   std::vector<DocReader> readers;
@@ -144,99 +133,139 @@ Result<VerifyReport> Archive::Verify() const {
     c.links = std::move(doc->links);
     c.computed_hash = ChainHash(c.prev_hash, doc->content);
     c.features = ComputeFeatures(doc->content);
-    if (c.date == dates[i]) c.staged = CheckStaged(staging_, dates[i], doc->content, *doc);
+    if (c.date == dates[i]) c.staged = CheckStaged(staging, dates[i], doc->content, *doc);
     c.rolled_up_by_limbic = doc->rolled_up_by_limbic;
   });
+  return checked;
+}
 
-  // A content that does not match its hash is not the content the links
-  // were computed from: the document is reported for its hash, and the
-  // others' links are checked as if its content were unknown, so one
-  // changed content is one problem rather than one per document.
-  std::vector<const Features*> features(n, nullptr);
-  std::vector<std::string> unknown;
-  auto known = [&](size_t i) {
-    return checked[i].status.ok() && checked[i].hash == checked[i].computed_hash;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    if (known(i)) {
+// Whether the document's content is the one its hash was made from.
+bool Known(const Checked& c) { return c.status.ok() && c.hash == c.computed_hash; }
+
+// 2. The links every document should have. A content that does not match
+// its hash is not the content the links were computed from: the document
+// is reported for its hash, and the others' links are checked as if its
+// content were unknown (`unknown`), so one changed content is one problem
+// rather than one per document.
+std::vector<Links> ExpectedLinks(const std::vector<Checked>& checked,
+                                 const std::vector<std::string>& dates, const LinkOptions& options,
+                                 std::vector<std::string>* unknown) {
+  std::vector<const Features*> features(checked.size(), nullptr);
+  for (size_t i = 0; i < checked.size(); ++i) {
+    if (Known(checked[i]))
       features[i] = &checked[i].features;
-    } else {
-      unknown.push_back(dates[i]);
-    }
+    else
+      unknown->push_back(dates[i]);
   }
-  std::vector<Links> expected = ComputeLinks(
-      dates, features, LinkOptions{options_.semantic_k, options_.semantic_min, options_.social_k});
+  return ComputeLinks(dates, features, options);
+}
 
+// What step 3 needs of the whole archive.
+struct Verifying {
+  const std::vector<std::string>& dates;
+  const std::vector<Checked>& checked;
+  const std::vector<Links>& expected;
+  const std::vector<std::string>& unknown;
+  const LinkOptions& options;
   // COMB's features of every known document, read again only when some
   // document's links are not limbic's (comb_links.h).
-  std::optional<std::map<std::string, CombFeatures>> comb;
-  auto comb_features = [&]() -> const std::map<std::string, CombFeatures>& {
-    if (comb) return *comb;
-    comb.emplace();
-    for (size_t j = 0; j < n; ++j) {
-      if (!known(j)) continue;
-      auto doc = files.Read(paths[j]);
-      if (doc.ok()) (*comb)[dates[j]] = ComputeCombFeatures(doc->content);
-    }
-    return *comb;
-  };
+  std::function<const std::map<std::string, CombFeatures>&()> comb_features;
+};
 
-  for (size_t i = 0; i < n; ++i) {
-    const Checked& c = checked[i];
-    report.bytes += c.bytes;
-    auto problem = [&](std::string what) { report.problems.push_back({dates[i], std::move(what)}); };
-    if (!c.status.ok()) {
-      problem(c.status.message());
-      continue;
-    }
-    if (c.date != dates[i]) problem("date is \"" + c.date + "\" in file " + dates[i] + ".json");
-    if (c.hash != c.computed_hash)
-      problem("hash does not match content (stored " + Short(c.hash) + ", computed " +
-              Short(c.computed_hash) + ")");
-    if (i == 0) {
-      if (c.prev_hash) problem("prev_hash is " + Short(*c.prev_hash) + " in the first document, not null");
-    } else if (checked[i - 1].status.ok() && c.prev_hash != checked[i - 1].hash) {
-      problem("prev_hash " + Short(Show(c.prev_hash)) + " is not the hash of " + dates[i - 1] +
-              " (" + Short(checked[i - 1].hash) + ")");
-    }
-    const Links& want = expected[i];
-    if (c.links.prev != want.prev)
-      problem("temporal link prev is " + Show(c.links.prev) + ", not " + Show(want.prev));
-    if (c.links.next != want.next)
-      problem("temporal link next is " + Show(c.links.next) + ", not " + Show(want.next));
-    if (!c.staged.empty()) problem(c.staged);
-    if (!known(i)) continue;  // its own links cannot be recomputed
-    const bool semantic_ok =
-        LinksAgree(c.links.semantic, want.semantic, unknown, options_.semantic_k);
-    const bool social_ok = LinksAgree(c.links.social, want.social, unknown, options_.social_k);
-    if (semantic_ok && social_ok) continue;
-    auto note = [&](std::string what) { report.notes.push_back({dates[i], std::move(what)}); };
-    // A document limbic never rolled up (COMB's metadata) may have COMB's
-    // links; one it did may have its old social sign.
-    if (!c.rolled_up_by_limbic) {
-      const auto& others = comb_features();
-      if (auto self = others.find(dates[i]);
-          self != others.end() && CombComputed(dates[i], self->second, c.links, others)) {
-        note(
-            "links were computed by COMB's rules, not limbic's (`limbic archive relink` recomputes "
-            "them)");
-        continue;
-      }
-    } else if (semantic_ok &&
-               OldSocialSign(c.links.social, want.social, unknown, options_.social_k)) {
-      note(
-          "social links have the sign of limbic before it took COMB's (`limbic archive relink` "
-          "recomputes them)");
-      continue;
-    }
-    const std::string nor = c.rolled_up_by_limbic ? "" : " (nor COMB's)";
-    if (!semantic_ok)
-      problem("semantic links are " + Show(c.links.semantic) + ", not " + Show(want.semantic) +
-              nor);
-    if (!social_ok)
-      problem("social links are " + Show(c.links.social) + ", not " + Show(want.social) + nor);
+// 3b. A known document whose links are not the expected ones: COMB's
+// links on a document limbic never rolled up, or limbic's old social sign,
+// are notes; anything else is a problem.
+void CheckLinks(const Verifying& v, size_t i, VerifyReport* report) {
+  const Checked& c = v.checked[i];
+  const Links& want = v.expected[i];
+  const bool semantic_ok = LinksAgree(c.links.semantic, want.semantic, v.unknown, v.options.semantic_k);
+  const bool social_ok = LinksAgree(c.links.social, want.social, v.unknown, v.options.social_k);
+  if (semantic_ok && social_ok) return;
+  const std::string& date = v.dates[i];
+  auto note = [&](std::string what) { report->notes.push_back({date, std::move(what)}); };
+  if (!c.rolled_up_by_limbic) {
+    const auto& others = v.comb_features();
+    if (auto self = others.find(date);
+        self != others.end() && CombComputed(date, self->second, c.links, others))
+      return note(
+          "links were computed by COMB's rules, not limbic's (`limbic archive relink` recomputes "
+          "them)");
+  } else if (semantic_ok &&
+             OldSocialSign(c.links.social, want.social, v.unknown, v.options.social_k)) {
+    return note(
+        "social links have the sign of limbic before it took COMB's (`limbic archive relink` "
+        "recomputes them)");
   }
-  report.documents = n;
+  const std::string nor = c.rolled_up_by_limbic ? "" : " (nor COMB's)";
+  if (!semantic_ok)
+    report->problems.push_back(
+        {date, "semantic links are " + Show(c.links.semantic) + ", not " + Show(want.semantic) + nor});
+  if (!social_ok)
+    report->problems.push_back(
+        {date, "social links are " + Show(c.links.social) + ", not " + Show(want.social) + nor});
+}
+
+// 3. One document against its file name, its hash, the chain, its
+// temporal links, its staging and (when its content is known) its links.
+void CheckDocument(const Verifying& v, size_t i, VerifyReport* report) {
+  const Checked& c = v.checked[i];
+  const std::string& date = v.dates[i];
+  report->bytes += c.bytes;
+  auto problem = [&](std::string what) { report->problems.push_back({date, std::move(what)}); };
+  if (!c.status.ok()) return problem(c.status.message());
+  if (c.date != date) problem("date is \"" + c.date + "\" in file " + date + ".json");
+  if (c.hash != c.computed_hash)
+    problem("hash does not match content (stored " + Short(c.hash) + ", computed " +
+            Short(c.computed_hash) + ")");
+  if (i == 0) {
+    if (c.prev_hash) problem("prev_hash is " + Short(*c.prev_hash) + " in the first document, not null");
+  } else if (const Checked& before = v.checked[i - 1];
+             before.status.ok() && c.prev_hash != before.hash) {
+    problem("prev_hash " + Short(Show(c.prev_hash)) + " is not the hash of " + v.dates[i - 1] +
+            " (" + Short(before.hash) + ")");
+  }
+  const Links& want = v.expected[i];
+  if (c.links.prev != want.prev)
+    problem("temporal link prev is " + Show(c.links.prev) + ", not " + Show(want.prev));
+  if (c.links.next != want.next)
+    problem("temporal link next is " + Show(c.links.next) + ", not " + Show(want.next));
+  if (!c.staged.empty()) problem(c.staged);
+  if (Known(c)) CheckLinks(v, i, report);  // an unknown content's links cannot be recomputed
+}
+
+}  // namespace
+
+Result<VerifyReport> Archive::Verify() const {
+  DocFiles files = Files();
+  auto listing = files.List();
+  if (!listing.ok()) return listing.status();
+  VerifyReport report;
+  for (const std::string& name : listing->bad_names)
+    report.problems.push_back({name.substr(0, name.size() - 5), "file name " + name + " is not a date"});
+  std::vector<std::string> dates, paths;
+  for (const auto& [date, path] : listing->paths) {
+    dates.push_back(date);
+    paths.push_back(path);
+  }
+
+  const std::vector<Checked> checked = CheckEach(files, staging_, dates, paths);
+  const LinkOptions options{options_.semantic_k, options_.semantic_min, options_.social_k};
+  std::vector<std::string> unknown;
+  const std::vector<Links> expected = ExpectedLinks(checked, dates, options, &unknown);
+  std::optional<std::map<std::string, CombFeatures>> comb;
+  const Verifying v{dates, checked, expected, unknown, options, [&]() -> const auto& {
+                      if (comb) return *comb;
+                      comb.emplace();
+                      for (size_t j = 0; j < dates.size(); ++j) {
+                        if (!Known(checked[j])) continue;
+                        auto doc = files.Read(paths[j]);
+                        if (doc.ok()) (*comb)[dates[j]] = ComputeCombFeatures(doc->content);
+                      }
+                      return *comb;
+                    }};
+  for (size_t i = 0; i < dates.size(); ++i) CheckDocument(v, i, &report);
+
+  report.documents = dates.size();
   std::stable_sort(report.problems.begin(), report.problems.end(),
                    [](const Problem& a, const Problem& b) { return a.date < b.date; });
   return report;

@@ -145,6 +145,109 @@ std::string RelPath(const std::string& file, bool archived) {
   return archived ? std::string(kArchiveDir) + "/" + file : file;
 }
 
+// Apply's updates checked and merged by entity (one per name key), before
+// anything is touched.
+struct Merged {
+  PageUpdate u;  // u.name is the DisplayName
+  std::string key, safe;
+};
+
+Result<std::vector<Merged>> MergeUpdates(const std::vector<PageUpdate>& updates) {
+  std::vector<Merged> merged;
+  std::unordered_map<std::string, size_t> by_key;
+  for (const PageUpdate& in : updates) {
+    std::string display = DisplayName(in.name);
+    auto safe = SafeFileName(display);
+    if (!safe.ok())
+      return Status::InvalidArgument("entity name " + Quote(in.name) + " has no safe file name");
+    std::string key = NameKey(display);
+    auto [it, fresh] = by_key.emplace(key, merged.size());
+    if (fresh)
+      merged.push_back({PageUpdate{display, EntityType::kConcept, {}, {}, {}}, key, *safe});
+    PageUpdate& u = merged[it->second].u;
+    if (u.type == EntityType::kConcept) u.type = in.type;
+    for (const std::string& f : in.facts) u.facts.push_back(OneLine(f));
+    for (const std::string& r : in.relations) u.relations.push_back(OneLine(r));
+    for (const auto& [date, line] : in.timeline) {
+      if (!IsValidDate(date))
+        return Status::InvalidArgument("entity " + Quote(in.name) + ": timeline date " +
+                                       Quote(date) + " is not a date (YYYY-MM-DD)");
+      u.timeline.emplace_back(date, OneLine(line));
+    }
+  }
+  return merged;
+}
+
+// The pages an Apply touches, each read once and changed in memory, then
+// written once.
+class PageBatch {
+ public:
+  struct Staged {
+    std::string file;
+    bool archived = false, created = false, changed = false;
+    Page page;
+  };
+
+  PageBatch(const std::string& dir, const DirIndex& index) : dir_(dir), index_(index) {}
+
+  // The page of `m`'s entity: already staged, read from its file (active
+  // or archived), or new. Its first file name may belong to another entity
+  // (two names with one safe file name); then the second, whose hash is of
+  // this entity's key, is its. The pointer is valid until the next Stage.
+  Result<Staged*> Stage(const Merged& m) {
+    for (const std::string& stem : {m.safe, AltFileName(m.safe, m.key)}) {
+      const std::string lower = Lower(stem) + ".md";
+      if (auto it = by_file_.find(lower); it != by_file_.end()) {
+        if (stem == m.safe && !Owns(staged_[it->second].page, m.key, lower)) continue;
+        return &staged_[it->second];
+      }
+      Staged s;
+      auto text = ReadPage(lower, &s);
+      if (!text.ok()) return text.status();
+      if (*text) {
+        s.page = Page::Parse((*text)->text);
+        if (stem == m.safe && !Owns(s.page, m.key, lower)) continue;
+      } else {  // no page, or one deleted by hand since the listing
+        s.file = stem + ".md";
+        s.archived = false;
+        s.created = s.changed = true;
+        s.page = Page::New(m.u.name, m.u.type);
+      }
+      by_file_[lower] = staged_.size();
+      staged_.push_back(std::move(s));
+      return &staged_.back();
+    }
+    return Status::Internal("no file for entity " + Quote(m.u.name));
+  }
+
+  const std::vector<Staged>& staged() const { return staged_; }
+
+ private:
+  // The listed file `lower` (sets s->file, s->archived), or nullopt.
+  Result<std::optional<FileText>> ReadPage(const std::string& lower, Staged* s) const {
+    auto active = index_.active.find(lower);
+    auto archived = index_.archived.find(lower);
+    if (active == index_.active.end() && archived == index_.archived.end())
+      return std::optional<FileText>();
+    s->archived = active == index_.active.end();
+    s->file = s->archived ? archived->second : active->second;
+    std::string path = dir_ + "/" + RelPath(s->file, s->archived);
+    auto read = ReadFilePrefix(path, kMaxPageBytes);
+    if (!read.ok() && !read.status().IsNotFound()) return read.status();
+    if (read.ok() && !read->whole)
+      return Status::FailedPrecondition(path + " is larger than " +
+                                        std::to_string(kMaxPageBytes >> 20) +
+                                        " MiB: trim it by hand so pages can be added to again");
+    if (!read.ok()) return std::optional<FileText>();
+    return std::optional<FileText>(std::move(*read));
+  }
+
+  const std::string& dir_;
+  const DirIndex& index_;
+  std::vector<Staged> staged_;
+  std::unordered_map<std::string, size_t> by_file_;  // lower-cased file name
+};
+
 }  // namespace
 
 struct EntityStore::Index {
@@ -270,100 +373,29 @@ Result<std::unique_ptr<EntityStore>> EntityStore::Open(const std::string& dir) {
 }
 
 Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
-  // Checked and merged before anything is touched.
-  struct Merged {
-    PageUpdate u;  // u.name is the DisplayName
-    std::string key, safe;
-  };
-  std::vector<Merged> merged;
-  std::unordered_map<std::string, size_t> by_key;
-  for (const PageUpdate& in : updates) {
-    std::string display = DisplayName(in.name);
-    auto safe = SafeFileName(display);
-    if (!safe.ok())
-      return Status::InvalidArgument("entity name " + Quote(in.name) + " has no safe file name");
-    std::string key = NameKey(display);
-    auto [it, fresh] = by_key.emplace(key, merged.size());
-    if (fresh)
-      merged.push_back({PageUpdate{display, EntityType::kConcept, {}, {}, {}}, key, *safe});
-    PageUpdate& u = merged[it->second].u;
-    if (u.type == EntityType::kConcept) u.type = in.type;
-    for (const std::string& f : in.facts) u.facts.push_back(OneLine(f));
-    for (const std::string& r : in.relations) u.relations.push_back(OneLine(r));
-    for (const auto& [date, line] : in.timeline) {
-      if (!IsValidDate(date))
-        return Status::InvalidArgument("entity " + Quote(in.name) + ": timeline date " +
-                                       Quote(date) + " is not a date (YYYY-MM-DD)");
-      u.timeline.emplace_back(date, OneLine(line));
-    }
-  }
+  auto merged = MergeUpdates(updates);
+  if (!merged.ok()) return merged.status();
   ApplyResult result;
-  if (merged.empty()) return result;
+  if (merged->empty()) return result;
 
   auto lock = ExclusiveLock::Acquire(dir_ + "/" + std::string(kLockFile));
   if (!lock.ok()) return lock.status();
   auto current = CurrentIndex(true);
   if (!current.ok()) return current.status();
-  const DirIndex* index = &(*current)->files;
-
-  // Every touched page is read once and changed in memory, then written once.
-  struct Staged {
-    std::string file;
-    bool archived = false, created = false, changed = false;
-    Page page;
-  };
-  std::vector<Staged> staged;
-  std::unordered_map<std::string, size_t> staged_by_file;  // lower-cased file name
-  auto stage = [&](const Merged& m) -> Result<size_t> {
-    for (const std::string& stem : {m.safe, AltFileName(m.safe, m.key)}) {
-      const std::string lower = Lower(stem) + ".md";
-      if (auto it = staged_by_file.find(lower); it != staged_by_file.end()) {
-        if (stem == m.safe && !Owns(staged[it->second].page, m.key, lower)) continue;
-        return it->second;
-      }
-      Staged s;
-      auto active = index->active.find(lower);
-      auto archived = index->archived.find(lower);
-      std::optional<FileText> text;
-      if (active != index->active.end() || archived != index->archived.end()) {
-        s.archived = active == index->active.end();
-        s.file = s.archived ? archived->second : active->second;
-        std::string path = dir_ + "/" + RelPath(s.file, s.archived);
-        auto read = ReadFilePrefix(path, kMaxPageBytes);
-        if (!read.ok() && !read.status().IsNotFound()) return read.status();
-        if (read.ok() && !read->whole)
-          return Status::FailedPrecondition(path + " is larger than " +
-                                            std::to_string(kMaxPageBytes >> 20) +
-                                            " MiB: trim it by hand so pages can be added to again");
-        if (read.ok()) text = std::move(*read);
-      }
-      if (text) {
-        s.page = Page::Parse(text->text);
-        if (stem == m.safe && !Owns(s.page, m.key, lower)) continue;
-      } else {  // no page, or one deleted by hand since the listing
-        s.file = stem + ".md";
-        s.archived = false;
-        s.created = s.changed = true;
-        s.page = Page::New(m.u.name, m.u.type);
-      }
-      staged_by_file[lower] = staged.size();
-      staged.push_back(std::move(s));
-      return staged.size() - 1;
-    }
-    // The second file name is never another entity's: its hash is of this key.
-    return Status::Internal("no file for entity " + Quote(m.u.name));
-  };
-  for (const Merged& m : merged) {
-    auto at = stage(m);
-    if (!at.ok()) return at.status();
+  PageBatch batch(dir_, (*current)->files);
+  for (const Merged& m : *merged) {
+    auto staged = batch.Stage(m);
+    if (!staged.ok()) return staged.status();
     bool changed = false;
-    result.lines_added += staged[*at].page.Add(m.u, &changed);
-    staged[*at].changed = staged[*at].changed || changed;
+    result.lines_added += (*staged)->page.Add(m.u, &changed);
+    (*staged)->changed = (*staged)->changed || changed;
   }
 
+  // Written: a changed page by rename (an archived one leaves the archive),
+  // an unchanged archived one moved back; the index follows.
   Index next = **current;
   bool wrote = false;
-  for (const Staged& s : staged) {
+  for (const PageBatch::Staged& s : batch.staged()) {
     wrote = wrote || s.changed || s.archived;
     const std::string path = dir_ + "/" + s.file;
     const std::string archived_path = dir_ + "/" + RelPath(s.file, true);

@@ -1,6 +1,8 @@
 // The heuristic extractor's text rules over tokenised lines
 // (extract_tokens.h): capitalised names and their types, triplets, facts
 // and line events (rules in extract.h).
+#include <optional>
+
 #include "world/extract_internal.h"
 #include "world/extract_tokens.h"
 #include "base/time.h"
@@ -146,133 +148,157 @@ void TextScanner::Learn(string_view text) {
   });
 }
 
-std::vector<std::string> TextScanner::Scan(string_view text, std::string date, bool daily_log) {
-  std::vector<std::string> found;
+namespace {
+
+// What Scan keeps across the lines of a text.
+struct ScanState {
+  std::vector<std::string> found;  // entity names, once each, in order of first mention
   std::unordered_set<std::string> found_keys;
-  std::vector<Mention> mentions;
-  std::vector<string_view> words;
+  std::vector<Mention> mentions;  // of the current line
+  std::vector<string_view> words;  // scratch
+};
+
+// The date a daily log's heading names, or nullopt.
+std::optional<std::string> HeadingDate(const Line& line) {
+  for (const Token& tok : line.tokens)
+    if (tok.kind == Kind::kWord && IsDateWord(line.Text(tok))) return std::string(line.Text(tok));
+  return std::nullopt;
+}
+
+// The entities `line` names, added to `out` and to st->mentions (in line
+// order: tokens are visited left to right) and st->found.
+void FindMentions(const Line& line, Collector* out,
+                  const std::unordered_set<std::string>& mid_sentence, ScanState* st) {
+  const std::vector<Token>& toks = line.tokens;
+  st->mentions.clear();
+  // The lower-case word right after token k.
+  auto word_after = [&](size_t k) -> std::string {
+    if (k + 1 >= toks.size() || toks[k].break_after || toks[k + 1].kind != Kind::kWord) return {};
+    return AsciiLower(line.Text(toks[k + 1]));
+  };
+  // The lower-case word before token *k, skipping articles (across
+  // commas and colons, not sentence ends); *k becomes its index.
+  auto word_before = [&](size_t* k) -> std::string {
+    while (*k > 0 && toks[*k - 1].kind == Kind::kWord && !toks[*k - 1].hard_end) {
+      std::string w = AsciiLower(line.Text(toks[--*k]));
+      if (w != "the" && w != "a" && w != "an") return w;
+    }
+    return {};
+  };
+  auto type_of = [&](const std::vector<string_view>& name, size_t first, size_t last) {
+    size_t k = first;
+    const std::string prev = word_before(&k);
+    const std::string prev2 = prev.empty() ? std::string() : word_before(&k);
+    return TypeOf(name, prev, prev2, word_after(last));
+  };
+  auto add = [&](size_t first, size_t last, const std::string& name, EntityType type) {
+    std::string kept = out->Add(name, type, false);
+    if (kept.empty()) return;
+    st->mentions.push_back({toks[first].begin, toks[last].end, toks[first].sentence, kept});
+    if (st->found_keys.insert(NameKey(kept)).second) st->found.push_back(kept);
+  };
+  for (size_t k = 0; k < toks.size();) {
+    const Token& tok = toks[k];
+    if (tok.kind == Kind::kWikilink) {
+      st->words.clear();
+      const std::string clean = CleanName(tok.name);
+      for (size_t i = 0; i < clean.size();) {
+        const size_t j = std::min(clean.find(' ', i), clean.size());
+        st->words.push_back(string_view(clean).substr(i, j - i));
+        i = j + 1;
+      }
+      if (!st->words.empty()) add(k, k, clean, type_of(st->words, k, k));
+      ++k;
+      continue;
+    }
+    if (tok.kind != Kind::kWord) {
+      if (tok.kind != Kind::kOther) add(k, k, tok.name, tok.type);
+      ++k;
+      continue;
+    }
+    if (!IsCapitalised(line.Text(tok))) {
+      ++k;
+      continue;
+    }
+    // A run of capitalised words, "of" / "de" / "van" / "von" allowed inside.
+    size_t s = k, e = k + 1;
+    while (e < toks.size() && !toks[e - 1].break_after && toks[e].kind == Kind::kWord &&
+           !toks[e].break_before) {
+      if (IsCapitalised(line.Text(toks[e]))) {
+        ++e;
+      } else if (IsOneOf(line.Text(toks[e]), kConnectors) && e + 1 < toks.size() &&
+                 !toks[e].break_after && toks[e + 1].kind == Kind::kWord &&
+                 !toks[e + 1].break_before && IsCapitalised(line.Text(toks[e + 1]))) {
+        e += 2;
+      } else {
+        break;
+      }
+    }
+    k = e;
+    if (e - s > 6) continue;  // a title, not a name
+    auto droppable = [&](size_t i) {
+      const string_view w = line.Text(toks[i]);
+      return IsOneOf(w, kConnectors) || IsStopWord(AsciiLower(w));
+    };
+    while (s < e && droppable(s)) ++s;
+    while (e > s && droppable(e - 1)) --e;
+    if (s == e) continue;
+    st->words.clear();
+    bool shouting = true;
+    for (size_t i = s; i < e; ++i) {
+      st->words.push_back(line.Text(toks[i]));
+      shouting = shouting && IsAllUpper(st->words.back());
+    }
+    const std::string name = Join(st->words);
+    if (shouting && st->words.size() > 1 && KnownTool(AsciiLower(name)).empty()) continue;
+    const EntityType type = type_of(st->words, s, e - 1);
+    if (st->words.size() == 1) {
+      if (name.size() < 2) continue;
+      // A sentence's first word is capitalised anyway: it needs the same
+      // word capitalised elsewhere, or a rule that types it.
+      if (toks[s].sentence_start && type == EntityType::kConcept && !mid_sentence.count(name))
+        continue;
+    }
+    add(s, e - 1, name, type);
+  }
+}
+
+// What the mentions of one line say: a fact after each, a triplet between
+// neighbours joined by a known verb, and, in a daily log, the line as an
+// event of `date` when it has at least three words.
+void Relate(const Line& line, const std::vector<Mention>& mentions, const std::string& date,
+            bool daily_log, Collector* out) {
+  const string_view t = line.text;
+  for (size_t i = 0; i < mentions.size(); ++i) {
+    const Mention& a = mentions[i];
+    std::string fact = FactAfter(t.substr(a.end));
+    if (!fact.empty()) out->AddFact(a.name, std::move(fact));
+    if (i + 1 == mentions.size()) break;
+    const Mention& b = mentions[i + 1];
+    if (b.sentence != a.sentence || b.begin < a.end || b.begin - a.end > 16) continue;
+    const std::string verb = NormalizeGap(t.substr(a.end, b.begin - a.end));
+    if (!IsOneOf(verb, kVerbs)) continue;
+    std::string predicate = verb;
+    std::replace(predicate.begin(), predicate.end(), ' ', '_');
+    out->AddTriplet(a.name, predicate, b.name, date);
+  }
+  if (!daily_log || CountWords(t) < 3) return;
+  std::vector<std::string> names;
+  names.reserve(mentions.size());
+  for (const Mention& m : mentions) names.push_back(m.name);
+  out->AddEvent(date, t, names);
+}
+
+}  // namespace
+
+std::vector<std::string> TextScanner::Scan(string_view text, std::string date, bool daily_log) {
+  ScanState st;
   ForEachLine(text, [&](const Line& line) {
-    const std::vector<Token>& toks = line.tokens;
-    if (daily_log && line.heading) {
-      for (const Token& tok : toks)
-        if (tok.kind == Kind::kWord && IsDateWord(line.Text(tok))) {
-          date = std::string(line.Text(tok));
-          break;
-        }
-    }
-    // The lower-case word right after token k.
-    auto word_after = [&](size_t k) -> std::string {
-      if (k + 1 >= toks.size() || toks[k].break_after || toks[k + 1].kind != Kind::kWord) return {};
-      return AsciiLower(line.Text(toks[k + 1]));
-    };
-    // The lower-case word before token *k, skipping articles (across
-    // commas and colons, not sentence ends); *k becomes its index.
-    auto word_before = [&](size_t* k) -> std::string {
-      while (*k > 0 && toks[*k - 1].kind == Kind::kWord && !toks[*k - 1].hard_end) {
-        std::string w = AsciiLower(line.Text(toks[--*k]));
-        if (w != "the" && w != "a" && w != "an") return w;
-      }
-      return {};
-    };
-    auto type_of = [&](const std::vector<string_view>& name, size_t first, size_t last) {
-      size_t k = first;
-      const std::string prev = word_before(&k);
-      const std::string prev2 = prev.empty() ? std::string() : word_before(&k);
-      return TypeOf(name, prev, prev2, word_after(last));
-    };
-    auto add = [&](size_t first, size_t last, const std::string& name, EntityType type) {
-      std::string kept = out_->Add(name, type, false);
-      if (kept.empty()) return;
-      mentions.push_back({toks[first].begin, toks[last].end, toks[first].sentence, kept});
-      if (found_keys.insert(NameKey(kept)).second) found.push_back(kept);
-    };
-    mentions.clear();
-    for (size_t k = 0; k < toks.size();) {
-      const Token& tok = toks[k];
-      if (tok.kind == Kind::kWikilink) {
-        words.clear();
-        const std::string clean = CleanName(tok.name);
-        for (size_t i = 0; i < clean.size();) {
-          const size_t j = std::min(clean.find(' ', i), clean.size());
-          words.push_back(string_view(clean).substr(i, j - i));
-          i = j + 1;
-        }
-        if (!words.empty()) add(k, k, clean, type_of(words, k, k));
-        ++k;
-        continue;
-      }
-      if (tok.kind != Kind::kWord) {
-        if (tok.kind != Kind::kOther) add(k, k, tok.name, tok.type);
-        ++k;
-        continue;
-      }
-      if (!IsCapitalised(line.Text(tok))) {
-        ++k;
-        continue;
-      }
-      // A run of capitalised words, "of" / "de" / "van" / "von" allowed inside.
-      size_t s = k, e = k + 1;
-      while (e < toks.size() && !toks[e - 1].break_after && toks[e].kind == Kind::kWord &&
-             !toks[e].break_before) {
-        if (IsCapitalised(line.Text(toks[e]))) {
-          ++e;
-        } else if (IsOneOf(line.Text(toks[e]), kConnectors) && e + 1 < toks.size() &&
-                   !toks[e].break_after && toks[e + 1].kind == Kind::kWord &&
-                   !toks[e + 1].break_before && IsCapitalised(line.Text(toks[e + 1]))) {
-          e += 2;
-        } else {
-          break;
-        }
-      }
-      k = e;
-      if (e - s > 6) continue;  // a title, not a name
-      auto droppable = [&](size_t i) {
-        const string_view w = line.Text(toks[i]);
-        return IsOneOf(w, kConnectors) || IsStopWord(AsciiLower(w));
-      };
-      while (s < e && droppable(s)) ++s;
-      while (e > s && droppable(e - 1)) --e;
-      if (s == e) continue;
-      words.clear();
-      bool shouting = true;
-      for (size_t i = s; i < e; ++i) {
-        words.push_back(line.Text(toks[i]));
-        shouting = shouting && IsAllUpper(words.back());
-      }
-      const std::string name = Join(words);
-      if (shouting && words.size() > 1 && KnownTool(AsciiLower(name)).empty()) continue;
-      const EntityType type = type_of(words, s, e - 1);
-      if (words.size() == 1) {
-        if (name.size() < 2) continue;
-        // A sentence's first word is capitalised anyway: it needs the same
-        // word capitalised elsewhere, or a rule that types it.
-        if (toks[s].sentence_start && type == EntityType::kConcept && !mid_sentence_.count(name))
-          continue;
-      }
-      add(s, e - 1, name, type);
-    }
-    if (mentions.empty()) return;  // else they are in line order: tokens are visited left to right
-    const string_view t = line.text;
-    for (size_t i = 0; i < mentions.size(); ++i) {
-      const Mention& a = mentions[i];
-      std::string fact = FactAfter(t.substr(a.end));
-      if (!fact.empty()) out_->AddFact(a.name, std::move(fact));
-      if (i + 1 == mentions.size()) break;
-      const Mention& b = mentions[i + 1];
-      if (b.sentence != a.sentence || b.begin < a.end || b.begin - a.end > 16) continue;
-      const std::string verb = NormalizeGap(t.substr(a.end, b.begin - a.end));
-      if (!IsOneOf(verb, kVerbs)) continue;
-      std::string predicate = verb;
-      std::replace(predicate.begin(), predicate.end(), ' ', '_');
-      out_->AddTriplet(a.name, predicate, b.name, date);
-    }
-    if (!daily_log || CountWords(t) < 3) return;
-    std::vector<std::string> names;
-    names.reserve(mentions.size());
-    for (const Mention& m : mentions) names.push_back(m.name);
-    out_->AddEvent(date, t, names);
+    if (daily_log && line.heading) date = HeadingDate(line).value_or(date);
+    FindMentions(line, out_, mid_sentence_, &st);
+    if (!st.mentions.empty()) Relate(line, st.mentions, date, daily_log, out_);
   });
-  return found;
+  return std::move(st.found);
 }
 
 }  // namespace limbic::world::internal

@@ -166,6 +166,29 @@ std::vector<PageUpdate> WorldModel::PageUpdates(const Extraction& x, const std::
   return out;
 }
 
+namespace {
+
+// Names that cannot be a page (nothing left once made safe) are dropped
+// everywhere in `x`, so one odd name does not cost the whole input. Returns
+// them, sorted, once each.
+std::vector<std::string> DropUnsafeNames(Extraction* x) {
+  std::vector<std::string> dropped;
+  auto unsafe = [&](const std::string& name) {
+    if (SafeFileName(name).ok()) return false;
+    dropped.push_back(name);
+    return true;
+  };
+  std::erase_if(x->entities, [&](const Entity& e) { return unsafe(e.name); });
+  std::erase_if(x->triplets, [&](const Triplet& t) { return unsafe(t.subject) || unsafe(t.object); });
+  for (WorldEvent& e : x->events) std::erase_if(e.entities, unsafe);
+  std::erase_if(x->events, [](const WorldEvent& e) { return e.text.empty(); });
+  std::sort(dropped.begin(), dropped.end());
+  dropped.erase(std::unique(dropped.begin(), dropped.end()), dropped.end());
+  return dropped;
+}
+
+}  // namespace
+
 Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   std::string digest = InputDigest(input);
   json answer = {{"source", input.source}, {"date", input.date}, {"sha256", digest}, {"skipped", false}};
@@ -189,18 +212,7 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   if (!extracted.ok()) return extracted.status().WithContext(input.source);
   Extraction& x = *extracted;
 
-  // Names that cannot be a page (nothing left once made safe) are dropped
-  // everywhere, so one odd name does not cost the whole input.
-  std::vector<std::string> dropped;
-  auto unsafe = [&](const std::string& name) {
-    if (SafeFileName(name).ok()) return false;
-    dropped.push_back(name);
-    return true;
-  };
-  std::erase_if(x.entities, [&](const Entity& e) { return unsafe(e.name); });
-  std::erase_if(x.triplets, [&](const Triplet& t) { return unsafe(t.subject) || unsafe(t.object); });
-  for (WorldEvent& e : x.events) std::erase_if(e.entities, unsafe);
-  std::erase_if(x.events, [](const WorldEvent& e) { return e.text.empty(); });
+  const std::vector<std::string> dropped = DropUnsafeNames(&x);
 
   // Surprise against the model as it was before this input; events scored
   // before (a forced re-extraction, an overlapping input) are not scored again.
@@ -245,11 +257,8 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   answer["extractor"] = x.extractor;
   std::string note = x.note;
   if (!score_note.empty()) note += (note.empty() ? "" : "; ") + score_note;
-  if (!dropped.empty()) {
-    std::sort(dropped.begin(), dropped.end());
-    dropped.erase(std::unique(dropped.begin(), dropped.end()), dropped.end());
+  if (!dropped.empty())
     note += (note.empty() ? "" : "; ") + std::string("names with no safe file name were left out: ") + json(dropped).dump();
-  }
   if (!note.empty()) answer["note"] = note;
   answer["entities"] = x.entities.size();
   answer["triplets"] = x.triplets.size();
