@@ -57,6 +57,7 @@ bench: build
 	$(BUILD)/limbic_memory_bench
 	$(BUILD)/limbic_vector_bench
 	cd $(BUILD) && ./limbic_world_bench
+	$(BUILD)/limbic_startup_bench
 
 # The libFuzzer targets (fuzz/), clang with ASan + UBSan, in $(FUZZ_BUILD):
 # each runs FUZZ_SECONDS on fuzz/corpus/<target>, writing what it learns to

@@ -36,18 +36,31 @@ Result<std::unique_ptr<Engine>> CliContext::OpenForWrite() const {
   return engine;
 }
 
-Result<std::unique_ptr<Engine>> CliContext::OpenForRead() const {
+// A read (kAsIs) opens the state without the lock and RocksDB read-only:
+// nothing is written and nothing recovered, so it costs no fsync and runs
+// beside `limbic run`. When the projections lag the log (a crash before
+// they caught up), or the read-only open fails (a torn log tail,
+// projections of an older layout), and no process holds the state dir, the
+// state is opened for writing instead, which repairs it first. When one
+// does hold it, that process repaired it at its start: the read takes the
+// projections as they are.
+Result<std::unique_ptr<Engine>> CliContext::OpenForRead(ReadMode mode) const {
   std::error_code ec;
   if (!std::filesystem::exists(state_dir, ec))
     return Status::NotFound("no limbic state in " + state_dir +
                             " (use --state DIR or LIMBIC_STATE)");
-  auto engine = OpenForWrite();
-  if (engine.ok() || !engine.status().IsBusy()) return engine;
   EngineOptions options;
   options.state_dir = state_dir;
   options.logger = logger;
   options.read_only = true;
-  return Engine::Open(options);
+  Result<std::unique_ptr<Engine>> reader = Status::Unavailable("not opened");
+  if (mode == ReadMode::kAsIs) {
+    reader = Engine::Open(options);
+    if (reader.ok() && (*reader)->applied_seq() + 1 >= (*reader)->next_seq()) return reader;
+  }
+  auto writer = OpenForWrite();
+  if (writer.ok() || !writer.status().IsBusy()) return writer;
+  return reader.ok() ? std::move(reader) : Engine::Open(options);
 }
 
 int Fail(const Status& status) {

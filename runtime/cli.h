@@ -37,9 +37,16 @@ struct CliContext {
   Result<TimeMs> Now() const;
   // Takes the lock; Busy (naming the holder's pid) while another process runs.
   Result<std::unique_ptr<state::Engine>> OpenForWrite() const;
-  // Takes the lock if it can (recovering as a start would), else opens
-  // read-only. NotFound when there is no state yet.
-  Result<std::unique_ptr<state::Engine>> OpenForRead() const;
+  // How a read opens the state.
+  //   kAsIs     read-only, without the lock: nothing written, no recovery
+  //             (the pools, memory); the lock only when the projections lag
+  //             the log or that fails.
+  //   kCatchUp  with the lock when no process holds it, so what is derived
+  //             from the state on open (the archive's staging and search
+  //             index) is brought up to date first; else read-only.
+  // NotFound when there is no state yet.
+  enum class ReadMode { kAsIs, kCatchUp };
+  Result<std::unique_ptr<state::Engine>> OpenForRead(ReadMode mode = ReadMode::kAsIs) const;
 };
 
 // Prints "limbic: error: <message>" to stderr and returns 1.

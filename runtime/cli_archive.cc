@@ -117,7 +117,7 @@ template <typename Fn>
 int WithStore(const CliContext& ctx, const ArchiveArgs& a, bool write, Fn&& fn) {
   auto settings = ArchiveSettings(a.config);
   if (!settings.ok()) return Fail(settings.status());
-  auto engine = write ? ctx.OpenForWrite() : ctx.OpenForRead();
+  auto engine = write ? ctx.OpenForWrite() : ctx.OpenForRead(CliContext::ReadMode::kCatchUp);
   if (!engine.ok()) return Fail(engine.status());
   auto store = OpenStore(ctx, **engine, *settings);
   if (!store.ok()) return Fail(store.status());
