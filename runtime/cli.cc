@@ -29,6 +29,7 @@ Result<std::unique_ptr<Engine>> CliContext::OpenForWrite() const {
   EngineOptions options;
   options.state_dir = state_dir;
   options.logger = logger;
+  options.short_lived = true;
   auto engine = Engine::Open(options);
   if (!engine.ok() && engine.status().IsBusy())
     return Status::Busy(engine.status().message() +

@@ -48,6 +48,7 @@ Status Engine::Recover(EngineRecovery* recovery) {
   ProjectionOptions popts;
   popts.path = DbDirPath(dir);
   popts.read_only = options_.read_only;
+  popts.short_lived = options_.short_lived;
   popts.rocks_env = options_.rocks_env;
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return projection.status();

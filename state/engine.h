@@ -76,6 +76,8 @@ struct EngineOptions {
   uint64_t segment_bytes = 64ull << 20;
   // Open without the lock, RocksDB read-only, log read-only. Submit fails.
   bool read_only = false;
+  // A command, not `limbic run`: see ProjectionOptions::short_lived.
+  bool short_lived = false;
   std::shared_ptr<spdlog::logger> logger;      // nullptr = drop log lines
   // Runs a task on the owner thread; called from the log writer thread.
   std::function<void(std::function<void()>)> post;

@@ -60,9 +60,9 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   if (options.rocks_env) db_options.env = options.rocks_env;
   db_options.listeners.push_back(std::make_shared<NoAutoRecovery>());
   db_options.max_bgerror_resume_count = 0;
-  // A read-only open (a command) reads a few table files: the 16 threads
-  // RocksDB would start to open them cost more than they save.
-  if (options.read_only) db_options.max_file_opening_threads = 1;
+  // A command reads a few table files: the 16 threads RocksDB would start
+  // to open them cost more than they save.
+  if (options.read_only || options.short_lived) db_options.max_file_opening_threads = 1;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   rocksdb::ColumnFamilyOptions cf_options;
@@ -71,9 +71,10 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   // answers "absent" without walking the skiplist.
   cf_options.memtable_whole_key_filtering = true;
   cf_options.memtable_prefix_bloom_size_ratio = 0.05;
-  if (options.read_only) {
-    // Nothing is inserted: the filters would only be allocated and zeroed
-    // (0.8 MB per column family, most of a read command's start).
+  if (options.read_only || options.short_lived) {
+    // Nothing, or a few records, inserted: the filters would mostly be
+    // allocated and zeroed (0.8 MB per column family, most of a command's
+    // start).
     cf_options.memtable_whole_key_filtering = false;
     cf_options.memtable_prefix_bloom_size_ratio = 0;
   }

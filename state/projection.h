@@ -61,6 +61,10 @@ struct ProjectionOptions {
   std::string path;             // the RocksDB directory (normally <state>/db)
   bool read_only = false;       // open a DB another process may be writing
   bool create_if_missing = true;
+  // A command's open (a few reads or writes, then exit), not a run's: no
+  // memtable bloom filters and table files opened on one thread, which
+  // cost more to set up than they save. Always so when read_only.
+  bool short_lived = false;
   // Replay's bulk load: changed records are written as sorted table files
   // that RocksDB ingests, with applied_seq, in one step (no WAL, no
   // memtable). Never for live state.
