@@ -1,5 +1,5 @@
-// CancelFlag and BlockingRunner (effectors/builtin.h): the threads the http
-// and exec kinds block on, and how Cancel() reaches them.
+// CancelFlag and BlockingRunner (effectors/builtin.h): the threads the exec
+// kind blocks on, and how Cancel() reaches them.
 #include <boost/asio/post.hpp>
 
 #include "effectors/builtin.h"

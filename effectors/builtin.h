@@ -69,7 +69,7 @@ class CancelFlag {
   std::function<void()> interrupt_;
 };
 
-// Runs blocking jobs (a subprocess, an HTTP exchange) each on its own
+// Runs blocking jobs (the exec kind's subprocesses) each on its own
 // thread and posts the outcome back to the io thread. A job cancelled before
 // it returned reports Outcome::Cancelled() unless it completed. The
 // destructor cancels and joins them all, so no job outlives its effector.
