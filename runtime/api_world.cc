@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-WorldService::Reply Answer(Responder respond) {
+WorldService::Model::Reply Answer(Responder respond) {
   return [respond](Result<json> r) {
     if (!r.ok()) return respond(ErrorResponse(r.status()));
     respond(HttpResponse::Json(200, *r));

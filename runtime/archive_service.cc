@@ -1,7 +1,6 @@
 #include "runtime/archive_service.h"
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
 
 #include "state/consolidate.h"
 
@@ -11,9 +10,15 @@ using nlohmann::json;
 
 ArchiveService::ArchiveService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                                std::shared_ptr<spdlog::logger> log)
-    : io_(io), engine_(engine), config_(config), log_(std::move(log)), consolidate_timer_(io), rollup_timer_(io) {}
-
-ArchiveService::~ArchiveService() { worker_.Stop(); }
+    : engine_(engine),
+      config_(config),
+      log_(std::move(log)),
+      consolidate_timer_(io),
+      rollup_timer_(io),
+      // After each job the io thread takes the days the store could not read.
+      store_(io, "archive", [this](archive::ArchiveStore& s) {
+        return [this, now = s.unreadable()]() mutable { NoteUnreadable(std::move(now)); };
+      }) {}
 
 Status ArchiveService::Open() {
   archive::StoreOptions o;
@@ -22,12 +27,11 @@ Status ArchiveService::Open() {
   o.social_links = config_.archive.social_links;
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return store.status().WithContext("opening the archive");
-  store_ = std::move(store).value();
-  auto caught = store_->CatchUp(engine_.applied_seq());
+  auto caught = (*store)->CatchUp(engine_.applied_seq());
   if (!caught.ok()) return caught.status().WithContext("catching the archive's staging up with the log");
   if (*caught > 0) log_->info("archive: staged {} entries from the log", *caught);
-  NoteUnreadable(store_->unreadable());
-  worker_.Start();
+  NoteUnreadable((*store)->unreadable());
+  store_.Start(std::move(store).value());
   return Status::OK();
 }
 
@@ -48,17 +52,6 @@ void ArchiveService::Stop() {
   stopped_ = true;
   consolidate_timer_.cancel();
   rollup_timer_.cancel();
-}
-
-void ArchiveService::Run(Job job, Reply reply) {
-  worker_.Post([this, job = std::move(job), reply = std::move(reply)]() mutable {
-    Result<json> result = worker_.Guarded<json>([&] { return job(*store_); });
-    boost::asio::post(io_, [this, reply = std::move(reply), result = std::move(result),
-                            unreadable = store_->unreadable()]() mutable {
-      NoteUnreadable(std::move(unreadable));
-      if (reply) reply(std::move(result));
-    });
-  });
 }
 
 void ArchiveService::NoteUnreadable(std::vector<archive::Problem> now) {

@@ -17,7 +17,8 @@
 // warning in the log) while the store's last index refresh could not read
 // some day; every other day stays searchable and readable.
 //
-// Thread-safety: every public method on the io thread; jobs on the worker.
+// Thread-safety: every public method on the io thread; the store lives on
+// a ModelWorker (base/model_worker.h) and jobs run there.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -29,21 +30,21 @@
 #include <span>
 #include <vector>
 
-#include "runtime/config.h"
 #include "archive/store.h"
+#include "base/model_worker.h"
+#include "runtime/config.h"
 #include "state/engine.h"
-#include "base/worker.h"
 
 namespace limbic::runtime {
 
 class ArchiveService {
  public:
-  using Job = std::function<Result<nlohmann::json>(archive::ArchiveStore&)>;
-  using Reply = std::function<void(Result<nlohmann::json>)>;
+  using Store = ModelWorker<archive::ArchiveStore>;
+  using Reply = Store::Reply;
 
+  // Destroying it stops the worker after the job it is running.
   ArchiveService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                  std::shared_ptr<spdlog::logger> log);
-  ~ArchiveService();  // stops the worker after the job it is running
 
   // Opens the store (on the calling thread, before the loop runs) and
   // catches staging up with the log.
@@ -53,8 +54,8 @@ class ArchiveService {
   // Cancels the timers; jobs already queued still run and answer.
   void Stop();
 
-  // Runs `job` on the worker; `reply` gets its result on the io thread.
-  void Run(Job job, Reply reply);
+  // Runs `job` on the store's worker; `reply` gets its result on the io thread.
+  void Run(Store::Job job, Reply reply) { store_.Run(std::move(job), std::move(reply)); }
   //! The days the archive could not read at its last refresh (empty when
   //! it is healthy), as of the last job that answered.
   const std::vector<archive::Problem>& unreadable() const { return unreadable_; }
@@ -72,17 +73,15 @@ class ArchiveService {
   // Takes the store's unreadable days (io thread), logging a change.
   void NoteUnreadable(std::vector<archive::Problem> now);
 
-  boost::asio::io_context& io_;
   state::Engine& engine_;
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
-  std::unique_ptr<archive::ArchiveStore> store_;
-  Worker worker_{"archive"};
   boost::asio::steady_timer consolidate_timer_;
   boost::asio::steady_timer rollup_timer_;
   std::vector<archive::Problem> unreadable_;
   bool catch_up_queued_ = false;
   bool stopped_ = false;
+  Store store_;  // last: its worker stops before the members its jobs use go
 };
 
 }  // namespace limbic::runtime

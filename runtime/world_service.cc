@@ -1,7 +1,5 @@
 #include "runtime/world_service.h"
 
-#include <boost/asio/post.hpp>
-
 #include "archive/archive.h"
 #include "base/env.h"
 #include "world/day_input.h"
@@ -15,25 +13,24 @@ constexpr size_t kMaxDaysPerPass = 31;
 
 WorldService::WorldService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                            std::shared_ptr<spdlog::logger> log)
-    : io_(io), engine_(engine), config_(config), log_(std::move(log)), timer_(io) {}
+    : engine_(engine), config_(config), log_(std::move(log)), timer_(io), model_(io, "world") {}
 
 WorldService::~WorldService() {
   stopping_ = true;
-  worker_.Stop();
+  model_.Stop();
 }
 
 Status WorldService::Open() {
   auto model = world::WorldModel::Open(config_.state_dir + "/memory", config_.world, log_);
   if (!model.ok()) return model.status().WithContext("opening the world model");
-  model_ = std::move(*model);
-  worker_.Start();
+  model_.Start(std::move(*model));
   return Status::OK();
 }
 
 void WorldService::Start() {
   if (!config_.world.daily) return;
   std::string today = FormatDate(engine_.clock().Now());
-  worker_.Post([this, today] { Pass(today); });
+  model_.Post([this, today](world::WorldModel& m) { Pass(m, today); });
   Schedule();
 }
 
@@ -43,15 +40,12 @@ void WorldService::Stop() {
   timer_.cancel();
 }
 
-void WorldService::Run(Job job, Reply reply) {
-  worker_.Post([this, job = std::move(job), reply = std::move(reply)]() mutable {
-    // A bug in a job must not take the runtime down with it.
-    Result<nlohmann::json> result = worker_.Guarded<nlohmann::json>([&] { return job(*model_); });
+void WorldService::Run(Model::Job job, Model::Reply reply) {
+  model_.Run(std::move(job), [this, reply = std::move(reply)](Result<nlohmann::json> result) {
+    // A bug in a job must not take the runtime down with it, nor go unseen.
     if (!result.ok() && result.status().code() == Status::Code::kInternal)
       log_->error("world: a request failed: {}", result.status().message());
-    boost::asio::post(io_, [reply = std::move(reply), result = std::move(result)]() mutable {
-      reply(std::move(result));
-    });
+    reply(std::move(result));
   });
 }
 
@@ -64,25 +58,25 @@ void WorldService::Schedule() {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopped_) return;
     std::string today = FormatDate(engine_.clock().Now());
-    worker_.Post([this, today] { Pass(today); });
+    model_.Post([this, today](world::WorldModel& m) { Pass(m, today); });
     Schedule();
   });
 }
 
-void WorldService::Pass(const std::string& today) {
+void WorldService::Pass(world::WorldModel& model, const std::string& today) {
   try {
-    PassDays(today);
+    PassDays(model, today);
   } catch (const std::exception& e) {
     log_->error("world: the daily pass failed: {}", e.what());
   }
 }
 
-void WorldService::PassDays(const std::string& today) {
+void WorldService::PassDays(world::WorldModel& model, const std::string& today) {
   auto day = ParseDate(today);
   if (!day.ok()) return;
   std::set<std::string> days;
   for (int i = 1; i <= kRecentDays; ++i) days.insert(FormatDate(*day - TimeMs{i} * 86400000));
-  auto done = model_->ExtractedDays();
+  auto done = model.ExtractedDays();
   if (!done.ok()) log_->warn("world: reading the ledger: {}", done.status().message());
   archive::Staging staging(config_.state_dir + "/archive/staging", Env::Default());
   auto staged = staging.Days();
@@ -99,7 +93,7 @@ void WorldService::PassDays(const std::string& today) {
       continue;
     }
     if (input->text.empty() && input->events.empty()) continue;
-    auto r = model_->Extract(*input);
+    auto r = model.Extract(*input);
     if (!r.ok()) {
       log_->warn("world: extracting {}: {}", *it, r.status().message());
     } else if (!(*r)["skipped"].get<bool>()) {
@@ -108,7 +102,7 @@ void WorldService::PassDays(const std::string& today) {
     }
   }
   if (stopping_.load()) return;
-  auto c = model_->Consolidate(today);
+  auto c = model.Consolidate(today);
   if (!c.ok()) log_->warn("world: consolidating: {}", c.status().message());
   else if ((*c)["added"].get<size_t>() > 0 || !(*c)["decayed"].empty()) log_->info("world: consolidated {}", c->dump());
 }

@@ -19,54 +19,52 @@
 // the same worker through Run, so passes and requests never overlap.
 //
 // Thread-safety: Open, Start, Stop and Run on the io thread; the WorldModel
-// is used only on the worker.
+// lives on a ModelWorker (base/model_worker.h) and is used only there.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <atomic>
-#include <functional>
-#include <memory>
 #include <spdlog/logger.h>
 
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+
+#include "base/model_worker.h"
 #include "runtime/config.h"
 #include "state/engine.h"
 #include "world/world.h"
-#include "base/worker.h"
 
 namespace limbic::runtime {
 
 class WorldService {
  public:
-  using Job = std::function<Result<nlohmann::json>(world::WorldModel&)>;
-  using Reply = std::function<void(Result<nlohmann::json>)>;
+  using Model = ModelWorker<world::WorldModel>;
 
   WorldService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                std::shared_ptr<spdlog::logger> log);
-  ~WorldService();  // stops the worker after the pass it is running
+  ~WorldService();  // stops the worker after the day a pass is extracting
 
   // Opens the world model (on the calling thread, before the loop runs).
   Status Open();
   // The first pass now, then one every day.
   void Start();
   void Stop();
-  // Runs `job` on the worker; `reply` gets its result on the io thread.
-  void Run(Job job, Reply reply);
+  // Runs `job` on the model's worker; `reply` gets its result on the io
+  // thread. A job that throws is logged as well as answered.
+  void Run(Model::Job job, Model::Reply reply);
 
  private:
   void Schedule();
-  void Pass(const std::string& today);  // on the worker
-  void PassDays(const std::string& today);
+  void Pass(world::WorldModel& model, const std::string& today);  // on the worker
+  void PassDays(world::WorldModel& model, const std::string& today);
 
-  boost::asio::io_context& io_;
   state::Engine& engine_;
   const Config& config_;
   std::shared_ptr<spdlog::logger> log_;
-  std::unique_ptr<world::WorldModel> model_;
-  Worker worker_{"world"};
   boost::asio::steady_timer timer_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};  // the worker's pass stops between days
+  Model model_;  // last: its worker stops before the members its passes use go
 };
 
 }  // namespace limbic::runtime
