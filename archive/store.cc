@@ -105,7 +105,7 @@ Result<size_t> ArchiveStore::CatchUp(uint64_t up_to_seq) {
       LIMBIC_RETURN_IF_ERROR(staging.Append(e.Str("date"), *entry));
       ++appended;
     }
-    if (last != followed) LIMBIC_RETURN_IF_ERROR(env->WriteFileAtomic(FollowedPath(staging), std::to_string(last)));
+    if (last != followed) LIMBIC_RETURN_IF_ERROR(env->WriteFileAtomic(FollowedPath(staging), std::to_string(last), FileDurability::kSynced));
   }
   LIMBIC_RETURN_IF_ERROR(RefreshIndex());
   return appended;

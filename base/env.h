@@ -39,11 +39,34 @@ class SequentialFile {
   virtual Status Read(size_t n, std::string* out) = 0;
 };
 
-// Held while a process owns a state dir; released by Env::UnlockFile or on
-// process exit (the kernel drops flock(2) locks of a dead process).
+// An flock(2) held on a file: a process's ownership of a state dir, or one
+// writer's turn at a shared file (the world model's). Released when
+// destroyed, or when the process dies (the kernel drops the locks of a dead
+// process).
 class FileLock {
  public:
   virtual ~FileLock() = default;
+  // Replaces the lock file's contents in place, without fsync: a lock file
+  // may carry a small record (the owner's pid, a generation counter).
+  // Renaming another file over a held lock file would split the lock in
+  // two, so this is the one way to change it.
+  virtual Status Rewrite(std::string_view contents) = 0;
+};
+
+// What LockFile does when another holder has the lock.
+enum class LockWait {
+  kNo,   // fail at once with Busy naming the holder's pid, and write ours
+         // into the file once held (a state dir's limbic.lock)
+  kYes,  // wait until the holder lets go (interrupted waits resume); the
+         // file's contents are left to the caller (a shared file's turn)
+};
+
+// How WriteFileAtomic leaves the new file. Either way a reader sees the old
+// file or the new one, never half of one.
+enum class FileDurability {
+  kSynced,   // the file and its directory are fsynced before it returns
+  kDerived,  // no fsync, for files rebuilt from others (the world model):
+             // a crash may leave the old version or an empty file
 };
 
 class Env {
@@ -68,15 +91,23 @@ class Env {
   // fsync(2) on a directory, so a created or renamed entry survives a crash.
   virtual Status SyncDir(const std::string& dir) = 0;
 
-  // Takes an exclusive, non-blocking lock on `path` (created if missing) and
-  // writes this process's pid into it. When another process holds it the
-  // result is Busy and names the holder's pid.
-  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
+  // Takes an exclusive flock on `path` (created if missing); `wait` says
+  // what happens while another holder has it. flock locks belong to the
+  // open file, so two locks on one path exclude each other in one process
+  // too.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockWait wait) = 0;
   // Reads the whole file (for small files: lock files, configs).
   virtual Result<std::string> ReadFileToString(const std::string& path) = 0;
-  // Writes `data` to `path` via a temporary file and rename, then syncs.
-  virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+  // Replaces `path` with `data`: written to the hidden temp file
+  // TempPathFor(path), then renamed over it. The caller serialises writers
+  // of one path.
+  virtual Status WriteFileAtomic(const std::string& path, std::string_view data,
+                                 FileDurability durability) = 0;
 };
+
+// "<dir>/.<name>.tmp" for "<dir>/<name>": the temp file WriteFileAtomic
+// writes. Hidden, so a walk of the directory for its real files skips it.
+std::string TempPathFor(const std::string& path);
 
 // The environment for a child process: this process's variables, except
 // those that `overrides` ("NAME=value") sets, then `overrides`. (Appending

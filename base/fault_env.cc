@@ -156,6 +156,20 @@ Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string&
   return base_->RenameFile(from, to);
 }
 
+Status FaultInjectionEnv::WriteFileAtomic(const std::string& path, std::string_view data,
+                                          FileDurability durability) {
+  size_t allowed = 0;
+  if (Status s = BeforeAppend(data.size(), &allowed); !s.ok()) return s.WithContext("writing " + path);
+  if (durability == FileDurability::kSynced) LIMBIC_RETURN_IF_ERROR(BeforeSync().WithContext("writing " + path));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (renames_left_ == 0) return Status::IOError("injected rename failure: " + TempPathFor(path));
+    if (renames_left_ > 0) --renames_left_;
+    files_.erase(path);  // a new file, durable as a whole
+  }
+  return base_->WriteFileAtomic(path, data, durability);
+}
+
 void FaultInjectionEnv::FailRenameAfter(int renames) {
   std::lock_guard<std::mutex> lock(mu_);
   renames_left_ = renames;

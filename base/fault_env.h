@@ -69,15 +69,16 @@ class FaultInjectionEnv final : public Env {
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status TruncateFile(const std::string& path, uint64_t size) override;
   Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockWait wait) override {
+    return base_->LockFile(path, wait);
   }
   Result<std::string> ReadFileToString(const std::string& path) override {
     return base_->ReadFileToString(path);
   }
-  Status WriteFileAtomic(const std::string& path, std::string_view data) override {
-    return base_->WriteFileAtomic(path, data);
-  }
+  // The injected faults reach it as one step each: a write error, an
+  // append budget it would cross, a sync error (kSynced), a failing rename
+  // -- and then the file is unchanged. A crash does not undo it.
+  Status WriteFileAtomic(const std::string& path, std::string_view data, FileDurability durability) override;
 
  private:
   friend class FaultWritableFile;

@@ -393,7 +393,7 @@ Result<std::string> KeepRaw(const std::string& raw_dir, const LoadedFile& file) 
   LIMBIC_RETURN_IF_ERROR(env->CreateDirs(raw_dir));
   if (env->FileExists(dest)) return dest;  // same name, same bytes
 
-  // Env::WriteFileAtomic uses the fixed name "<dest>.tmp": two threads keeping
+  // Env::WriteFileAtomic uses the fixed name TempPathFor(dest): two threads keeping
   // the same file would write one temp file at once, and a crash then could
   // leave a short file under the final name that is kept forever after. A
   // unique temp name avoids that; hidden, so a walk of raw_dir skips it.

@@ -399,7 +399,7 @@ Status VectorIndex::Save(const std::string& relative_path) const {
   }
   // The ids file goes last: it names the graph's checksum, so a crash
   // between the two renames leaves a pair that Load calls Corruption.
-  LIMBIC_RETURN_IF_ERROR(env->WriteFileAtomic(path + ".ids", EncodeIdsFile(file)));
+  LIMBIC_RETURN_IF_ERROR(env->WriteFileAtomic(path + ".ids", EncodeIdsFile(file), FileDurability::kSynced));
   if (!file.has_graph && env->FileExists(path)) (void)env->RemoveFile(path);  // a stale graph
   im.dirty = false;
   return Status::OK();

@@ -90,7 +90,7 @@ Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms) {
       return Status::NotFound("no state in " + state_dir);
     // Taking the lock is the only reliable test of whether it is held; a
     // lock we get is released again at once, for the runtime we start.
-    auto lock = Env::Default()->LockFile(state::LockFilePath(state_dir));
+    auto lock = Env::Default()->LockFile(state::LockFilePath(state_dir), LockWait::kNo);
     if (lock.ok()) return Status::NotFound("nobody holds " + state_dir);
     if (!lock.status().IsBusy()) return lock.status();
     std::string url = ApiUrlOf(state_dir, LockHolder(state_dir));

@@ -394,8 +394,8 @@ void Runtime::WriteApiFile() {
   json doc = {{"pid", static_cast<int64_t>(::getpid())},
               {"url", LocalUrl()},
               {"body_limit", config_.body_limit}};
-  Status s = Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir),
-                                                    doc.dump() + "\n");
+  Status s = Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir), doc.dump() + "\n",
+                                                    FileDurability::kSynced);
   if (!s.ok()) log_->warn("writing api.json: {}", s.message());
   api_file_written_ = s.ok();
 }

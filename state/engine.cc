@@ -40,7 +40,7 @@ Status Engine::Recover(EngineRecovery* recovery) {
       return Status::NotFound("no limbic state in " + dir + " (no db/ directory)");
   } else {
     LIMBIC_RETURN_IF_ERROR(env->CreateDirs(dir));
-    auto lock = env->LockFile(LockFilePath(dir));
+    auto lock = env->LockFile(LockFilePath(dir), LockWait::kNo);
     if (!lock.ok()) return lock.status();
     lock_ = std::move(lock).value();
   }

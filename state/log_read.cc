@@ -46,7 +46,7 @@ Status WriteSeal(Env* env, const std::string& segment_path, const SegmentSeal& s
                       {"bytes", seal.bytes},
                       {"last_ts", FormatTime(seal.last_ts)},
                       {"sha256", seal.sha256}};
-  return env->WriteFileAtomic(SealFileName(segment_path), j.dump() + "\n");
+  return env->WriteFileAtomic(SealFileName(segment_path), j.dump() + "\n", FileDurability::kSynced);
 }
 
 Result<SegmentSeal> ReadSeal(Env* env, const std::string& segment_path) {

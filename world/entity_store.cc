@@ -83,8 +83,9 @@ struct DirIndex {
   std::unordered_map<std::string, std::string> active, archived;
 };
 
-// Lists both folders; `remove_temps` deletes temp files (see CurrentIndex).
-Result<DirIndex> IndexDir(const std::string& dir, bool remove_temps) {
+// Lists both folders; with `remove_temps_through` set, deletes temp files
+// through that Env (see CurrentIndex).
+Result<DirIndex> IndexDir(const std::string& dir, Env* remove_temps_through) {
   DirIndex index;
   for (bool archived : {false, true}) {
     std::string path = archived ? dir + "/" + std::string(kArchiveDir) : dir;
@@ -94,7 +95,8 @@ Result<DirIndex> IndexDir(const std::string& dir, bool remove_temps) {
     if (!names.ok()) return names.status();
     for (std::string& name : *names) {
       if (name.starts_with('.')) {
-        if (remove_temps && name.ends_with(".tmp")) std::remove((path + "/" + name).c_str());
+        if (remove_temps_through && name.ends_with(".tmp"))
+          (void)remove_temps_through->RemoveFile(path + "/" + name);  // gone already: as well
         continue;
       }
       if (!EndsWithMd(name)) continue;
@@ -115,19 +117,19 @@ struct Stamp {
   bool operator==(const Stamp&) const = default;
 };
 
-uint64_t ReadGeneration(int fd) {
+// The count of writes in <dir>/.lock; 0 before the first.
+uint64_t ReadGeneration(const std::string& dir) {
   char buf[32] = {0};
+  int fd = ::open((dir + "/" + std::string(kLockFile)).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
   ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
   return n > 0 ? std::strtoull(buf, nullptr, 10) : 0;
 }
 
 Result<Stamp> ReadStamp(const std::string& dir) {
   Stamp stamp;
-  int fd = ::open((dir + "/" + std::string(kLockFile)).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    stamp.generation = ReadGeneration(fd);
-    ::close(fd);
-  }
+  stamp.generation = ReadGeneration(dir);
   for (bool archived : {false, true}) {
     std::string path = archived ? dir + "/" + std::string(kArchiveDir) : dir;
     struct stat st;
@@ -266,18 +268,18 @@ Result<std::shared_ptr<const EntityStore::Index>> EntityStore::CurrentIndex(bool
   auto stamp = ReadStamp(dir_);  // before listing: a change during the listing shows next time
   if (!stamp.ok()) return stamp.status();
   if (index_ && index_->stamp == *stamp) return index_;
-  auto files = IndexDir(dir_, locked);
+  auto files = IndexDir(dir_, locked ? env_ : nullptr);
   if (!files.ok()) return files.status();
   index_ = std::make_shared<const Index>(Index{std::move(*files), *stamp});
   return index_;
 }
 
-void EntityStore::Remember(int lock_fd, Index next) {
+void EntityStore::Remember(FileLock& lock, Index next) {
   char buf[32];
-  int n = std::snprintf(buf, sizeof buf, "%020llu\n",
-                        static_cast<unsigned long long>(ReadGeneration(lock_fd) + 1));
+  std::snprintf(buf, sizeof buf, "%020llu\n",
+                static_cast<unsigned long long>(ReadGeneration(dir_) + 1));
   index_ = nullptr;  // on failure: list again next time
-  if (::pwrite(lock_fd, buf, static_cast<size_t>(n), 0) != n) return;
+  if (!lock.Rewrite(buf).ok()) return;
   auto stamp = ReadStamp(dir_);
   if (!stamp.ok()) return;
   next.stamp = *stamp;
@@ -361,15 +363,12 @@ std::string OutgoingRelation(const std::string& predicate, const std::string& ob
   return "this " + OneLine(predicate) + " → [[" + DisplayName(object) + "]]";
 }
 
-EntityStore::EntityStore(std::string dir) : dir_(std::move(dir)) {}
+EntityStore::EntityStore(std::string dir, Env* env) : dir_(std::move(dir)), env_(env) {}
 EntityStore::~EntityStore() = default;
 
-Result<std::unique_ptr<EntityStore>> EntityStore::Open(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir + "/" + std::string(kArchiveDir), ec);
-  if (ec)
-    return Status::IOError("create " + dir + "/" + std::string(kArchiveDir) + ": " + ec.message());
-  return std::unique_ptr<EntityStore>(new EntityStore(dir));
+Result<std::unique_ptr<EntityStore>> EntityStore::Open(const std::string& dir, Env* env) {
+  LIMBIC_RETURN_IF_ERROR(env->CreateDirs(dir + "/" + std::string(kArchiveDir)));
+  return std::unique_ptr<EntityStore>(new EntityStore(dir, env));
 }
 
 Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
@@ -378,7 +377,7 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
   ApplyResult result;
   if (merged->empty()) return result;
 
-  auto lock = ExclusiveLock::Acquire(dir_ + "/" + std::string(kLockFile));
+  auto lock = env_->LockFile(dir_ + "/" + std::string(kLockFile), LockWait::kYes);
   if (!lock.ok()) return lock.status();
   auto current = CurrentIndex(true);
   if (!current.ok()) return current.status();
@@ -400,11 +399,10 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
     const std::string path = dir_ + "/" + s.file;
     const std::string archived_path = dir_ + "/" + RelPath(s.file, true);
     if (s.changed) {
-      LIMBIC_RETURN_IF_ERROR(WriteFileByRename(path, s.page.Render()));
-      if (s.archived && std::remove(archived_path.c_str()) != 0)
-        return ErrnoStatus("remove " + archived_path, errno);
-    } else if (s.archived && std::rename(archived_path.c_str(), path.c_str()) != 0) {
-      return ErrnoStatus("rename " + archived_path + " to " + path, errno);
+      LIMBIC_RETURN_IF_ERROR(env_->WriteFileAtomic(path, s.page.Render(), FileDurability::kDerived));
+      if (s.archived) LIMBIC_RETURN_IF_ERROR(env_->RemoveFile(archived_path));
+    } else if (s.archived) {
+      LIMBIC_RETURN_IF_ERROR(env_->RenameFile(archived_path, path));
     }
     if (s.created)
       ++result.pages_created;
@@ -414,7 +412,7 @@ Result<ApplyResult> EntityStore::Apply(const std::vector<PageUpdate>& updates) {
     if (s.created || s.archived) next.files.active[Lower(s.file)] = s.file;
     if (s.archived) next.files.archived.erase(Lower(s.file));
   }
-  if (wrote) Remember((*lock)->fd(), std::move(next));
+  if (wrote) Remember(**lock, std::move(next));
   return result;
 }
 
@@ -476,7 +474,7 @@ Result<std::vector<std::string>> EntityStore::Decay(const std::string& today, in
     return Status::InvalidArgument("today: " + Quote(today) + " is not a date (YYYY-MM-DD)");
   if (days < 0)
     return Status::InvalidArgument("decay days must not be negative, got " + std::to_string(days));
-  auto lock = ExclusiveLock::Acquire(dir_ + "/" + std::string(kLockFile));
+  auto lock = env_->LockFile(dir_ + "/" + std::string(kLockFile), LockWait::kYes);
   if (!lock.ok()) return lock.status();
   auto index = CurrentIndex(true);
   if (!index.ok()) return index.status();
@@ -501,19 +499,15 @@ Result<std::vector<std::string>> EntityStore::Decay(const std::string& today, in
     auto then = ParseDate(last);
     if (!then.ok() || (*now - *then) / 86400000 <= days) continue;
     const std::string to = dir_ + "/" + RelPath(file, true);
-    if (moved.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(dir_ + "/" + std::string(kArchiveDir), ec);
-    }
-    if (std::rename(path.c_str(), to.c_str()) != 0)
-      return ErrnoStatus("rename " + path + " to " + to, errno);
+    if (moved.empty()) LIMBIC_RETURN_IF_ERROR(env_->CreateDirs(dir_ + "/" + std::string(kArchiveDir)));
+    LIMBIC_RETURN_IF_ERROR(env_->RenameFile(path, to));
     next.files.active.erase(Lower(file));
     next.files.archived[Lower(file)] = file;
     std::string name = ToValidUtf8(DisplayName(page.Title()));
     if (name.empty()) name = ToValidUtf8(file.substr(0, file.size() - 3));
     moved.emplace_back(NameKey(name), std::move(name));
   }
-  if (!moved.empty()) Remember((*lock)->fd(), std::move(next));
+  if (!moved.empty()) Remember(**lock, std::move(next));
   std::sort(moved.begin(), moved.end());
   std::vector<std::string> names;
   for (auto& [key, name] : moved) names.push_back(std::move(name));

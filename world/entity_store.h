@@ -57,11 +57,11 @@
 //
 // Concurrency: several processes (agents sharing one entities folder, a
 // runtime and a `limbic memory extract`) may write at once: every Apply and
-// Decay holds an exclusive flock on <dir>/.lock for its whole duration;
-// each page is written to a temp file in the same folder that then takes
-// the page's place in one step (renameat2 RENAME_EXCHANGE, which spares
-// ext4 the flush it does on rename(2) over a file; rename(2) where there is
-// no exchange), so a reader never sees half a page. Pages are not fsynced:
+// Decay holds Env::LockFile(<dir>/.lock, LockWait::kYes) for its whole
+// duration; each page is replaced with Env::WriteFileAtomic(...,
+// FileDurability::kDerived) (a hidden temp file in the same folder that takes
+// the page's place in one step), so a reader never sees half a page; every
+// change goes through the store's Env. Pages are not fsynced:
 // the world model is derived from the events log and the archive and
 // `limbic memory extract --force` rebuilds it. Apply reads each touched
 // page once and writes it once. Readers (List, Exists, Read) take no lock.
@@ -69,7 +69,8 @@
 // listing of the folder while nobody wrote and the folders' modification
 // times are unchanged.
 //
-// Thread-safety: one EntityStore per thread (the flock is per open file).
+// Thread-safety: one EntityStore per thread (two of them exclude each other
+// through the lock, in one process too).
 #pragma once
 
 #include <memory>
@@ -78,6 +79,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "world/model.h"
 
 namespace limbic::world {
@@ -123,7 +125,8 @@ struct ApplyResult {
 class EntityStore {
  public:
   // `dir` is <state>/memory/entities; created (with archive/) if missing.
-  static Result<std::unique_ptr<EntityStore>> Open(const std::string& dir);
+  // Every change goes through `env`.
+  static Result<std::unique_ptr<EntityStore>> Open(const std::string& dir, Env* env = Env::Default());
   ~EntityStore();
 
   // Adds every update under one lock. Updates with the same NameKey are
@@ -151,20 +154,21 @@ class EntityStore {
   struct Index;  // the page files by lower-cased name, and when they were listed
   struct Found;  // a page found by name
 
-  explicit EntityStore(std::string dir);
+  EntityStore(std::string dir, Env* env);
   // The page files as they are. A listing is reused while the generation
   // number in <dir>/.lock (bumped under the lock by every Apply and Decay
   // that writes) and the folders' modification times (hand edits) are
   // unchanged. `locked`: the caller holds the lock, so a new listing also
   // removes the temp files of a writer that died mid-write.
   Result<std::shared_ptr<const Index>> CurrentIndex(bool locked) const;
-  // After writing under the lock `lock_fd`: bumps the generation and keeps
-  // `next` (the files as this writer left them) as the listing.
-  void Remember(int lock_fd, Index next);
+  // After writing holding `lock` (<dir>/.lock): bumps the generation and
+  // keeps `next` (the files as this writer left them) as the listing.
+  void Remember(FileLock& lock, Index next);
   // The page of a name, active before archived.
   Result<std::optional<Found>> Find(std::string_view name) const;
 
   std::string dir_;
+  Env* env_;
   mutable std::shared_ptr<const Index> index_;
 };
 

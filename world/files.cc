@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,34 +16,21 @@ Status ErrnoStatus(const std::string& what, int err) {
   return Status::IOError(what + ": " + std::strerror(err));
 }
 
-Status LockExclusive(int fd, const std::string& path) {
-  while (::flock(fd, LOCK_EX) != 0)
-    if (errno != EINTR) return ErrnoStatus("flock " + path, errno);
-  return Status::OK();
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  for (size_t done = 0; done < data.size();) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("write " + path, errno);
-    if (n == 0) return Status::IOError("write " + path + ": no progress");
-    done += static_cast<size_t>(n);
-  }
-  return Status::OK();
-}
-
-Result<std::unique_ptr<ExclusiveLock>> ExclusiveLock::Acquire(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+namespace {
+// The byte at `size - 1` of `path`.
+Result<char> ReadLastByte(const std::string& path, uint64_t size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open " + path, errno);
-  if (Status s = LockExclusive(fd, path); !s.ok()) {
-    ::close(fd);
-    return s;
+  char last = 0;
+  ssize_t n;
+  while ((n = ::pread(fd, &last, 1, static_cast<off_t>(size - 1))) < 0 && errno == EINTR) {
   }
-  return std::unique_ptr<ExclusiveLock>(new ExclusiveLock(fd));
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return ErrnoStatus("read " + path, err);
+  return n == 1 ? last : '\n';  // cut shorter meanwhile: nothing to end
 }
-
-ExclusiveLock::~ExclusiveLock() { ::close(fd_); }  // closing drops the flock
+}  // namespace
 
 Result<FileText> ReadFilePrefix(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -80,39 +66,6 @@ Result<FileText> ReadFilePrefix(const std::string& path, size_t max_bytes) {
   return out;
 }
 
-Status WriteFileByRename(const std::string& path, std::string_view data) {
-  size_t slash = path.rfind('/');
-  std::string tmp = slash == std::string::npos
-                        ? "." + path + ".tmp"
-                        : path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("open " + tmp, errno);
-  if (Status s = WriteAll(fd, data, tmp); !s.ok()) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("close " + tmp, err);
-  }
-  // Swapping the new file with the old one is as atomic for readers as
-  // rename(2), but ext4 flushes the data of a file renamed over another
-  // (auto_da_alloc, ~1 ms a page) and does not for an exchange.
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
-    ::unlink(tmp.c_str());  // now the old page
-    return Status::OK();
-  }
-  if (::rename(tmp.c_str(), path.c_str()) !=
-      0) {  // no old file, or no exchange on this file system
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("rename " + tmp + " to " + path, err);
-  }
-  return Status::OK();
-}
-
 Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return ErrnoStatus("opendir " + dir, errno);
@@ -132,22 +85,22 @@ Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only
   return out;
 }
 
-Status AppendLines(const std::string& path, const std::vector<std::string>& lines) {
+Status AppendLines(Env* env, const std::string& path, const std::vector<std::string>& lines) {
   if (lines.empty()) return Status::OK();
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("open " + path, errno);
-  Status s = LockExclusive(fd, path);
-  if (s.ok()) {
-    std::string buf;
-    off_t end = ::lseek(fd, 0, SEEK_END);
-    char last = '\n';
-    if (end > 0 && ::pread(fd, &last, 1, end - 1) != 1) last = '\n';
-    if (last != '\n') buf += '\n';
-    for (const std::string& l : lines) buf.append(l).append("\n");
-    s = WriteAll(fd, buf, path);
+  auto lock = env->LockFile(path, LockWait::kYes);
+  if (!lock.ok()) return lock.status();
+  auto file = env->NewAppendableFile(path);
+  if (!file.ok()) return file.status();
+  std::string buf;
+  if (const uint64_t size = (*file)->Size(); size > 0) {
+    auto last = ReadLastByte(path, size);
+    if (!last.ok()) return last.status();
+    if (*last != '\n') buf += '\n';
   }
-  ::close(fd);  // releases the lock
-  return s;
+  for (const std::string& l : lines) buf.append(l).append("\n");
+  Status s = (*file)->Append(buf);
+  Status closed = (*file)->Close();
+  return s.ok() ? closed : s;
 }
 
 Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {

@@ -8,7 +8,6 @@
 #include "world/graph.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,11 +88,11 @@ class Fd {
 
 }  // namespace
 
-GraphStore::GraphStore(std::string path) : path_(std::move(path)) {}
+GraphStore::GraphStore(std::string path, Env* env) : path_(std::move(path)), env_(env) {}
 GraphStore::~GraphStore() = default;
 
-Result<std::unique_ptr<GraphStore>> GraphStore::Open(const std::string& path) {
-  std::unique_ptr<GraphStore> g(new GraphStore(path));
+Result<std::unique_ptr<GraphStore>> GraphStore::Open(const std::string& path, Env* env) {
+  std::unique_ptr<GraphStore> g(new GraphStore(path, env));
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0 && errno == ENOENT) return g;
   if (fd.get() < 0) return ErrnoStatus("open " + path, errno);
@@ -176,9 +175,10 @@ Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
                                      " " + Quote(t.object) + " " + Quote(t.date) + ": " + why);
   if (triplets.empty()) return size_t{0};
 
-  Fd fd(::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  auto lock = env_->LockFile(path_, LockWait::kYes);  // creates the file
+  if (!lock.ok()) return lock.status();
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus("open " + path_, errno);
-  LIMBIC_RETURN_IF_ERROR(LockExclusive(fd.get(), path_));
   // What other writers appended since; all of it when the file was replaced.
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("stat " + path_, errno);
@@ -198,7 +198,12 @@ Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
     ++added;
   }
   if (added == 0) return added;
-  LIMBIC_RETURN_IF_ERROR(WriteAll(fd.get(), out, path_));
+  auto file = env_->NewAppendableFile(path_);
+  if (!file.ok()) return file.status();
+  Status wrote = (*file)->Append(out);
+  if (Status closed = (*file)->Close(); wrote.ok()) wrote = closed;
+  // A torn append is ended by the next writer, as after a crash.
+  LIMBIC_RETURN_IF_ERROR(wrote);
   // Our own lines come back through the reader, as written.
   LIMBIC_RETURN_IF_ERROR(ReadFrom(fd.get(), loaded_bytes_, true, &unterminated));
   return added;

@@ -4,9 +4,9 @@
 //
 // Deduplicated by (NameKey(subject), predicate, NameKey(object)): the first
 // observation's line is kept and later ones add nothing (entity pages keep
-// the dated history). Lines are only ever appended, under an exclusive
-// flock on the file, after re-reading what other writers appended since
-// this store last looked, so several processes can share one graph. A file
+// the dated history). Lines are only ever appended, through an Env and
+// holding Env::LockFile(path, LockWait::kYes), after re-reading what other
+// writers appended since this store last looked, so several processes can share one graph. A file
 // replaced or cut shorter since (a rebuild) is read again from its start.
 // A last line left without its '\n' by a crash is ended before appending.
 // Not fsynced: the graph is derived data, like the entity pages.
@@ -30,14 +30,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/env.h"
 #include "world/model.h"
 
 namespace limbic::world {
 
 class GraphStore {
  public:
-  // Loads `path` (<state>/memory/graph.jsonl); a missing file is an empty graph.
-  static Result<std::unique_ptr<GraphStore>> Open(const std::string& path);
+  // Loads `path` (<state>/memory/graph.jsonl); a missing file is an empty
+  // graph. Appends go through `env`.
+  static Result<std::unique_ptr<GraphStore>> Open(const std::string& path, Env* env = Env::Default());
   ~GraphStore();
 
   // Appends the triplets not already in the graph; returns how many. A
@@ -62,7 +64,7 @@ class GraphStore {
   Result<json> Path(std::string_view from, std::string_view to) const;
 
  private:
-  explicit GraphStore(std::string path);
+  GraphStore(std::string path, Env* env);
   // Loads the lines of the open graph file `fd` from `offset` to the last
   // '\n'. With `to_end` (under the lock, so no writer is mid-line) a last
   // line without '\n' is loaded too and *unterminated says so.
@@ -73,6 +75,7 @@ class GraphStore {
   const std::string& NameOf(const std::string& key) const;
 
   std::string path_;
+  Env* env_;
   uint64_t loaded_bytes_ = 0;
   uint64_t file_dev_ = 0, file_ino_ = 0;  // which file loaded_bytes_ is of
   size_t bad_lines_ = 0;

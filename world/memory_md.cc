@@ -65,7 +65,7 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   for (const PageInfo& p : *pages) types.emplace(NameKey(p.name), p.type);
 
   std::string path = PathOf(kMemoryFile);
-  auto lock = ExclusiveLock::Acquire(path + ".lock");
+  auto lock = env_->LockFile(path + ".lock", LockWait::kYes);
   if (!lock.ok()) return lock.status();
   auto read = ReadWholeFile(path);
   if (!read.ok()) return read.status();  // never replace a file we could not read
@@ -127,7 +127,7 @@ Result<json> WorldModel::Consolidate(const std::string& today) {
   if (added > 0) {
     std::string out;
     for (const std::string& l : lines) out.append(l).append(crlf ? "\r\n" : "\n");
-    LIMBIC_RETURN_IF_ERROR(WriteFileByRename(path, out));
+    LIMBIC_RETURN_IF_ERROR(env_->WriteFileAtomic(path, out, FileDurability::kDerived));
   }
 
   auto decayed = entities_->Decay(today, options_.decay_days, options_.protected_types);

@@ -65,17 +65,15 @@ std::string Str(const json& j, const char* key) {
 
 }  // namespace
 
-WorldModel::WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log)
-    : dir_(std::move(dir)), options_(std::move(options)), log_(std::move(log)) {}
+WorldModel::WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log, Env* env)
+    : dir_(std::move(dir)), options_(std::move(options)), log_(std::move(log)), env_(env) {}
 
 WorldModel::~WorldModel() = default;
 
 Result<std::unique_ptr<WorldModel>> WorldModel::Open(const std::string& memory_dir, WorldOptions options,
-                                                     std::shared_ptr<spdlog::logger> log) {
-  std::error_code ec;
-  fs::create_directories(memory_dir, ec);
-  if (ec) return Status::IOError(memory_dir + ": " + ec.message());
-  std::unique_ptr<WorldModel> w(new WorldModel(memory_dir, std::move(options), log));
+                                                     std::shared_ptr<spdlog::logger> log, Env* env) {
+  LIMBIC_RETURN_IF_ERROR(env->CreateDirs(memory_dir));
+  std::unique_ptr<WorldModel> w(new WorldModel(memory_dir, std::move(options), log, env));
   auto extractor = MakeExtractor(w->options_.extractor, log);
   if (!extractor.ok()) return extractor.status().WithContext("world.extractor");
   w->extractor_ = std::move(*extractor);
@@ -83,10 +81,10 @@ Result<std::unique_ptr<WorldModel>> WorldModel::Open(const std::string& memory_d
   else if (w->options_.surprise.mode != "heuristic")
     return Status::InvalidArgument("world.surprise: must be heuristic or llm, got \"" + w->options_.surprise.mode + "\"");
   w->scorer_ = std::make_unique<SurpriseScorer>(w->options_.surprise, log);
-  auto entities = EntityStore::Open(memory_dir + "/entities");
+  auto entities = EntityStore::Open(memory_dir + "/entities", env);
   if (!entities.ok()) return entities.status();
   w->entities_ = std::move(*entities);
-  auto graph = GraphStore::Open(w->PathOf(kGraphFile));
+  auto graph = GraphStore::Open(w->PathOf(kGraphFile), env);
   if (!graph.ok()) return graph.status();
   w->graph_ = std::move(*graph);
   if (w->graph_->bad_lines() > 0 && log)
@@ -194,7 +192,7 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   json answer = {{"source", input.source}, {"date", input.date}, {"sha256", digest}, {"skipped", false}};
   // One extraction at a time across processes sharing this memory dir, and
   // each starts from what the others scored.
-  auto lock = ExclusiveLock::Acquire(PathOf(kLockFile));
+  auto lock = env_->LockFile(PathOf(kLockFile), LockWait::kYes);
   if (!lock.ok()) return lock.status();
   LIMBIC_RETURN_IF_ERROR(CatchUpScores());
   if (!force) {
@@ -240,7 +238,7 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
     std::vector<std::string> lines;
     for (const SurpriseScore& s : scores)
       lines.push_back(ScoreToJson(s).dump(-1, ' ', false, json::error_handler_t::replace));
-    LIMBIC_RETURN_IF_ERROR(AppendLines(PathOf(kScoresFile), lines));
+    LIMBIC_RETURN_IF_ERROR(AppendLines(env_, PathOf(kScoresFile), lines));
     return std::pair{*applied, *added};
   }();
   if (!written.ok()) {
@@ -276,7 +274,7 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   ledger["at"] = FormatTime(std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count());
-  LIMBIC_RETURN_IF_ERROR(AppendLines(PathOf(kLedgerFile), {ledger.dump(-1, ' ', false, json::error_handler_t::replace)}));
+  LIMBIC_RETURN_IF_ERROR(AppendLines(env_, PathOf(kLedgerFile), {ledger.dump(-1, ' ', false, json::error_handler_t::replace)}));
   return answer;
 }
 
@@ -306,13 +304,13 @@ Result<json> WorldModel::Entities(std::optional<EntityType> type, bool stale, co
 
 // Traversals read the graph afresh: other processes may have added to it.
 Result<json> WorldModel::Neighbors(std::string_view name, int hops) const {
-  auto graph = GraphStore::Open(PathOf(kGraphFile));
+  auto graph = GraphStore::Open(PathOf(kGraphFile), env_);
   if (!graph.ok()) return graph.status();
   return (*graph)->Neighbors(name, hops);
 }
 
 Result<json> WorldModel::Path(std::string_view from, std::string_view to) const {
-  auto graph = GraphStore::Open(PathOf(kGraphFile));
+  auto graph = GraphStore::Open(PathOf(kGraphFile), env_);
   if (!graph.ok()) return graph.status();
   return (*graph)->Path(from, to);
 }

@@ -62,9 +62,11 @@ struct WorldOptions {
 
 class WorldModel {
  public:
-  // `memory_dir` is <state>/memory (created if missing).
+  // `memory_dir` is <state>/memory (created if missing). Every change to
+  // its files goes through `env` (world/files.h).
   static Result<std::unique_ptr<WorldModel>> Open(const std::string& memory_dir, WorldOptions options,
-                                                  std::shared_ptr<spdlog::logger> log);
+                                                  std::shared_ptr<spdlog::logger> log,
+                                                  Env* env = Env::Default());
   ~WorldModel();
 
   // {source, date, sha256, skipped, extractor, note?, entities, triplets,
@@ -93,7 +95,7 @@ class WorldModel {
   const WorldOptions& options() const { return options_; }
 
  private:
-  WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log);
+  WorldModel(std::string dir, WorldOptions options, std::shared_ptr<spdlog::logger> log, Env* env);
   Result<std::vector<SurpriseScore>> LoadScores() const;
   // Entity pages, relations and timeline lines for one extraction of
   // `source`, about `date`.
@@ -107,6 +109,7 @@ class WorldModel {
   std::string dir_;
   WorldOptions options_;
   std::shared_ptr<spdlog::logger> log_;
+  Env* env_;
   std::unique_ptr<Extractor> extractor_;
   std::unique_ptr<SurpriseScorer> scorer_;
   std::unique_ptr<EntityStore> entities_;

@@ -232,33 +232,6 @@ TEST_CASE("the reader follows a growing log and waits for partial lines", "[log]
   CHECK_THAT(bad.status().message(), Catch::Contains("incomplete final line"));
 }
 
-TEST_CASE("the state dir lock names the holder's pid", "[env]") {
-  ScratchDir dir;
-  auto first = Env::Default()->LockFile(dir / "limbic.lock");
-  REQUIRE(first.ok());
-  auto second = Env::Default()->LockFile(dir / "limbic.lock");
-  REQUIRE_FALSE(second.ok());
-  CHECK(second.status().IsBusy());
-  CHECK_THAT(second.status().message(), Catch::Contains("pid " + std::to_string(getpid())));
-  first->reset();
-  CHECK(Env::Default()->LockFile(dir / "limbic.lock").ok());
-}
-
-TEST_CASE("the fault env loses exactly the unsynced bytes", "[env]") {
-  ScratchDir dir;
-  FaultInjectionEnv env(Env::Default());
-  auto f = env.NewAppendableFile(dir / "f");
-  REQUIRE(f.ok());
-  REQUIRE((*f)->Append("durable.").ok());
-  REQUIRE((*f)->Sync().ok());
-  REQUIRE((*f)->Append("volatile").ok());
-  REQUIRE(env.SimulateCrash(3).ok());
-  CHECK(*Env::Default()->ReadFileToString(dir / "f") == "durable.vol");
-  env.SetWriteError(true);
-  CHECK((*f)->Append("x").IsIOError());
-  CHECK(env.append_calls() == 3);
-}
-
 TEST_CASE("FindLastEvent finds the last event of a type, across segments, not text in data",
           "[log]") {
   ScratchDir dir;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "base/fault_env.h"
 #include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
@@ -379,3 +380,39 @@ TEST_CASE("pages that are not UTF-8 or are huge do not break the store", "[world
   CHECK(store->Decay("2026-01-01", 1, {}).ok());
 }
 
+
+TEST_CASE("injected faults reach the entity pages: a failed write, rename or move changes no page",
+          "[world][entities][fault]") {
+  ScratchDir tmp;
+  limbic::FaultInjectionEnv env(limbic::Env::Default());
+  auto opened = EntityStore::Open(tmp / "entities", &env);
+  REQUIRE(opened.ok());
+  EntityStore& store = **opened;
+  PageUpdate alice = Update("Alice", EntityType::kPerson);
+  alice.facts = {"likes tea"};
+  MustApply(store, {alice});
+  const std::string before = Slurp(tmp / "entities/Alice.md");
+  PageUpdate more = Update("Alice");
+  more.facts = {"works at Acme"};
+
+  env.SetWriteError(true);
+  auto failed = store.Apply({more});
+  CHECK(failed.status().IsIOError());
+  env.SetWriteError(false);
+  env.FailRenameAfter(0);
+  failed = store.Apply({more});
+  CHECK(failed.status().IsIOError());
+  CHECK(Slurp(tmp / "entities/Alice.md") == before);
+  CHECK(FilesUnder(tmp / "entities") == std::vector<std::string>{".lock", "Alice.md"});
+
+  // Decay's move into archive/ is a rename too: refused, the page stays.
+  auto moved = store.Decay("2027-01-01", 30, {});
+  CHECK(moved.status().IsIOError());
+  CHECK(Slurp(tmp / "entities/Alice.md") == before);
+
+  env.FailRenameAfter(-1);  // well again: the same update lands once
+  CHECK(MustApply(store, {more}).lines_added == 1);
+  CHECK(Slurp(tmp / "entities/Alice.md").find("- works at Acme\n") != std::string::npos);
+  REQUIRE(store.Decay("2027-01-01", 30, {}).ok());
+  CHECK(fs::exists(tmp / "entities/archive/Alice.md"));
+}

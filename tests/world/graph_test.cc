@@ -1,8 +1,10 @@
 #include "world/graph.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 
+#include "base/fault_env.h"
 #include "state/test_util.h"
 
 using namespace limbic::world;
@@ -12,8 +14,8 @@ using limbic::testing::Slurp;
 
 namespace {
 
-std::unique_ptr<GraphStore> OpenGraph(const std::string& path) {
-  auto g = GraphStore::Open(path);
+std::unique_ptr<GraphStore> OpenGraph(const std::string& path, limbic::Env* env = limbic::Env::Default()) {
+  auto g = GraphStore::Open(path, env);
   INFO(g.status().ToString());
   REQUIRE(g.ok());
   return std::move(*g);
@@ -257,4 +259,45 @@ TEST_CASE("processes adding to one graph write each edge once", "[world][graph]"
   auto hub = g->Neighbors("hub", 1);
   REQUIRE(hub.ok());
   CHECK((*hub)["neighbors"].size() == static_cast<size_t>(kRounds));
+}
+
+TEST_CASE("a torn append through the env is refused, and the next writer ends the torn line",
+          "[world][graph][fault]") {
+  ScratchDir dir;
+  const std::string path = dir / "graph.jsonl";
+  limbic::FaultInjectionEnv env(limbic::Env::Default());
+  {
+    auto g = OpenGraph(path, &env);
+    CHECK(MustAdd(*g, {T("Alice", "knows", "Bob")}) == 1);
+    const uint64_t size = Slurp(path).size();
+    env.FailAppendAfter(10);  // the next append stops 10 bytes in
+    auto torn = g->Add({T("Carol", "knows", "Dan")});
+    REQUIRE_FALSE(torn.ok());
+    CHECK(torn.status().IsIOError());
+    CHECK(Slurp(path).size() == size + 10);
+  }
+  // Another writer (the env is well again for it) ends the torn line as
+  // after a crash: the torn bytes are a bad line, kept; nothing is lost.
+  auto g = OpenGraph(path);
+  CHECK(MustAdd(*g, {T("Carol", "knows", "Dan")}) == 1);
+  CHECK(g->bad_lines() == 1);
+  CHECK(g->HasEdge("Alice", "knows", "Bob"));
+  CHECK(g->HasEdge("Carol", "knows", "Dan"));
+  const std::string text = Slurp(path);
+  CHECK(text.back() == '\n');
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+}
+
+TEST_CASE("graph lines are derived data: a crash may lose those not yet on disk",
+          "[world][graph][fault]") {
+  ScratchDir dir;
+  const std::string path = dir / "graph.jsonl";
+  limbic::FaultInjectionEnv env(limbic::Env::Default());
+  CHECK(MustAdd(*OpenGraph(path, &env), {T("Alice", "knows", "Bob"), T("Bob", "knows", "Carol")}) == 2);
+  CHECK(env.sync_calls() == 0);  // never fsynced
+  REQUIRE(env.SimulateCrash(5).ok());
+  auto g = OpenGraph(path);  // a torn first line: left for the next writer, no edge
+  CHECK(g->size() == 0);
+  CHECK(MustAdd(*g, {T("Alice", "knows", "Bob")}) == 1);
+  CHECK(g->bad_lines() == 1);
 }
