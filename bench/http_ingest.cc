@@ -1,10 +1,6 @@
 #include "bench/http_ingest.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,49 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/http_client.h"
+#include "tests/raw_connection.h"
+
 namespace limbic::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int Connect(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-// Reads one HTTP response (headers and a Content-Length body) from `fd`,
-// keeping what follows in `in`. Returns its status, or 0 on EOF/error.
-int ReadResponse(int fd, std::string& in, std::string* response = nullptr) {
-  char buf[8192];
-  size_t need = std::string::npos;
-  while (need == std::string::npos || in.size() < need) {
-    size_t end = in.find("\r\n\r\n");
-    if (end != std::string::npos && need == std::string::npos) {
-      size_t cl = in.find("Content-Length: ");
-      if (cl == std::string::npos || cl > end) return 0;
-      need = end + 4 + std::stoul(in.substr(cl + 16));
-      continue;
-    }
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) return 0;
-    in.append(buf, static_cast<size_t>(n));
-  }
-  int status = std::atoi(in.substr(9, 3).c_str());
-  if (response) *response = in.substr(0, need);
-  in.erase(0, need);
-  return status;
-}
-
 
 // `limbic run` on a scratch dir, its output drained so it never blocks.
 struct RunningLimbic {
@@ -115,20 +75,19 @@ Status StartLimbic(const std::string& limbic, const std::string& dir, nlohmann::
   return Status::OK();
 }
 
-// One request on a fresh connection; its status (0: no answer) and body.
+// One request on a fresh connection, through limbic's own client: its
+// status (0: no answer) and body.
 int Request(uint16_t port, const std::string& method, const std::string& target,
             const std::string& body, std::string* answer) {
-  int fd = Connect(port);
-  if (fd < 0) return 0;
-  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
-                    "Content-Type: application/json\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
-  int status = 0;
-  std::string in;
-  if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size()))
-    status = ReadResponse(fd, in, answer);
-  close(fd);
-  return status;
+  HttpCall call;
+  call.method = method;
+  call.url = "http://127.0.0.1:" + std::to_string(port) + target;
+  call.body = body;
+  call.timeout_ms = 600000;  // an ingest of many files
+  auto r = Fetch(call);
+  if (!r.ok()) return 0;
+  if (answer) *answer = std::move(r->body);
+  return r->status;
 }
 
 }  // namespace
@@ -146,8 +105,9 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
   std::vector<std::thread> clients;
   for (int c = 0; c < o.connections; ++c) {
     clients.emplace_back([&, c] {
-      int fd = Connect(port);
-      if (fd < 0) {
+      // Keep-alive load: the one raw client of the tests and benches.
+      testing::RawConnection conn(port, {.nodelay = true});
+      if (!conn.ok()) {
         ++failed;
         return;
       }
@@ -155,12 +115,11 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
                          std::to_string(c) + "\"}";
       std::string req = "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-      std::string in;
       std::vector<double> mine;
       while (!stop) {
         auto t0 = Clock::now();
-        if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) break;
-        int status = ReadResponse(fd, in);
+        if (!conn.Send(req)) break;
+        int status = testing::StatusOf(conn.Read(-1));
         if (status == 0) break;
         if (!measuring) continue;
         if (status == 201) {
@@ -170,7 +129,6 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
           ++failed;
         }
       }
-      close(fd);
       std::lock_guard<std::mutex> lock(mu);
       latency.insert(latency.end(), mine.begin(), mine.end());
     });
@@ -225,9 +183,7 @@ Result<IngestHealthResult> RunIngestHealth(const IngestHealthOptions& o) {
   }
   ingest.join();
   r.ingest_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  size_t body = answer.find("\r\n\r\n");
-  nlohmann::json out = nlohmann::json::parse(
-      body == std::string::npos ? "" : answer.substr(body + 4), nullptr, false);
+  nlohmann::json out = nlohmann::json::parse(answer, nullptr, false);
   if (out.is_object() && out["files"].is_array()) r.files_ingested = out["files"].size();
   return r;
 }

@@ -2,10 +2,7 @@
 // state dir is touched, the rules file owning its rules, auth, SSE and
 // long-poll errors and filters, the prune and digest routes, and requests
 // that arrive while limbic shuts down.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -15,46 +12,20 @@
 
 #include "http.h"
 #include "runtime_util.h"
+#include "tests/raw_connection.h"
 
 using nlohmann::json;
 using namespace limbic::testing;
 
 namespace {
 
-// One keep-alive connection, for requests that must share it.
-class KeepAlive {
- public:
-  explicit KeepAlive(uint16_t port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
-  ~KeepAlive() { close(fd_); }
-  // Sends GET `path` and reads one response; returns its status line.
-  std::string Get(const std::string& path) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    REQUIRE(write(fd_, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
-    std::string in;
-    char buf[4096];
-    for (;;) {
-      auto end = in.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        auto cl = in.find("Content-Length: ");
-        size_t need = end + 4 + (cl == std::string::npos ? 0 : std::stoul(in.substr(cl + 16)));
-        if (in.size() >= need) return in.substr(0, in.find("\r\n"));
-      }
-      ssize_t n = read(fd_, buf, sizeof buf);
-      if (n <= 0) return in.empty() ? "closed" : in.substr(0, in.find("\r\n"));
-      in.append(buf, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
+// GET `path` on a connection kept alive across requests: the response's
+// status line, or "closed".
+std::string GetOn(RawConnection& conn, const std::string& path) {
+  REQUIRE(conn.Send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  std::string response = conn.Read(30000);
+  return response.empty() ? "closed" : response.substr(0, response.find("\r\n"));
+}
 
 json Rule(const std::string& id, const std::string& source) {
   return {{"id", id},
@@ -196,13 +167,14 @@ TEST_CASE("requests that arrive while limbic stops get 503", "[api]") {
   config["outbox"]["shutdown_grace"] = "5s";
   RunningLimbic l(dir, config);
   REQUIRE(l.port() != 0);
-  KeepAlive conn(l.port());
-  CHECK_THAT(conn.Get("/healthz"), Catch::Contains("200"));
+  RawConnection conn(l.port());
+  REQUIRE(conn.ok());
+  CHECK_THAT(GetOn(conn, "/healthz"), Catch::Contains("200"));
   REQUIRE(HttpJson(l.port(), "POST", "/v1/actions", {{"effector", "hook"}, {"type", "t"}}).status == 201);
   REQUIRE(server.WaitFor(1));
   REQUIRE(kill(l.child().pid(), SIGTERM) == 0);
   REQUIRE(l.WaitForLog("stopping"));
   // The delivery is still in flight; the open connection gets 503.
-  CHECK_THAT(conn.Get("/healthz"), Catch::Contains("503"));
+  CHECK_THAT(GetOn(conn, "/healthz"), Catch::Contains("503"));
   CHECK(l.child().Wait() == 0);
 }

@@ -18,88 +18,11 @@
 #include <sstream>
 
 #include "runtime_util.h"
+#include "tests/raw_connection.h"
 
 using namespace limbic::testing;
 
 namespace {
-
-// A raw connection from a chosen loopback address (so that one machine can
-// play several clients), optionally with a tiny receive buffer.
-class Conn {
- public:
-  explicit Conn(uint16_t port, const char* from = "127.0.0.1", int rcvbuf = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (rcvbuf) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    sockaddr_in src{};
-    src.sin_family = AF_INET;
-    inet_pton(AF_INET, from, &src.sin_addr);
-    bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~Conn() { close(fd_); }
-  Conn(const Conn&) = delete;
-  bool ok() const { return ok_; }
-
-  void Send(const std::string& s) {
-    size_t done = 0;
-    while (done < s.size()) {
-      ssize_t n = send(fd_, s.data() + done, s.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      done += static_cast<size_t>(n);
-    }
-  }
-  // Reads one response (headers + Content-Length body); "" when the
-  // connection closed or nothing came within `timeout_ms`.
-  std::string Read(int timeout_ms = 10000) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    for (;;) {
-      size_t end = in_.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        size_t cl = Lower(in_.substr(0, end)).find("content-length: ");
-        size_t need = end + 4 + (cl == std::string::npos ? 0 : std::stoul(in_.substr(cl + 16)));
-        if (in_.size() >= need) {
-          std::string r = in_.substr(0, need);
-          in_.erase(0, need);
-          return r;
-        }
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()).count();
-      pollfd p{fd_, POLLIN, 0};
-      if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) return "";
-      char buf[65536];
-      ssize_t n = read(fd_, buf, sizeof buf);
-      if (n <= 0) return "";
-      in_.append(buf, static_cast<size_t>(n));
-    }
-  }
-  // True when the server closed the connection (within `timeout_ms`).
-  bool Closed(int timeout_ms = 5000) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) <= 0) return false;
-    char buf[4096];
-    return read(fd_, buf, sizeof buf) <= 0;
-  }
-  int fd() const { return fd_; }
-
-  static std::string Lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  }
-
- private:
-  int fd_ = -1;
-  bool ok_ = false;
-  std::string in_;
-};
-
-int StatusOf(const std::string& response) {
-  return response.size() >= 12 ? std::stoi(response.substr(9, 3)) : 0;
-}
 
 std::string Req(const std::string& method, const std::string& path,
                 const std::vector<std::string>& headers = {}, const std::string& body = "") {
@@ -107,7 +30,7 @@ std::string Req(const std::string& method, const std::string& path,
   bool host = false;
   for (const auto& h : headers) {
     r += h + "\r\n";
-    host = host || Conn::Lower(h).rfind("host:", 0) == 0;
+    host = host || RawConnection::Lower(h).rfind("host:", 0) == 0;
   }
   if (!host) r += "Host: 127.0.0.1\r\n";
   if (!body.empty()) r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
@@ -116,7 +39,7 @@ std::string Req(const std::string& method, const std::string& path,
 
 // One request on a fresh connection from 127.0.0.1; the response's status.
 int Ask(uint16_t port, const std::string& request, std::string* response = nullptr) {
-  Conn c(port);
+  RawConnection c(port);
   c.Send(request);
   std::string r = c.Read();
   if (response) *response = r;
@@ -220,7 +143,7 @@ TEST_CASE("a web page cannot drive the loopback API", "[hostile]") {
   // Transfer and content codings it cannot decode.
   std::string chunked = "7\r\n{\"a\":1}\r\n0\r\n\r\n";
   {
-    Conn c(port);
+    RawConnection c(port);
     c.Send(Req("POST", "/v1/percepts",
                {"Content-Type: application/json", "Transfer-Encoding: gzip, chunked"}) + chunked);
     std::string r = c.Read();
@@ -298,10 +221,10 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
 
   // Idle connections: one client holds at most its share, and a full
   // server closes an idle one to make room.
-  std::vector<std::unique_ptr<Conn>> idle;
+  std::vector<std::unique_ptr<RawConnection>> idle;
   for (const char* from : {"127.0.0.2", "127.0.0.3", "127.0.0.4"})
     for (int i = 0; i < 16; ++i) {
-      idle.push_back(std::make_unique<Conn>(port, from));
+      idle.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = from}));
       REQUIRE(idle.back()->ok());
     }
   int healthy = 0;
@@ -312,36 +235,36 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
   // Busy connections (long-polls) from one client: over its share it is
   // answered 429 with Retry-After; others are still served.
   uint64_t last = LastSeq(port);
-  std::vector<std::unique_ptr<Conn>> polls;
+  std::vector<std::unique_ptr<RawConnection>> polls;
   for (int i = 0; i < 16; ++i) {
-    polls.push_back(std::make_unique<Conn>(port, "127.0.0.2"));
+    polls.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.2"}));
     polls.back()->Send(Req("GET", "/v1/events?after=" + std::to_string(last + 1000) + "&wait=60"));
   }
   REQUIRE(WaitForBusy(port, 17));
   std::string answer;
   {
-    Conn extra(port, "127.0.0.2");
+    RawConnection extra(port, {.from = "127.0.0.2"});
     extra.Send(Req("GET", "/healthz"));
     answer = extra.Read();
   }
   CHECK(StatusOf(answer) == 429);
-  CHECK(Conn::Lower(answer).find("retry-after: 1") != std::string::npos);
+  CHECK(RawConnection::Lower(answer).find("retry-after: 1") != std::string::npos);
   CHECK(answer.find("api.max_connections_per_client") != std::string::npos);
   CHECK(Healthy(port));
 
   // Event streams take at most their share, per client and in all.
-  std::vector<std::unique_ptr<Conn>> streams;
+  std::vector<std::unique_ptr<RawConnection>> streams;
   auto open_stream = [&](const char* from) {
-    streams.push_back(std::make_unique<Conn>(port, from));
+    streams.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = from}));
     streams.back()->Send(Req("GET", "/v1/events/stream"));
     return streams.back()->Read(10000);  // the headers, no Content-Length: "" unless refused
   };
   for (int i = 0; i < 4; ++i) {
-    streams.push_back(std::make_unique<Conn>(port, "127.0.0.5"));
+    streams.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.5"}));
     streams.back()->Send(Req("GET", "/v1/events/stream"));
   }
   for (int i = 0; i < 4; ++i) {
-    streams.push_back(std::make_unique<Conn>(port, "127.0.0.6"));
+    streams.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.6"}));
     streams.back()->Send(Req("GET", "/v1/events/stream"));
   }
   std::string over = open_stream("127.0.0.5");
@@ -355,11 +278,11 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
   CHECK(healthy == 25);
   // A server full of busy connections answers 503 and stays alive.
   for (int i = 0; i < 7; ++i) {
-    polls.push_back(std::make_unique<Conn>(port, "127.0.0.8"));
+    polls.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.8"}));
     polls.back()->Send(Req("GET", "/v1/events?after=" + std::to_string(last + 1000) + "&wait=60"));
   }
   {
-    Conn extra(port, "127.0.0.9");
+    RawConnection extra(port, {.from = "127.0.0.9"});
     extra.Send(Req("GET", "/healthz"));
     answer = extra.Read();
   }
@@ -381,7 +304,7 @@ void AddPercepts(uint16_t port, int n, size_t data_bytes = 0) {
   std::atomic<int> created{0};
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
-      Conn c(port);
+      RawConnection c(port);
       for (int i = t; i < n; i += 8) {
         c.Send(Req("POST", "/v1/percepts", {"Content-Type: application/json"}, body));
         if (StatusOf(c.Read(30000)) == 201) ++created;
@@ -444,9 +367,9 @@ TEST_CASE("event stream clients that stop reading are dropped and memory stays f
   REQUIRE(before > 0);
   // Ten clients that open a stream and never read (tiny receive buffers,
   // so the kernel holds little for them).
-  std::vector<std::unique_ptr<Conn>> stalled;
+  std::vector<std::unique_ptr<RawConnection>> stalled;
   for (int i = 0; i < 10; ++i) {
-    stalled.push_back(std::make_unique<Conn>(port, "127.0.0.2", 4096));
+    stalled.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.2", .rcvbuf = 4096}));
     stalled.back()->Send(Req("GET", "/v1/events/stream?after=" + std::to_string(LastSeq(port))));
   }
   REQUIRE(WaitForBusy(port, 1));
@@ -481,7 +404,7 @@ TEST_CASE("quiet streams get a heartbeat and idle connections are closed", "[hos
   auto rt = std::make_unique<RunningLimbic>(dir, config);
   uint16_t port = rt->port();
   REQUIRE(port != 0);
-  Conn stream(port);
+  RawConnection stream(port);
   stream.Send(Req("GET", "/v1/events/stream?after=" + std::to_string(LastSeq(port))));
   std::string got;
   for (int i = 0; i < 50 && got.find(": keepalive") == std::string::npos; ++i) {
@@ -495,9 +418,9 @@ TEST_CASE("quiet streams get a heartbeat and idle connections are closed", "[hos
   CHECK(got.find(": keepalive\n\n") != std::string::npos);
   // A connection that never sends a request is closed after idle_timeout
   // (a stream is not: it just got its heartbeat).
-  Conn quiet(port);
+  RawConnection quiet(port);
   CHECK(quiet.Closed(10000));
-  Conn kept(port);
+  RawConnection kept(port);
   kept.Send(Req("GET", "/healthz"));
   CHECK(StatusOf(kept.Read()) == 200);
   CHECK(kept.Closed(10000));  // kept alive, then idle too long

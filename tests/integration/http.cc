@@ -1,89 +1,32 @@
 #include "http.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
 
+#include "base/http_client.h"
+#include "tests/raw_connection.h"
+
 namespace limbic::testing {
-namespace {
-
-int Connect(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void SendAll(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = send(fd, s.data() + done, s.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Request(const std::string& method, const std::string& path, const std::string& body,
-                    const std::vector<std::pair<std::string, std::string>>& headers,
-                    const std::string& content_type) {
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
-  if (!body.empty()) req += "Content-Type: " + content_type + "\r\n";
-  req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  return req;
-}
-
-}  // namespace
 
 HttpReply Http(uint16_t port, const std::string& method, const std::string& path, const std::string& body,
                const std::vector<std::pair<std::string, std::string>>& headers,
                const std::string& content_type) {
+  HttpCall call;
+  call.method = method;
+  call.url = "http://127.0.0.1:" + std::to_string(port) + path;
+  call.body = body;
+  call.content_type = content_type;
+  call.headers = headers;
+  call.timeout_ms = 60000;
+  call.max_body = size_t{1} << 30;
   HttpReply r;
-  int fd = Connect(port);
-  if (fd < 0) return r;
-  SendAll(fd, Request(method, path, body, headers, content_type));
-  std::string raw;
-  char buf[65536];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 30000) <= 0) break;
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    raw.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  size_t end = raw.find("\r\n\r\n");
-  if (end == std::string::npos || raw.size() < 12) return r;
-  r.status = std::stoi(raw.substr(9, 3));
-  size_t pos = raw.find("\r\n") + 2;
-  while (pos < end) {
-    size_t nl = raw.find("\r\n", pos);
-    std::string line = raw.substr(pos, nl - pos);
-    size_t colon = line.find(':');
-    if (colon != std::string::npos)
-      r.headers[Lower(line.substr(0, colon))] = line.substr(line.find_first_not_of(' ', colon + 1));
-    pos = nl + 2;
-  }
-  r.body = raw.substr(end + 4);
+  auto answer = Fetch(call);
+  if (!answer.ok()) return r;  // status 0: no answer
+  r.status = answer->status;
+  r.headers = std::move(answer->headers);
+  r.body = std::move(answer->body);
   return r;
 }
 
@@ -95,22 +38,19 @@ HttpReply HttpJson(uint16_t port, const std::string& method, const std::string& 
 std::vector<SseEvent> ReadSse(uint16_t port, const std::string& path, size_t count, int timeout_ms,
                               const std::vector<std::pair<std::string, std::string>>& headers) {
   std::vector<SseEvent> out;
-  int fd = Connect(port);
-  if (fd < 0) return out;
-  SendAll(fd, Request("GET", path, "", headers, ""));
+  RawConnection conn(port);
+  if (!conn.ok()) return out;
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
+  if (!conn.Send(request + "\r\n")) return out;
   std::string raw;
   bool past_headers = false;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   SseEvent cur;
   while (out.size() < count) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
-    char buf[65536];
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    raw.append(buf, static_cast<size_t>(n));
+    if (left <= 0 || !conn.ReadSome(static_cast<int>(left))) break;
+    raw += conn.TakeBuffered();
     if (!past_headers) {
       size_t end = raw.find("\r\n\r\n");
       if (end == std::string::npos) continue;
@@ -129,7 +69,6 @@ std::vector<SseEvent> ReadSse(uint16_t port, const std::string& path, size_t cou
       else if (line.rfind("data: ", 0) == 0) cur.data += line.substr(6);
     }
   }
-  close(fd);
   return out;
 }
 

@@ -1,7 +1,9 @@
-// HTTP for the integration tests: a blocking client, an SSE reader, a
-// scripted server (the far end of the http effector, on the tests' one
-// server, tests/http_server.h), and a harness that runs `limbic run` on a
-// config and finds its port.
+// HTTP for the integration tests: well-formed requests through limbic's
+// own client (base/http_client.h), an SSE reader on the tests' raw client
+// (tests/raw_connection.h, which also sends what a well-formed client
+// cannot), a scripted server (the far end of the http effector, on the
+// tests' one server, tests/http_server.h), and a harness that runs `limbic
+// run` on a config and finds its port.
 #pragma once
 
 #include <atomic>
@@ -27,7 +29,8 @@ struct HttpReply {
   nlohmann::json Json() const { return nlohmann::json::parse(body, nullptr, false); }
 };
 
-// One request on a fresh connection (Connection: close).
+// One request on a fresh connection (Connection: close); status 0 when no
+// answer came (refused, reset, 60 s without one).
 HttpReply Http(uint16_t port, const std::string& method, const std::string& path,
                const std::string& body = "",
                const std::vector<std::pair<std::string, std::string>>& headers = {},
