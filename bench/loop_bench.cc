@@ -173,6 +173,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  dir = std::filesystem::absolute(dir).string();  // memory.ingest_roots must be absolute
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/outbox");
   std::filesystem::create_directories(dir + "/http");
