@@ -35,6 +35,11 @@ void* RunCliThread(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Answered before the command line is built: scripts ask this often.
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::puts("limbic " LIMBIC_VERSION);
+    return 0;
+  }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   Args args{argc, argv};

@@ -44,6 +44,16 @@ uint64_t LastSeq(const TempDir& dir) {
 
 }  // namespace
 
+TEST_CASE("limbic --version prints the version the same way alone or among other arguments", "[cli]") {
+  RunResult alone = Limbic({"--version"});
+  CHECK(alone.exit_code == 0);
+  CHECK(alone.out.rfind("limbic ", 0) == 0);
+  CHECK(alone.out.back() == '\n');
+  RunResult among = Limbic({"--state", "/nonexistent/state", "--version"});
+  CHECK(among.exit_code == 0);
+  CHECK(among.out == alone.out);
+}
+
 TEST_CASE("percepts: add, list with filters, assign, process, drop, remove", "[cli]") {
   TempDir dir;
   json a = J(dir, {"percept", "add", "--source", "github", "--type", "issues.opened",
