@@ -95,10 +95,11 @@ void ArchiveService::OnApplied(std::span<const state::Event> events) {
 void ArchiveService::Consolidate(Reply reply) {
   auto plan = state::BuildConsolidation(engine_.projection(), config_.archive.policy, engine_.clock().Now());
   if (!plan.ok()) return reply(plan.status());
-  json summary = {{"entries", plan->events.size()},
+  json summary = {{"entries", plan->entries()},
                   {"threads", plan->threads},
                   {"percepts", plan->percepts},
-                  {"actions", plan->actions}};
+                  {"actions", plan->actions},
+                  {"expired", plan->expired}};
   if (plan->events.empty()) return reply(summary);
   Status s = engine_.Submit(std::move(plan->events), [this, summary, reply](const Status& st, auto) {
     if (!st.ok()) return reply(st);

@@ -160,7 +160,7 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
     rc = WithStore(ctx, *a, true, [&](state::Engine& engine, archive::ArchiveStore& store) {
       auto now = ctx.Now();
       if (!now.ok()) return Fail(now.status());
-      size_t threads = 0, percepts = 0, actions = 0, entries = 0;
+      size_t threads = 0, percepts = 0, actions = 0, entries = 0, expired = 0;
       // Each run takes at most max_events; go on until nothing is left.
       for (;;) {
         auto plan = state::BuildConsolidation(engine.projection(), policy, *now);
@@ -171,15 +171,17 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
         threads += plan->threads;
         percepts += plan->percepts;
         actions += plan->actions;
-        entries += plan->events.size();
+        entries += plan->entries();
+        expired += plan->expired;
       }
       auto staged = store.CatchUp(engine.applied_seq());
       if (!staged.ok()) return Fail(staged.status());
-      json out = {{"entries", entries}, {"threads", threads}, {"percepts", percepts}, {"actions", actions}};
+      json out = {{"entries", entries}, {"threads", threads}, {"percepts", percepts},
+                  {"actions", actions},  {"expired", expired}};
       if (ctx.json) PrintJson(out);
       else
         std::cout << "staged " << entries << " entries: " << threads << " threads, " << percepts << " percepts, "
-                  << actions << " actions\n";
+                  << actions << " actions; " << expired << " percepts expired\n";
       return 0;
     });
   });

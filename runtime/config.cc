@@ -233,6 +233,7 @@ void ParseAttentionSection(const json& v, std::vector<std::string>* errors, Conf
 void ParsePerceptsSection(const json& v, std::vector<std::string>* errors, Config* c) {
   Section p(v, "percepts", errors);
   p.Duration("dedup_window", &c->percepts_dedup_window);
+  p.Duration("expire_after", &c->archive.policy.expire_after);
   p.RejectUnknown();
 }
 
@@ -410,6 +411,9 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   Entries(root, "effectors", &c.effectors);
   root.RejectUnknown();
   LIMBIC_RETURN_IF_ERROR(ConfigErrors(errors));
+  // Expiry drops what attention no longer shows, as attention sees it.
+  c.archive.policy.expire_below = c.attention_threshold;
+  c.archive.policy.recency = c.recency;
 
   LIMBIC_RETURN_IF_ERROR(LoadReflexesFile(base_dir, &c));
   return c;

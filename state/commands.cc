@@ -248,7 +248,7 @@ Result<Events> BuildThreadDelete(std::string_view thread_id, const json& req) {
   Request r(req, {"reason"});
   std::string reason = r.String("reason", false, false);
   if (!r.ok()) return r.status();
-  json f = {{"thread_id", thread_id}};
+  json f = {{"thread_id", thread_id}, {"unassign_percepts", true}};
   if (r.Has("reason")) f["reason"] = reason;
   return Events{Make(EventType::kThreadDeleted, std::move(f))};
 }

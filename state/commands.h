@@ -46,7 +46,7 @@ Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq);
 //   -> thread_updated (salience/state/active/frozen), thread_paused (status paused),
 //      thread_completed (status complete), percept_assigned per added percept
 Result<Events> BuildThreadUpdate(std::string_view thread_id, const json& req);
-// {reason?} -> thread_deleted
+// {reason?} -> thread_deleted (unassign_percepts: its percepts lose it)
 Result<Events> BuildThreadDelete(std::string_view thread_id, const json& req);
 
 // {level?, factors? {name: bool|number|string|null}, reason?}

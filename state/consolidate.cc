@@ -176,6 +176,29 @@ void AddDigests(const std::string& date, Day& day, const ConsolidationPolicy& po
   }
 }
 
+// percept_dropped (reason "expired") for each new percept at least
+// expire_after old whose effective intensity is below expire_below, oldest
+// first, at most max_events.
+Result<Events> Expirations(const Projection& state, const ConsolidationPolicy& policy, TimeMs now) {
+  Events drops;
+  if (policy.expire_after <= 0) return drops;
+  PerceptQuery q;
+  q.status = "new";
+  q.min_age = policy.expire_after;
+  q.limit = 0;
+  auto percepts = state.QueryPercepts(q, now);
+  if (!percepts.ok()) return percepts.status();
+  // Queries return newest first: the oldest leave first.
+  for (auto it = percepts->rbegin(); it != percepts->rend() && drops.size() < policy.max_events; ++it) {
+    json scored = PerceptWithRecency(*it, now, policy.recency);
+    if (scored["effective_intensity"].get<double>() >= policy.expire_below) continue;
+    auto drop = BuildPerceptDrop(Field(*it, "id"), json{{"reason", "expired"}});
+    if (!drop.ok()) return drop.status();
+    for (Event& e : *drop) drops.push_back(std::move(e));
+  }
+  return drops;
+}
+
 }  // namespace
 
 Result<ConsolidationPlan> BuildConsolidation(const Projection& state, const ConsolidationPolicy& policy,
@@ -212,6 +235,13 @@ Result<ConsolidationPlan> BuildConsolidation(const Projection& state, const Cons
   LIMBIC_RETURN_IF_ERROR(
       LooseByDay(state, policy, now, live_threads, episode_threads, loose_actions, &days));
   for (auto& [date, day] : days) AddDigests(date, day, policy, &plan);
+
+  // Expiries go first (their percepts are new, so no entry above holds them).
+  auto drops = Expirations(state, policy, now);
+  if (!drops.ok()) return drops.status();
+  plan.expired = drops->size();
+  plan.events.insert(plan.events.begin(), std::make_move_iterator(drops->begin()),
+                     std::make_move_iterator(drops->end()));
   return plan;
 }
 

@@ -9,6 +9,12 @@
 //     `percepts_after`, not attached to a live thread) and loose finished
 //     actions (complete or dead, older than `actions_after`, not attached
 //     to a live thread), at most `digest_items` items per event.
+// Before those, it expires what nobody took up: a percept still new
+// (unassigned) at least `expire_after` old whose effective intensity (its
+// recency computed at `now`) is below `expire_below` -- out of attention for
+// good -- gets a percept_dropped event with reason "expired"; a later pass
+// digests it like any dropped percept. So a low-intensity heartbeat does not
+// pile up in the pool forever.
 // Each event is applied atomically: its entry is staged (the archive's
 // staging files follow the log) and its items are removed from the pools
 // in the same event, so a replay reproduces both. The entry's date is the
@@ -22,6 +28,7 @@
 
 #include "state/commands.h"
 #include "state/projection.h"
+#include "state/recency.h"
 
 namespace limbic::state {
 
@@ -30,12 +37,19 @@ struct ConsolidationPolicy {
   TimeMs percepts_after = 1LL * 86400000;  // processed / dropped percepts this old
   TimeMs actions_after = 1LL * 86400000;   // complete / dead actions this old
   size_t digest_items = 200;               // items per digest entry
-  size_t max_events = 1000;                // per run; the next run takes the rest
+  size_t max_events = 1000;                // entries per run, and expiries per run; the next run takes the rest
+  TimeMs expire_after = 1LL * 86400000;    // percepts.expire_after; 0 = never expire
+  double expire_below = 0.2;               // attention.percept_threshold
+  RecencyParams recency;                   // the config's recency, for effective intensity
 };
 
 struct ConsolidationPlan {
-  Events events;  // entry_staged, in the order to commit them
-  size_t threads = 0, percepts = 0, actions = 0;
+  // percept_dropped (expired) first, then entry_staged; in the order to
+  // commit them.
+  Events events;
+  size_t threads = 0, percepts = 0, actions = 0;  // consolidated into entries
+  size_t expired = 0;                             // percept_dropped events at the front
+  size_t entries() const { return events.size() - expired; }
 };
 
 Result<ConsolidationPlan> BuildConsolidation(const Projection& state, const ConsolidationPolicy& policy,

@@ -90,7 +90,7 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"thread_id", Kind::kId, true}, {"outcome", Kind::kText, false}}},
       {EventType::kThreadDeleted,
        "thread_deleted",
-       {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}}},
+       {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}, {"unassign_percepts", Kind::kBool, false}}},
       {EventType::kArousalSet,
        "arousal_set",
        {{"level", Kind::kUnit, true}, {"reason", Kind::kText, false}}},

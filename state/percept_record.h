@@ -64,6 +64,7 @@ class PerceptRecord {
 
   void set_status(std::string status) { status_ = std::move(status); }
   void set_thread_id(std::string thread_id) { thread_id_ = std::move(thread_id); }
+  void clear_thread_id() { thread_id_.reset(); }
   // drop_reason: percept_dropped's reason, as given.
   void set_drop_reason(const json& reason);
 

@@ -206,6 +206,23 @@ Status ReducePercept(const Event& e, Step& s) {
   return Status::OK();
 }
 
+// The percept, if still in the pool and still on `thread_id`, loses it: no
+// thread, and "new" again when it was "assigned" (processed and dropped
+// stay so).
+Status UnassignPercept(Step& s, const std::string& percept_id, const std::string& thread_id) {
+  Result<bool> exists = s.Contains(Pool::kPercepts, percept_id);
+  if (!exists.ok()) return exists.status();
+  if (!*exists) return Status::OK();  // consolidated or removed since
+  auto p = s.TakePercept(percept_id);
+  if (!p.ok()) return p.status();
+  if (p->thread_id() == thread_id) {
+    p->clear_thread_id();
+    if (p->status() == "assigned") p->set_status("new");
+  }
+  s.PutPercept(percept_id, std::move(*p));
+  return Status::OK();
+}
+
 Status ReduceThread(const Event& e, Step& s) {
   const std::string id = s.Str("thread_id");
   if (e.type == EventType::kThreadCreated) {
@@ -233,6 +250,15 @@ Status ReduceThread(const Event& e, Step& s) {
   if (!t.ok()) return t.status();
   FlatRecord& rec = *t;
   if (e.type == EventType::kThreadDeleted) {
+    // Written since unassign_percepts exists: the thread's percepts lose
+    // it. Older events leave them as they were, so a replay rebuilds what
+    // the log's writer had.
+    if (s.Has("unassign_percepts") && s.F()["unassign_percepts"] == true) {
+      const json percepts = rec.Get("percepts");
+      if (percepts.is_array())
+        for (const json& p : percepts)
+          if (p.is_string()) LIMBIC_RETURN_IF_ERROR(UnassignPercept(s, p.get<std::string>(), id));
+    }
     s.Delete(Pool::kThreads, id);
     return Status::OK();
   }

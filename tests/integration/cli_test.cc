@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/time.h"
 #include "process.h"
 
 using nlohmann::json;
@@ -83,6 +84,36 @@ TEST_CASE("percepts: add, list with filters, assign, process, drop, remove", "[c
   CHECK(J(dir, {"percept", "list", "--status", "dropped"})[0]["id"] == "p-2");
   L(dir, {"percept", "remove", "p-2"});
   CHECK(J(dir, {"percept", "list"}).size() == 1);
+}
+
+TEST_CASE("the pools stay bounded: untouched percepts expire, a deleted thread lets go of its percepts",
+          "[cli]") {
+  TempDir dir;
+  L(dir, {"percept", "add", "--source", "timer", "--type", "heartbeat", "--intensity", "0.05"});
+  json t = J(dir, {"thread", "create", "--goal", "watch"});
+  const std::string tid = t["id"];
+  json taken = J(dir, {"percept", "add", "--source", "chat", "--type", "message", "--text", "hi"});
+  L(dir, {"percept", "assign", taken["id"], "--thread", tid});
+  L(dir, {"thread", "delete", tid});
+  json back = J(dir, {"percept", "list", "--status", "new", "--source", "chat"});
+  REQUIRE(back.size() == 1);  // unassigned by the deletion
+  CHECK(back[0]["thread_id"].is_null());
+
+  // Two days on (the built-in config: percepts.expire_after 1d), both are
+  // out of attention for good: dropped as expired; consolidate repeats its
+  // pass until nothing is left, so they are also digested (they arrived
+  // more than archive.percepts_after ago).
+  const limbic::TimeMs now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  CHECK(J(dir, {"--now", limbic::FormatTime(now + 86400000LL / 2), "consolidate"})["expired"] == 0);
+  const std::string later = limbic::FormatTime(now + 2 * 86400000LL);
+  json pass = J(dir, {"--now", later, "consolidate"});
+  CHECK(pass["expired"] == 2);
+  CHECK(pass["percepts"] == 2);
+  CHECK(J(dir, {"percept", "list"}).empty());
+  RunResult text = L(dir, {"--now", later, "consolidate"});
+  CHECK(text.out == "staged 0 entries: 0 threads, 0 percepts, 0 actions; 0 percepts expired\n");
 }
 
 TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",

@@ -70,6 +70,7 @@ TEST_CASE("consolidation stages an episode per finished thread and a digest per 
   policy.threads_after = 2 * kDay;
   policy.percepts_after = 1 * kDay;
   policy.actions_after = 1 * kDay;
+  policy.expire_after = 0;  // expiry has a test of its own
 
   // Too early: nothing is old enough.
   auto early = BuildConsolidation(f.engine->projection(), policy, f.clock.Now() + kDay / 2);
@@ -118,6 +119,62 @@ TEST_CASE("consolidation stages an episode per finished thread and a digest per 
   auto r = Replay(ro);
   REQUIRE(r.ok());
   CHECK(r->digest == live);
+}
+
+TEST_CASE("new percepts out of attention for good expire, and a later pass digests them",
+          "[consolidate]") {
+  Fixture f;
+  f.Commit(BuildThreadCreate({{"id", "t-1"}, {"goal", "watch"}}, f.engine->next_seq()));
+  auto add = [&](const char* id, double intensity, json extra = json::object()) {
+    json p = {{"id", id}, {"source", "timer"}, {"type", "heartbeat"}, {"intensity", intensity}};
+    p.update(extra);
+    f.Commit(BuildPerceptAdd(p, f.engine->next_seq()));
+  };
+  add("p-old-1", 0.05);
+  add("p-old-2", 0.9);                           // strong once: decayed below the threshold since
+  add("p-assigned", 0.05, {{"thread_id", "t-1"}});  // taken up: never expires
+  add("p-done", 0.05);
+  f.Commit(BuildPerceptProcess("p-done"));  // processed: digested, not expired
+  f.clock.Advance(kDay / 2);
+  add("p-young", 0.05);  // half a day old at the pass: too young
+
+  ConsolidationPolicy policy;
+  policy.expire_after = kDay;
+  policy.expire_below = 0.2;
+  policy.percepts_after = 2 * kDay;  // no digest in the first pass
+  const TimeMs now = f.clock.Now() + kDay / 2 + 1;  // the first four are a day old
+  auto plan = BuildConsolidation(f.engine->projection(), policy, now);
+  REQUIRE(plan.ok());
+  CHECK(plan->expired == 2);
+  CHECK(plan->entries() == 0);
+  REQUIRE(plan->events.size() == 2);
+  for (const Event& e : plan->events) {
+    CHECK(e.type == EventType::kPerceptDropped);
+    CHECK(e.fields["reason"] == "expired");
+  }
+  CHECK(plan->events[0].fields["percept_id"] == "p-old-1");  // oldest first
+  CHECK(plan->events[1].fields["percept_id"] == "p-old-2");
+  f.Commit(plan->events);
+  CHECK((*f.engine->projection().Get(Pool::kPercepts, "p-old-1"))->at("status") == "dropped");
+  CHECK((*f.engine->projection().Get(Pool::kPercepts, "p-young"))->at("status") == "new");
+  CHECK((*f.engine->projection().Get(Pool::kPercepts, "p-assigned"))->at("status") == "assigned");
+
+  // Nothing is below a threshold of 0, and 0 turns expiry off.
+  ConsolidationPolicy never = policy;
+  never.expire_below = 0;
+  CHECK(BuildConsolidation(f.engine->projection(), never, now + kDay)->expired == 0);
+  never = policy;
+  never.expire_after = 0;
+  CHECK(BuildConsolidation(f.engine->projection(), never, now + kDay)->expired == 0);
+
+  // Two days on: p-young expires; the expired ones and p-done are digested.
+  auto later = BuildConsolidation(f.engine->projection(), policy, now + 2 * kDay);
+  REQUIRE(later.ok());
+  CHECK(later->expired == 1);
+  CHECK(later->events[0].fields["percept_id"] == "p-young");
+  CHECK(later->percepts == 3);
+  f.Commit(later->events);
+  CHECK(f.engine->projection().CheckIndexes().ok());
 }
 
 TEST_CASE("an entry_staged event cannot consolidate unfinished work", "[consolidate]") {

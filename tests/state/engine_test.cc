@@ -209,6 +209,34 @@ TEST_CASE("batches in flight that change one record apply in order, indexes incl
   CHECK(replayed->digest == *live);
 }
 
+TEST_CASE("a deleted thread's percepts are unassigned, in the indexes too, and a replay agrees",
+          "[engine]") {
+  ScratchDir dir;
+  ManualClock clock(1795356309000);
+  auto e = OpenEngine(dir / "live", &clock);
+  auto commit = [&](Result<Events> ev) {
+    REQUIRE(ev.ok());
+    REQUIRE(e->Commit(*ev).ok());
+  };
+  commit(BuildThreadCreate({{"id", "t-1"}, {"goal", "g"}}, e->next_seq()));
+  commit(BuildPerceptAdd({{"id", "p-1"}, {"source", "s"}, {"type", "t"}, {"thread_id", "t-1"}}, e->next_seq()));
+  commit(BuildThreadDelete("t-1", json::object()));
+  PerceptQuery q;
+  q.status = "new";
+  auto fresh = e->projection().QueryPercepts(q, clock.Now());
+  REQUIRE(fresh.ok());
+  REQUIRE(fresh->size() == 1);
+  CHECK((*fresh)[0]["id"] == "p-1");
+  q = PerceptQuery();
+  q.thread_id = "t-1";
+  CHECK(e->projection().QueryPercepts(q, clock.Now())->empty());
+  CHECK(e->projection().CheckIndexes().ok());
+  auto verified = Verify(dir / "live");
+  INFO(verified.status().ToString());
+  REQUIRE(verified.ok());
+  CHECK(verified->match);
+}
+
 TEST_CASE("projections of another layout are rebuilt from the log", "[engine]") {
   ScratchDir dir;
   std::string digest;

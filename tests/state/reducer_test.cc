@@ -65,6 +65,36 @@ TEST_CASE("thread lifecycle: state merge, pause, complete, delete", "[reducer]")
   CHECK_FALSE(o2.Get(Pool::kThreads, "t-1")->has_value());
 }
 
+TEST_CASE("deleting a thread unassigns its percepts, but not in an event written before that",
+          "[reducer]") {
+  Log l;
+  l.Thread("t-1");
+  for (const char* id : {"p-1", "p-2", "p-3"}) {
+    l.Percept(id);
+    l.Add(EventType::kPerceptAssigned, {{"percept_id", id}, {"thread_id", "t-1"}});
+  }
+  l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-2"}});
+  l.Add(EventType::kPerceptRemoved, {{"percept_id", "p-3"}});  // gone: skipped
+  Log old = l;
+  old.Add(EventType::kThreadDeleted, {{"thread_id", "t-1"}});  // as an older limbic wrote it
+  l.Add(EventType::kThreadDeleted, {{"thread_id", "t-1"}, {"unassign_percepts", true}});
+
+  Overlay now(nullptr);
+  REQUIRE(ReduceAll(l.events, &now).ok());
+  CHECK_FALSE(now.Get(Pool::kThreads, "t-1")->has_value());
+  json p1 = Rec(now, Pool::kPercepts, "p-1");
+  CHECK(p1["status"] == "new");
+  CHECK(p1["thread_id"].is_null());
+  json p2 = Rec(now, Pool::kPercepts, "p-2");
+  CHECK(p2["status"] == "processed");  // keeps its status, loses the thread
+  CHECK(p2["thread_id"].is_null());
+
+  Overlay before(nullptr);
+  REQUIRE(ReduceAll(old.events, &before).ok());
+  CHECK(Rec(before, Pool::kPercepts, "p-1")["status"] == "assigned");
+  CHECK(Rec(before, Pool::kPercepts, "p-1")["thread_id"] == "t-1");
+}
+
 TEST_CASE("arousal: default, level, factors set and removed", "[reducer]") {
   Log l;
   l.Add(EventType::kArousalSet, {{"level", 0.8}});
