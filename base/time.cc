@@ -163,7 +163,7 @@ Result<TimeMs> ParseDuration(std::string_view s) {
     if (n > (int64_t{1} << 50)) return Status::InvalidArgument("duration too large: " + std::string(s));
     n = n * 10 + (s[i++] - '0');
   }
-  if (i == 0) return Status::InvalidArgument("invalid duration \"" + std::string(s) + "\" (e.g. 30s, 5m, 2h, 7d)");
+  if (i == 0) return Status::InvalidArgument("invalid duration \"" + std::string(s) + "\" (e.g. 30s, 5m, 2h, 7d, 2w)");
   std::string_view unit = s.substr(i);
   int64_t ms_per_unit = 0;
   if (unit.empty() || unit == "s") ms_per_unit = 1000;
@@ -171,9 +171,10 @@ Result<TimeMs> ParseDuration(std::string_view s) {
   else if (unit == "m") ms_per_unit = 60000;
   else if (unit == "h") ms_per_unit = 3600000;
   else if (unit == "d") ms_per_unit = 86400000;
+  else if (unit == "w") ms_per_unit = 7 * 86400000LL;
   else
     return Status::InvalidArgument("invalid duration unit in \"" + std::string(s) +
-                                   "\" (use ms, s, m, h or d)");
+                                   "\" (use ms, s, m, h, d or w)");
   if (n > kMaxDurationMs / ms_per_unit)
     return Status::InvalidArgument("duration too large: " + std::string(s) + " (at most 100 years)");
   return n * ms_per_unit;

@@ -71,7 +71,7 @@ std::string FormatDate(TimeMs t);
 Result<TimeMs> ParseDate(std::string_view s);
 inline bool IsValidDate(std::string_view s) { return ParseDate(s).ok(); }
 // Durations for the command line and config: "250ms", "30s", "5m", "2h",
-// "7d"; a bare number is seconds. At most kMaxDurationMs (100 years): a
+// "7d", "2w"; a bare number is seconds. At most kMaxDurationMs (100 years): a
 // timer, a deadline or now - d computed from any duration stays far inside
 // the range of a clock's nanoseconds (292 years) and of a TimeMs.
 inline constexpr TimeMs kMaxDurationMs = TimeMs{100} * 36525 * 86400 * 10;  // 100 * 365.25 days

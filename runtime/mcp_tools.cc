@@ -137,8 +137,9 @@ std::vector<McpTool> MakeTools() {
            "of all memories unless force is true.",
            {{"id", Str("a memory id")},
             {"subject", Str("a fact subject")},
-            {"older_than", Str("a duration since creation: 250ms, 30s, 5m, 2h, 7d")},
-            {"force", Bool("with older_than: delete even when more than half would go (default false)")}}));
+            {"older_than", Str("a duration since creation: 250ms, 30s, 5m, 2h, 7d, 2w")},
+            {"force",
+             Bool("with older_than: delete even when more than half would go (default false)")}}));
   tools.back().exactly_one_of = {"id", "subject", "older_than"};
   tools.push_back(Tool(
       "decay", "POST", "/v1/memory/decay",

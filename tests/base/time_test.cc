@@ -39,6 +39,13 @@ TEST_CASE("ParseTime rejects malformed times with a message") {
   }
 }
 
+TEST_CASE("ParseDuration takes weeks as it takes days") {
+  CHECK(*ParseDuration("2w") == 14 * 86400000LL);
+  CHECK(*ParseDuration("1w") == *ParseDuration("7d"));
+  CHECK(ParseDuration("2W").status().message().find("use ms, s, m, h, d or w") !=
+        std::string::npos);
+}
+
 TEST_CASE("ParseDuration refuses a duration whose milliseconds do not fit") {
   CHECK(ParseDuration("99999999999999d").status().message().starts_with("duration too large"));
   CHECK(ParseDuration("9999999999999999999999999s").status().IsInvalidArgument());
