@@ -70,7 +70,7 @@ void PrintText(const json& out, const std::string& what) {
     std::cout << out["added"] << " items added to " << out["memory_md"].get<std::string>() << "; "
               << out["decayed"].size() << " entities archived\n";
   } else {
-    std::cout << out.dump(2) << "\n";
+    PrintFields(out);
   }
 }
 
