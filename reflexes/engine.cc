@@ -323,10 +323,14 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
         created_salience = req["salience"].get<double>();
         break;
       }
-      case Step::Kind::kAssignToThread:
+      case Step::Kind::kAssignToThread: {
+        const std::string created = created_salience >= 0 ? thread_id : std::string();
         if (a.contains("thread_id")) thread_id = a["thread_id"].get<std::string>();
-        s = add(state::BuildPerceptAssign(percept_id, {{"thread_id", thread_id}}));
+        // create_thread assigned the percept to the thread it made already.
+        if (thread_id != created)
+          s = add(state::BuildPerceptAssign(percept_id, {{"thread_id", thread_id}}));
         break;
+      }
       case Step::Kind::kSetArousal:
         s = add(state::BuildArousalSet({{"level", a["level"]}, {"reason", "reflex " + r.id}}));
         break;

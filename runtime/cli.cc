@@ -1,9 +1,5 @@
 #include "runtime/cli.h"
 
-#include "runtime/config.h"
-#include "runtime/mcp.h"
-#include "runtime/runtime.h"
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <cstdio>
@@ -12,6 +8,11 @@
 #include <iostream>
 
 #include "base/json.h"
+#include "runtime/config.h"
+#include "runtime/mcp.h"
+#include "runtime/mcp_api.h"
+#include "runtime/mcp_tools.h"
+#include "runtime/runtime.h"
 
 namespace limbic::runtime {
 
@@ -78,6 +79,64 @@ void PrintJson(const nlohmann::json& value) {
   std::cout << CompactJson(value) << "\n";
 }
 
+void PrintFields(const nlohmann::json& value) {
+  if (!value.is_object()) return PrintJson(value);
+  size_t width = 0;
+  for (const auto& [key, v] : value.items()) width = std::max(width, key.size());
+  for (const auto& [key, v] : value.items())
+    std::cout << key << ":" << std::string(width - key.size() + 2, ' ')
+              << (v.is_string() ? v.get<std::string>() : CompactJson(v)) << "\n";
+}
+
+namespace {
+// Prints a commit's receipt ({seq, events: [...], id?}) as CommitAndReport does.
+void PrintReceipt(const CliContext& ctx, const nlohmann::json& receipt) {
+  if (ctx.json) return PrintJson(receipt);
+  if (receipt.contains("id") && receipt["id"].is_string())
+    std::cout << receipt["id"].get<std::string>() << "  ";
+  const nlohmann::json& events =
+      receipt.contains("events") ? receipt["events"] : nlohmann::json::array();
+  if (events.empty()) std::cout << "nothing to do";
+  for (size_t i = 0; i < events.size(); ++i)
+    std::cout << (i ? ", " : "") << "seq " << events[i].value("seq", uint64_t{0}) << " "
+              << events[i].value("type", std::string("?"));
+  std::cout << "\n";
+}
+}  // namespace
+
+Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
+                                      const std::string& target, const nlohmann::json& body,
+                                      const Status& busy) {
+  auto url = FindRunningApi(ctx.state_dir, 0);
+  // Nobody holds it any more, or a process that serves no API: the lock's message.
+  if (!url.ok()) return url.status().IsNotFound() || url.status().IsBusy() ? busy : url.status();
+  const char* token = std::getenv("LIMBIC_API_TOKEN");
+  auto client = MakeHttpApiClient(*url, token ? token : "");
+  ApiRequest request{method, target, body.is_null() ? std::string() : body.dump(), 30000};
+  auto answer = client->Call(request);
+  if (!answer.ok())
+    return answer.status().WithContext("sending the write to the running limbic at " + *url);
+  nlohmann::json reply = nlohmann::json::parse(answer->second, nullptr, false);
+  if (answer->first >= 300) {
+    std::string message =
+        reply.is_object() && reply["error"].is_object() && reply["error"]["message"].is_string()
+            ? reply["error"]["message"].get<std::string>()
+            : "HTTP " + std::to_string(answer->first) + ": " + answer->second.substr(0, 200);
+    return Status::FailedPrecondition(message + " (from the running limbic at " + *url + ")");
+  }
+  if (!reply.is_object())
+    return Status::Internal("the running limbic at " + *url + " answered no JSON object");
+  return reply;
+}
+
+int ForwardWrite(const CliContext& ctx, const std::string& method, const std::string& target,
+                 const nlohmann::json& body, const Status& busy) {
+  auto reply = ForwardRequest(ctx, method, target, body, busy);
+  if (!reply.ok()) return Fail(reply.status());
+  PrintReceipt(ctx, *reply);
+  return 0;
+}
+
 int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<state::Event>> events,
                     std::string_view id_field) {
   if (!events.ok()) return Fail(events.status());
@@ -90,18 +149,10 @@ int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<st
   Status s = engine.Commit(std::move(events).value(), &committed);
   if (!s.ok()) return Fail(s);
   std::string id = id_field.empty() ? "" : committed.front().Str(id_field);
-  if (ctx.json) {
-    nlohmann::json out = {{"seq", committed.front().seq}, {"events", nlohmann::json::array()}};
-    if (!id.empty()) out["id"] = id;
-    for (const auto& e : committed) out["events"].push_back(state::EventToJson(e));
-    PrintJson(out);
-  } else {
-    if (!id.empty()) std::cout << id << "  ";
-    for (size_t i = 0; i < committed.size(); ++i)
-      std::cout << (i ? ", " : "") << "seq " << committed[i].seq << " "
-                << state::EventTypeName(committed[i].type);
-    std::cout << "\n";
-  }
+  nlohmann::json out = {{"seq", committed.front().seq}, {"events", nlohmann::json::array()}};
+  if (!id.empty()) out["id"] = id;
+  for (const auto& e : committed) out["events"].push_back(state::EventToJson(e));
+  PrintReceipt(ctx, out);
   return 0;
 }
 

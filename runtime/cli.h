@@ -55,11 +55,28 @@ int Fail(const Status& status);
 int UsageError(const std::string& message);
 // Prints the JSON value (one line) to stdout.
 void PrintJson(const nlohmann::json& value);
+// The text form of an answer that has no form of its own: an object's
+// members one per line, "key:  value", keys aligned, strings as they are
+// and other values as compact JSON; anything else as compact JSON.
+void PrintFields(const nlohmann::json& value);
 // Commits `events` and prints what happened: the created id and seqs, or
 // JSON {"id", "seq", "events"} with --json. `id_field` names the record id
 // in the first event (e.g. "percept_id"); empty prints only seqs.
 int CommitAndReport(const CliContext& ctx, state::Engine& engine,
                     Result<std::vector<state::Event>> events, std::string_view id_field);
+// A write the command line cannot make itself because a running `limbic
+// run` holds the state dir (`busy`, OpenForWrite's answer): sends it as
+// `method target body` to that runtime's HTTP API, found through the state
+// dir's api.json as `limbic mcp` finds it (with $LIMBIC_API_TOKEN when the
+// API wants a token), and prints the receipt as CommitAndReport does. When
+// no API can be found, fails with `busy`'s message.
+int ForwardWrite(const CliContext& ctx, const std::string& method, const std::string& target,
+                 const nlohmann::json& body, const Status& busy);
+// The same request, for a caller that prints the answer itself: the
+// answer's JSON object, or the API's error (naming the runtime).
+Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
+                                      const std::string& target, const nlohmann::json& body,
+                                      const Status& busy);
 
 // Subcommand groups, one file each.
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action

@@ -1,11 +1,12 @@
 // consolidate / archive: the long-term archive from the command line. The
 // same ArchiveStore calls as the HTTP API (docs/archive.md), so both print
 // the same JSON.
+#include <functional>
 #include <iostream>
 
+#include "archive/store.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
-#include "archive/store.h"
 #include "state/consolidate.h"
 
 namespace limbic::runtime {
@@ -90,13 +91,21 @@ void PrintText(const json& out, const std::string& what) {
                 << (r["created"].get<bool>() ? " (new document)" : "") << ", " << r["rewritten"]
                 << " documents written\n";
   } else {
-    std::cout << out.dump(2) << "\n";
+    PrintFields(out);
   }
 }
 
 void Print(const CliContext& ctx, const json& out, const std::string& what) {
   if (ctx.json) PrintJson(out);
   else PrintText(out, what);
+}
+
+// {entries, threads, percepts, actions, expired} of `limbic consolidate`.
+void PrintConsolidated(const CliContext& ctx, const json& out) {
+  if (ctx.json) return PrintJson(out);
+  std::cout << "staged " << out.value("entries", 0) << " entries: " << out.value("threads", 0)
+            << " threads, " << out.value("percepts", 0) << " percepts, " << out.value("actions", 0)
+            << " actions; " << out.value("expired", 0) << " percepts expired\n";
 }
 
 struct ArchiveArgs {
@@ -114,10 +123,13 @@ struct ArchiveArgs {
 
 // Opens the engine (`write`: with the lock) and the store, runs `fn`.
 template <typename Fn>
-int WithStore(const CliContext& ctx, const ArchiveArgs& a, bool write, Fn&& fn) {
+int WithStore(const CliContext& ctx, const ArchiveArgs& a, bool write, Fn&& fn,
+              const std::function<int(const Status& busy)>& forward = nullptr) {
   auto settings = ArchiveSettings(a.config);
   if (!settings.ok()) return Fail(settings.status());
   auto engine = write ? ctx.OpenForWrite() : ctx.OpenForRead(CliContext::ReadMode::kCatchUp);
+  // A running `limbic run` holds the state: the write goes to its API.
+  if (!engine.ok() && engine.status().IsBusy() && write && forward) return forward(engine.status());
   if (!engine.ok()) return Fail(engine.status());
   auto store = OpenStore(ctx, **engine, *settings);
   if (!store.ok()) return Fail(store.status());
@@ -157,33 +169,47 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
       }
       *field = *d;
     }
-    rc = WithStore(ctx, *a, true, [&](state::Engine& engine, archive::ArchiveStore& store) {
-      auto now = ctx.Now();
-      if (!now.ok()) return Fail(now.status());
-      size_t threads = 0, percepts = 0, actions = 0, entries = 0, expired = 0;
-      // Each run takes at most max_events; go on until nothing is left.
-      for (;;) {
-        auto plan = state::BuildConsolidation(engine.projection(), policy, *now);
-        if (!plan.ok()) return Fail(plan.status());
-        if (plan->events.empty()) break;
-        Status s = engine.Commit(plan->events);
-        if (!s.ok()) return Fail(s);
-        threads += plan->threads;
-        percepts += plan->percepts;
-        actions += plan->actions;
-        entries += plan->entries();
-        expired += plan->expired;
-      }
-      auto staged = store.CatchUp(engine.applied_seq());
-      if (!staged.ok()) return Fail(staged.status());
-      json out = {{"entries", entries}, {"threads", threads}, {"percepts", percepts},
-                  {"actions", actions},  {"expired", expired}};
-      if (ctx.json) PrintJson(out);
-      else
-        std::cout << "staged " << entries << " entries: " << threads << " threads, " << percepts << " percepts, "
-                  << actions << " actions; " << expired << " percepts expired\n";
-      return 0;
-    });
+    rc = WithStore(
+        ctx, *a, true,
+        [&](state::Engine& engine, archive::ArchiveStore& store) {
+          auto now = ctx.Now();
+          if (!now.ok()) return Fail(now.status());
+          size_t threads = 0, percepts = 0, actions = 0, entries = 0, expired = 0;
+          // Each run takes at most max_events; go on until nothing is left.
+          for (;;) {
+            auto plan = state::BuildConsolidation(engine.projection(), policy, *now);
+            if (!plan.ok()) return Fail(plan.status());
+            if (plan->events.empty()) break;
+            Status s = engine.Commit(plan->events);
+            if (!s.ok()) return Fail(s);
+            threads += plan->threads;
+            percepts += plan->percepts;
+            actions += plan->actions;
+            entries += plan->entries();
+            expired += plan->expired;
+          }
+          auto staged = store.CatchUp(engine.applied_seq());
+          if (!staged.ok()) return Fail(staged.status());
+          PrintConsolidated(ctx, {{"entries", entries},
+                                  {"threads", threads},
+                                  {"percepts", percepts},
+                                  {"actions", actions},
+                                  {"expired", expired}});
+          return 0;
+        },
+        [&](const Status& busy) {
+          // The runtime consolidates with its own policy, one pass.
+          if (!p->threads_after.empty() || !p->percepts_after.empty() ||
+              !p->actions_after.empty() || !a->config.empty())
+            return Fail(
+                busy.WithMessage(busy.message() +
+                                 "; it consolidates with its own policy: drop --threads-after, "
+                                 "--percepts-after, --actions-after and --config, or stop it"));
+          auto out = ForwardRequest(ctx, "POST", "/v1/consolidate", json::object(), busy);
+          if (!out.ok()) return Fail(out.status());
+          PrintConsolidated(ctx, *out);
+          return 0;
+        });
   });
 
   auto* cmd = app.add_subcommand("archive", "the hash-chained daily archive: rollup, verify, search, ...");
@@ -193,18 +219,28 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* rollup = cmd->add_subcommand("rollup", "roll staged entries up into day documents");
   rollup->add_option("--date", a->date, "only this day (default: every day before today with staged entries)");
   rollup->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
-      std::string before;  // every day before today, unless --date
-      if (a->date.empty()) {
-        auto now = ctx.Now();
-        if (!now.ok()) return Fail(now.status());
-        before = FormatDate(*now);
-      }
-      Result<json> out = a->date.empty() ? store.RollupBefore(before) : store.Rollup(a->date);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "rollup");
-      return 0;
-    });
+    rc = WithStore(
+        ctx, *a, true,
+        [&](state::Engine&, archive::ArchiveStore& store) {
+          std::string before;  // every day before today, unless --date
+          if (a->date.empty()) {
+            auto now = ctx.Now();
+            if (!now.ok()) return Fail(now.status());
+            before = FormatDate(*now);
+          }
+          Result<json> out = a->date.empty() ? store.RollupBefore(before) : store.Rollup(a->date);
+          if (!out.ok()) return Fail(out.status());
+          Print(ctx, *out, "rollup");
+          return 0;
+        },
+        [&](const Status& busy) {
+          json req = json::object();
+          if (!a->date.empty()) req["date"] = a->date;
+          auto out = ForwardRequest(ctx, "POST", "/v1/archive/rollup", req, busy);
+          if (!out.ok()) return Fail(out.status());
+          Print(ctx, *out, "rollup");
+          return 0;
+        });
   });
 
   auto* verify = cmd->add_subcommand("verify", "recompute the hash chain and the links; exit 1 if broken");
@@ -301,20 +337,28 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
   blink->add_option("text", a->text, "what to keep")->required();
   blink->add_option("--metadata", a->metadata, "a JSON object stored with the entry");
   blink->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, true, [&](state::Engine& engine, archive::ArchiveStore& store) {
-      json req = {{"text", a->text}};
-      if (!a->metadata.empty()) {
-        auto meta = state::ParseJsonObject(a->metadata, "--metadata");
-        if (!meta.ok()) return Fail(meta.status());
-        req["metadata"] = *meta;
+    json req = {{"text", a->text}};
+    if (!a->metadata.empty()) {
+      auto meta = state::ParseJsonObject(a->metadata, "--metadata");
+      if (!meta.ok()) {
+        rc = Fail(meta.status());
+        return;
       }
-      auto now = ctx.Now();
-      if (!now.ok()) return Fail(now.status());
-      int code = CommitAndReport(ctx, engine, state::BuildBlink(req, *now), "");
-      if (code != 0) return code;
-      auto staged = store.CatchUp(engine.applied_seq());
-      return staged.ok() ? 0 : Fail(staged.status());
-    });
+      req["metadata"] = *meta;
+    }
+    rc = WithStore(
+        ctx, *a, true,
+        [&](state::Engine& engine, archive::ArchiveStore& store) {
+          auto now = ctx.Now();
+          if (!now.ok()) return Fail(now.status());
+          int code = CommitAndReport(ctx, engine, state::BuildBlink(req, *now), "");
+          if (code != 0) return code;
+          auto staged = store.CatchUp(engine.applied_seq());
+          return staged.ok() ? 0 : Fail(staged.status());
+        },
+        [&](const Status& busy) {
+          return ForwardWrite(ctx, "POST", "/v1/archive/blink", req, busy);
+        });
   });
 
   auto* recall = cmd->add_subcommand("recall", "the most recent staged and archived context");

@@ -2,13 +2,14 @@
 // MemoryStore plans as the HTTP API (docs/memory.md), so both print the
 // same JSON. Every command takes --json and --quiet (print nothing; the
 // exit code tells).
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 
-#include "runtime/cli.h"
-#include "runtime/config.h"
 #include "archive/store.h"
 #include "memory/store.h"
+#include "runtime/cli.h"
+#include "runtime/config.h"
 
 namespace limbic::runtime {
 namespace {
@@ -74,7 +75,7 @@ void PrintText(const json& out, const std::string& what) {
       std::cerr << "limbic: error: " << e["path"].get<std::string>() << ": "
                 << e["error"].get<std::string>() << "\n";
   } else {
-    std::cout << out.dump(2) << "\n";
+    PrintFields(out);
   }
 }
 
@@ -88,13 +89,32 @@ void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const st
 
 enum class Access { kRead, kWrite, kWriteElseRead };
 
-// Opens the engine and the store. kWrite takes the lock; kWriteElseRead
-// opens read-only while another process holds it (`fn` sees read_only()).
+// A write's request to the HTTP API: POST `target` with `body`, its answer
+// printed as `what`.
+struct Forwarding {
+  std::string target;
+  json body;
+  std::string what;
+};
+
+// Opens the engine and the store. kWrite takes the lock -- or, while a
+// running `limbic run` holds it and `forward` is given, sends the write to
+// that runtime instead (ForwardRequest); kWriteElseRead opens read-only
+// while another process holds it (`fn` sees read_only()).
 template <typename Fn>
-int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& fn) {
+int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& fn,
+               const Forwarding* forward = nullptr) {
   auto settings = MemorySettings(a.config);
   if (!settings.ok()) return Fail(settings.status());
   auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
+  if (!engine.ok() && engine.status().IsBusy() && access == Access::kWrite && forward) {
+    auto reply = ForwardRequest(ctx, "POST", forward->target, forward->body, engine.status());
+    if (!reply.ok()) return Fail(reply.status());
+    Print(ctx, a, *reply, forward->what);
+    return forward->what == "ingest" && reply->contains("errors") && !(*reply)["errors"].empty()
+               ? 1
+               : 0;
+  }
   if (!engine.ok() && engine.status().IsBusy() && access == Access::kWriteElseRead) {
     if (!a.quiet)
       std::cerr << "limbic: note: " << engine.status().message()
@@ -123,6 +143,21 @@ int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine
   Print(ctx, a, plan->answer, what);
   if (what == "ingest" && !plan->answer["errors"].empty()) return 1;
   return 0;
+}
+
+// A memory write: the plan made and committed here, or, while `limbic run`
+// holds the state dir, `remote` sent to its API as POST `target` (the
+// answer printed the same way).
+template <typename Plan>
+int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& target,
+                const json& remote, const std::string& what, Plan&& plan) {
+  Forwarding api{target, remote, what};
+  return WithMemory(
+      ctx, a, Access::kWrite,
+      [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+        return CommitPlan(ctx, a, e, plan(m, now), what);
+      },
+      &api);
 }
 
 json Common(const MemoryArgs& a) {
@@ -169,13 +204,12 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   remember->add_option("triple", a->words, "subject relation object")->required()->expected(3);
   tagging(remember);
   remember->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      json req = Common(*a);
-      req["subject"] = a->words[0];
-      req["relation"] = a->words[1];
-      req["object"] = a->words[2];
-      return CommitPlan(ctx, *a, e, m.RememberFact(req), "remember");
-    });
+    json req = Common(*a);
+    req["subject"] = a->words[0];
+    req["relation"] = a->words[1];
+    req["object"] = a->words[2];
+    rc = MemoryWrite(ctx, *a, "/v1/memory/facts", req, "remember",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.RememberFact(req); });
   });
 
   auto* episode = cmd->add_subcommand("remember-episode", "remember an episode (free text)");
@@ -183,13 +217,12 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   episode->add_option("--episode", a->episode, "an episode id to file it under");
   tagging(episode);
   episode->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite,
-                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-                      json req = Common(*a);
-                      req["text"] = a->query;
-                      if (!a->episode.empty()) req["episode_id"] = a->episode;
-                      return CommitPlan(ctx, *a, e, m.RememberEpisode(req, now), "remember");
-                    });
+    json req = Common(*a);
+    req["text"] = a->query;
+    if (!a->episode.empty()) req["episode_id"] = a->episode;
+    rc = MemoryWrite(
+        ctx, *a, "/v1/memory/episodes", req, "remember",
+        [&](memory::MemoryStore& m, TimeMs now) { return m.RememberEpisode(req, now); });
   });
 
   auto* recall = cmd->add_subcommand("recall", "hybrid search over memories and the archive");
@@ -231,13 +264,9 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
       cmd->add_subcommand("relate", "associate two entities: ENTITY_A RELATION ENTITY_B");
   relate->add_option("triple", a->words, "entity_a relation entity_b")->required()->expected(3);
   relate->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      return CommitPlan(
-          ctx, *a, e,
-          m.Relate(
-              {{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}}),
-          "relate");
-    });
+    json req = {{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}};
+    rc = MemoryWrite(ctx, *a, "/v1/memory/associations", req, "relate",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Relate(req); });
   });
 
   auto* related =
@@ -260,30 +289,27 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                                     "memories created before now - this (e.g. 30d)");
   by_id->excludes(by_subject)->excludes(by_age);
   by_subject->excludes(by_age);
-  forget->add_flag("--force", a->force, "with --older-than: even when that is more than half of all memories");
+  forget->add_flag("--force", a->force,
+                   "with --older-than: even when that is more than half of all memories");
   forget->callback([&ctx, &rc, a, by_id, by_subject, by_age] {
     if (!*by_id && !*by_subject && !*by_age) {
       rc = UsageError("memory forget: give one of --id, --subject, --older-than");
       return;
     }
-    rc = WithMemory(ctx, *a, Access::kWrite,
-                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-                      json req = *by_id        ? json{{"id", a->id}}
-                                 : *by_subject ? json{{"subject", a->subject}}
-                                               : json{{"older_than", a->older_than}};
-                      if (a->force) req["force"] = true;
-                      return CommitPlan(ctx, *a, e, m.Forget(req, now), "forget");
-                    });
+    json req = *by_id        ? json{{"id", a->id}}
+               : *by_subject ? json{{"subject", a->subject}}
+                             : json{{"older_than", a->older_than}};
+    if (a->force) req["force"] = true;
+    rc = MemoryWrite(ctx, *a, "/v1/memory/forget", req, "forget",
+                     [&](memory::MemoryStore& m, TimeMs now) { return m.Forget(req, now); });
   });
 
   auto* decay =
       cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
   decay->add_flag("--force", a->force, "even when that is more than half of all memories");
   decay->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite,
-                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-                      return CommitPlan(ctx, *a, e, m.Decay(a->force, now), "decay");
-                    });
+    rc = MemoryWrite(ctx, *a, "/v1/memory/decay", {{"force", a->force}}, "decay",
+                     [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a->force, now); });
   });
 
   auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");
@@ -300,9 +326,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* embed = cmd->add_subcommand("embed", "fill in missing vectors (--all: redo every one)");
   embed->add_flag("--all", a->all, "re-embed every memory");
   embed->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      return CommitPlan(ctx, *a, e, m.Embed(a->all), "embed");
-    });
+    rc = MemoryWrite(ctx, *a, "/v1/memory/embed", {{"all", a->all}}, "embed",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a->all); });
   });
 
   auto* exp =
@@ -325,9 +350,8 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
       rc = Fail(doc.status());
       return;
     }
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      return CommitPlan(ctx, *a, e, m.Import(*doc), "import");
-    });
+    rc = MemoryWrite(ctx, *a, "/v1/memory/import", *doc, "import",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Import(*doc); });
   });
 
   auto* ingest = cmd->add_subcommand(
@@ -335,11 +359,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   ingest->add_option("path", a->path, "a file or folder")->required();
   ingest->add_option("--episode", a->episode, "an episode id stored on every chunk");
   ingest->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kWrite, [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-      json req = {{"path", a->path}};
-      if (!a->episode.empty()) req["episode_id"] = a->episode;
-      return CommitPlan(ctx, *a, e, m.Ingest(req), "ingest");
-    });
+    json req = {{"path", a->path}};
+    if (!a->episode.empty()) req["episode_id"] = a->episode;
+    // The runtime resolves paths from its own working directory.
+    json remote = req;
+    remote["path"] = std::filesystem::absolute(a->path).string();
+    rc = MemoryWrite(ctx, *a, "/v1/memory/ingest", remote, "ingest",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Ingest(req); });
   });
 
   AddWorldCommands(cmd, ctx, rc, &a->config, &a->quiet);

@@ -11,10 +11,11 @@
 #include <cstring>
 #include <iostream>
 
-#include "runtime/cli.h"
-#include "state/commands.h"
 #include "base/input_json.h"
 #include "base/json.h"
+#include "runtime/cli.h"
+#include "runtime/mcp_tools.h"
+#include "state/commands.h"
 
 namespace limbic::runtime {
 namespace {
@@ -44,12 +45,24 @@ std::string Str(const json& v) {
 }
 
 // Runs `body` with an engine opened for writing; returns the exit code.
+// The HTTP request that makes the same write through a running runtime's API.
+struct Forward {
+  std::string method, target;
+  json body = json::object();
+};
+
+// Runs `body` on the state dir, or, while a running `limbic run` holds it,
+// sends `forward` to that runtime (ForwardWrite).
 template <typename F>
-int WithWriter(const CliContext& ctx, F body) {
+int WithWriter(const CliContext& ctx, const Forward& forward, F body) {
   auto engine = ctx.OpenForWrite();
-  if (!engine.ok()) return Fail(engine.status());
-  return body(**engine);
+  if (engine.ok()) return body(**engine);
+  if (!engine.status().IsBusy() || forward.method.empty()) return Fail(engine.status());
+  return ForwardWrite(ctx, forward.method, forward.target, forward.body, engine.status());
 }
+
+// An id as one path segment of an API target.
+std::string Seg(const std::string& id) { return UrlEncode(id); }
 
 template <typename F>
 int WithReader(const CliContext& ctx, F body) {
@@ -175,7 +188,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
     if (a->count("--text")) req["text"] = add->text;
     PutIf(req, "thread_id", add->thread);
     PutIf(req, "id", add->id);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"POST", "/v1/percepts", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptAdd(req, e.next_seq()), "percept_id");
     });
   });
@@ -185,7 +198,8 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
       "import", "add percepts from JSON lines of request objects; prints an ack line per durable percept");
   imp->add_option("file", *import_path, "file to read, - for standard input")->capture_default_str();
   imp->callback([&ctx, &rc, import_path] {
-    rc = WithWriter(ctx, [&](Engine& e) { return ImportPercepts(e, *import_path); });
+    // Not forwarded: a running runtime takes lines on its stdin sensor or POST /v1/percepts.
+    rc = WithWriter(ctx, Forward{}, [&](Engine& e) { return ImportPercepts(e, *import_path); });
   });
 
   struct Target {
@@ -196,15 +210,17 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   assign->add_option("id", t->id, "percept id")->required();
   assign->add_option("--thread", t->thread, "thread id")->required();
   assign->callback([&ctx, &rc, t] {
-    rc = WithWriter(ctx, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildPerceptAssign(t->id, {{"thread_id", t->thread}}),
-                             "percept_id");
-    });
+    rc = WithWriter(
+        ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/assign", {{"thread_id", t->thread}}},
+        [&](Engine& e) {
+          return CommitAndReport(
+              ctx, e, state::BuildPerceptAssign(t->id, {{"thread_id", t->thread}}), "percept_id");
+        });
   });
   auto* process = cmd->add_subcommand("process", "mark a percept processed");
   process->add_option("id", t->id, "percept id")->required();
   process->callback([&ctx, &rc, t] {
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/process"}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptProcess(t->id), "percept_id");
     });
   });
@@ -214,7 +230,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   drop->callback([&ctx, &rc, t] {
     json req = json::object();
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/drop", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptDrop(t->id, req), "percept_id");
     });
   });
@@ -224,7 +240,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   remove->callback([&ctx, &rc, t] {
     json req = json::object();
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"DELETE", "/v1/percepts/" + Seg(t->id), req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptRemove(t->id, req), "percept_id");
     });
   });
@@ -282,7 +298,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   cmd->require_subcommand(1);
 
   struct Args {
-    std::string id, goal, status, state, reason, outcome;
+    std::string id, goal, status, state, reason, outcome, from_percept;
     std::optional<double> salience;
     std::vector<std::string> percepts;
   };
@@ -292,6 +308,8 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   create->add_option("--salience", args->salience, "0..1 (default 0.5)");
   create->add_option("--state", args->state, "initial state: JSON {phase, context, next_step}");
   create->add_option("--percept", args->percepts, "assign this percept (repeatable)");
+  create->add_option("--from-percept", args->from_percept,
+                     "the percept that started it (assigned to it)");
   create->add_option("--id", args->id, "use this id instead of a generated one");
   create->callback([&ctx, &rc, args] {
     auto st = ObjectFlag(args->state, "--state");
@@ -303,8 +321,9 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     PutIf(req, "salience", args->salience);
     if (!st->empty()) req["state"] = *st;
     if (!args->percepts.empty()) req["percepts"] = args->percepts;
+    PutIf(req, "from_percept", args->from_percept);
     PutIf(req, "id", args->id);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"POST", "/v1/threads", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadCreate(req, e.next_seq()), "thread_id");
     });
   });
@@ -330,7 +349,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     if (!args->percepts.empty()) req["add_percepts"] = args->percepts;
     PutIf(req, "reason", args->reason);
     PutIf(req, "outcome", args->outcome);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"PATCH", "/v1/threads/" + Seg(args->id), req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadUpdate(args->id, req), "thread_id");
     });
   });
@@ -341,7 +360,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   del->callback([&ctx, &rc, args] {
     json req = json::object();
     PutIf(req, "reason", args->reason);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"DELETE", "/v1/threads/" + Seg(args->id), req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadDelete(args->id, req), "thread_id");
     });
   });
@@ -424,7 +443,7 @@ void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
       // A bare word is a string.
       req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
     }
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
     });
   });
@@ -459,7 +478,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
     PutIf(req, "thread_id", args->thread);
     PutIf(req, "percept_id", args->percept);
     PutIf(req, "id", args->id);
-    rc = WithWriter(ctx, [&](Engine& e) {
+    rc = WithWriter(ctx, {"POST", "/v1/actions", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id");
     });
   });
@@ -501,9 +520,11 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
       rc = Fail(now.status());
       return;
     }
-    rc = WithWriter(ctx, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");
-    });
+    rc = WithWriter(ctx, {"POST", "/v1/actions/prune", {{"older_than", args->older_than}}},
+                    [&](Engine& e) {
+                      return CommitAndReport(
+                          ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");
+                    });
   });
 }
 

@@ -1,10 +1,11 @@
 #include "state/commands.h"
 
-#include "base/input_json.h"
-#include "base/json.h"
-
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
+
+#include "base/input_json.h"
+#include "base/json.h"
 
 namespace limbic::state {
 namespace {
@@ -197,6 +198,9 @@ Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
   if (!status.empty()) f["status"] = status;
   if (!state.empty()) f["state"] = std::move(state);
   if (!from.empty()) f["from_percept"] = from;
+  // The percept a thread is made from is its first percept.
+  if (!from.empty() && std::find(percepts.begin(), percepts.end(), from) == percepts.end())
+    percepts.insert(percepts.begin(), from);
   Events out;
   out.push_back(Make(EventType::kThreadCreated, std::move(f)));
   for (const std::string& p : percepts)

@@ -41,6 +41,7 @@ Result<Events> BuildPerceptRemove(std::string_view percept_id, const json& req);
 
 // {id?, goal, salience? = 0.5, status? = active, state? {phase, context, next_step},
 //  from_percept?, percepts? [ids to assign]} -> thread_created [, percept_assigned...]
+//  (from_percept is assigned too, first)
 Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq);
 // {status?, salience?, state? (merge patch), add_percepts? [ids], reason?, outcome?}
 //   -> thread_updated (salience/state/active/frozen), thread_paused (status paused),

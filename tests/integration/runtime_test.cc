@@ -108,6 +108,51 @@ TEST_CASE("a token protects every request", "[runtime]") {
   CHECK_THAT(r.err, Catch::Contains("api.token"));
 }
 
+TEST_CASE("command-line writes while limbic run holds the state dir go through its API",
+          "[runtime][cli]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"]["token"] = "s3cret";
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  auto cli = [&](std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--state", dir / "state"});
+    return Limbic(args, input);
+  };
+  // Without the token the runtime refuses, and says so.
+  RunResult refused = cli({"percept", "add", "--source", "cli", "--type", "note"});
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("from the running limbic at http://127.0.0.1:"));
+
+  setenv("LIMBIC_API_TOKEN", "s3cret", 1);
+  RunResult added = cli({"percept", "add", "--source", "cli", "--type", "note", "--text", "hello"});
+  CHECK(added.exit_code == 0);
+  CHECK(added.out == "p-1  seq 1 percept_arrived\n");
+  json made = json::parse(
+      cli({"thread", "create", "--goal", "answer", "--from-percept", "p-1", "--json"}).out);
+  CHECK(made["id"] == "t-2");
+  CHECK(made["events"].size() == 2);  // thread_created, percept_assigned
+  RunResult bad = cli({"thread", "update", "t-2", "--salience", "2"});
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("salience"));
+  RunResult fact = cli({"memory", "remember", "alice", "likes", "tea"});
+  CHECK(fact.exit_code == 0);
+  CHECK(fact.out == "m-4\n");
+  CHECK(json::parse(cli({"consolidate", "--json"}).out).contains("expired"));
+  // What cannot be sent as one request is refused, naming the holder.
+  RunResult import = cli({"percept", "import"}, "{\"source\":\"x\",\"type\":\"y\"}\n");
+  CHECK(import.exit_code == 1);
+  CHECK_THAT(import.err, Catch::Contains("in use by another limbic process"));
+  unsetenv("LIMBIC_API_TOKEN");
+
+  auto headers =
+      std::vector<std::pair<std::string, std::string>>{{"Authorization", "Bearer s3cret"}};
+  json percept = Http(l.port(), "GET", "/v1/percepts/p-1", "", headers).Json();
+  CHECK(percept["status"] == "assigned");
+  CHECK(percept["thread_id"] == "t-2");
+  CHECK(Http(l.port(), "GET", "/v1/memory/m-4", "", headers).status == 200);
+}
+
 TEST_CASE("reflex rules: validated, put through the API, fired on percepts, disabled, deleted",
           "[runtime]") {
   TempDir dir;
