@@ -73,6 +73,26 @@ int WithReader(const CliContext& ctx, F body) {
   return body(**engine, *now);
 }
 
+// `show ID`: one record of `pool` as the API's GET /v1/<pool>/{id} answers
+// it (`with_recency` adds the computed fields), JSON or key: value lines.
+template <typename F>
+int ShowRecord(const CliContext& ctx, state::Pool pool, const char* what, const std::string& id,
+               F with_recency) {
+  return WithReader(ctx, [&](Engine& e, TimeMs now) {
+    auto rec = e.projection().Get(pool, id);
+    if (!rec.ok()) return Fail(rec.status());
+    if (!rec->has_value())
+      return Fail(Status::NotFound(std::string(what) + " " + id + " not found"));
+    auto out = with_recency(e, **rec, now);
+    if (!out.ok()) return Fail(out.status());
+    if (ctx.json)
+      PrintJson(*out);
+    else
+      PrintFields(*out);
+    return 0;
+  });
+}
+
 // A JSON object from a flag, or an empty object.
 Result<json> ObjectFlag(const std::string& text, const char* flag) {
   if (text.empty()) return json::object();
@@ -245,6 +265,15 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
+  auto* show = cmd->add_subcommand("show", "one percept, with its age and effective intensity");
+  show->add_option("id", t->id, "percept id")->required();
+  show->callback([&ctx, &rc, t] {
+    rc = ShowRecord(ctx, state::Pool::kPercepts, "percept", t->id,
+                    [&](Engine&, const json& p, TimeMs now) -> Result<json> {
+                      return state::PerceptWithRecency(p, now, ctx.recency);
+                    });
+  });
+
   struct List {
     std::string thread, source, type, status, min_age, max_age;
     size_t limit = 50;
@@ -352,6 +381,17 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     rc = WithWriter(ctx, {"PATCH", "/v1/threads/" + Seg(args->id), req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadUpdate(args->id, req), "thread_id");
     });
+  });
+
+  auto* show = cmd->add_subcommand("show", "one thread, with its effective salience");
+  show->add_option("id", args->id, "thread id")->required();
+  show->callback([&ctx, &rc, args] {
+    rc = ShowRecord(ctx, state::Pool::kThreads, "thread", args->id,
+                    [&](Engine& e, const json& t, TimeMs now) -> Result<json> {
+                      auto n = e.projection().CountUnprocessed(args->id);
+                      if (!n.ok()) return n.status();
+                      return state::ThreadWithRecency(t, *n, now, ctx.recency);
+                    });
   });
 
   auto* del = cmd->add_subcommand("delete", "delete a thread (the log keeps its history)");
@@ -481,6 +521,13 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
     rc = WithWriter(ctx, {"POST", "/v1/actions", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id");
     });
+  });
+
+  auto* show = cmd->add_subcommand("show", "one action: status, attempts, last error");
+  show->add_option("id", args->id, "action id")->required();
+  show->callback([&ctx, &rc, args] {
+    rc = ShowRecord(ctx, state::Pool::kActions, "action", args->id,
+                    [](Engine&, const json& a, TimeMs) -> Result<json> { return a; });
   });
 
   auto* list = cmd->add_subcommand("list", "actions, oldest first");

@@ -228,6 +228,30 @@ std::vector<McpTool> MakeTools() {
             {"min_age", Str("at least this old (duration, e.g. 5m)")},
             {"max_age", Str("at most this old (duration, e.g. 1h)")},
             {"limit", Int("at most this many (default 50)", 1, 10000)}}));
+  tools.push_back(Tool("get_percept", "GET", "/v1/percepts/{id}",
+                       "One percept with its age and effective (decayed) intensity.",
+                       {{"id", Str("the percept id")}}, {"id"}));
+  tools.push_back(Tool("assign_percept", "POST", "/v1/percepts/{id}/assign",
+                       "Assign a percept to a thread (moving it from another thread).",
+                       {{"id", Str("the percept id")}, {"thread_id", Str("the thread")}},
+                       {"id", "thread_id"}));
+  tools.push_back(Tool("process_percept", "POST", "/v1/percepts/{id}/process",
+                       "Mark a percept processed: it has been dealt with.",
+                       {{"id", Str("the percept id")}}, {"id"}));
+  tools.push_back(
+      Tool("drop_percept", "POST", "/v1/percepts/{id}/drop",
+           "Drop a percept: ignored on purpose (it stays in the pool until consolidated).",
+           {{"id", Str("the percept id")}, {"reason", Str("why")}}, {"id"}));
+  tools.push_back(Tool("remove_percept", "DELETE", "/v1/percepts/{id}",
+                       "Remove a percept from the pool (the events log keeps it).",
+                       {{"id", Str("the percept id")}, {"reason", Str("why")}}, {"id"}));
+  tools.push_back(Tool("list_threads", "GET", "/v1/threads",
+                       "Threads by effective salience, highest first.",
+                       {{"status", Enum("only with this status (default active)",
+                                        {"active", "paused", "frozen", "complete", "all"})}}));
+  tools.push_back(Tool("get_thread", "GET", "/v1/threads/{id}",
+                       "One thread: goal, status, state, percepts, effective salience.",
+                       {{"id", Str("the thread id")}}, {"id"}));
   tools.push_back(Tool("create_thread", "POST", "/v1/threads",
                        "Start a thread of work toward a goal, optionally taking percepts into it.",
                        {{"goal", Str("what the thread is for")},
@@ -250,6 +274,10 @@ std::vector<McpTool> MakeTools() {
             {"reason", Str("why (with status paused)")},
             {"outcome", Str("how it ended (with status complete)")}},
            {"id"}));
+  tools.push_back(Tool("delete_thread", "DELETE", "/v1/threads/{id}",
+                       "Delete a thread (the events log keeps its history); its percepts are "
+                       "unassigned.",
+                       {{"id", Str("the thread id")}, {"reason", Str("why")}}, {"id"}));
   tools.push_back(
       Tool("attention", "GET", "/v1/attention",
            "What to work on now: arousal, the most salient active thread with its unprocessed "
@@ -267,6 +295,18 @@ std::vector<McpTool> MakeTools() {
             {"percept_id", Str("the percept it answers")},
             {"id", Str("a chosen id (default: generated)")}},
            {"effector", "type"}));
+  tools.push_back(Tool("list_actions", "GET", "/v1/actions",
+                       "Outbox actions with a status, oldest first (attempts, last error, next "
+                       "attempt).",
+                       {{"status", Enum("which (default pending)",
+                                        {"pending", "inflight", "complete", "failed", "dead"})}}));
+  tools.push_back(Tool("get_action", "GET", "/v1/actions/{id}",
+                       "One outbox action: status, attempts, last_error, next_attempt_at.",
+                       {{"id", Str("the action id")}}, {"id"}));
+  tools.push_back(
+      Tool("prune_actions", "POST", "/v1/actions/prune",
+           "Remove complete and dead actions last updated longer ago than older_than.",
+           {{"older_than", Str("a duration (default: the runtime's outbox.retention)")}}));
   tools.push_back(Tool("get_arousal", "GET", "/v1/arousal",
                        "The arousal level, its factors and the effective level now.", {}));
   tools.push_back(Tool("set_arousal", "PATCH", "/v1/arousal",
@@ -283,6 +323,28 @@ std::vector<McpTool> MakeTools() {
        {"type", Str("only these event types, comma-separated (e.g. percept_arrived)")},
        // 50, not the API's 60: MCP clients commonly time a request out at 60 s.
        {"wait", Int("seconds to wait for a first event (default 0, at most 50)", 0, 50)}}));
+  // Consolidation and the archive (docs/api.md, Archive).
+  tools.push_back(Tool("consolidate", "POST", "/v1/consolidate",
+                       "One consolidation pass: expire untouched percepts, stage finished threads "
+                       "and old percepts and actions into the archive and remove them from the "
+                       "pools.",
+                       {}));
+  tools.push_back(Tool("archive_blink", "POST", "/v1/archive/blink",
+                       "Stage a text in the archive now, to find it again later (e.g. before a "
+                       "restart).",
+                       {{"text", Str("what to keep")}, {"metadata", Obj("stored with the entry")}},
+                       {"text"}));
+  tools.push_back(Tool("archive_search", "GET", "/v1/archive/search",
+                       "BM25 search over archived days and staged entries, best first.",
+                       {{"q", Str("the query")}, {"k", Int("how many (default 5)", 1, 1000)}},
+                       {"q"}));
+  tools.push_back(Tool("archive_recall", "GET", "/v1/archive/recall",
+                       "The most recent context: the newest staged entries, then archived days.",
+                       {{"k", Int("how many (default 5)", 1, 1000)}}));
+  tools.push_back(Tool("archive_day", "GET", "/v1/archive/days/{date}",
+                       "One archived day's document (hash-chained).", {{"date", Str("YYYY-MM-DD")}},
+                       {"date"}));
+
   // Annotations by tool: reads, then writes as (destructive, idempotent).
   const std::vector<std::pair<const char*, json>> notes = {
       {"remember_fact", Writes(false, false)},     // the same fact again reinforces it
@@ -313,6 +375,22 @@ std::vector<McpTool> MakeTools() {
       {"get_arousal", ReadOnly()},
       {"set_arousal", Writes(false, true)},
       {"events_since", ReadOnly()},
+      {"get_percept", ReadOnly()},
+      {"assign_percept", Writes(false, true)},
+      {"process_percept", Writes(false, true)},
+      {"drop_percept", Writes(false, true)},
+      {"remove_percept", Writes(true, true)},
+      {"list_threads", ReadOnly()},
+      {"get_thread", ReadOnly()},
+      {"delete_thread", Writes(true, true)},
+      {"list_actions", ReadOnly()},
+      {"get_action", ReadOnly()},
+      {"prune_actions", Writes(true, true)},
+      {"consolidate", Writes(true, false)},
+      {"archive_blink", Writes(false, false)},
+      {"archive_search", ReadOnly()},
+      {"archive_recall", ReadOnly()},
+      {"archive_day", ReadOnly()},
   };
   for (McpTool& t : tools)
     for (const auto& [name, a] : notes)

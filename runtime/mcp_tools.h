@@ -20,7 +20,7 @@ namespace limbic::runtime {
 struct McpTool {
   std::string name;
   std::string description;
-  std::string method;           // GET, POST, PATCH
+  std::string method;           // GET, POST, PATCH, DELETE
   std::string path;             // "/v1/threads/{id}": {name} is filled from an argument
   nlohmann::json input_schema;  // {type: object, properties, required, additionalProperties: false}
   std::vector<std::string> exactly_one_of;  // when not empty: exactly one of these is given

@@ -116,6 +116,25 @@ TEST_CASE("the pools stay bounded: untouched percepts expire, a deleted thread l
   CHECK(text.out == "staged 0 entries: 0 threads, 0 percepts, 0 actions; 0 percepts expired\n");
 }
 
+TEST_CASE("show prints one percept, thread or action as the API does, text or JSON", "[cli]") {
+  TempDir dir;
+  L(dir, {"percept", "add", "--source", "chat", "--type", "message", "--text", "hi"});
+  L(dir, {"thread", "create", "--goal", "reply", "--from-percept", "p-1"});
+  L(dir, {"action", "enqueue", "--effector", "log", "--type", "reply", "--thread", "t-2"});
+  json p = J(dir, {"percept", "show", "p-1"});
+  CHECK(p["status"] == "assigned");  // --from-percept assigns
+  CHECK(p["thread_id"] == "t-2");
+  CHECK(p.contains("effective_intensity"));
+  json t = J(dir, {"thread", "show", "t-2"});
+  CHECK(t["percepts"] == json::array({"p-1"}));
+  CHECK(t["unprocessed"] == 1);
+  CHECK(J(dir, {"action", "show", "a-4"})["status"] == "pending");
+  RunResult text = L(dir, {"percept", "show", "p-1"});
+  CHECK(text.out.find("status:               assigned\n") != std::string::npos);
+  RunResult missing = L(dir, {"thread", "show", "t-9"}, 1);
+  CHECK_THAT(missing.err, Catch::Contains("thread t-9 not found"));
+}
+
 TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",
           "[cli]") {
   TempDir dir;

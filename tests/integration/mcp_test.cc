@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "runtime_util.h"
 
@@ -127,14 +128,18 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
   for (const json& t : tools) by_name[t["name"]] = t;
   std::set<std::string> names;
   for (const auto& [name, t] : by_name) names.insert(name);
-  CHECK(names == std::set<std::string>{"remember_fact", "remember_episode", "recall", "get_memory", "relate",
-                                       "related", "forget", "decay", "memory_stats", "ingest",
-                                       "context", "add_percept", "list_percepts", "create_thread",
-                                       "update_thread", "attention", "enqueue_action",
-                                       "get_arousal", "set_arousal", "events_since",
-                                       "world_memory", "world_entities", "world_entity",
-                                       "world_neighbors", "world_path", "world_surprise",
-                                       "world_extract", "world_consolidate"});
+  CHECK(names == std::set<std::string>{
+                     "remember_fact",  "remember_episode", "recall",          "get_memory",
+                     "relate",         "related",          "forget",          "decay",
+                     "memory_stats",   "ingest",           "context",         "add_percept",
+                     "list_percepts",  "create_thread",    "update_thread",   "attention",
+                     "enqueue_action", "get_arousal",      "set_arousal",     "events_since",
+                     "world_memory",   "world_entities",   "world_entity",    "world_neighbors",
+                     "world_path",     "world_surprise",   "world_extract",   "world_consolidate",
+                     "get_percept",    "assign_percept",   "process_percept", "drop_percept",
+                     "remove_percept", "list_threads",     "get_thread",      "delete_thread",
+                     "list_actions",   "get_action",       "prune_actions",   "consolidate",
+                     "archive_blink",  "archive_search",   "archive_recall",  "archive_day"});
   for (const auto& [name, t] : by_name) {
     INFO(name);
     CHECK(t["description"].is_string());
@@ -236,6 +241,55 @@ TEST_CASE("mcp: runtime tools through the in-process runtime") {
   // The sensor was left out: no tick percepts in the log.
   CHECK(Limbic({"--state", dir / "state", "--json", "percept", "list", "--source", "timer"}).out ==
         "[]\n");
+}
+
+TEST_CASE("mcp: a mind closes the loop through MCP alone") {
+  TempDir dir;
+  McpClient mcp(dir, WriteConfig(dir));
+  mcp.Initialize();
+  std::string p1 = mcp.Ok(
+      "add_percept", {{"source", "chat"}, {"type", "message"}, {"text", "deploy failed"}})["id"];
+  std::string p2 =
+      mcp.Ok("add_percept", {{"source", "chat"}, {"type", "message"}, {"text", "spam"}})["id"];
+  std::string p3 =
+      mcp.Ok("add_percept", {{"source", "chat"}, {"type", "message"}, {"text", "typo"}})["id"];
+  CHECK(mcp.Ok("get_percept", {{"id", p1}})["status"] == "new");
+  std::string t = mcp.Ok("create_thread", {{"goal", "fix the deploy"}, {"from_percept", p1}})["id"];
+  CHECK(mcp.Ok("get_percept", {{"id", p1}})["thread_id"] == t);  // from_percept assigns
+  std::string other = mcp.Ok("create_thread", {{"goal", "later"}})["id"];
+  mcp.Ok("assign_percept", {{"id", p3}, {"thread_id", other}});
+  mcp.Ok("process_percept", {{"id", p1}});
+  mcp.Ok("drop_percept", {{"id", p2}, {"reason", "spam"}});
+  CHECK(mcp.Ok("get_percept", {{"id", p2}})["status"] == "dropped");
+  CHECK(mcp.Ok("list_threads", {{"status", "all"}})["threads"].size() == 2);
+  CHECK(mcp.Ok("get_thread", {{"id", t}})["goal"] == "fix the deploy");
+  mcp.Ok("delete_thread", {{"id", other}, {"reason", "not needed"}});
+  CHECK(mcp.Ok("get_percept", {{"id", p3}})["status"] == "new");  // unassigned by the deletion
+  mcp.Ok("remove_percept", {{"id", p3}});
+  CHECK(mcp.Call("get_percept", {{"id", p3}})["isError"] == true);
+
+  std::string a =
+      mcp.Ok("enqueue_action", {{"effector", "log"}, {"type", "reply"}, {"thread_id", t}})["id"];
+  json action;
+  for (int i = 0; i < 100; ++i) {  // the log effector delivers at once
+    action = mcp.Ok("get_action", {{"id", a}});
+    if (action["status"] == "complete") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(action["status"] == "complete");
+  CHECK(mcp.Ok("list_actions", {{"status", "complete"}})["actions"].size() == 1);
+  CHECK(mcp.Ok("prune_actions", {{"older_than", "1h"}})["events"].empty());
+
+  CHECK(mcp.Ok("consolidate")["expired"] == 0);
+  mcp.Ok("archive_blink", {{"text", "the deploy failed because the cache was cold"}});
+  json found = mcp.Ok("archive_search", {{"q", "cache cold"}, {"k", 3}});
+  REQUIRE(found["results"].size() == 1);
+  CHECK(found["results"][0]["kind"] == "staged");
+  CHECK(mcp.Ok("archive_recall", {{"k", 2}})["items"].size() == 1);
+  json no_day = mcp.Call("archive_day", {{"date", "1999-01-01"}});
+  CHECK(no_day["isError"] == true);
+  CHECK(no_day["structuredContent"]["error"]["code"] == "not_found");
+  CHECK(mcp.Finish() == 0);
 }
 
 TEST_CASE("mcp: JSON-RPC errors") {
