@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/runtime.h"
 #include "base/input_json.h"
+#include "runtime/attention.h"
+#include "runtime/runtime.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -314,54 +315,10 @@ void Api::AddOutboxRoutes(Router& r) {
 }
 
 Result<json> Api::Attention() {
-  const auto& p = rt_.engine().projection();
-  const auto& recency = rt_.config().recency;
-  TimeMs now = rt_.engine().clock().Now();
-  auto threads = state::ThreadsBySalience(p, std::string("active"), now, recency, 1);
-  auto arousal = p.GetArousal();
-  if (!threads.ok() || !arousal.ok()) return threads.ok() ? arousal.status() : threads.status();
-  json best = threads->empty() ? json(nullptr) : std::move(threads->front());
-  json thread_percepts = json::array();
-  if (!best.is_null()) {
-    state::PerceptQuery q;
-    q.thread_id = best["id"].get<std::string>();
-    q.status = "assigned";
-    q.limit = rt_.config().attention_limit;
-    auto ps = p.QueryPercepts(q, now);
-    if (!ps.ok()) return ps.status();
-    for (const json& x : *ps) thread_percepts.push_back(state::PerceptWithRecency(x, now, recency));
-  }
-  // Intensity is at most 1, so nothing older than the age at which
-  // decay alone falls below the threshold can qualify: stop the scan there.
-  state::PerceptQuery q;
-  q.status = "new";
-  q.limit = 0;
-  double threshold = rt_.config().attention_threshold;
-  if (threshold > 0)
-    q.max_age = static_cast<TimeMs>(static_cast<double>(recency.percept_half_life) *
-                                    std::log2(1.0 / threshold)) +
-                1;
-  auto fresh = p.QueryPercepts(q, now);
-  if (!fresh.ok()) return fresh.status();
-  std::vector<json> unassigned;
-  for (const json& x : *fresh) {
-    json scored = state::PerceptWithRecency(x, now, recency);
-    if (scored["effective_intensity"].get<double>() >= rt_.config().attention_threshold)
-      unassigned.push_back(std::move(scored));
-  }
-  std::stable_sort(unassigned.begin(), unassigned.end(), [](const json& a, const json& b) {
-    return a["effective_intensity"].get<double>() > b["effective_intensity"].get<double>();
-  });
-  if (unassigned.size() > rt_.config().attention_limit)
-    unassigned.resize(rt_.config().attention_limit);
-  json arousal_out = {{"level", (*arousal)["level"]},
-                      {"factors", (*arousal)["factors"]},
-                      {"effective", rt_.EffectiveArousal()}};
-  return json{{"now", FormatTime(now)},
-              {"arousal", arousal_out},
-              {"thread", best},
-              {"thread_percepts", thread_percepts},
-              {"unassigned", unassigned}};
+  const Config& c = rt_.config();
+  return BuildAttention(rt_.engine().projection(), rt_.engine().clock().Now(),
+                        {c.recency, c.attention_threshold, c.attention_limit},
+                        rt_.EffectiveArousal());
 }
 
 }  // namespace limbic::runtime

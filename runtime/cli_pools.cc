@@ -13,7 +13,9 @@
 
 #include "base/input_json.h"
 #include "base/json.h"
+#include "runtime/attention.h"
 #include "runtime/cli.h"
+#include "runtime/config.h"
 #include "runtime/mcp_tools.h"
 #include "state/commands.h"
 
@@ -575,6 +577,57 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   });
 }
 
+void PrintAttentionText(const json& a) {
+  std::printf("arousal %.2f (effective %.2f)\n", a["arousal"]["level"].get<double>(),
+              a["arousal"]["effective"].get<double>());
+  auto line = [](const json& p) {
+    std::printf("  %-12s %-24s %5.2f  %s\n", Str(p["id"]).c_str(),
+                Short(Str(p["source"]) + "/" + Str(p["type"]), 24).c_str(),
+                p["effective_intensity"].get<double>(), Short(p.value("text", ""), 60).c_str());
+  };
+  const json& t = a["thread"];
+  if (t.is_null()) {
+    std::printf("no active thread\n");
+  } else {
+    std::printf("thread %s  %s  (salience %.2f, effective %.2f, %zu unprocessed)\n",
+                Str(t["id"]).c_str(), Short(Str(t["goal"]), 60).c_str(),
+                t["salience"].get<double>(), t["effective_salience"].get<double>(),
+                t["unprocessed"].get<size_t>());
+    for (const json& p : a["thread_percepts"]) line(p);
+  }
+  std::printf("unassigned: %zu\n", a["unassigned"].size());
+  for (const json& p : a["unassigned"]) line(p);
+}
+
+void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
+  auto config = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "attention",
+      "what to work on now: the focused thread, its percepts, new percepts by intensity");
+  cmd->add_option("--config", *config,
+                  "config whose attention and recency settings to use (default: the built-in one)");
+  cmd->callback([&ctx, &rc, config] {
+    auto c = config->empty() ? DefaultConfig() : LoadConfigFile(*config);
+    if (!c.ok()) {
+      rc = Fail(c.status());
+      return;
+    }
+    AttentionParams params{config->empty() ? ctx.recency : c->recency, c->attention_threshold,
+                           c->attention_limit};
+    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
+      auto arousal = EffectiveArousalNow(e.projection(), now, params.recency);
+      if (!arousal.ok()) return Fail(arousal.status());
+      auto out = BuildAttention(e.projection(), now, params, *arousal);
+      if (!out.ok()) return Fail(out.status());
+      if (ctx.json)
+        PrintJson(*out);
+      else
+        PrintAttentionText(*out);
+      return 0;
+    });
+  });
+}
+
 }  // namespace
 
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc) {
@@ -582,6 +635,7 @@ void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc) {
   AddThread(app, ctx, rc);
   AddArousal(app, ctx, rc);
   AddAction(app, ctx, rc);
+  AddAttention(app, ctx, rc);
 }
 
 }  // namespace limbic::runtime

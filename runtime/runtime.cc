@@ -6,11 +6,12 @@
 #include <boost/asio/post.hpp>
 #include <set>
 
+#include "base/input_json.h"
 #include "effectors/effector.h"
 #include "runtime/api.h"
+#include "runtime/attention.h"
 #include "state/commands.h"
 #include "state/dedup.h"
-#include "base/input_json.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -234,13 +235,9 @@ void Runtime::RegisterSubscribers() {
 double Runtime::EffectiveArousal() {
   TimeMs now = engine_->clock().Now();
   if (arousal_cache_at_ >= 0 && now - arousal_cache_at_ < 250) return arousal_cache_;
-  auto arousal = engine_->projection().GetArousal();
-  state::PerceptQuery q;
-  q.max_age = config_.recency.arousal_window;
-  q.limit = 1000;  // the most recent 1000 dominate the product anyway
-  auto recent = engine_->projection().QueryPercepts(q, now);
-  if (!arousal.ok() || !recent.ok()) return arousal_cache_;
-  arousal_cache_ = state::EffectiveArousal(*arousal, *recent, now, config_.recency);
+  auto effective = EffectiveArousalNow(engine_->projection(), now, config_.recency);
+  if (!effective.ok()) return arousal_cache_;
+  arousal_cache_ = *effective;
   arousal_cache_at_ = now;
   return arousal_cache_;
 }

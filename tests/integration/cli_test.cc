@@ -135,6 +135,28 @@ TEST_CASE("show prints one percept, thread or action as the API does, text or JS
   CHECK_THAT(missing.err, Catch::Contains("thread t-9 not found"));
 }
 
+TEST_CASE("attention shows the focused thread and the new percepts strong enough to notice",
+          "[cli]") {
+  TempDir dir;
+  L(dir, {"percept", "add", "--source", "chat", "--type", "message", "--text", "deploy failed"});
+  L(dir,
+    {"thread", "create", "--goal", "fix the deploy", "--from-percept", "p-1", "--salience", "0.9"});
+  L(dir, {"thread", "create", "--goal", "someday", "--salience", "0.1"});
+  L(dir, {"percept", "add", "--source", "chat", "--type", "message", "--text", "urgent",
+          "--intensity", "0.9", "--id", "p-urgent"});
+  L(dir, {"percept", "add", "--source", "timer", "--type", "heartbeat", "--intensity", "0.05"});
+  json a = J(dir, {"attention"});
+  CHECK(a["thread"]["id"] == "t-2");
+  REQUIRE(a["thread_percepts"].size() == 1);
+  CHECK(a["thread_percepts"][0]["id"] == "p-1");
+  REQUIRE(a["unassigned"].size() == 1);  // the heartbeat is below the 0.2 threshold
+  CHECK(a["unassigned"][0]["id"] == "p-urgent");
+  CHECK(a["arousal"].contains("effective"));
+  RunResult text = L(dir, {"attention"});
+  CHECK_THAT(text.out, Catch::Contains("thread t-2  fix the deploy"));
+  CHECK_THAT(text.out, Catch::Contains("unassigned: 1"));
+}
+
 TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",
           "[cli]") {
   TempDir dir;
