@@ -5,6 +5,7 @@
 #include "runtime/api.h"
 #include "runtime/runtime.h"
 #include "sensors/builtin.h"
+#include "state/why.h"
 
 namespace limbic::runtime {
 
@@ -63,6 +64,15 @@ HttpResponse EventsResponse(const std::vector<EventHub::Item>& items, uint64_t l
 }  // namespace
 
 void Api::AddEventRoutes(Router& r) {
+  r.Add("GET", "/v1/why/{id}", [this](HttpRequest& req, Responder respond) {
+    // Two reads of the log: on the archive's worker, off the io thread.
+    rt_.archive().Run([dir = state::EventsDirPath(rt_.config().state_dir), id = Param(req, "id")](
+                          archive::ArchiveStore&) { return state::Why(dir, id); },
+                      [respond](Result<json> why) {
+                        if (!why.ok()) return respond(ErrorResponse(why.status()));
+                        respond(HttpResponse::Json(200, *why));
+                      });
+  });
   r.Add("GET", "/v1/events", [this](HttpRequest& req, Responder respond) {
     auto after = QueryNumber(req, "after", 0);
     auto limit = QueryNumber(req, "limit", 100);

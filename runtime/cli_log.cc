@@ -9,10 +9,11 @@
 #include <iostream>
 #include <thread>
 
+#include "base/input_json.h"
 #include "runtime/cli.h"
 #include "state/event_log.h"
-#include "base/input_json.h"
 #include "state/replay.h"
+#include "state/why.h"
 
 namespace limbic::runtime {
 namespace {
@@ -452,8 +453,30 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
 
 }  // namespace
 
+// `limbic why ID`: the causal chain from the log (state/why.h). It reads
+// only the log, so it works beside a running runtime.
+void AddWhy(CLI::App& app, CliContext& ctx, int& rc) {
+  auto id = std::make_shared<std::string>();
+  auto* cmd =
+      app.add_subcommand("why", "why a percept, thread or action is what it is: its causal chain");
+  cmd->add_option("id", *id, "a percept, thread or action id")->required();
+  cmd->callback([&ctx, &rc, id] {
+    auto why = state::Why(state::EventsDirPath(ctx.state_dir), *id);
+    if (!why.ok()) {
+      rc = Fail(why.status());
+      return;
+    }
+    if (ctx.json)
+      PrintJson(*why);
+    else
+      std::cout << state::WhyText(*why);
+    rc = 0;
+  });
+}
+
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc) {
   AddEvents(app, ctx, rc);
+  AddWhy(app, ctx, rc);
   AddReplay(app, ctx, rc);
   AddStateCommands(app, ctx, rc);
   AddFsck(app, ctx, rc);

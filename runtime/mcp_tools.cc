@@ -323,6 +323,12 @@ std::vector<McpTool> MakeTools() {
        {"type", Str("only these event types, comma-separated (e.g. percept_arrived)")},
        // 50, not the API's 60: MCP clients commonly time a request out at 60 s.
        {"wait", Int("seconds to wait for a first event (default 0, at most 50)", 0, 50)}}));
+  tools.push_back(Tool("why", "GET", "/v1/why/{id}",
+                       "Why something happened: the causal chain of a percept, thread or action "
+                       "from the events log (arrival, the reflex that fired, what it created, each "
+                       "delivery attempt and its outcome), with seqs and times.",
+                       {{"id", Str("a percept, thread or action id")}}, {"id"}));
+
   // Consolidation and the archive (docs/api.md, Archive).
   tools.push_back(Tool("consolidate", "POST", "/v1/consolidate",
                        "One consolidation pass: expire untouched percepts, stage finished threads "
@@ -391,6 +397,7 @@ std::vector<McpTool> MakeTools() {
       {"archive_search", ReadOnly()},
       {"archive_recall", ReadOnly()},
       {"archive_day", ReadOnly()},
+      {"why", ReadOnly()},
   };
   for (McpTool& t : tools)
     for (const auto& [name, a] : notes)

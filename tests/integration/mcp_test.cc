@@ -128,18 +128,51 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
   for (const json& t : tools) by_name[t["name"]] = t;
   std::set<std::string> names;
   for (const auto& [name, t] : by_name) names.insert(name);
-  CHECK(names == std::set<std::string>{
-                     "remember_fact",  "remember_episode", "recall",          "get_memory",
-                     "relate",         "related",          "forget",          "decay",
-                     "memory_stats",   "ingest",           "context",         "add_percept",
-                     "list_percepts",  "create_thread",    "update_thread",   "attention",
-                     "enqueue_action", "get_arousal",      "set_arousal",     "events_since",
-                     "world_memory",   "world_entities",   "world_entity",    "world_neighbors",
-                     "world_path",     "world_surprise",   "world_extract",   "world_consolidate",
-                     "get_percept",    "assign_percept",   "process_percept", "drop_percept",
-                     "remove_percept", "list_threads",     "get_thread",      "delete_thread",
-                     "list_actions",   "get_action",       "prune_actions",   "consolidate",
-                     "archive_blink",  "archive_search",   "archive_recall",  "archive_day"});
+  CHECK(names == std::set<std::string>{"remember_fact",
+                                       "remember_episode",
+                                       "recall",
+                                       "get_memory",
+                                       "relate",
+                                       "related",
+                                       "forget",
+                                       "decay",
+                                       "memory_stats",
+                                       "ingest",
+                                       "context",
+                                       "add_percept",
+                                       "list_percepts",
+                                       "create_thread",
+                                       "update_thread",
+                                       "attention",
+                                       "enqueue_action",
+                                       "get_arousal",
+                                       "set_arousal",
+                                       "events_since",
+                                       "world_memory",
+                                       "world_entities",
+                                       "world_entity",
+                                       "world_neighbors",
+                                       "world_path",
+                                       "world_surprise",
+                                       "world_extract",
+                                       "world_consolidate",
+                                       "get_percept",
+                                       "assign_percept",
+                                       "process_percept",
+                                       "drop_percept",
+                                       "remove_percept",
+                                       "list_threads",
+                                       "get_thread",
+                                       "delete_thread",
+                                       "list_actions",
+                                       "get_action",
+                                       "prune_actions",
+                                       "consolidate",
+                                       "archive_blink",
+                                       "archive_search",
+                                       "archive_recall",
+                                       "archive_day",
+                                       "why"});
   for (const auto& [name, t] : by_name) {
     INFO(name);
     CHECK(t["description"].is_string());
@@ -279,6 +312,11 @@ TEST_CASE("mcp: a mind closes the loop through MCP alone") {
   CHECK(action["status"] == "complete");
   CHECK(mcp.Ok("list_actions", {{"status", "complete"}})["actions"].size() == 1);
   CHECK(mcp.Ok("prune_actions", {{"older_than", "1h"}})["events"].empty());
+
+  json why = mcp.Ok("why", {{"id", p1}});
+  CHECK(why["kind"] == "percept");
+  CHECK(why["chain"][0]["type"] == "percept_arrived");
+  CHECK(mcp.Call("why", {{"id", "p-nope"}})["structuredContent"]["error"]["code"] == "not_found");
 
   CHECK(mcp.Ok("consolidate")["expired"] == 0);
   mcp.Ok("archive_blink", {{"text", "the deploy failed because the cache was cold"}});

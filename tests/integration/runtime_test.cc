@@ -153,6 +153,48 @@ TEST_CASE("command-line writes while limbic run holds the state dir go through i
   CHECK(Http(l.port(), "GET", "/v1/memory/m-4", "", headers).status == 200);
 }
 
+TEST_CASE("why tells a percept's story from the log: reflex, thread, action, each delivery",
+          "[runtime][why]") {
+  TempDir dir;
+  json config = BaseConfig(
+      dir,
+      {{"hook",
+        {{"kind", "http"}, {"url", "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/x"}}}});
+  config["outbox"]["max_attempts"] = 2;
+  std::ofstream(dir / "reflexes.json")
+      << json{{"reflexes",
+               {{{"id", "triage"},
+                 {"when", {{"source", "chat"}}},
+                 {"then",
+                  {{{"create_thread", {{"goal", "triage {{percept.text}}"}}}},
+                   {{"send", {{"effector", "hook"}, {"type", "alert"}}}}}}}}}}
+             .dump();
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  std::string id = HttpJson(l.port(), "POST", "/v1/percepts",
+                            {{"source", "chat"}, {"type", "msg"}, {"text", "deploy failed"}})
+                       .Json()["id"];
+  WaitJson(l.port(), "/v1/actions?status=dead",
+           [](const json& j) { return j["actions"].size() == 1; });
+
+  json why = Http(l.port(), "GET", "/v1/why/" + id).Json();
+  std::vector<std::string> types;
+  for (const json& s : why["chain"]) types.push_back(s["type"]);
+  CHECK(types == std::vector<std::string>{"percept_arrived", "reflex_fired", "thread_created",
+                                          "percept_assigned", "action_enqueued", "action_sent",
+                                          "action_failed", "action_sent", "action_dead"});
+  CHECK(why["chain"][1]["what"] ==
+        "reflex triage on " + id + " caused seqs " + why["chain"][1]["event"]["caused"].dump());
+  // The command line reads the same log beside the runtime.
+  RunResult text = Limbic({"--state", dir / "state", "why", id});
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("action_dead"));
+  CHECK_THAT(text.out, Catch::Contains("Connection refused"));
+  json cli = json::parse(Limbic({"--state", dir / "state", "why", id, "--json"}).out);
+  CHECK(cli["chain"] == why["chain"]);
+  CHECK(Http(l.port(), "GET", "/v1/why/p-none").status == 404);
+}
+
 TEST_CASE("reflex rules: validated, put through the API, fired on percepts, disabled, deleted",
           "[runtime]") {
   TempDir dir;

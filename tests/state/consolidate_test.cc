@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine_fixture.h"
 #include "state/engine.h"
 #include "state/replay.h"
 #include "test_util.h"
@@ -14,33 +15,8 @@ namespace {
 
 constexpr TimeMs kDay = 86400000;
 
-struct Fixture {
-  ScratchDir dir;
-  ManualClock clock{*ParseTime("2026-11-01T09:00:00Z")};
-  std::unique_ptr<Engine> engine;
-
-  Fixture() {
-    EngineOptions o;
-    o.state_dir = dir / "live";
-    o.clock = &clock;
-    auto e = Engine::Open(o);
-    REQUIRE(e.ok());
-    engine = std::move(e).value();
-  }
-  void Commit(Result<Events> ev) {
-    INFO(ev.status().ToString());
-    REQUIRE(ev.ok());
-    Status s = engine->Commit(*ev);
-    INFO(s.ToString());
-    REQUIRE(s.ok());
-  }
-  void Raw(EventType type, json fields) {
-    Event e;
-    e.type = type;
-    e.fields = std::move(fields);
-    Commit(Events{e});
-  }
-  size_t Count(Pool pool) { return *engine->projection().Count(pool); }
+struct Fixture : limbic::testing::EngineFixture {
+  Fixture() : EngineFixture("live") {}
 };
 
 }  // namespace

@@ -1,0 +1,195 @@
+#include "state/why.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "base/json.h"
+#include "state/event_log.h"
+
+namespace limbic::state {
+namespace {
+
+// The ids an event names: its id fields, and the ids it consolidates.
+std::vector<std::string> IdsOf(const Event& e) {
+  std::vector<std::string> out;
+  for (const char* key : {"percept_id", "thread_id", "action_id", "from_percept"})
+    if (std::string v = e.Str(key); !v.empty()) out.push_back(std::move(v));
+  auto c = e.fields.find("consolidates");
+  if (c != e.fields.end() && c->is_object())
+    for (const char* key : {"percept_ids", "thread_ids", "action_ids"})
+      if (auto list = c->find(key); list != c->end() && list->is_array())
+        for (const json& id : *list)
+          if (id.is_string()) out.push_back(id.get<std::string>());
+  return out;
+}
+
+// The id an event brings into being ("" when it creates nothing).
+std::string CreatedId(const Event& e) {
+  switch (e.type) {
+    case EventType::kPerceptArrived: return e.Str("percept_id");
+    case EventType::kThreadCreated: return e.Str("thread_id");
+    case EventType::kActionEnqueued: return e.Str("action_id");
+    default: return "";
+  }
+}
+
+bool IsDelivery(EventType t) {
+  return t == EventType::kActionSent || t == EventType::kActionComplete || t == EventType::kActionFailed ||
+         t == EventType::kActionDead;
+}
+
+std::string Quoted(const json& v, size_t max = 60) {
+  if (!v.is_string()) return "";
+  std::string s = v.get<std::string>();
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return " \"" + s + "\"";
+}
+
+std::string Field(const json& fields, const char* key) {
+  auto it = fields.find(key);
+  if (it == fields.end()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// One line about the event, in the terms of the thing it changes.
+std::string What(const Event& e) {
+  const json& f = e.fields;
+  auto id = [&](const char* key) { return Field(f, key); };
+  switch (e.type) {
+    case EventType::kPerceptArrived:
+      return id("percept_id") + " from " + id("source") + "/" + id("percept_type") +
+             (f.contains("text") ? ":" + Quoted(f["text"]) : "");
+    case EventType::kPerceptAssigned: return id("percept_id") + " assigned to " + id("thread_id");
+    case EventType::kPerceptProcessed: return id("percept_id") + " processed";
+    case EventType::kPerceptDropped: return id("percept_id") + " dropped";
+    case EventType::kPerceptRemoved: return id("percept_id") + " removed from the pool";
+    case EventType::kThreadCreated:
+      return id("thread_id") + Quoted(f.value("goal", json())) +
+             (f.contains("from_percept") ? " from " + id("from_percept") : "");
+    case EventType::kThreadUpdated: return id("thread_id") + " updated";
+    case EventType::kThreadPaused: return id("thread_id") + " paused";
+    case EventType::kThreadCompleted:
+      return id("thread_id") + " complete" + (f.contains("outcome") ? ":" + Quoted(f["outcome"]) : "");
+    case EventType::kThreadDeleted: return id("thread_id") + " deleted";
+    case EventType::kActionEnqueued:
+      return id("action_id") + " " + id("effector") + "/" + id("action_type") +
+             (f.contains("thread_id") ? " for " + id("thread_id") : "") +
+             (f.contains("percept_id") ? " on " + id("percept_id") : "");
+    case EventType::kActionSent: return id("action_id") + " sent, attempt " + id("attempt");
+    case EventType::kActionComplete: return id("action_id") + " delivered";
+    case EventType::kActionFailed:
+      return id("action_id") + " attempt " + id("attempt") + " failed:" + Quoted(f.value("error", json()), 120) +
+             (f.contains("retry_at") ? ", retry at " + id("retry_at") : "");
+    case EventType::kActionDead: return id("action_id") + " dead:" + Quoted(f.value("error", json()), 120);
+    case EventType::kReflexFired:
+      return "reflex " + id("reflex_id") + (f.contains("percept_id") ? " on " + id("percept_id") : "") +
+             " caused seqs " + CompactJson(f.value("caused", json::array()));
+    case EventType::kEntryStaged: return "consolidated into the archive (" + id("date") + ")";
+    default: return std::string(EventTypeName(e.type));
+  }
+}
+
+json Step(const Event& e) {
+  json step = {{"seq", e.seq}, {"ts", FormatTime(e.ts)}, {"type", EventTypeName(e.type)}, {"what", What(e)}};
+  for (const char* key : {"actor", "reason"})
+    if (auto it = e.fields.find(key); it != e.fields.end() && it->is_string()) step[key] = *it;
+  json event = EventToJson(e);
+  event.erase("entry");  // an archive entry's text can be long; `limbic events` shows it
+  step["event"] = std::move(event);
+  return step;
+}
+
+// Reads every event of the log in order.
+template <typename Fn>
+Status ScanLog(const std::string& events_dir, Fn&& fn) {
+  auto reader = LogReader::Open(events_dir, {});
+  if (!reader.ok()) return reader.status();
+  Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    fn(e);
+  }
+}
+
+}  // namespace
+
+Result<json> Why(const std::string& events_dir, const std::string& id) {
+  if (id.empty() || id.size() > 256 || id.find_first_of(" \t\r\n/") != std::string::npos)
+    return Status::InvalidArgument("\"" + id + "\" is not a percept, thread or action id");
+  std::map<uint64_t, json> chain;  // seq -> step
+  std::string kind;
+  std::set<uint64_t> made;    // seqs of events that created the thing or what it made
+  std::set<uint64_t> caused;  // seqs a reflex firing on it caused
+  std::set<std::string> near;  // what it is tied to, one step out
+  // 1. Everything that names it.
+  LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
+    std::vector<std::string> ids = IdsOf(e);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) return;
+    if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
+    const std::string created = CreatedId(e);
+    if (created == id) {
+      made.insert(e.seq);
+      kind = e.type == EventType::kPerceptArrived ? "percept"
+             : e.type == EventType::kThreadCreated ? "thread"
+                                                   : "action";
+    } else if (!created.empty()) {
+      made.insert(e.seq);  // a thread from it, an action for it
+    }
+    if (e.type == EventType::kReflexFired)
+      for (const json& s : e.fields.value("caused", json::array()))
+        if (s.is_number_unsigned()) caused.insert(s.get<uint64_t>());
+    for (std::string& other : ids)
+      if (other != id && e.type != EventType::kEntryStaged) near.insert(std::move(other));
+  }));
+  if (chain.empty()) return Status::NotFound("no event of the log names " + id);
+  // 2. What the first pass led to: what a firing on it caused, the firing
+  // that caused it, and the creation (and deliveries) of what it is tied to.
+  LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
+    if (chain.count(e.seq) || chain.size() >= kMaxWhySteps) return;
+    bool take = caused.count(e.seq) > 0;
+    if (e.type == EventType::kReflexFired) {
+      const json list = e.fields.value("caused", json::array());
+      for (const json& s : list) take = take || (s.is_number_unsigned() && made.count(s.get<uint64_t>()));
+      if (take)  // the rest of what that firing wrote follows in the log
+        for (const json& s : list)
+          if (s.is_number_unsigned()) caused.insert(s.get<uint64_t>());
+    }
+    const std::string created = CreatedId(e);
+    if (!created.empty() && (near.count(created) || caused.count(e.seq))) {
+      take = true;
+      near.insert(created);  // its deliveries follow later in the log
+    }
+    if (IsDelivery(e.type) && near.count(e.Str("action_id"))) take = true;
+    if (take) chain.emplace(e.seq, Step(e));
+  }));
+  json steps = json::array();
+  for (auto& [seq, step] : chain) steps.push_back(std::move(step));
+  return json{{"id", id},
+              {"kind", kind.empty() ? json(nullptr) : json(kind)},
+              {"chain", std::move(steps)},
+              {"truncated", chain.size() >= kMaxWhySteps}};
+}
+
+std::string WhyText(const json& why) {
+  std::string out = why["id"].get<std::string>() + "  " +
+                    (why["kind"].is_string() ? why["kind"].get<std::string>() : "(gone before the log began)") +
+                    "\n";
+  for (const json& s : why["chain"]) {
+    std::string line = "  seq " + std::to_string(s["seq"].get<uint64_t>());
+    line.resize(std::max<size_t>(line.size(), 13), ' ');
+    line += s["ts"].get<std::string>() + "  " + s["type"].get<std::string>();
+    line.resize(std::max<size_t>(line.size() + 2, 59), ' ');
+    line += s["what"].get<std::string>();
+    if (s.contains("actor")) line += "  [by " + s["actor"].get<std::string>() + "]";
+    if (s.contains("reason")) line += "  (" + s["reason"].get<std::string>() + ")";
+    out += line + "\n";
+  }
+  if (why["truncated"].get<bool>()) out += "  ... (truncated)\n";
+  return out;
+}
+
+}  // namespace limbic::state

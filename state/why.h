@@ -1,0 +1,41 @@
+// Why something happened: the causal chain of a percept, thread or action,
+// read from the events log (`limbic why ID`, GET /v1/why/{id}, MCP `why`).
+//
+// The chain holds, in log order:
+//   - every event about the thing itself (its arrival or creation, each
+//     change, and for an action each delivery attempt and its outcome);
+//   - the reflex firing that caused it, or that it caused, with what that
+//     firing wrote;
+//   - what it is tied to, one step out: the percept a thread or action came
+//     from, the threads a percept was assigned to, the actions enqueued for
+//     it -- each with its creation and, for an action, its deliveries.
+// So a percept reads: arrived -> reflex fired -> thread created -> action
+// enqueued -> sent, failed, sent, complete.
+//
+// Two passes over the log (the second follows what the first found), so the
+// cost is two reads of the log, about a second per million events; the
+// chain stops at kMaxWhySteps steps ("truncated": true).
+//
+// Thread-safety: reads files only; the log may be written meanwhile (what
+// is not complete yet is not read).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+#include "state/event.h"
+
+namespace limbic::state {
+
+inline constexpr size_t kMaxWhySteps = 10000;
+
+// {id, kind: percept|thread|action, chain: [{seq, ts, type, what, actor?,
+// reason?, event}], truncated}. NotFound when no event of the log names
+// `id`; InvalidArgument when it is not an id.
+Result<json> Why(const std::string& events_dir, const std::string& id);
+
+// One line of text per step, for the command line.
+std::string WhyText(const json& why);
+
+}  // namespace limbic::state
