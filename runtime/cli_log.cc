@@ -1,15 +1,18 @@
 // events / replay / state / fsck: reading the log and rebuilding from it.
 // None of these needs the state dir's lock, so all of them work while
 // `limbic run` owns the state dir.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "base/input_json.h"
+#include "base/json.h"
 #include "runtime/cli.h"
 #include "state/event_log.h"
 #include "state/replay.h"
@@ -27,13 +30,36 @@ volatile std::sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
 
 // --since: an RFC 3339 time, or a duration meaning "that long ago".
-Result<TimeMs> ParseSince(const std::string& text, TimeMs now) {
+Result<TimeMs> ParseSince(const std::string& flag, const std::string& text, TimeMs now) {
   auto t = ParseTime(text);
   if (t.ok()) return *t;
   auto d = ParseDuration(text);
   if (d.ok()) return now - *d;
-  return Status::InvalidArgument("--since \"" + text +
+  return Status::InvalidArgument(flag + " \"" + text +
                                  "\": want an RFC 3339 time or a duration such as 10m");
+}
+
+// A line of `events tail`: the event as the log holds it, except that in
+// text mode a memory's vector (base64, kilobytes of it) is left out;
+// --json prints every line whole.
+std::string TailLine(const state::Event& e, std::string_view raw, bool as_json) {
+  if (as_json ||
+      (e.type != state::EventType::kMemoryStored && e.type != state::EventType::kMemoryEmbedded))
+    return std::string(raw);
+  // Parsed keeping the log's key order, so the line reads as the log does.
+  auto j = nlohmann::ordered_json::parse(raw, nullptr, false);
+  if (!j.is_object()) return std::string(raw);
+  auto elide = [](nlohmann::ordered_json& holder) {
+    if (holder.is_object() && holder.contains("vector") && holder["vector"].is_string())
+      holder["vector"] = "(" +
+                         std::to_string(holder["vector"].get_ref<const std::string&>().size()) +
+                         " bytes of base64; --json prints them)";
+  };
+  if (j.contains("memory") && j["memory"].is_object() && j["memory"].contains("embedding"))
+    elide(j["memory"]["embedding"]);
+  if (j.contains("vectors") && j["vectors"].is_array())
+    for (auto& v : j["vectors"]) elide(v);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
@@ -43,14 +69,17 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   struct Tail {
     bool follow = false;
     std::vector<std::string> types;
-    std::string since;
+    std::string since, until, id;
     size_t lines = 20;
+    uint64_t seq = 0;
   };
   auto t = std::make_shared<Tail>();
   auto* tail = cmd->add_subcommand("tail", "print the last events as JSON lines");
   tail->add_flag("-f,--follow", t->follow, "keep printing events as they are appended");
   tail->add_option("--type", t->types, "only events of this type (repeatable)");
   tail->add_option("--since", t->since, "only events at or after this time (or e.g. 10m ago)");
+  tail->add_option("--until", t->until, "only events at or before this time (or e.g. 10m ago)");
+  tail->add_option("--id", t->id, "only events that name this percept, thread or action id");
   tail->add_option("-n,--lines", t->lines, "how many to print first (0 = all)")
       ->capture_default_str();
   tail->callback([&ctx, &rc, t] {
@@ -59,16 +88,21 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
         rc = UsageError("--type: unknown event type \"" + type + "\"");
         return;
       }
-    std::optional<TimeMs> since;
-    if (!t->since.empty()) {
+    // A flag's time (a time, or a duration before now); nullopt when not given.
+    auto bound = [&](const char* flag, const std::string& text) -> Result<std::optional<TimeMs>> {
+      if (text.empty()) return std::optional<TimeMs>();
       auto now = ctx.Now();
-      auto s = now.ok() ? ParseSince(t->since, *now) : Result<TimeMs>(now.status());
-      if (!s.ok()) {
-        rc = Fail(s.status());
-        return;
-      }
-      since = *s;
+      if (!now.ok()) return now.status();
+      auto at = ParseSince(flag, text, *now);
+      if (!at.ok()) return at.status();
+      return std::optional<TimeMs>(*at);
+    };
+    auto from = bound("--since", t->since), to = bound("--until", t->until);
+    if (!from.ok() || !to.ok()) {
+      rc = Fail(from.ok() ? to.status() : from.status());
+      return;
     }
+    const std::optional<TimeMs> since = *from, until = *to;
     auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
     if (!reader.ok()) {
       rc = Fail(reader.status());
@@ -76,6 +110,11 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
     }
     auto wanted = [&](const state::Event& e) {
       if (since && e.ts < *since) return false;
+      if (until && e.ts > *until) return false;
+      if (!t->id.empty()) {
+        const auto ids = state::EventIds(e);
+        if (std::find(ids.begin(), ids.end(), t->id) == ids.end()) return false;
+      }
       if (t->types.empty()) return true;
       for (const std::string& type : t->types)
         if (state::EventTypeName(e.type) == type) return true;
@@ -93,10 +132,10 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
       if (!*more) break;
       if (!wanted(e)) continue;
       if (t->lines == 0) {
-        std::cout << (*reader)->raw_line() << "\n";
+        std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << "\n";
         continue;
       }
-      last.emplace_back((*reader)->raw_line());
+      last.emplace_back(TailLine(e, (*reader)->raw_line(), ctx.json));
       if (last.size() > t->lines) last.pop_front();
     }
     for (const std::string& line : last) std::cout << line << "\n";
@@ -114,8 +153,34 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      if (wanted(e)) std::cout << (*reader)->raw_line() << std::endl;
+      if (until && e.ts > *until) return;  // the log is in time order: nothing more to print
+      if (wanted(e)) std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << std::endl;
     }
+  });
+
+  auto* show = cmd->add_subcommand("show", "print one event, by its seq");
+  show->add_option("seq", t->seq, "its seq")->required()->check(CLI::PositiveNumber);
+  show->callback([&ctx, &rc, t] {
+    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
+    if (!reader.ok()) {
+      rc = Fail(reader.status());
+      return;
+    }
+    state::Event e;
+    for (;;) {
+      auto more = (*reader)->Next(&e);
+      if (!more.ok()) {
+        rc = Fail(more.status());
+        return;
+      }
+      if (!*more || e.seq > t->seq) break;
+      if (e.seq == t->seq) {
+        std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << "\n";
+        rc = 0;
+        return;
+      }
+    }
+    rc = Fail(Status::NotFound("no event with seq " + std::to_string(t->seq) + " in the log"));
   });
 
   auto out = std::make_shared<std::string>();

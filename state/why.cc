@@ -9,10 +9,9 @@
 #include "state/event_log.h"
 
 namespace limbic::state {
-namespace {
+namespace {}  // namespace
 
-// The ids an event names: its id fields, and the ids it consolidates.
-std::vector<std::string> IdsOf(const Event& e) {
+std::vector<std::string> EventIds(const Event& e) {
   std::vector<std::string> out;
   for (const char* key : {"percept_id", "thread_id", "action_id", "from_percept"})
     if (std::string v = e.Str(key); !v.empty()) out.push_back(std::move(v));
@@ -24,6 +23,8 @@ std::vector<std::string> IdsOf(const Event& e) {
           if (id.is_string()) out.push_back(id.get<std::string>());
   return out;
 }
+
+namespace {
 
 // The id an event brings into being ("" when it creates nothing).
 std::string CreatedId(const Event& e) {
@@ -127,7 +128,7 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   std::set<std::string> near;  // what it is tied to, one step out
   // 1. Everything that names it.
   LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
-    std::vector<std::string> ids = IdsOf(e);
+    std::vector<std::string> ids = EventIds(e);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) return;
     if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
     const std::string created = CreatedId(e);

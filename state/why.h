@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "state/event.h"
@@ -37,5 +38,9 @@ Result<json> Why(const std::string& events_dir, const std::string& id);
 
 // One line of text per step, for the command line.
 std::string WhyText(const json& why);
+
+// The percept, thread and action ids an event names: its id fields
+// (percept_id, thread_id, action_id, from_percept) and what it consolidates.
+std::vector<std::string> EventIds(const Event& e);
 
 }  // namespace limbic::state

@@ -69,10 +69,20 @@ TEST_CASE("ParallelFor nests and runs from several threads without waiting on it
 
 TEST_CASE("ParallelFor rethrows the first exception on the calling thread", "[base]") {
   std::atomic<size_t> calls{0};
+  std::atomic<bool> thrown{false};
   CHECK_THROWS_WITH(ParallelFor(1000,
                                 [&](size_t i) {
                                   calls++;
-                                  if (i == 10) throw std::runtime_error("item 10");
+                                  if (i == 10) {
+                                    thrown = true;
+                                    throw std::runtime_error("item 10");
+                                  }
+                                  // Later items wait for the throw, then are slow, so the
+                                  // other threads cannot run through them all before the
+                                  // loop sees it. (Index 10 is handed out before them.)
+                                  if (i < 10) return;
+                                  while (!thrown) std::this_thread::yield();
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(2));
                                 }),
                     "item 10");
   CHECK(calls < 1000);  // it stopped handing out indices

@@ -2,11 +2,11 @@
 // replay/time travel, and bad input rejected with a clear message and
 // nothing written.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "base/time.h"
 #include "process.h"
@@ -155,6 +155,36 @@ TEST_CASE("attention shows the focused thread and the new percepts strong enough
   RunResult text = L(dir, {"attention"});
   CHECK_THAT(text.out, Catch::Contains("thread t-2  fix the deploy"));
   CHECK_THAT(text.out, Catch::Contains("unassigned: 1"));
+}
+
+TEST_CASE("events tail by id and time, events show by seq, vectors kept out of text", "[cli]") {
+  TempDir dir;
+  L(dir, {"percept", "add", "--source", "chat", "--type", "message", "--id", "p-a"});
+  L(dir, {"percept", "add", "--source", "chat", "--type", "message", "--id", "p-b"});
+  L(dir, {"thread", "create", "--goal", "g", "--from-percept", "p-a"});
+  L(dir, {"memory", "remember", "alice", "likes", "tea"});
+  auto lines = [](const std::string& out) {
+    std::vector<json> v;
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);) v.push_back(json::parse(l));
+    return v;
+  };
+  auto about_a = lines(L(dir, {"events", "tail", "--id", "p-a", "-n", "0"}).out);
+  REQUIRE(about_a.size() == 3);  // arrived, the thread made from it, its assignment
+  CHECK(about_a[0]["type"] == "percept_arrived");
+  CHECK(about_a[1]["type"] == "thread_created");
+  CHECK(about_a[2]["type"] == "percept_assigned");
+  CHECK(lines(L(dir, {"events", "tail", "--since", "1h", "-n", "2"}).out).size() == 2);
+  CHECK(L(dir, {"events", "tail", "--until", "1h"}).out.empty());  // all of them are newer
+  CHECK(lines(L(dir, {"events", "show", "2"}).out)[0]["percept_id"] == "p-b");
+  CHECK_THAT(L(dir, {"events", "show", "99"}, 1).err, Catch::Contains("no event with seq 99"));
+
+  json text = lines(L(dir, {"events", "tail", "-n", "1"}).out)[0];
+  CHECK(text["type"] == "memory_stored");
+  CHECK_THAT(text["memory"]["embedding"]["vector"].get<std::string>(),
+             Catch::Contains("bytes of base64"));
+  json whole = lines(L(dir, {"events", "tail", "-n", "1", "--json"}).out)[0];
+  CHECK(whole["memory"]["embedding"]["vector"].get<std::string>().size() > 1000);
 }
 
 TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",
