@@ -62,6 +62,20 @@ std::string TailLine(const state::Event& e, std::string_view raw, bool as_json) 
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// Reads the state dir's log front to back, calling fn(event, its line as
+// logged) until fn returns false; the reader's error, if any.
+template <typename Fn>
+Status ForEachEvent(const std::string& state_dir, Fn&& fn) {
+  auto reader = LogReader::Open(state::EventsDirPath(state_dir), {});
+  if (!reader.ok()) return reader.status();
+  state::Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) return more.status();
+    if (!*more || !fn(e, (*reader)->raw_line())) return Status::OK();
+  }
+}
+
 void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("events", "read the events log");
   cmd->require_subcommand(1);
@@ -161,37 +175,26 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   auto* show = cmd->add_subcommand("show", "print one event, by its seq");
   show->add_option("seq", t->seq, "its seq")->required()->check(CLI::PositiveNumber);
   show->callback([&ctx, &rc, t] {
-    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
-    if (!reader.ok()) {
-      rc = Fail(reader.status());
-      return;
-    }
-    state::Event e;
-    for (;;) {
-      auto more = (*reader)->Next(&e);
-      if (!more.ok()) {
-        rc = Fail(more.status());
-        return;
-      }
-      if (!*more || e.seq > t->seq) break;
+    bool found = false;
+    Status read = ForEachEvent(ctx.state_dir, [&](const state::Event& e, std::string_view line) {
       if (e.seq == t->seq) {
-        std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << "\n";
-        rc = 0;
-        return;
+        std::cout << TailLine(e, line, ctx.json) << "\n";
+        found = true;
       }
-    }
-    rc = Fail(Status::NotFound("no event with seq " + std::to_string(t->seq) + " in the log"));
+      return e.seq < t->seq;
+    });
+    if (!read.ok())
+      rc = Fail(read);
+    else if (!found)
+      rc = Fail(Status::NotFound("no event with seq " + std::to_string(t->seq) + " in the log"));
+    else
+      rc = 0;
   });
 
   auto out = std::make_shared<std::string>();
   auto* exp = cmd->add_subcommand("export", "write the whole log as one events.jsonl");
   exp->add_option("-o,--output", *out, "file to write (default: standard output)");
   exp->callback([&ctx, &rc, out] {
-    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
-    if (!reader.ok()) {
-      rc = Fail(reader.status());
-      return;
-    }
     std::string tmp = *out + ".tmp";
     std::ofstream file;
     if (!out->empty()) {
@@ -202,22 +205,20 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
       }
     }
     std::ostream& os = out->empty() ? std::cout : file;
-    state::Event e;
     uint64_t n = 0;
-    for (;;) {
-      auto more = (*reader)->Next(&e);
-      if (!more.ok()) {
-        rc = Fail(more.status());
-        if (!out->empty()) {  // leave nothing half-written behind
-          file.close();
-          std::error_code ec;
-          std::filesystem::remove(tmp, ec);
-        }
-        return;
-      }
-      if (!*more) break;
-      os << (*reader)->raw_line() << '\n';
+    Status read = ForEachEvent(ctx.state_dir, [&](const state::Event&, std::string_view line) {
+      os << line << '\n';
       ++n;
+      return true;
+    });
+    if (!read.ok()) {
+      rc = Fail(read);
+      if (!out->empty()) {  // leave nothing half-written behind
+        file.close();
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+      }
+      return;
     }
     if (!out->empty()) {
       file.close();
