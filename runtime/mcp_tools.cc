@@ -409,7 +409,8 @@ std::vector<McpTool> MakeTools() {
 
 std::string Shown(const json& v) {
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+  if (s.size() > 60) s.replace(57, std::string::npos, "...");
+  return s;
 }
 
 std::string Bounds(const json& schema) {
