@@ -66,9 +66,8 @@ class Api {
   void CommitPlan(Result<memory::MemoryPlan> plan, Responder respond);
   // Recall, with archive hits fetched from the archive's worker first when
   // the request may want them; `done` runs on the loop.
-  void RecallWithArchive(memory::RecallRequest req, std::function<void(Result<memory::MemoryPlan>)> done);
-  static nlohmann::json ContextBundle(const nlohmann::json& attention, const std::string& query,
-                                      const std::vector<nlohmann::json>& memories, size_t budget);
+  void RecallWithArchive(memory::RecallRequest req,
+                         std::function<void(Result<memory::MemoryPlan>)> done);
 
   Runtime& rt_;
   std::shared_ptr<spdlog::logger> log_;

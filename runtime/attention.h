@@ -13,6 +13,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/time.h"
@@ -36,5 +38,14 @@ Result<nlohmann::json> BuildAttention(const state::Projection& p, TimeMs now, co
 // the percepts of the last recency.arousal_window (the newest 1,000).
 Result<double> EffectiveArousalNow(const state::Projection& p, TimeMs now,
                                    const state::RecencyParams& recency);
+
+// What a prompt needs now, within `budget` tokens (GET /v1/context, MCP
+// `context`, `limbic memory context`): {now, budget_tokens, query, arousal,
+// thread, thread_percepts, memories: [{id, kind, text, score, source?,
+// subject?}], used_tokens, truncated}. Filled in order -- arousal, the
+// focused thread, its percepts, then `memories` (recall results, best
+// first) -- each item while it fits (tokens = bytes of its JSON / 4).
+nlohmann::json ContextBundle(const nlohmann::json& attention, const std::string& query,
+                             const std::vector<nlohmann::json>& memories, size_t budget);
 
 }  // namespace limbic::runtime

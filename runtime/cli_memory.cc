@@ -8,6 +8,7 @@
 
 #include "archive/store.h"
 #include "memory/store.h"
+#include "runtime/attention.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
 
@@ -32,6 +33,8 @@ struct MemoryArgs {
   int depth = 1;
   std::string id, subject, older_than, path;
   bool force = false, all = false;
+  // context
+  size_t budget = 2000;
 };
 
 Result<memory::MemoryOptions> MemorySettings(const std::string& config_path) {
@@ -310,6 +313,51 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   decay->callback([&ctx, &rc, a] {
     rc = MemoryWrite(ctx, *a, "/v1/memory/decay", {{"force", a->force}}, "decay",
                      [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a->force, now); });
+  });
+
+  auto* context = cmd->add_subcommand("context",
+                                      "what a prompt needs now: arousal, the focused thread, its "
+                                      "percepts, memories, in a token budget");
+  context->add_option("--query", a->query,
+                      "what to remember about (default: the focused thread's goal)");
+  context->add_option("--budget-tokens", a->budget, "at most this many tokens (default 2000)")
+      ->check(CLI::Range(1, 1000000));
+  context->callback([&ctx, &rc, a] {
+    auto config = a->config.empty() ? DefaultConfig() : LoadConfigFile(a->config);
+    if (!config.ok()) {
+      rc = Fail(config.status());
+      return;
+    }
+    // As GET /v1/context: the attention view, then recall without reinforcing.
+    rc = WithMemory(ctx, *a, Access::kRead,
+                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+                      AttentionParams params{a->config.empty() ? ctx.recency : config->recency,
+                                             config->attention_threshold, config->attention_limit};
+                      auto arousal = EffectiveArousalNow(e.projection(), now, params.recency);
+                      if (!arousal.ok()) return Fail(arousal.status());
+                      auto attention = BuildAttention(e.projection(), now, params, *arousal);
+                      if (!attention.ok()) return Fail(attention.status());
+                      std::string query = a->query;
+                      if (query.empty() && (*attention)["thread"].is_object())
+                        query = (*attention)["thread"].value("goal", "");
+                      std::vector<json> memories;
+                      if (!query.empty()) {
+                        memory::RecallRequest rr;
+                        rr.query = query;
+                        rr.k = 20;
+                        rr.reinforce = false;  // reading the context is not recalling on purpose
+                        auto plan = m.Recall(rr, now, ArchiveHits(ctx, rr));
+                        if (!plan.ok()) return Fail(plan.status());
+                        for (json& r : plan->answer["results"]) memories.push_back(std::move(r));
+                      }
+                      json out = ContextBundle(*attention, query, memories, a->budget);
+                      if (a->quiet) return 0;
+                      if (ctx.json)
+                        PrintJson(out);
+                      else
+                        PrintFields(out);
+                      return 0;
+                    });
   });
 
   auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");

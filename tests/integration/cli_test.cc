@@ -187,6 +187,25 @@ TEST_CASE("events tail by id and time, events show by seq, vectors kept out of t
   CHECK(whole["memory"]["embedding"]["vector"].get<std::string>().size() > 1000);
 }
 
+TEST_CASE("memory context: the focused thread and what memory knows about its goal, in a budget",
+          "[cli]") {
+  TempDir dir;
+  L(dir, {"memory", "remember", "deploys", "need", "a warm cache"});
+  L(dir, {"memory", "remember", "lunch", "is", "at noon"});
+  L(dir, {"thread", "create", "--goal", "why do deploys fail", "--salience", "0.8"});
+  json c = J(dir, {"memory", "context"});
+  CHECK(c["query"] == "why do deploys fail");  // the focused thread's goal
+  CHECK(c["thread"]["goal"] == "why do deploys fail");
+  REQUIRE_FALSE(c["memories"].empty());
+  CHECK(c["memories"][0]["subject"] == "deploys");
+  CHECK(c["used_tokens"].get<size_t>() <= 2000);
+  json tight = J(dir, {"memory", "context", "--query", "lunch", "--budget-tokens", "30"});
+  CHECK(tight["truncated"] == true);
+  CHECK(tight["used_tokens"].get<size_t>() <= 30);
+  // Reading the context does not reinforce what it recalls.
+  CHECK(J(dir, {"memory", "show", "m-1"})["access_count"] == json(0));
+}
+
 TEST_CASE("threads: create, update status/salience/state, list by effective salience, delete",
           "[cli]") {
   TempDir dir;
