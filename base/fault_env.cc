@@ -165,7 +165,12 @@ Status FaultInjectionEnv::WriteFileAtomic(const std::string& path, std::string_v
     std::lock_guard<std::mutex> lock(mu_);
     if (renames_left_ == 0) return Status::IOError("injected rename failure: " + TempPathFor(path));
     if (renames_left_ > 0) --renames_left_;
-    files_.erase(path);  // a new file, durable as a whole
+    // kSynced: durable as a whole. kDerived: nothing synced, so a simulated
+    // crash may leave it empty (or with part of it).
+    if (durability == FileDurability::kSynced)
+      files_.erase(path);
+    else
+      files_[path] = FileState{data.size(), 0};
   }
   return base_->WriteFileAtomic(path, data, durability);
 }

@@ -77,7 +77,8 @@ class FaultInjectionEnv final : public Env {
   }
   // The injected faults reach it as one step each: a write error, an
   // append budget it would cross, a sync error (kSynced), a failing rename
-  // -- and then the file is unchanged. A crash does not undo it.
+  // -- and then the file is unchanged. A crash keeps a kSynced file whole;
+  // a kDerived one is cut like any unsynced file (SimulateCrash).
   Status WriteFileAtomic(const std::string& path, std::string_view data, FileDurability durability) override;
 
  private:

@@ -94,13 +94,16 @@ class PosixFileLock final : public FileLock {
   }
 
   Status Rewrite(std::string_view contents) override {
-    if (::ftruncate(fd_, 0) != 0) return Errno("truncate " + path_, errno);
+    // Written over the old contents, then cut to size: a reader without the
+    // lock never sees the file empty (the entity store's generation).
     for (size_t done = 0; done < contents.size();) {
       ssize_t n = ::pwrite(fd_, contents.data() + done, contents.size() - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return Errno("write " + path_, n < 0 ? errno : EIO);
       done += static_cast<size_t>(n);
     }
+    if (::ftruncate(fd_, static_cast<off_t>(contents.size())) != 0)
+      return Errno("truncate " + path_, errno);
     return Status::OK();
   }
 

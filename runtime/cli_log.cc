@@ -154,7 +154,9 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
     }
     for (const std::string& line : last) std::cout << line << "\n";
     std::cout.flush();
+    // Nothing appended from now on can be at or before a past --until.
     if (!t->follow) return;
+    if (auto now = ctx.Now(); until && now.ok() && *until <= *now) return;
     std::signal(SIGINT, OnInterrupt);
     std::signal(SIGTERM, OnInterrupt);
     while (!g_interrupted) {

@@ -122,6 +122,7 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   if (id.empty() || id.size() > 256 || id.find_first_of(" \t\r\n/") != std::string::npos)
     return Status::InvalidArgument("\"" + id + "\" is not a percept, thread or action id");
   std::map<uint64_t, json> chain;  // seq -> step
+  bool truncated = false;
   std::string kind;
   std::set<uint64_t> made;    // seqs of events that created the thing or what it made
   std::set<uint64_t> caused;  // seqs a reflex firing on it caused
@@ -131,6 +132,8 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
     std::vector<std::string> ids = EventIds(e);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) return;
     if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
+    else
+      truncated = true;
     const std::string created = CreatedId(e);
     if (created == id) {
       made.insert(e.seq);
@@ -150,11 +153,12 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   // 2. What the first pass led to: what a firing on it caused, the firing
   // that caused it, and the creation (and deliveries) of what it is tied to.
   LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
-    if (chain.count(e.seq) || chain.size() >= kMaxWhySteps) return;
+    if (chain.count(e.seq)) return;
     bool take = caused.count(e.seq) > 0;
     if (e.type == EventType::kReflexFired) {
       const json list = e.fields.value("caused", json::array());
-      for (const json& s : list) take = take || (s.is_number_unsigned() && made.count(s.get<uint64_t>()));
+      for (const json& s : list)
+        take = take || (s.is_number_unsigned() && made.count(s.get<uint64_t>()));
       if (take)  // the rest of what that firing wrote follows in the log
         for (const json& s : list)
           if (s.is_number_unsigned()) caused.insert(s.get<uint64_t>());
@@ -165,19 +169,23 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
       near.insert(created);  // its deliveries follow later in the log
     }
     if (IsDelivery(e.type) && near.count(e.Str("action_id"))) take = true;
-    if (take) chain.emplace(e.seq, Step(e));
+    if (take && chain.size() >= kMaxWhySteps)
+      truncated = true;
+    else if (take)
+      chain.emplace(e.seq, Step(e));
   }));
   json steps = json::array();
   for (auto& [seq, step] : chain) steps.push_back(std::move(step));
   return json{{"id", id},
               {"kind", kind.empty() ? json(nullptr) : json(kind)},
               {"chain", std::move(steps)},
-              {"truncated", chain.size() >= kMaxWhySteps}};
+              {"truncated", truncated}};
 }
 
 std::string WhyText(const json& why) {
   std::string out = why["id"].get<std::string>() + "  " +
-                    (why["kind"].is_string() ? why["kind"].get<std::string>() : "(gone before the log began)") +
+                    (why["kind"].is_string() ? why["kind"].get<std::string>()
+                                             : "(no creation event in the log)") +
                     "\n";
   for (const json& s : why["chain"]) {
     std::string line = "  seq " + std::to_string(s["seq"].get<uint64_t>());

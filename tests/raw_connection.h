@@ -86,8 +86,11 @@ class RawConnection {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
       if (size_t end = in_.find("\r\n\r\n"); end != std::string::npos) {
-        size_t cl = Lower(in_.substr(0, end)).find("content-length:");
-        size_t need = end + 4 + (cl == std::string::npos ? 0 : std::stoul(in_.substr(cl + 15)));
+        // The header at a line's start, its value read without throwing.
+        size_t cl = Lower(in_.substr(0, end)).find("\r\ncontent-length:");
+        size_t need =
+            end + 4 +
+            (cl == std::string::npos ? 0 : std::strtoul(in_.c_str() + cl + 17, nullptr, 10));
         if (in_.size() >= need) {
           std::string response = in_.substr(0, need);
           in_.erase(0, need);

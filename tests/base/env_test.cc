@@ -97,6 +97,16 @@ TEST_CASE("injected faults reach WriteFileAtomic and leave the old file whole", 
   CHECK_FALSE(env.FileExists(TempPathFor(path)));
 }
 
+TEST_CASE("a crash may empty a derived file, never a synced one", "[env]") {
+  ScratchDir dir;
+  FaultInjectionEnv env(Env::Default());
+  REQUIRE(env.WriteFileAtomic(dir / "synced", "kept\n", FileDurability::kSynced).ok());
+  REQUIRE(env.WriteFileAtomic(dir / "derived", "maybe\n", FileDurability::kDerived).ok());
+  REQUIRE(env.SimulateCrash().ok());
+  CHECK(Slurp(dir / "synced") == "kept\n");
+  CHECK(Slurp(dir / "derived").empty());
+}
+
 TEST_CASE("the fault env loses exactly the unsynced bytes", "[env]") {
   ScratchDir dir;
   FaultInjectionEnv env(Env::Default());

@@ -133,6 +133,10 @@ TEST_CASE("show prints one percept, thread or action as the API does, text or JS
   CHECK(text.out.find("status:               assigned\n") != std::string::npos);
   RunResult missing = L(dir, {"thread", "show", "t-9"}, 1);
   CHECK_THAT(missing.err, Catch::Contains("thread t-9 not found"));
+  // A thread made from a percept takes it, so the percept must still be open.
+  L(dir, {"percept", "process", "p-1"});
+  RunResult done = L(dir, {"thread", "create", "--goal", "again", "--from-percept", "p-1"}, 1);
+  CHECK_THAT(done.err, Catch::Contains("percept p-1 is processed"));
 }
 
 TEST_CASE("attention shows the focused thread and the new percepts strong enough to notice",
