@@ -51,6 +51,10 @@ class FileLock {
   // Renaming another file over a held lock file would split the lock in
   // two, so this is the one way to change it.
   virtual Status Rewrite(std::string_view contents) = 0;
+  // Whether `path` still names the locked file: false once another file
+  // was renamed over it (a rebuild), when a lock on the path no longer
+  // guards what the path opens.
+  virtual Result<bool> Names(const std::string& path) const = 0;
 };
 
 // What LockFile does when another holder has the lock.

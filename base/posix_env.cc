@@ -93,6 +93,16 @@ class PosixFileLock final : public FileLock {
     ::close(fd_);
   }
 
+  Result<bool> Names(const std::string& path) const override {
+    struct stat held, named;
+    if (::fstat(fd_, &held) != 0) return Errno("stat " + path_, errno);
+    if (::stat(path.c_str(), &named) != 0) {
+      if (errno == ENOENT) return false;
+      return Errno("stat " + path, errno);
+    }
+    return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+  }
+
   Status Rewrite(std::string_view contents) override {
     // Written over the old contents, then cut to size: a reader without the
     // lock never sees the file empty (the entity store's generation).

@@ -85,9 +85,20 @@ Result<std::vector<std::string>> ListDir(const std::string& dir, bool files_only
   return out;
 }
 
+Result<std::unique_ptr<FileLock>> LockNamedFile(Env* env, const std::string& path) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto lock = env->LockFile(path, LockWait::kYes);
+    if (!lock.ok()) return lock.status();
+    auto same = (*lock)->Names(path);
+    if (!same.ok()) return same.status();
+    if (*same) return lock;
+  }
+  return Status::Unavailable(path + " was replaced 100 times while waiting for its lock");
+}
+
 Status AppendLines(Env* env, const std::string& path, const std::vector<std::string>& lines) {
   if (lines.empty()) return Status::OK();
-  auto lock = env->LockFile(path, LockWait::kYes);
+  auto lock = LockNamedFile(env, path);
   if (!lock.ok()) return lock.status();
   auto file = env->NewAppendableFile(path);
   if (!file.ok()) return file.status();

@@ -33,9 +33,13 @@ Result<FileText> ReadFilePrefix(const std::string& path, size_t max_bytes);
 // when it is over `max_bytes`, IOError when it cannot be read.
 Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = 256 << 20);
 
+// env->LockFile(path, LockWait::kYes) on the file `path` names when the lock
+// is held: a file renamed over it meanwhile (a rebuild) is locked afresh.
+Result<std::unique_ptr<FileLock>> LockNamedFile(Env* env, const std::string& path);
+
 // Appends lines (each without '\n') to `path` through `env`, holding
-// env->LockFile(path, LockWait::kYes), creating it; a torn last line (no
-// '\n') left by a crash is ended first.
+// LockNamedFile(path), creating it; a torn last line (no '\n') left by a
+// crash is ended first.
 Status AppendLines(Env* env, const std::string& path, const std::vector<std::string>& lines);
 
 // The names in `dir` (no "." or ".."); only regular files when `files_only`.

@@ -175,7 +175,7 @@ Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
                                      " " + Quote(t.object) + " " + Quote(t.date) + ": " + why);
   if (triplets.empty()) return size_t{0};
 
-  auto lock = env_->LockFile(path_, LockWait::kYes);  // creates the file
+  auto lock = LockNamedFile(env_, path_);  // creates the file
   if (!lock.ok()) return lock.status();
   Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus("open " + path_, errno);

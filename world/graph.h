@@ -5,8 +5,9 @@
 // Deduplicated by (NameKey(subject), predicate, NameKey(object)): the first
 // observation's line is kept and later ones add nothing (entity pages keep
 // the dated history). Lines are only ever appended, through an Env and
-// holding Env::LockFile(path, LockWait::kYes), after re-reading what other
-// writers appended since this store last looked, so several processes can share one graph. A file
+// holding the lock of the file the path names (world/files.h,
+// LockNamedFile), after re-reading what other writers appended since this
+// store last looked, so several processes can share one graph. A file
 // replaced or cut shorter since (a rebuild) is read again from its start.
 // A last line left without its '\n' by a crash is ended before appending.
 // Not fsynced: the graph is derived data, like the entity pages.

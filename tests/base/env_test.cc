@@ -50,6 +50,18 @@ TEST_CASE("a waiting lock waits for the holder and leaves the file's contents al
   CHECK(Slurp(path) == "8\n");
 }
 
+TEST_CASE("a lock knows when another file was renamed over its path", "[env]") {
+  ScratchDir dir;
+  const std::string path = dir / "graph.jsonl";
+  auto lock = Env::Default()->LockFile(path, LockWait::kYes);
+  REQUIRE(lock.ok());
+  CHECK(*(*lock)->Names(path));
+  REQUIRE(Env::Default()->WriteFileAtomic(path, "rebuilt\n", FileDurability::kDerived).ok());
+  CHECK_FALSE(*(*lock)->Names(path));  // the lock guards the old file now
+  REQUIRE(Env::Default()->RemoveFile(path).ok());
+  CHECK_FALSE(*(*lock)->Names(path));
+}
+
 TEST_CASE("a waiting lock on a path that cannot be opened names it", "[env]") {
   ScratchDir dir;
   auto lock = Env::Default()->LockFile(dir / "missing/dir/x.lock", LockWait::kYes);
