@@ -56,6 +56,13 @@ Result<json> BuildAttention(const state::Projection& p, TimeMs now, const Attent
               {"unassigned", unassigned}};
 }
 
+Result<json> AttentionFromPools(const state::Projection& p, TimeMs now,
+                                const AttentionParams& params) {
+  auto arousal = EffectiveArousalNow(p, now, params.recency);
+  if (!arousal.ok()) return arousal.status();
+  return BuildAttention(p, now, params, *arousal);
+}
+
 Result<double> EffectiveArousalNow(const state::Projection& p, TimeMs now, const state::RecencyParams& recency) {
   auto arousal = p.GetArousal();
   if (!arousal.ok()) return arousal.status();

@@ -34,6 +34,11 @@ struct AttentionParams {
 Result<nlohmann::json> BuildAttention(const state::Projection& p, TimeMs now, const AttentionParams& params,
                                       double effective_arousal);
 
+// BuildAttention with arousal from the pools (EffectiveArousalNow): for a
+// caller without the runtime's cached level (the command line).
+Result<nlohmann::json> AttentionFromPools(const state::Projection& p, TimeMs now,
+                                          const AttentionParams& params);
+
 // Arousal's effective level at `now` from the pools: the arousal record and
 // the percepts of the last recency.arousal_window (the newest 1,000).
 Result<double> EffectiveArousalNow(const state::Projection& p, TimeMs now,

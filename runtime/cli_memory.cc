@@ -333,9 +333,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                     [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
                       AttentionParams params{a->config.empty() ? ctx.recency : config->recency,
                                              config->attention_threshold, config->attention_limit};
-                      auto arousal = EffectiveArousalNow(e.projection(), now, params.recency);
-                      if (!arousal.ok()) return Fail(arousal.status());
-                      auto attention = BuildAttention(e.projection(), now, params, *arousal);
+                      auto attention = AttentionFromPools(e.projection(), now, params);
                       if (!attention.ok()) return Fail(attention.status());
                       std::string query = a->query;
                       if (query.empty() && (*attention)["thread"].is_object())
