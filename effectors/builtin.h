@@ -10,8 +10,8 @@
 namespace limbic::effectors {
 
 // Keys every effector config may have besides its kind's own.
-inline constexpr const char* kCommonKeys[] = {"kind", "concurrency", "rate", "burst",
-                                              "max_attempts", "backoff"};
+inline constexpr const char* kCommonKeys[] = {
+    "kind", "concurrency", "rate", "burst", "max_attempts", "backoff", "require_approval"};
 
 // InvalidArgument "effectors.NAME.KEY: unknown key" for a key that is neither
 // common nor in `known`.

@@ -63,7 +63,33 @@ Result<EffectorLimits> ParseLimits(const json& config) {
     if (!d.ok()) return Status::InvalidArgument("backoff: must be a positive duration such as \"1s\"");
     l.backoff = *d;
   }
+  if (auto it = config.find("require_approval"); it != config.end()) {
+    if (!it->is_boolean())
+      return Status::InvalidArgument("require_approval: must be true or false");
+    l.require_approval = it->get<bool>();
+  }
   return l;
+}
+
+Status PrepareEnqueued(const json& effectors, std::vector<state::Event>* events) {
+  for (state::Event& e : *events) {
+    if (e.type != state::EventType::kActionEnqueued) continue;
+    const std::string name = e.Str("effector");
+    auto config = effectors.is_object() ? effectors.find(name) : effectors.end();
+    if (!effectors.is_object() || config == effectors.end()) {
+      std::string known;
+      if (effectors.is_object())
+        for (auto it = effectors.begin(); it != effectors.end(); ++it)
+          known += (known.empty() ? "" : ", ") + it.key();
+      return Status::InvalidArgument("field \"effector\": unknown effector \"" + name +
+                                     "\" (configured: " + (known.empty() ? "none" : known) + ")");
+    }
+    auto limits = ParseLimits(*config);
+    if (!limits.ok())
+      return Status::InvalidArgument("effectors." + name + "." + limits.status().message());
+    if (limits->require_approval) e.fields["require_approval"] = true;
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -210,18 +236,23 @@ class LogEffector final : public Effector {
 // Appends one JSON line per delivery. Writes are small and go to the page
 // cache; with "fsync": true each is synced (on the io thread: keep it for
 // low-rate audit files).
+// Appends each delivery as a JSON line; a dry run (`extra` not empty) adds
+// `extra` to the line and completes with result {"dry_run": true}.
 class FileEffector final : public Effector {
  public:
-  FileEffector(std::string name, int fd, bool fsync, boost::asio::io_context& ioc)
-      : name_(std::move(name)), fd_(fd), fsync_(fsync), ioc_(ioc) {}
+  FileEffector(std::string name, int fd, bool fsync, boost::asio::io_context& ioc,
+               json extra = json::object())
+      : name_(std::move(name)), fd_(fd), fsync_(fsync), ioc_(ioc), extra_(std::move(extra)) {}
   ~FileEffector() override { ::close(fd_); }
   const std::string& name() const override { return name_; }
   void Deliver(const Delivery& d, std::function<void(Outcome)> done) override {
     json line = {{"action_id", d.action_id}, {"type", d.type}, {"idempotency_key", d.idempotency_key},
                  {"attempt", d.attempt}, {"thread_id", d.thread_id}, {"payload", d.payload},
                  {"ts", FormatTime(SystemClock::Default()->Now())}};
+    line.update(extra_);
     std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     Outcome o = Outcome::Complete();
+    if (!extra_.empty()) o.result = {{"dry_run", true}};
     ssize_t n = ::write(fd_, text.data(), text.size());
     if (n != static_cast<ssize_t>(text.size())) o = Outcome::Retry("write failed: " + std::string(std::strerror(errno)));
     else if (fsync_ && ::fdatasync(fd_) != 0) o = Outcome::Retry("fdatasync failed: " + std::string(std::strerror(errno)));
@@ -233,6 +264,7 @@ class FileEffector final : public Effector {
   int fd_;
   bool fsync_;
   boost::asio::io_context& ioc_;
+  json extra_;
 };
 
 KindRegistry<EffectorFactory>& Registry() {
@@ -275,6 +307,18 @@ Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const js
   auto limits = ParseLimits(config);
   if (!limits.ok()) return Status::InvalidArgument("effectors." + name + "." + limits.status().message());
   return (*factory)(name, config, ioc, std::move(log));
+}
+
+Result<std::unique_ptr<Effector>> MakeDryRunEffector(const std::string& name,
+                                                     const std::string& kind,
+                                                     const std::string& path,
+                                                     boost::asio::io_context& ioc) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status::IOError("dry run of effector " + name + ": cannot open " + path + ": " +
+                           std::strerror(errno));
+  json extra = {{"effector", name}, {"kind", kind}, {"dry_run", true}};
+  return std::unique_ptr<Effector>(new FileEffector(name, fd, false, ioc, std::move(extra)));
 }
 
 }  // namespace limbic::effectors

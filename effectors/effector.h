@@ -15,15 +15,18 @@
 // and waits (briefly) for it.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <spdlog/logger.h>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/time.h"
+#include "state/event.h"
 
 namespace limbic::effectors {
 
@@ -88,14 +91,33 @@ Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const nl
 
 // Delivery limits any effector config may carry, enforced by the Outbox:
 //   "concurrency": N (default 4), "rate": per second (0 = unlimited),
-//   "burst": tokens (default = rate), "max_attempts": N, "backoff": duration
+//   "burst": tokens (default = rate), "max_attempts": N, "backoff": duration,
+//   "require_approval": true (every action waits for approval)
 struct EffectorLimits {
   int concurrency = 4;
   double rate = 0;
   double burst = 0;
   int max_attempts = 0;  // 0 = the outbox default
   TimeMs backoff = 0;    // 0 = the outbox default
+  bool require_approval = false;
 };
 Result<EffectorLimits> ParseLimits(const nlohmann::json& config);
+
+// A dry run of the effector `name` (a sandbox's, runtime/sandbox.h): each
+// delivery appends one JSON line {ts, effector, kind, action_id, type,
+// idempotency_key, attempt, thread_id, payload, dry_run: true} to `path`
+// (created if missing) and completes with result {"dry_run": true}.
+Result<std::unique_ptr<Effector>> MakeDryRunEffector(const std::string& name,
+                                                     const std::string& kind,
+                                                     const std::string& path,
+                                                     boost::asio::io_context& ioc);
+
+// What an action_enqueued must meet before it is committed, given the
+// config's "effectors" object: its effector is configured (else
+// InvalidArgument 'field "effector": unknown effector "x" (configured: ...)'),
+// and an effector with "require_approval" marks it require_approval. Other
+// events pass untouched. The API, the reflexes and the offline CLI all
+// enqueue through it, so none queues what the runtime would refuse.
+Status PrepareEnqueued(const nlohmann::json& effectors, std::vector<state::Event>* events);
 
 }  // namespace limbic::effectors

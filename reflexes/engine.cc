@@ -8,6 +8,7 @@
 #include <span>
 
 #include "state/commands.h"
+#include "state/provenance.h"
 
 namespace limbic::reflexes {
 
@@ -310,6 +311,7 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
         json req = {{"effector", a["effector"]}, {"type", a["type"]},
                     {"payload", a.value("payload", json::object())}, {"percept_id", percept_id}};
         if (a.contains("idempotency_key")) req["idempotency_key"] = a["idempotency_key"];
+        if (a.contains("require_approval")) req["require_approval"] = a["require_approval"];
         if (!thread_id.empty()) req["thread_id"] = thread_id;
         s = add(state::BuildActionEnqueue(req, seq_of_next()));
         break;
@@ -364,6 +366,7 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
     }
     if (!s.ok()) return s.WithContext("rule \"" + r.id + "\" then[" + std::to_string(i) + "]");
   }
+  state::Attribute(effects, "reflex:" + r.id);
   json caused = json::array();
   for (size_t i = 0; i < effects.size(); ++i) caused.push_back(next_seq + 1 + i);
   Event fired;

@@ -222,7 +222,9 @@ Step ParseStep(const std::string& kind, const json& args, const std::string& pat
                const RuleContext& ctx, bool* created, Checker& c) {
   Step step{Step::Kind::kSend, args};
   if (kind == "send") {
-    c.Keys(args, path, {"effector", "type", "payload", "idempotency_key"});
+    c.Keys(args, path, {"effector", "type", "payload", "idempotency_key", "require_approval"});
+    if (args.contains("require_approval") && !args["require_approval"].is_boolean())
+      c.Fail(path + ".require_approval", "must be true or false");
     if (!args.contains("effector") || !args["effector"].is_string()) c.Fail(path + ".effector", "required");
     else if (!ctx.effectors.count(args["effector"].get<std::string>())) {
       std::string known;

@@ -6,6 +6,7 @@
 
 #include "base/input_json.h"
 #include "base/json.h"
+#include "state/provenance.h"
 
 namespace limbic::state {
 namespace {
@@ -85,6 +86,16 @@ class Request {
     return out;
   }
 
+  bool Bool(std::string_view key, bool dflt) {
+    const json* v = Find(key, false);
+    if (!v) return dflt;
+    if (!v->is_boolean()) {
+      Bad(key, "true or false", *v);
+      return dflt;
+    }
+    return v->get<bool>();
+  }
+
   const json* Raw(std::string_view key) { return Find(key, false); }
 
   void Fail(std::string msg) {
@@ -151,15 +162,24 @@ Result<Events> BuildPerceptAdd(const json& req, uint64_t next_seq) {
 
 Result<Events> BuildPerceptAssign(std::string_view percept_id, const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
-  Request r(req, {"thread_id"});
+  Request r(req, {"thread_id", "reason"});
   std::string thread = r.Id("thread_id", true);
+  std::string reason = r.String("reason", false, false);
   if (!r.ok()) return r.status();
-  return Events{Make(EventType::kPerceptAssigned, {{"percept_id", percept_id}, {"thread_id", thread}})};
+  Events out{
+      Make(EventType::kPerceptAssigned, {{"percept_id", percept_id}, {"thread_id", thread}})};
+  Attribute(out, "", reason);
+  return out;
 }
 
-Result<Events> BuildPerceptProcess(std::string_view percept_id) {
+Result<Events> BuildPerceptProcess(std::string_view percept_id, const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
-  return Events{Make(EventType::kPerceptProcessed, {{"percept_id", percept_id}})};
+  Request r(req, {"reason"});
+  std::string reason = r.String("reason", false, false);
+  if (!r.ok()) return r.status();
+  Events out{Make(EventType::kPerceptProcessed, {{"percept_id", percept_id}})};
+  Attribute(out, "", reason);
+  return out;
 }
 
 namespace {
@@ -184,7 +204,8 @@ Result<Events> BuildPerceptRemove(std::string_view percept_id, const json& req) 
 }
 
 Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
-  Request r(req, {"id", "goal", "salience", "status", "state", "from_percept", "percepts"});
+  Request r(req,
+            {"id", "goal", "salience", "status", "state", "from_percept", "percepts", "reason"});
   std::string id = r.Id("id", false);
   std::string goal = r.String("goal", true);
   double salience = r.Unit("salience", 0.5);
@@ -192,6 +213,7 @@ Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
   json state = r.Object("state");
   std::string from = r.Id("from_percept", false);
   std::vector<std::string> percepts = r.IdList("percepts");
+  std::string reason = r.String("reason", false, false);
   if (!r.ok()) return r.status();
   if (id.empty()) id = GeneratedId('t', next_seq);
   json f = {{"thread_id", id}, {"goal", goal}, {"salience", salience}};
@@ -205,6 +227,7 @@ Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
   out.push_back(Make(EventType::kThreadCreated, std::move(f)));
   for (const std::string& p : percepts)
     out.push_back(Make(EventType::kPerceptAssigned, {{"percept_id", p}, {"thread_id", id}}));
+  Attribute(out, "", reason);
   return out;
 }
 
@@ -236,14 +259,13 @@ Result<Events> BuildThreadUpdate(std::string_view thread_id, const json& req) {
   for (const std::string& p : add)
     out.push_back(Make(EventType::kPerceptAssigned, {{"percept_id", p}, {"thread_id", thread_id}}));
   if (status == "paused") {
-    json f = {{"thread_id", thread_id}};
-    if (r.Has("reason")) f["reason"] = reason;
-    out.push_back(Make(EventType::kThreadPaused, std::move(f)));
+    out.push_back(Make(EventType::kThreadPaused, {{"thread_id", thread_id}}));
   } else if (status == "complete") {
     json f = {{"thread_id", thread_id}};
     if (r.Has("outcome")) f["outcome"] = outcome;
     out.push_back(Make(EventType::kThreadCompleted, std::move(f)));
   }
+  Attribute(out, "", reason);
   return out;
 }
 
@@ -286,7 +308,8 @@ Result<Events> BuildArousalSet(const json& req) {
 }
 
 Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq) {
-  Request r(req, {"id", "effector", "type", "payload", "idempotency_key", "thread_id", "percept_id"});
+  Request r(req, {"id", "effector", "type", "payload", "idempotency_key", "thread_id", "percept_id",
+                  "require_approval", "reason"});
   std::string id = r.Id("id", false);
   std::string effector = r.Id("effector", true);
   std::string type = r.String("type", true);
@@ -294,6 +317,8 @@ Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq) {
   std::string key = r.String("idempotency_key", false);
   std::string thread = r.Id("thread_id", false);
   std::string percept = r.Id("percept_id", false);
+  bool approval = r.Bool("require_approval", false);
+  std::string reason = r.String("reason", false, false);
   if (!r.ok()) return r.status();
   if (id.empty()) id = GeneratedId('a', next_seq);
   if (key.empty()) key = id;
@@ -304,12 +329,36 @@ Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq) {
             {"idempotency_key", key}};
   if (!thread.empty()) f["thread_id"] = thread;
   if (!percept.empty()) f["percept_id"] = percept;
-  return Events{Make(EventType::kActionEnqueued, std::move(f))};
+  if (approval) f["require_approval"] = true;
+  Events out{Make(EventType::kActionEnqueued, std::move(f))};
+  Attribute(out, "", reason);
+  return out;
+}
+
+namespace {
+// action_approved / action_rejected: the id and an optional reason.
+Result<Events> BuildActionDecision(EventType type, std::string_view action_id, const json& req) {
+  LIMBIC_RETURN_IF_ERROR(CheckPathId("action id", action_id));
+  Request r(req, {"reason"});
+  std::string reason = r.String("reason", false, false);
+  if (!r.ok()) return r.status();
+  Events out{Make(type, {{"action_id", action_id}})};
+  Attribute(out, "", reason);
+  return out;
+}
+}  // namespace
+
+Result<Events> BuildActionApprove(std::string_view action_id, const json& req) {
+  return BuildActionDecision(EventType::kActionApproved, action_id, req);
+}
+
+Result<Events> BuildActionReject(std::string_view action_id, const json& req) {
+  return BuildActionDecision(EventType::kActionRejected, action_id, req);
 }
 
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now) {
   json ids = json::array();
-  for (const char* status : {"complete", "dead"}) {
+  for (std::string_view status : kFinishedActionStatuses) {
     auto actions = state.ListActions(std::string(status));
     if (!actions.ok()) return actions.status();
     for (const json& a : *actions) {

@@ -30,10 +30,14 @@ using Events = std::vector<Event>;
 // {id?, source, type, intensity? = 0.5, text?, data? {}, thread_id?}
 //   -> percept_arrived [, percept_assigned]
 Result<Events> BuildPerceptAdd(const json& req, uint64_t next_seq);
+// Requests that change a percept, thread or action also accept {reason?}:
+// every event they make carries it (provenance, state/provenance.h). The
+// actor is the front end's to set (state::Attribute), never the body's.
+
 // {thread_id} -> percept_assigned
 Result<Events> BuildPerceptAssign(std::string_view percept_id, const json& req);
 // {} -> percept_processed
-Result<Events> BuildPerceptProcess(std::string_view percept_id);
+Result<Events> BuildPerceptProcess(std::string_view percept_id, const json& req = json::object());
 // {reason?} -> percept_dropped
 Result<Events> BuildPerceptDrop(std::string_view percept_id, const json& req);
 // {reason?} -> percept_removed
@@ -54,9 +58,14 @@ Result<Events> BuildThreadDelete(std::string_view thread_id, const json& req);
 //   -> arousal_set [, arousal_factor_set...]; at least one of level/factors
 Result<Events> BuildArousalSet(const json& req);
 
-// {id?, effector, type, payload? {}, idempotency_key? = id, thread_id?, percept_id?}
-//   -> action_enqueued
+// {id?, effector, type, payload? {}, idempotency_key? = id, thread_id?, percept_id?,
+//  require_approval? = false} -> action_enqueued (pending_approval when
+//  require_approval: it waits for BuildActionApprove)
 Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq);
+// {} -> action_approved (a pending_approval action becomes pending)
+Result<Events> BuildActionApprove(std::string_view action_id, const json& req);
+// {} -> action_rejected (a pending_approval action is never delivered)
+Result<Events> BuildActionReject(std::string_view action_id, const json& req);
 // Complete and dead actions last updated before now - retention
 //   -> actions_pruned (empty when there is nothing to prune)
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now);

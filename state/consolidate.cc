@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "state/provenance.h"
+
 namespace limbic::state {
 namespace {
 
@@ -44,10 +46,10 @@ Event Staged(const std::string& date, json entry, json consolidates) {
 
 using ActionsByThread = std::map<std::string, std::vector<json>>;
 
-// Finished actions (complete, dead) by thread, and those of no thread.
+// Finished actions (complete, dead, rejected) by thread, and those of no thread.
 Status FinishedActions(const Projection& state, ActionsByThread* actions_of,
                        std::vector<json>* loose_actions) {
-  for (const char* status : {"complete", "dead"}) {
+  for (std::string_view status : kFinishedActionStatuses) {
     auto actions = state.ListActions(std::string(status));
     if (!actions.ok()) return actions.status();
     for (json& a : *actions) {
@@ -242,6 +244,7 @@ Result<ConsolidationPlan> BuildConsolidation(const Projection& state, const Cons
   plan.expired = drops->size();
   plan.events.insert(plan.events.begin(), std::make_move_iterator(drops->begin()),
                      std::make_move_iterator(drops->end()));
+  Attribute(plan.events, "consolidation");
   return plan;
 }
 

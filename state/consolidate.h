@@ -7,7 +7,7 @@
 //     all its percepts and its finished actions;
 //   - per day, digests of loose percepts (processed or dropped, older than
 //     `percepts_after`, not attached to a live thread) and loose finished
-//     actions (complete or dead, older than `actions_after`, not attached
+//     actions (complete, dead or rejected, older than `actions_after`, not attached
 //     to a live thread), at most `digest_items` items per event.
 // Before those, it expires what nobody took up: a percept still new
 // (unassigned) at least `expire_after` old whose effective intensity (its
@@ -35,7 +35,7 @@ namespace limbic::state {
 struct ConsolidationPolicy {
   TimeMs threads_after = 7LL * 86400000;   // completed threads idle this long
   TimeMs percepts_after = 1LL * 86400000;  // processed / dropped percepts this old
-  TimeMs actions_after = 1LL * 86400000;   // complete / dead actions this old
+  TimeMs actions_after = 1LL * 86400000;   // complete / dead / rejected actions this old
   size_t digest_items = 200;               // items per digest entry
   size_t max_events = 1000;                // entries per run, and expiries per run; the next run takes the rest
   TimeMs expire_after = 1LL * 86400000;    // percepts.expire_after; 0 = never expire

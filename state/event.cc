@@ -1,10 +1,11 @@
 #include "state/event.h"
 
-#include "base/json.h"
-#include "state/memory_schema.h"
-
 #include <array>
 #include <cmath>
+
+#include "base/json.h"
+#include "state/memory_schema.h"
+#include "state/provenance.h"
 
 namespace limbic::state {
 namespace {
@@ -47,9 +48,25 @@ struct EventSpec {
   std::vector<FieldSpec> fields;
 };
 
+// Adds the optional provenance fields, actor and reason (state/provenance.h),
+// to the attributed types that do not list them.
+std::array<EventSpec, kEventTypeCount> WithProvenance(
+    std::array<EventSpec, kEventTypeCount> specs) {
+  for (EventSpec& spec : specs) {
+    if (!IsAttributed(spec.type)) continue;
+    for (FieldSpec f :
+         {FieldSpec{"actor", Kind::kName, false}, FieldSpec{"reason", Kind::kText, false}}) {
+      bool listed = false;
+      for (const FieldSpec& g : spec.fields) listed = listed || g.name == f.name;
+      if (!listed) spec.fields.push_back(f);
+    }
+  }
+  return specs;
+}
+
 // The schema of every event type. docs/events.md mirrors this table.
 const std::array<EventSpec, kEventTypeCount>& Specs() {
-  static const std::array<EventSpec, kEventTypeCount> specs = {{
+  static const std::array<EventSpec, kEventTypeCount> specs = WithProvenance({{
       {EventType::kPerceptArrived,
        "percept_arrived",
        {{"percept_id", Kind::kId, true},
@@ -90,7 +107,9 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"thread_id", Kind::kId, true}, {"outcome", Kind::kText, false}}},
       {EventType::kThreadDeleted,
        "thread_deleted",
-       {{"thread_id", Kind::kId, true}, {"reason", Kind::kText, false}, {"unassign_percepts", Kind::kBool, false}}},
+       {{"thread_id", Kind::kId, true},
+        {"reason", Kind::kText, false},
+        {"unassign_percepts", Kind::kBool, false}}},
       {EventType::kArousalSet,
        "arousal_set",
        {{"level", Kind::kUnit, true}, {"reason", Kind::kText, false}}},
@@ -105,7 +124,8 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
         {"payload", Kind::kAny, true},
         {"idempotency_key", Kind::kNonEmpty, true},
         {"thread_id", Kind::kId, false},
-        {"percept_id", Kind::kId, false}}},
+        {"percept_id", Kind::kId, false},
+        {"require_approval", Kind::kBool, false}}},
       {EventType::kActionSent,
        "action_sent",
        {{"action_id", Kind::kId, true}, {"attempt", Kind::kCount, true}}},
@@ -168,13 +188,11 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
         {"entity_b", Kind::kName, true}}},
       {EventType::kDocumentIngested, "document_ingested", {{"document", Kind::kDocument, true}}},
       {EventType::kReflexesEvaluated, "reflexes_evaluated", {{"through_seq", Kind::kCount, true}}},
-      {EventType::kSegmentsAccepted,
-       "segments_accepted",
-       {{"segments", Kind::kObjectList, true},
-        {"actor", Kind::kName, false},
-        {"reason", Kind::kText, false}}},
+      {EventType::kSegmentsAccepted, "segments_accepted", {{"segments", Kind::kObjectList, true}}},
       {EventType::kDedupPruned, "dedup_pruned", {{"percept_ids", Kind::kIdList, true}}},
-  }};
+      {EventType::kActionApproved, "action_approved", {{"action_id", Kind::kId, true}}},
+      {EventType::kActionRejected, "action_rejected", {{"action_id", Kind::kId, true}}},
+  }});
   return specs;
 }
 

@@ -73,8 +73,10 @@ enum class EventType : uint8_t {
   kReflexesEvaluated,
   kSegmentsAccepted,
   kDedupPruned,
+  kActionApproved,
+  kActionRejected,
 };
-inline constexpr int kEventTypeCount = 33;
+inline constexpr int kEventTypeCount = 35;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

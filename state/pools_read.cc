@@ -113,9 +113,14 @@ Result<json> Projection::GetArousal() const {
 
 namespace {
 
+constexpr std::array<std::string_view, 4> kPerceptStatuses = {"new", "assigned", "processed",
+                                                              "dropped"};
+constexpr std::array<std::string_view, 4> kThreadStatuses = {"active", "paused", "frozen",
+                                                             "complete"};
+
 // Filters name a status the pool knows, or the query is refused.
 Status CheckStatusFilter(std::string_view what, const std::optional<std::string>& status,
-                         std::initializer_list<std::string_view> allowed) {
+                         std::span<const std::string_view> allowed) {
   if (!status) return Status::OK();
   std::string list;
   for (std::string_view a : allowed) {
@@ -129,8 +134,7 @@ Status CheckStatusFilter(std::string_view what, const std::optional<std::string>
 }  // namespace
 
 Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeMs now) const {
-  LIMBIC_RETURN_IF_ERROR(
-      CheckStatusFilter("percept", q.status, {"new", "assigned", "processed", "dropped"}));
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("percept", q.status, kPerceptStatuses));
   std::string prefix = "P|T|";
   if (q.thread_id && q.status == "assigned") prefix = "P|a|" + *q.thread_id + '\0';
   else if (q.thread_id) prefix = "P|h|" + *q.thread_id + '\0';
@@ -165,8 +169,7 @@ Result<std::vector<json>> Projection::QueryPercepts(const PerceptQuery& q, TimeM
 
 Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> status,
                                                   size_t limit) const {
-  LIMBIC_RETURN_IF_ERROR(
-      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
   std::vector<json> out;
   if (!status) {
     Status s = ForEach(Pool::kThreads, [&](std::string_view, const json& rec) {
@@ -201,8 +204,7 @@ Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
 
 Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
     std::optional<std::string> status) const {
-  LIMBIC_RETURN_IF_ERROR(
-      CheckStatusFilter("thread", status, {"active", "paused", "frozen", "complete"}));
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
   std::vector<ThreadSummary> out;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -254,8 +256,7 @@ Status Projection::LoadThreadTable() {
 
 Result<std::vector<json>> Projection::ListActions(std::optional<std::string> status,
                                                   size_t limit) const {
-  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter(
-      "action", status, {"pending", "inflight", "complete", "failed", "dead"}));
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("action", status, kActionStatuses));
   std::vector<json> out;
   if (!status) {
     Status s = ForEach(Pool::kActions, [&](std::string_view, const json& rec) {

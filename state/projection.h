@@ -32,6 +32,7 @@
 // reader sees every committed group, whole.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -44,11 +45,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
+#include "base/time.h"
 #include "state/event.h"
 #include "state/reducer.h"
 #include "state/resident_records.h"
-#include "base/status.h"
-#include "base/time.h"
 
 namespace rocksdb {
 class DB;
@@ -147,6 +148,14 @@ struct PreparedWrite {
   std::vector<std::pair<std::string, int>> unprocessed;
 };
 
+// An action's statuses: pending_approval -> pending (approved) or rejected;
+// pending -> inflight -> complete, or failed -> inflight again, or dead.
+inline constexpr std::array<std::string_view, 7> kActionStatuses = {
+    "pending_approval", "pending", "inflight", "failed", "complete", "dead", "rejected"};
+// The finished ones: what prune and consolidation take out of the pool.
+inline constexpr std::array<std::string_view, 3> kFinishedActionStatuses = {"complete", "dead",
+                                                                            "rejected"};
+
 class Projection final : public RecordReader {
  public:
   static Result<std::unique_ptr<Projection>> Open(const ProjectionOptions& options);
@@ -208,7 +217,7 @@ class Projection final : public RecordReader {
   // at open from the thread index and the P|a| index): no RocksDB reads.
   // Any thread may call it.
   Result<std::vector<ThreadSummary>> ThreadSummaries(std::optional<std::string> status) const;
-  // Actions, optionally only those with `status`, oldest first.
+  // Actions, optionally only those with `status` (kActionStatuses), oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Memory lookups over the index (grammar in pool_layout.h); ids in key
   // order. Current facts of (namespace, subject, relation):

@@ -306,13 +306,14 @@ Status ReduceArousal(const Event& e, Step& s) {
   return Status::OK();
 }
 
-// Removes a finished (complete or dead) action: actions_pruned and
-// entry_staged both do.
+// Removes a finished (complete, dead or rejected) action: actions_pruned
+// and entry_staged both do.
 Status RemoveFinishedAction(Step& s, const std::string& id) {
   auto a = s.Need(Pool::kActions, id, "action");
   if (!a.ok()) return a.status();
-  if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead"))
-    return s.Wrong("action", id, "is " + a->value("status", "?") + ", not complete or dead");
+  if (!Is(*a, "status", "complete") && !Is(*a, "status", "dead") && !Is(*a, "status", "rejected"))
+    return s.Wrong("action", id,
+                   "is " + a->value("status", "?") + ", not complete, dead or rejected");
   s.Delete(Pool::kActions, id);
   return Status::OK();
 }
@@ -333,7 +334,8 @@ Status ReduceAction(const Event& e, Step& s) {
         .Set("effector", s.F()["effector"])
         .Set("type", s.F()["action_type"])
         .Set("payload", s.F()["payload"])
-        .Set("status", "pending")
+        .Set("status",
+             FieldOr(s.F(), "require_approval", false) == true ? "pending_approval" : "pending")
         .Set("attempts", 0)
         .Set("idempotency_key", s.F()["idempotency_key"])
         .Set("thread_id", FieldOr(s.F(), "thread_id", nullptr))
@@ -372,6 +374,15 @@ Status ReduceAction(const Event& e, Step& s) {
       rec.Set("attempts", s.F()["attempt"]);
       rec.Set("last_error", s.F()["error"]);
       rec.Set("next_attempt_at", s.Has("retry_at") ? s.F()["retry_at"] : json());
+      break;
+    case EventType::kActionApproved:
+      LIMBIC_RETURN_IF_ERROR(from({"pending_approval"}));
+      rec.SetString("status", "pending");
+      break;
+    case EventType::kActionRejected:
+      LIMBIC_RETURN_IF_ERROR(from({"pending_approval"}));
+      rec.SetString("status", "rejected");
+      if (s.Has("reason")) rec.Set("last_error", s.F()["reason"]);
       break;
     case EventType::kActionDead:
       LIMBIC_RETURN_IF_ERROR(from({"pending", "inflight", "failed"}));
@@ -499,6 +510,8 @@ Status Reduce(const Event& event, Overlay* overlay) {
     case EventType::kActionComplete:
     case EventType::kActionFailed:
     case EventType::kActionDead:
+    case EventType::kActionApproved:
+    case EventType::kActionRejected:
     case EventType::kActionsPruned:
       return ReduceAction(event, s);
     case EventType::kReflexFired:

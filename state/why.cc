@@ -37,8 +37,9 @@ std::string CreatedId(const Event& e) {
 }
 
 bool IsDelivery(EventType t) {
-  return t == EventType::kActionSent || t == EventType::kActionComplete || t == EventType::kActionFailed ||
-         t == EventType::kActionDead;
+  return t == EventType::kActionSent || t == EventType::kActionComplete ||
+         t == EventType::kActionFailed || t == EventType::kActionDead ||
+         t == EventType::kActionApproved || t == EventType::kActionRejected;
 }
 
 std::string Quoted(const json& v, size_t max = 60) {
@@ -77,13 +78,18 @@ std::string What(const Event& e) {
     case EventType::kActionEnqueued:
       return id("action_id") + " " + id("effector") + "/" + id("action_type") +
              (f.contains("thread_id") ? " for " + id("thread_id") : "") +
-             (f.contains("percept_id") ? " on " + id("percept_id") : "");
+             (f.contains("percept_id") ? " on " + id("percept_id") : "") +
+             (f.value("require_approval", false) == true ? ", waits for approval" : "");
     case EventType::kActionSent: return id("action_id") + " sent, attempt " + id("attempt");
     case EventType::kActionComplete: return id("action_id") + " delivered";
     case EventType::kActionFailed:
       return id("action_id") + " attempt " + id("attempt") + " failed:" + Quoted(f.value("error", json()), 120) +
              (f.contains("retry_at") ? ", retry at " + id("retry_at") : "");
     case EventType::kActionDead: return id("action_id") + " dead:" + Quoted(f.value("error", json()), 120);
+    case EventType::kActionApproved:
+      return id("action_id") + " approved";
+    case EventType::kActionRejected:
+      return id("action_id") + " rejected (never delivered)";
     case EventType::kReflexFired:
       return "reflex " + id("reflex_id") + (f.contains("percept_id") ? " on " + id("percept_id") : "") +
              " caused seqs " + CompactJson(f.value("caused", json::array()));

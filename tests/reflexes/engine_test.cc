@@ -178,14 +178,17 @@ TEST_CASE("a firing plans reflex_fired first, then its effects with wired ids", 
   CHECK(ev[1].type == state::EventType::kThreadCreated);
   CHECK(ev[1].fields["thread_id"] == "t-101");
   CHECK(ev[1].fields["goal"] == "triage crash");
-  CHECK(ev[2].fields == json({{"percept_id", "p-1"}, {"thread_id", "t-101"}}));
+  CHECK(ev[2].fields == json({{"percept_id", "p-1"}, {"thread_id", "t-101"}, {"actor", "reflex:triage"}}));
   CHECK(ev[3].fields["action_id"] == "a-103");
   CHECK(ev[3].fields["thread_id"] == "t-101");
   CHECK(ev[3].fields["payload"] == json({{"p", "p-1"}}));
   CHECK(ev[4].type == state::EventType::kThreadUpdated);
   CHECK(ev[4].fields["salience"] == 0.8);
   CHECK(ev[5].fields["level"] == 0.9);
-  CHECK(ev[6].fields == json({{"factor", "user_waiting"}, {"value", true}}));
+  CHECK(ev[6].fields == json({{"factor", "user_waiting"}, {"value", true}, {"actor", "reflex:triage"}}));
+  // Every effect names the rule as its actor; the firing itself is not attributed.
+  for (size_t i = 1; i < ev.size(); ++i) CHECK(ev[i].fields["actor"] == "reflex:triage");
+  CHECK_FALSE(ev[0].fields.contains("actor"));
 }
 
 TEST_CASE("a percept without thread_id plans as an unassigned one", "[reflexes]") {

@@ -140,6 +140,60 @@ TEST_CASE("outbox transitions: enqueue, send, fail, resend, complete, prune", "[
   CHECK_FALSE(o2.Get(Pool::kActions, "a-1")->has_value());
 }
 
+TEST_CASE("an action that requires approval waits, approved it is pending, rejected it is final",
+          "[reducer]") {
+  for (bool approve : {true, false}) {
+    Log l;
+    l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                       {"effector", "log"},
+                                       {"action_type", "ack"},
+                                       {"payload", 1},
+                                       {"idempotency_key", "k"},
+                                       {"require_approval", true}});
+    // Each step on an overlay of its own: a refused event leaves its overlay
+    // unusable, as the engine refuses the whole group.
+    auto state_of = [&l](std::vector<Event> more) {
+      auto o = std::make_unique<Overlay>(nullptr);
+      std::vector<Event> all = l.events;
+      all.insert(all.end(), more.begin(), more.end());
+      REQUIRE(ReduceAll(all, o.get()).ok());
+      return o;
+    };
+    CHECK(Rec(*state_of({}), Pool::kActions, "a-1")["status"] == "pending_approval");
+    // Nothing delivers it meanwhile: the outbox's first step is refused.
+    Status sent = Reduce(Event{9, 0, EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}}},
+                         state_of({}).get());
+    CHECK(sent.code() == Status::Code::kFailedPrecondition);
+    CHECK_THAT(sent.message(), Catch::Contains("is pending_approval"));
+    Event decision{10, 0, approve ? EventType::kActionApproved : EventType::kActionRejected,
+                   {{"action_id", "a-1"}, {"actor", "cli"}, {"reason", "looks wrong"}}};
+    json a = Rec(*state_of({decision}), Pool::kActions, "a-1");
+    CHECK(a["status"] == (approve ? "pending" : "rejected"));
+    if (!approve) CHECK(a["last_error"] == "looks wrong");
+    // A second decision is refused: it is not waiting any more.
+    Status again = Reduce(Event{11, 0, EventType::kActionApproved, {{"action_id", "a-1"}}},
+                          state_of({decision}).get());
+    CHECK(again.code() == Status::Code::kFailedPrecondition);
+    // A rejected action is finished: prune takes it; a pending one is not.
+    Status pruned = Reduce(Event{12, 0, EventType::kActionsPruned, {{"action_ids", {"a-1"}}}},
+                           state_of({decision}).get());
+    CHECK(pruned.ok() == !approve);
+  }
+  // Without require_approval (or with false) it is pending at once.
+  Log l;
+  l.Add(EventType::kActionEnqueued, {{"action_id", "a-2"},
+                                     {"effector", "log"},
+                                     {"action_type", "ack"},
+                                     {"payload", 1},
+                                     {"idempotency_key", "k"},
+                                     {"require_approval", false}});
+  Overlay o(nullptr);
+  REQUIRE(ReduceAll(l.events, &o).ok());
+  CHECK(Rec(o, Pool::kActions, "a-2")["status"] == "pending");
+  Status approved = Reduce(Event{5, 0, EventType::kActionApproved, {{"action_id", "a-2"}}}, &o);
+  CHECK_THAT(approved.message(), Catch::Contains("action a-2 is pending"));
+}
+
 TEST_CASE("reflex records: put keeps counters, fired counts, enable, delete", "[reducer]") {
   Log l;
   l.Add(EventType::kReflexPut, {{"reflex_id", "r-1"}, {"rule", {{"id", "r-1"}, {"enabled", false}}}});
@@ -167,67 +221,100 @@ TEST_CASE("the reducer refuses events that do not fit the state, naming them", "
     Status::Code code;
     const char* needle;
   } cases[] = {
-      {[](Log&) {}, EventType::kPerceptAssigned, {{"percept_id", "p-9"}, {"thread_id", "t-1"}},
-       Status::Code::kNotFound, "percept p-9 not found"},
-      {[](Log& l) { l.Percept("p-1"); }, EventType::kPerceptAssigned,
-       {{"percept_id", "p-1"}, {"thread_id", "t-9"}}, Status::Code::kNotFound, "thread t-9 not found"},
-      {[](Log& l) { l.Percept("p-1"); }, EventType::kPerceptArrived,
+      {[](Log&) {},
+       EventType::kPerceptAssigned,
+       {{"percept_id", "p-9"}, {"thread_id", "t-1"}},
+       Status::Code::kNotFound,
+       "percept p-9 not found"},
+      {[](Log& l) { l.Percept("p-1"); },
+       EventType::kPerceptAssigned,
+       {{"percept_id", "p-1"}, {"thread_id", "t-9"}},
+       Status::Code::kNotFound,
+       "thread t-9 not found"},
+      {[](Log& l) { l.Percept("p-1"); },
+       EventType::kPerceptArrived,
        {{"percept_id", "p-1"}, {"source", "s"}, {"percept_type", "t"}, {"intensity", 0.1}},
-       Status::Code::kAlreadyExists, "percept p-1 already exists"},
+       Status::Code::kAlreadyExists,
+       "percept p-1 already exists"},
       {[](Log& l) {
          l.Percept("p-1");
          l.Thread("t-1");
          l.Add(EventType::kPerceptProcessed, {{"percept_id", "p-1"}});
        },
-       EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}},
-       Status::Code::kFailedPrecondition, "percept p-1 is processed"},
+       EventType::kPerceptAssigned,
+       {{"percept_id", "p-1"}, {"thread_id", "t-1"}},
+       Status::Code::kFailedPrecondition,
+       "percept p-1 is processed"},
       {[](Log& l) {
          l.Thread("t-1");
          l.Add(EventType::kThreadDeleted, {{"thread_id", "t-1"}});
        },
-       EventType::kThreadCompleted, {{"thread_id", "t-1"}}, Status::Code::kNotFound,
+       EventType::kThreadCompleted,
+       {{"thread_id", "t-1"}},
+       Status::Code::kNotFound,
        "thread_completed seq 3: thread t-1 not found"},
       {[](Log& l) {
          l.Thread("t-1");
          l.Add(EventType::kThreadCompleted, {{"thread_id", "t-1"}});
        },
-       EventType::kThreadUpdated, {{"thread_id", "t-1"}, {"salience", 0.1}},
-       Status::Code::kFailedPrecondition, "thread t-1 is complete"},
+       EventType::kThreadUpdated,
+       {{"thread_id", "t-1"}, {"salience", 0.1}},
+       Status::Code::kFailedPrecondition,
+       "thread t-1 is complete"},
       {[](Log& l) {
          l.Thread("t-1");
          l.Add(EventType::kThreadCompleted, {{"thread_id", "t-1"}});
          l.Percept("p-1");
        },
-       EventType::kPerceptAssigned, {{"percept_id", "p-1"}, {"thread_id", "t-1"}},
-       Status::Code::kFailedPrecondition, "thread t-1 is complete"},
-      {[](Log&) {}, EventType::kActionEnqueued,
-       {{"action_id", "a-1"}, {"effector", "log"}, {"action_type", "x"}, {"payload", 1},
-        {"idempotency_key", "k"}, {"thread_id", "t-7"}},
-       Status::Code::kNotFound, "thread t-7"},
+       EventType::kPerceptAssigned,
+       {{"percept_id", "p-1"}, {"thread_id", "t-1"}},
+       Status::Code::kFailedPrecondition,
+       "thread t-1 is complete"},
+      {[](Log&) {},
+       EventType::kActionEnqueued,
+       {{"action_id", "a-1"},
+        {"effector", "log"},
+        {"action_type", "x"},
+        {"payload", 1},
+        {"idempotency_key", "k"},
+        {"thread_id", "t-7"}},
+       Status::Code::kNotFound,
+       "thread t-7"},
       {[](Log& l) {
          l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
                                             {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
        },
-       EventType::kActionComplete, {{"action_id", "a-1"}}, Status::Code::kFailedPrecondition,
+       EventType::kActionComplete,
+       {{"action_id", "a-1"}},
+       Status::Code::kFailedPrecondition,
        "action a-1 is pending"},
       {[](Log& l) {
          l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
                                             {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
        },
-       EventType::kActionsPruned, {{"action_ids", {"a-1"}}}, Status::Code::kFailedPrecondition,
-       "not complete or dead"},
+       EventType::kActionsPruned,
+       {{"action_ids", {"a-1"}}},
+       Status::Code::kFailedPrecondition,
+       "not complete, dead or rejected"},
       {[](Log& l) {
          l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
                                             {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
          l.Add(EventType::kActionDead, {{"action_id", "a-1"}, {"error", "gone"}});
        },
-       EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}}, Status::Code::kFailedPrecondition,
+       EventType::kActionSent,
+       {{"action_id", "a-1"}, {"attempt", 1}},
+       Status::Code::kFailedPrecondition,
        "action a-1 is dead"},
-      {[](Log&) {}, EventType::kReflexDeleted, {{"reflex_id", "r-1"}}, Status::Code::kNotFound,
+      {[](Log&) {},
+       EventType::kReflexDeleted,
+       {{"reflex_id", "r-1"}},
+       Status::Code::kNotFound,
        "reflex r-1 not found"},
-      {[](Log&) {}, EventType::kThreadCreated,
+      {[](Log&) {},
+       EventType::kThreadCreated,
        {{"thread_id", "t-1"}, {"goal", "g"}, {"salience", 0.5}, {"from_percept", "p-404"}},
-       Status::Code::kNotFound, "percept p-404"},
+       Status::Code::kNotFound,
+       "percept p-404"},
   };
   for (auto& c : cases) {
     Log l;
