@@ -4,7 +4,10 @@
 BUILD   ?= build
 TYPE    ?= RelWithDebInfo
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+# make run CONFIG=file PORT=7078 STATE=dir: limbic run's --config, --port, --state
 CONFIG  ?=
+PORT    ?=
+STATE   ?=
 BENCH_ARGS ?=
 # Debian packages the build, the tests and the README tour need.
 PKGS := build-essential cmake pkg-config git \
@@ -44,7 +47,7 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/limbic run $(if $(CONFIG),--config $(CONFIG),)
+	$(BUILD)/limbic run $(if $(CONFIG),--config $(CONFIG),) $(if $(PORT),--port $(PORT),) $(if $(STATE),--state $(STATE),)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300

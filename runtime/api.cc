@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include "base/input_json.h"
+#include "effectors/effector.h"
 #include "runtime/attention.h"
 #include "runtime/runtime.h"
+#include "state/provenance.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -88,10 +90,23 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
 Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log)
     : rt_(runtime), log_(std::move(log)) {}
 
-void Api::Commit(Result<state::Events> events, const char* id_field, bool created,
-                 Responder respond) {
+Result<std::string> ActorOf(const HttpRequest& req) {
+  std::string actor = req.Header("x-limbic-actor");
+  if (actor.empty()) return std::string("http");
+  Status s = state::CheckActor(actor);
+  if (!s.ok()) return s.WithContext("header X-Limbic-Actor");
+  return actor;
+}
+
+void Api::Commit(const HttpRequest& req, Result<state::Events> events, const char* id_field,
+                 bool created, Responder respond) {
   if (!events.ok()) return respond(ErrorResponse(events.status()));
   if (events->empty()) return respond(HttpResponse::Json(200, {{"events", json::array()}}));
+  auto actor = ActorOf(req);
+  if (!actor.ok()) return respond(ErrorResponse(actor.status()));
+  if (Status s = effectors::PrepareEnqueued(rt_.config().effectors, &*events); !s.ok())
+    return respond(ErrorResponse(s));
+  state::Attribute(*events, *actor);
   Status s = rt_.engine().Submit(
       std::move(events).value(),
       [respond, id_field, created](const Status& st, std::span<const Event> done) {
@@ -120,6 +135,7 @@ Router Api::MakeRouter() {
                 {"applied_seq", rt_.engine().applied_seq()},
                 {"version", LIMBIC_VERSION},
                 {"archive", std::move(archive)}};
+    if (rt_.sandbox()) out["sandbox"] = rt_.sandbox()->ToJson();
     if (!health.ok()) out["reason"] = health.message();
     else if (!unreadable.empty()) out["reason"] = "archive days cannot be read";
     respond(HttpResponse::Json(health.ok() ? 200 : 503, out));
@@ -146,7 +162,8 @@ void Api::AddPerceptRoutes(Router& r) {
   r.Add("POST", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildPerceptAdd(*body, rt_.engine().next_seq()), "percept_id", true, respond);
+    Commit(req, state::BuildPerceptAdd(*body, rt_.engine().next_seq()), "percept_id", true,
+           respond);
   });
   r.Add("GET", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
     state::PerceptQuery q;
@@ -181,22 +198,23 @@ void Api::AddPerceptRoutes(Router& r) {
   r.Add("POST", "/v1/percepts/{id}/assign", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
+    Commit(req, state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
   });
   r.Add("POST", "/v1/percepts/{id}/process", [this](HttpRequest& req, Responder respond) {
-    // No fields; a body, when sent, must still be a JSON object.
-    if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildPerceptProcess(Param(req, "id")), "percept_id", false, respond);
+    // {reason?}; a body, when sent, must be a JSON object.
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(req, state::BuildPerceptProcess(Param(req, "id"), *body), "percept_id", false, respond);
   });
   r.Add("POST", "/v1/percepts/{id}/drop", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildPerceptDrop(Param(req, "id"), *body), "percept_id", false, respond);
+    Commit(req, state::BuildPerceptDrop(Param(req, "id"), *body), "percept_id", false, respond);
   });
   r.Add("DELETE", "/v1/percepts/{id}", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildPerceptRemove(Param(req, "id"), *body), "percept_id", false, respond);
+    Commit(req, state::BuildPerceptRemove(Param(req, "id"), *body), "percept_id", false, respond);
   });
 }
 
@@ -204,7 +222,8 @@ void Api::AddThreadRoutes(Router& r) {
   r.Add("POST", "/v1/threads", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildThreadCreate(*body, rt_.engine().next_seq()), "thread_id", true, respond);
+    Commit(req, state::BuildThreadCreate(*body, rt_.engine().next_seq()), "thread_id", true,
+           respond);
   });
   r.Add("GET", "/v1/threads", [this](HttpRequest& req, Responder respond) {
     std::optional<std::string> status = Query(req, "status");
@@ -229,12 +248,12 @@ void Api::AddThreadRoutes(Router& r) {
   r.Add("PATCH", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildThreadUpdate(Param(req, "id"), *body), "thread_id", false, respond);
+    Commit(req, state::BuildThreadUpdate(Param(req, "id"), *body), "thread_id", false, respond);
   });
   r.Add("DELETE", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(state::BuildThreadDelete(Param(req, "id"), *body), "thread_id", false, respond);
+    Commit(req, state::BuildThreadDelete(Param(req, "id"), *body), "thread_id", false, respond);
   });
 }
 
@@ -250,22 +269,28 @@ void Api::AddOutboxRoutes(Router& r) {
     r.Add(method, "/v1/arousal", [this](HttpRequest& req, Responder respond) {
       auto body = req.JsonBody();
       if (!body.ok()) return respond(ErrorResponse(body.status()));
-      Commit(state::BuildArousalSet(*body), nullptr, false, respond);
+      Commit(req, state::BuildArousalSet(*body), nullptr, false, respond);
     });
   }
   r.Add("POST", "/v1/actions", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();
     if (!body.ok()) return respond(ErrorResponse(body.status()));
-    if (body->is_object() && (*body)["effector"].is_string() &&
-        !rt_.has_effector((*body)["effector"].get<std::string>())) {
-      std::string known;
-      for (const auto& n : rt_.effector_names()) known += (known.empty() ? "" : ", ") + n;
-      return respond(ErrorResponse(Status::InvalidArgument(
-          "field \"effector\": unknown effector \"" + (*body)["effector"].get<std::string>() +
-          "\" (configured: " + known + ")")));
-    }
-    Commit(state::BuildActionEnqueue(*body, rt_.engine().next_seq()), "action_id", true, respond);
+    Commit(req, state::BuildActionEnqueue(*body, rt_.engine().next_seq()), "action_id", true,
+           respond);
   });
+  // A pending_approval action goes on to delivery, or never goes.
+  for (bool approve : {true, false}) {
+    r.Add("POST", std::string("/v1/actions/{id}/") + (approve ? "approve" : "reject"),
+          [this, approve](HttpRequest& req, Responder respond) {
+            auto body = Body(req);
+            if (!body.ok()) return respond(ErrorResponse(body.status()));
+            const std::string& id = Param(req, "id");
+            Commit(req,
+                   approve ? state::BuildActionApprove(id, *body)
+                           : state::BuildActionReject(id, *body),
+                   "action_id", false, respond);
+          });
+  }
   r.Add("GET", "/v1/actions", [this](HttpRequest& req, Responder respond) {
     auto actions = rt_.engine().projection().ListActions(Query(req, "status"));
     if (!actions.ok()) return respond(ErrorResponse(actions.status()));
@@ -289,6 +314,7 @@ void Api::AddOutboxRoutes(Router& r) {
         return respond(
             ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
     Commit(
+        req,
         state::BuildActionsPrune(rt_.engine().projection(), older_than, rt_.engine().clock().Now()),
         nullptr, false, respond);
   });

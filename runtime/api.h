@@ -38,6 +38,10 @@ Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t
 Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::string& key);
 // A route parameter ({id}); "" when absent.
 const std::string& Param(const HttpRequest& req, const std::string& key);
+// Who a request's changes are attributed to (state/provenance.h): its
+// X-Limbic-Actor header, else "http". InvalidArgument naming the header when
+// the value is not a name.
+Result<std::string> ActorOf(const HttpRequest& req);
 
 class Api {
  public:
@@ -46,8 +50,11 @@ class Api {
 
  private:
   // Submits `events` and answers `created ? 201 : 200` with {id, seq, events}
-  // once durable; `id_field` names the id in the first event.
-  void Commit(Result<state::Events> events, const char* id_field, bool created, Responder respond);
+  // once durable; `id_field` names the id in the first event. The events are
+  // attributed to the request's actor (ActorOf) and pass the effectors'
+  // policy (effectors::PrepareEnqueued) first.
+  void Commit(const HttpRequest& req, Result<state::Events> events, const char* id_field,
+              bool created, Responder respond);
 
   void AddPerceptRoutes(Router& r);
   void AddThreadRoutes(Router& r);

@@ -4,6 +4,7 @@
 #include "runtime/api.h"
 #include "runtime/archive_service.h"
 #include "runtime/runtime.h"
+#include "state/provenance.h"
 
 namespace limbic::runtime {
 
@@ -80,6 +81,9 @@ void Api::AddArchiveRoutes(Router& r) {
     if (!body.ok()) return respond(ErrorResponse(body.status()));
     auto events = state::BuildBlink(*body, rt_.engine().clock().Now());
     if (!events.ok()) return respond(ErrorResponse(events.status()));
+    auto actor = ActorOf(req);
+    if (!actor.ok()) return respond(ErrorResponse(actor.status()));
+    state::Attribute(*events, *actor);
     Status s = rt_.engine().Submit(std::move(events).value(), [this, respond](const Status& st,
                                                                              std::span<const state::Event> done) {
       if (!st.ok()) return respond(ErrorResponse(st));

@@ -181,16 +181,20 @@ void Api::AddReflexRoutes(Router& r) {
     (*body)["id"] = id;
     auto rule = reflexes::ParseRule(*body, rt_.MakeRuleContext());
     if (!rule.ok()) return respond(ErrorResponse(rule.status()));
-    Commit(state::Events{Event{0, 0, EventType::kReflexPut,
-                               {{"reflex_id", id}, {"rule", rule->source_json}, {"origin", "api"}}}},
-           "reflex_id", false, respond);
+    Commit(
+        req,
+        state::Events{Event{0,
+                            0,
+                            EventType::kReflexPut,
+                            {{"reflex_id", id}, {"rule", rule->source_json}, {"origin", "api"}}}},
+        "reflex_id", false, respond);
   });
   r.Add("DELETE", "/v1/reflexes/{id}", [this](HttpRequest& req, Responder respond) {
     const std::string& id = Param(req, "id");
     if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
     if (!state::IsValidId(id)) return respond(ErrorResponse(state::CheckId("reflex id", id)));
-    Commit(state::Events{Event{0, 0, EventType::kReflexDeleted, {{"reflex_id", id}}}}, "reflex_id",
-           false, respond);
+    Commit(req, state::Events{Event{0, 0, EventType::kReflexDeleted, {{"reflex_id", id}}}},
+           "reflex_id", false, respond);
   });
   for (bool enable : {true, false}) {
     r.Add("POST", std::string("/v1/reflexes/{id}/") + (enable ? "enable" : "disable"),
@@ -198,8 +202,9 @@ void Api::AddReflexRoutes(Router& r) {
             const std::string& id = Param(req, "id");
             if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
             if (!state::IsValidId(id)) return respond(ErrorResponse(state::CheckId("reflex id", id)));
-            Commit(state::Events{Event{0, 0, EventType::kReflexEnabled,
-                                       {{"reflex_id", id}, {"enabled", enable}}}},
+            Commit(req,
+                   state::Events{Event{
+                       0, 0, EventType::kReflexEnabled, {{"reflex_id", id}, {"enabled", enable}}}},
                    "reflex_id", false, respond);
           });
   }

@@ -47,13 +47,14 @@ Result<json> BuildAttention(const state::Projection& p, TimeMs now, const Attent
     return a["effective_intensity"].get<double>() > b["effective_intensity"].get<double>();
   });
   if (unassigned.size() > params.limit) unassigned.resize(params.limit);
+  // Actions a human must approve or reject before they go (oldest first).
+  auto waiting = p.ListActions(std::string("pending_approval"), params.limit);
+  if (!waiting.ok()) return waiting.status();
   json arousal_out = {
       {"level", (*arousal)["level"]}, {"factors", (*arousal)["factors"]}, {"effective", effective_arousal}};
-  return json{{"now", FormatTime(now)},
-              {"arousal", arousal_out},
-              {"thread", best},
-              {"thread_percepts", thread_percepts},
-              {"unassigned", unassigned}};
+  return json{{"now", FormatTime(now)},   {"arousal", arousal_out},
+              {"thread", best},           {"thread_percepts", thread_percepts},
+              {"unassigned", unassigned}, {"pending_approval", std::move(*waiting)}};
 }
 
 Result<json> AttentionFromPools(const state::Projection& p, TimeMs now,

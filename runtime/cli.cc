@@ -13,6 +13,7 @@
 #include "runtime/mcp_api.h"
 #include "runtime/mcp_tools.h"
 #include "runtime/runtime.h"
+#include "state/provenance.h"
 
 namespace limbic::runtime {
 
@@ -112,7 +113,7 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& 
   if (!url.ok()) return url.status().IsNotFound() || url.status().IsBusy() ? busy : url.status();
   const char* token = std::getenv("LIMBIC_API_TOKEN");
   auto client = MakeHttpApiClient(*url, token ? token : "");
-  ApiRequest request{method, target, body.is_null() ? std::string() : body.dump(), 30000};
+  ApiRequest request{method, target, body.is_null() ? std::string() : body.dump(), 30000, "cli"};
   auto answer = client->Call(request);
   if (!answer.ok())
     return answer.status().WithContext("sending the write to the running limbic at " + *url);
@@ -127,6 +128,15 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& 
   if (!reply.is_object())
     return Status::Internal("the running limbic at " + *url + " answered no JSON object");
   return reply;
+}
+
+Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, TimeMs now) {
+  auto t = ParseTime(text);
+  if (t.ok()) return *t;
+  auto d = ParseDuration(text);
+  if (d.ok()) return now - *d;
+  return Status::InvalidArgument(flag + " \"" + text +
+                                 "\": want an RFC 3339 time or a duration such as 10m");
 }
 
 int ForwardWrite(const CliContext& ctx, const std::string& method, const std::string& target,
@@ -145,6 +155,7 @@ int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<st
     else std::cout << "nothing to do\n";
     return 0;
   }
+  state::Attribute(*events, "cli");
   std::vector<state::Event> committed;
   Status s = engine.Commit(std::move(events).value(), &committed);
   if (!s.ok()) return Fail(s);
@@ -156,14 +167,23 @@ int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<st
   return 0;
 }
 
+// `limbic run`'s own flags.
+struct RunFlags {
+  std::string config_path;
+  std::optional<uint16_t> port;
+  bool sync_rules = false;
+};
+
 // `limbic run`: the config file (or the embedded default), with --state or
-// $LIMBIC_STATE overriding its state_dir.
-int RunRuntime(CliContext& ctx, const std::string& config_path, bool state_given) {
-  auto config = config_path.empty() ? DefaultConfig() : LoadConfigFile(config_path);
+// $LIMBIC_STATE overriding its state_dir and --port its api.port.
+int RunRuntime(CliContext& ctx, const RunFlags& flags, bool state_given) {
+  auto config = flags.config_path.empty() ? DefaultConfig() : LoadConfigFile(flags.config_path);
   if (!config.ok()) return Fail(config.status());
   if (state_given) config->state_dir = ctx.state_dir;
+  if (flags.port) config->api_port = *flags.port;
   ctx.logger->set_level(spdlog::level::info);
   Runtime runtime(std::move(config).value(), ctx.logger);
+  runtime.set_sync_rules(flags.sync_rules);
   return runtime.Run();
 }
 
@@ -186,12 +206,21 @@ int RunCli(int argc, char** argv) {
   ctx.logger->set_level(spdlog::level::warn);
 
   int rc = 0;
-  std::string config_path;
+  RunFlags run_flags;
   auto* run = app.add_subcommand("run", "run the agent's core loop: sensors, reflexes, outbox, HTTP API");
-  run->add_option("--config", config_path, "config file (default: the config built into limbic)");
+  run->add_option("--config", run_flags.config_path,
+                  "config file (default: the config built into limbic)");
+  // Also here, so `run --help` shows it (the global --state is the same).
+  auto* run_state = run->add_option("--state", ctx.state_dir,
+                                    "state dir (default: the config's state_dir; $LIMBIC_STATE)");
+  run->add_option("--port", run_flags.port,
+                  "serve the API on this port (the config's api.port; 0: any free port)");
+  run->add_flag("--sync-rules", run_flags.sync_rules,
+                "on a sandbox (limbic fork), sync the reflexes file into the rules as usual");
   run->callback([&] {
-    bool state_given = app.get_option("--state")->count() > 0 || (env_state && *env_state);
-    rc = RunRuntime(ctx, config_path, state_given);
+    bool state_given = app.get_option("--state")->count() > 0 || run_state->count() > 0 ||
+                       (env_state && *env_state);
+    rc = RunRuntime(ctx, run_flags, state_given);
   });
   McpOptions mcp_options;
   auto* mcp = app.add_subcommand("mcp", "serve the Model Context Protocol on stdin/stdout (docs/mcp.md)");
@@ -208,6 +237,7 @@ int RunCli(int argc, char** argv) {
   AddLogCommands(app, ctx, rc);
   AddArchiveCommands(app, ctx, rc);
   AddMemoryCommands(app, ctx, rc);
+  AddForkCommand(app, ctx, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -59,7 +59,8 @@ void PrintJson(const nlohmann::json& value);
 // members one per line, "key:  value", keys aligned, strings as they are
 // and other values as compact JSON; anything else as compact JSON.
 void PrintFields(const nlohmann::json& value);
-// Commits `events` and prints what happened: the created id and seqs, or
+// Commits `events`, attributed to "cli" (state/provenance.h), and prints
+// what happened: the created id and seqs, or
 // JSON {"id", "seq", "events"} with --json. `id_field` names the record id
 // in the first event (e.g. "percept_id"); empty prints only seqs.
 int CommitAndReport(const CliContext& ctx, state::Engine& engine,
@@ -78,11 +79,16 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& 
                                       const std::string& target, const nlohmann::json& body,
                                       const Status& busy);
 
+// A flag's time: an RFC 3339 time, or a duration meaning "that long before
+// `now`" ("10m"); the error names the flag.
+Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, TimeMs now);
+
 // Subcommand groups, one file each.
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc);   // memory
+void AddForkCommand(CLI::App& app, CliContext& ctx, int& rc);      // fork
 // memory extract, graph, entities, surprise, consolidate; `config` and
 // `quiet` are the memory command's --config and --quiet.
 void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::string* config, const bool* quiet);

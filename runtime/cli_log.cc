@@ -13,8 +13,10 @@
 
 #include "base/input_json.h"
 #include "base/json.h"
+#include "runtime/attention.h"
 #include "runtime/cli.h"
 #include "state/event_log.h"
+#include "state/recency.h"
 #include "state/replay.h"
 #include "state/why.h"
 
@@ -28,16 +30,6 @@ using state::LogReader;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
-
-// --since: an RFC 3339 time, or a duration meaning "that long ago".
-Result<TimeMs> ParseSince(const std::string& flag, const std::string& text, TimeMs now) {
-  auto t = ParseTime(text);
-  if (t.ok()) return *t;
-  auto d = ParseDuration(text);
-  if (d.ok()) return now - *d;
-  return Status::InvalidArgument(flag + " \"" + text +
-                                 "\": want an RFC 3339 time or a duration such as 10m");
-}
 
 // A line of `events tail`: the event as the log holds it, except that in
 // text mode a memory's vector (base64, kilobytes of it) is left out;
@@ -107,7 +99,7 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
       if (text.empty()) return std::optional<TimeMs>();
       auto now = ctx.Now();
       if (!now.ok()) return now.status();
-      auto at = ParseSince(flag, text, *now);
+      auto at = ParseTimeOrAgo(flag, text, *now);
       if (!at.ok()) return at.status();
       return std::optional<TimeMs>(*at);
     };
@@ -322,24 +314,61 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   });
 }
 
+// `state show`'s records with what recency makes of them at `now` (as the
+// API shows them): percepts' effective_intensity, threads' effective
+// salience and unprocessed count, arousal's effective level.
+Status WithEffectiveValues(const state::Projection& p, state::Pool pool, TimeMs now,
+                           const state::RecencyParams& recency, json* records) {
+  for (json& rec : *records) {
+    if (pool == state::Pool::kPercepts) {
+      rec = state::PerceptWithRecency(rec, now, recency);
+    } else if (pool == state::Pool::kThreads) {
+      auto n = p.CountUnprocessed(rec.value("id", ""));
+      if (!n.ok()) return n.status();
+      rec = state::ThreadWithRecency(rec, *n, now, recency);
+    } else if (pool == state::Pool::kArousal) {
+      auto effective = EffectiveArousalNow(p, now, recency);
+      if (!effective.ok()) return effective.status();
+      rec["effective"] = *effective;
+    }
+  }
+  return Status::OK();
+}
+
 void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("state", "inspect the pools");
   cmd->require_subcommand(1);
+  auto digest_at = std::make_shared<std::optional<uint64_t>>();
   auto* digest = cmd->add_subcommand("digest", "SHA-256 of every pool, and the seq it is at");
-  digest->callback([&ctx, &rc] {
-    auto engine = ctx.OpenForRead();
-    if (!engine.ok()) {
-      rc = Fail(engine.status());
-      return;
+  digest->add_option("--at-seq", *digest_at, "of the pools as they were right after this seq");
+  digest->callback([&ctx, &rc, digest_at] {
+    Result<std::string> d = Status::Internal("unset");
+    uint64_t seq = 0;
+    if (*digest_at) {
+      auto past = state::TimeTravel::Open(ctx.state_dir, **digest_at);
+      if (!past.ok()) {
+        rc = Fail(past.status());
+        return;
+      }
+      d = (*past)->replay().digest;
+      seq = (*past)->replay().last_seq;
+    } else {
+      auto engine = ctx.OpenForRead();
+      if (!engine.ok()) {
+        rc = Fail(engine.status());
+        return;
+      }
+      d = (*engine)->projection().Digest();
+      seq = (*engine)->applied_seq();
     }
-    auto d = (*engine)->projection().Digest();
     if (!d.ok()) {
       rc = Fail(d.status());
       return;
     }
-    uint64_t seq = (*engine)->applied_seq();
-    if (ctx.json) PrintJson({{"applied_seq", seq}, {"digest", *d}});
-    else std::printf("%s  seq %llu\n", d->c_str(), static_cast<unsigned long long>(seq));
+    if (ctx.json)
+      PrintJson({{"applied_seq", seq}, {"digest", *d}});
+    else
+      std::printf("%s  seq %llu\n", d->c_str(), static_cast<unsigned long long>(seq));
   });
 
   struct Show {
@@ -352,7 +381,9 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
                    "percepts, threads, arousal, actions, reflexes, memories, associations, "
                    "documents or dedup")
       ->required();
-  show->add_option("--at-seq", s->at_seq, "as it was right after this seq (time travel)");
+  show->add_option("--at-seq", s->at_seq,
+                   "as it was right after this seq (time travel); effective values at that "
+                   "event's time");
   show->callback([&ctx, &rc, s] {
     auto pool = state::ParsePool(s->pool);
     if (!pool) {
@@ -364,6 +395,11 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
     std::unique_ptr<state::Engine> engine;
     std::unique_ptr<state::TimeTravel> past;
     const state::Projection* projection = nullptr;
+    auto now = ctx.Now();
+    if (!now.ok()) {
+      rc = Fail(now.status());
+      return;
+    }
     if (s->at_seq) {
       auto tt = state::TimeTravel::Open(ctx.state_dir, *s->at_seq);
       if (!tt.ok()) {
@@ -372,6 +408,7 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
       }
       past = std::move(tt).value();
       projection = &past->projection();
+      if (!ctx.now_text) *now = past->replay().last_ts;  // effective as it was then
     } else {
       auto e = ctx.OpenForRead();
       if (!e.ok()) {
@@ -393,6 +430,11 @@ void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
         return true;
       });
     }
+    if (!st.ok()) {
+      rc = Fail(st);
+      return;
+    }
+    st = WithEffectiveValues(*projection, *pool, *now, ctx.recency, &all);
     if (!st.ok()) {
       rc = Fail(st);
       return;

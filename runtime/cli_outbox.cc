@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "effectors/effector.h"
 #include "runtime/attention.h"
 #include "runtime/cli_pools.h"
 #include "runtime/config.h"
+#include "state/replay.h"
 
 namespace limbic::runtime::pools {
 
@@ -68,11 +70,36 @@ void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
   });
 }
 
+namespace {
+
+// `action enqueue` with no runtime holding the state dir: checked against
+// the effectors the last `limbic run` had (RememberedEffectors), as that
+// runtime's API would check it, and said to wait for a runtime.
+int EnqueueOffline(const CliContext& ctx, Engine& e, const json& req) {
+  auto effectors = RememberedEffectors(ctx.state_dir);
+  if (!effectors.ok()) return Fail(effectors.status());
+  auto events = state::BuildActionEnqueue(req, e.next_seq());
+  if (events.ok()) {
+    if (Status s = effectors::PrepareEnqueued(*effectors, &*events); !s.ok()) return Fail(s);
+  }
+  const bool waits = events.ok() && events->front().fields.value("require_approval", false);
+  int code = CommitAndReport(ctx, e, std::move(events), "action_id");
+  if (code == 0 && !ctx.json)
+    std::cerr << "limbic: no runtime holds " << ctx.state_dir << ": the action stays "
+              << (waits ? "pending_approval until approved, then pending" : "pending")
+              << " until `limbic run` starts and delivers it\n";
+  return code;
+}
+
+}  // namespace
+
 void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
-  auto* cmd = app.add_subcommand("action", "enqueue, list and prune outbox actions");
+  auto* cmd = app.add_subcommand("action", "enqueue, approve, list and prune outbox actions");
   cmd->require_subcommand(1);
   struct Args {
-    std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h";
+    std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h",
+                                                                           reason;
+    bool require_approval = false;
   };
   auto args = std::make_shared<Args>();
   auto* enqueue = cmd->add_subcommand("enqueue", "queue an action for an effector");
@@ -83,6 +110,9 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   enqueue->add_option("--thread", args->thread, "the thread it belongs to");
   enqueue->add_option("--percept", args->percept, "the percept that caused it");
   enqueue->add_option("--id", args->id, "use this id instead of a generated one");
+  enqueue->add_flag("--require-approval", args->require_approval,
+                    "wait in pending_approval until `action approve` (or reject)");
+  enqueue->add_option("--reason", args->reason, "why (kept in the event)");
   enqueue->callback([&ctx, &rc, args] {
     json req = {{"effector", args->effector}, {"type", args->type}};
     if (!args->payload.empty()) {
@@ -97,10 +127,33 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
     PutIf(req, "thread_id", args->thread);
     PutIf(req, "percept_id", args->percept);
     PutIf(req, "id", args->id);
-    rc = WithWriter(ctx, {"POST", "/v1/actions", req}, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id");
-    });
+    PutIf(req, "reason", args->reason);
+    if (args->require_approval) req["require_approval"] = true;
+    rc = WithWriter(ctx, {"POST", "/v1/actions", req},
+                    [&](Engine& e) { return EnqueueOffline(ctx, e, req); });
   });
+
+  // approve ID / reject ID: a pending_approval action is delivered, or never.
+  for (bool approve : {true, false}) {
+    auto* decide =
+        cmd->add_subcommand(approve ? "approve" : "reject",
+                            approve ? "let an action waiting for approval be delivered"
+                                    : "refuse an action waiting for approval: never delivered");
+    decide->add_option("id", args->id, "action id")->required();
+    decide->add_option("--reason", args->reason, "why (kept in the event)");
+    decide->callback([&ctx, &rc, args, approve] {
+      json req = json::object();
+      PutIf(req, "reason", args->reason);
+      rc = WithWriter(
+          ctx, {"POST", "/v1/actions/" + Seg(args->id) + (approve ? "/approve" : "/reject"), req},
+          [&](Engine& e) {
+            return CommitAndReport(ctx, e,
+                                   approve ? state::BuildActionApprove(args->id, req)
+                                           : state::BuildActionReject(args->id, req),
+                                   "action_id");
+          });
+    });
+  }
 
   auto* show = cmd->add_subcommand("show", "one action: status, attempts, last error");
   show->add_option("id", args->id, "action id")->required();
@@ -110,7 +163,8 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   });
 
   auto* list = cmd->add_subcommand("list", "actions, oldest first");
-  list->add_option("--status", args->status, "pending, inflight, complete, failed or dead");
+  list->add_option("--status", args->status,
+                   "pending_approval, pending, inflight, failed, complete, dead or rejected");
   list->callback([&ctx, &rc, args] {
     rc = WithReader(ctx, [&](Engine& e, TimeMs) {
       std::optional<std::string> status;
@@ -121,10 +175,10 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
         PrintJson(*actions);
         return 0;
       }
-      std::printf("%-12s %-9s %-12s %-16s %4s %s\n", "ID", "STATUS", "EFFECTOR", "TYPE", "TRY",
+      std::printf("%-12s %-16s %-12s %-16s %4s %s\n", "ID", "STATUS", "EFFECTOR", "TYPE", "TRY",
                   "LAST ERROR");
       for (const json& a : *actions)
-        std::printf("%-12s %-9s %-12s %-16s %4s %s\n", Str(a["id"]).c_str(),
+        std::printf("%-12s %-16s %-12s %-16s %4s %s\n", Str(a["id"]).c_str(),
                     Str(a["status"]).c_str(), Short(Str(a["effector"]), 12).c_str(),
                     Short(Str(a["type"]), 16).c_str(), Str(a["attempts"]).c_str(),
                     Short(Str(a["last_error"]), 40).c_str());
@@ -132,7 +186,8 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
     });
   });
 
-  auto* prune = cmd->add_subcommand("prune", "remove complete and dead actions from the pool");
+  auto* prune =
+      cmd->add_subcommand("prune", "remove complete, dead and rejected actions from the pool");
   prune->add_option("--older-than", args->older_than, "last updated at least this long ago")
       ->capture_default_str();
   prune->callback([&ctx, &rc, args] {
@@ -176,33 +231,58 @@ void PrintAttentionText(const json& a) {
   }
   std::printf("unassigned: %zu\n", a["unassigned"].size());
   for (const json& p : a["unassigned"]) line(p);
+  const json& waiting = a.value("pending_approval", json::array());
+  if (waiting.empty()) return;
+  std::printf("waiting for approval: %zu (limbic action approve|reject ID)\n", waiting.size());
+  for (const json& x : waiting)
+    std::printf("  %-12s %-24s %s\n", Str(x["id"]).c_str(),
+                Short(Str(x["effector"]) + "/" + Str(x["type"]), 24).c_str(),
+                Short(Str(x["payload"]), 60).c_str());
 }
 }  // namespace
 
 void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
-  auto config = std::make_shared<std::string>();
+  struct Args {
+    std::string config;
+    std::optional<uint64_t> at_seq;
+  };
+  auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "attention",
       "what to work on now: the focused thread, its percepts, new percepts by intensity");
-  cmd->add_option("--config", *config,
+  cmd->add_option("--config", args->config,
                   "config whose attention and recency settings to use (default: the built-in one)");
-  cmd->callback([&ctx, &rc, config] {
-    auto c = config->empty() ? DefaultConfig() : LoadConfigFile(*config);
+  cmd->add_option("--at-seq", args->at_seq,
+                  "as it was right after this seq, at that event's time (time travel)");
+  cmd->callback([&ctx, &rc, args] {
+    auto c = args->config.empty() ? DefaultConfig() : LoadConfigFile(args->config);
     if (!c.ok()) {
       rc = Fail(c.status());
       return;
     }
-    AttentionParams params{config->empty() ? ctx.recency : c->recency, c->attention_threshold,
+    AttentionParams params{args->config.empty() ? ctx.recency : c->recency, c->attention_threshold,
                            c->attention_limit};
-    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
-      auto out = AttentionFromPools(e.projection(), now, params);
+    auto print = [&](const state::Projection& p, TimeMs now) {
+      auto out = AttentionFromPools(p, now, params);
       if (!out.ok()) return Fail(out.status());
       if (ctx.json)
         PrintJson(*out);
       else
         PrintAttentionText(*out);
       return 0;
-    });
+    };
+    if (!args->at_seq) {
+      rc = WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
+      return;
+    }
+    auto past = state::TimeTravel::Open(ctx.state_dir, *args->at_seq);
+    if (!past.ok()) {
+      rc = Fail(past.status());
+      return;
+    }
+    // The seq's own time, unless --now says otherwise.
+    auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
+    rc = now.ok() ? print((*past)->projection(), *now) : Fail(now.status());
   });
 }
 

@@ -138,19 +138,22 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   auto* assign = cmd->add_subcommand("assign", "assign a percept to a thread");
   assign->add_option("id", t->id, "percept id")->required();
   assign->add_option("--thread", t->thread, "thread id")->required();
+  assign->add_option("--reason", t->reason, "why");
   assign->callback([&ctx, &rc, t] {
-    rc = WithWriter(
-        ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/assign", {{"thread_id", t->thread}}},
-        [&](Engine& e) {
-          return CommitAndReport(
-              ctx, e, state::BuildPerceptAssign(t->id, {{"thread_id", t->thread}}), "percept_id");
-        });
+    json req = {{"thread_id", t->thread}};
+    PutIf(req, "reason", t->reason);
+    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/assign", req}, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptAssign(t->id, req), "percept_id");
+    });
   });
   auto* process = cmd->add_subcommand("process", "mark a percept processed");
   process->add_option("id", t->id, "percept id")->required();
+  process->add_option("--reason", t->reason, "why");
   process->callback([&ctx, &rc, t] {
-    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/process"}, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildPerceptProcess(t->id), "percept_id");
+    json req = json::object();
+    PutIf(req, "reason", t->reason);
+    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/process", req}, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildPerceptProcess(t->id, req), "percept_id");
     });
   });
   auto* drop = cmd->add_subcommand("drop", "drop a percept (ignored, kept in the pool)");
@@ -249,6 +252,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   create->add_option("--from-percept", args->from_percept,
                      "the percept that started it (assigned to it)");
   create->add_option("--id", args->id, "use this id instead of a generated one");
+  create->add_option("--reason", args->reason, "why");
   create->callback([&ctx, &rc, args] {
     auto st = ObjectFlag(args->state, "--state");
     if (!st.ok()) {
@@ -261,6 +265,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     if (!args->percepts.empty()) req["percepts"] = args->percepts;
     PutIf(req, "from_percept", args->from_percept);
     PutIf(req, "id", args->id);
+    PutIf(req, "reason", args->reason);
     rc = WithWriter(ctx, {"POST", "/v1/threads", req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadCreate(req, e.next_seq()), "thread_id");
     });
@@ -272,7 +277,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   update->add_option("--salience", args->salience, "0..1");
   update->add_option("--state", args->state, "JSON merge patch into {phase, context, next_step}");
   update->add_option("--add-percept", args->percepts, "assign this percept (repeatable)");
-  update->add_option("--reason", args->reason, "why it is paused");
+  update->add_option("--reason", args->reason, "why (kept in the events)");
   update->add_option("--outcome", args->outcome, "how it ended (with --status complete)");
   update->callback([&ctx, &rc, args] {
     auto st = ObjectFlag(args->state, "--state");

@@ -2,13 +2,14 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
-#include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
+#include "base/env.h"
 #include "base/input_json.h"
+#include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
 
 namespace limbic::runtime {
 namespace {
@@ -419,12 +420,30 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   return c;
 }
 
+void ExpandConfigDir(const std::string& dir, json* doc) {
+  static const std::string kVar = "${CONFIG_DIR}";
+  std::vector<json*> todo{doc};
+  while (!todo.empty()) {
+    json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      std::string& s = v->get_ref<std::string&>();
+      for (size_t at = s.find(kVar); at != std::string::npos; at = s.find(kVar, at + dir.size()))
+        s.replace(at, kVar.size(), dir);
+    } else if (v->is_structured()) {
+      for (json& child : *v) todo.push_back(&child);
+    }
+  }
+}
+
 Result<Config> LoadConfigFile(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
   auto doc = ParseJsonText(*text, path);
   if (!doc.ok()) return doc.status();
   std::string base = std::filesystem::path(path).parent_path().string();
+  ExpandConfigDir(std::filesystem::absolute(base.empty() ? "." : base).lexically_normal().string(),
+                  &*doc);
   auto config = ParseConfig(*doc, base);
   if (!config.ok()) return config.status().WithContext(path);
   config->source = path;
@@ -444,6 +463,41 @@ Result<Config> DefaultConfig() {
   config->reflexes_file = "<embedded config/reflexes.json>";
   config->source = "<embedded default>";
   return config;
+}
+
+std::string EffectorsFilePath(const std::string& state_dir) {
+  return state_dir + "/effectors.json";
+}
+
+json EffectorsSummary(const json& effectors) {
+  json out = json::object();
+  if (!effectors.is_object()) return out;
+  for (auto it = effectors.begin(); it != effectors.end(); ++it) {
+    json e = json::object();
+    for (const char* key : {"kind", "require_approval"})
+      if (it->is_object() && it->contains(key)) e[key] = (*it)[key];
+    out[it.key()] = std::move(e);
+  }
+  return out;
+}
+
+Result<json> RememberedEffectors(const std::string& state_dir) {
+  const std::string path = EffectorsFilePath(state_dir);
+  if (!Env::Default()->FileExists(path)) {
+    auto config = DefaultConfig();
+    if (!config.ok()) return config.status();
+    return EffectorsSummary(config->effectors);
+  }
+  auto text = Env::Default()->ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  json doc = json::parse(*text, nullptr, false);
+  if (!doc.is_object())
+    return Status::Corruption(path +
+                              ": not a JSON object (remove it; `limbic run` writes it again)");
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (!it->is_object())
+      return Status::Corruption(path + ": effector \"" + it.key() + "\" is not an object");
+  return doc;
 }
 
 }  // namespace limbic::runtime

@@ -107,11 +107,26 @@ struct Config {
 // file's directory). Every error names the JSON path; all of them are
 // reported at once ("3 problems:\n  api.port: ...").
 Result<Config> ParseConfig(const nlohmann::json& doc, const std::string& base_dir);
-// Reads and parses a config file, and its reflexes file.
+// Replaces "${CONFIG_DIR}" in every string of `doc` (values, not keys)
+// with `dir`: a config names files beside it (an adapter's script) wherever
+// it is checked out. The path has no trailing '/'.
+void ExpandConfigDir(const std::string& dir, nlohmann::json* doc);
+// Reads and parses a config file (its strings' ${CONFIG_DIR} expanded to the
+// file's directory, absolute), and its reflexes file.
 Result<Config> LoadConfigFile(const std::string& path);
 // The config compiled into the binary (config/limbic.json + config/reflexes.json).
 Result<Config> DefaultConfig();
 // One InvalidArgument listing `errors` (OK when empty).
 Status ConfigErrors(const std::vector<std::string>& errors);
+
+// <state>/effectors.json: the effectors of the last `limbic run` on the
+// state dir, {name: {kind, require_approval?}} (no other keys: an effector's
+// config may hold secrets), written at its start. So the command line,
+// offline, checks an action as that runtime will (effectors::PrepareEnqueued).
+std::string EffectorsFilePath(const std::string& state_dir);
+nlohmann::json EffectorsSummary(const nlohmann::json& effectors);
+// The effectors remembered there, else the built-in config's; Corruption
+// naming the file when it is not such an object.
+Result<nlohmann::json> RememberedEffectors(const std::string& state_dir);
 
 }  // namespace limbic::runtime

@@ -23,7 +23,7 @@ Status IngestService::Open(const memory::MemoryStore& store) {
                  root);
   }
   if (scope_.roots.empty())
-    log_->info("memory: ingest over the API is off (no memory.ingest_roots)");
+    log_->debug("memory: ingest over the API is off (no memory.ingest_roots)");
   auto made = memory::MakeEmbedder(memory::ApplyEmbeddingEnv(options_.embedder));
   if (!made.ok()) return made.status().WithContext("memory.embedder (ingest worker)");
   embedder_ = std::move(*made);

@@ -33,6 +33,27 @@ struct RpcError {
   json data;  // null: none
 };
 
+// "mcp:<clientInfo.name>", the actor of the client's changes
+// (state/provenance.h); "mcp" when it gave no name. Control characters
+// become '_' and the name is cut to 200 bytes (at a character boundary), so
+// it is a valid X-Limbic-Actor header and actor.
+std::string McpActor(const json& params) {
+  auto info = params.find("clientInfo");
+  if (info == params.end() || !info->is_object()) return "mcp";
+  auto name = info->find("name");
+  if (name == info->end() || !name->is_string()) return "mcp";
+  std::string n = name->get<std::string>();
+  if (n.size() > 200) {
+    size_t cut = 200;
+    while (cut > 0 && (static_cast<unsigned char>(n[cut]) & 0xC0) == 0x80) --cut;
+    n.resize(cut);
+  }
+  for (char& c : n)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  while (!n.empty() && n.back() == ' ') n.pop_back();
+  return n.empty() ? "mcp" : "mcp:" + n;
+}
+
 json ErrorMessage(const json& id, const RpcError& e) {
   json error = {{"code", e.code}, {"message", e.message}};
   if (!e.data.is_null()) error["data"] = e.data;
@@ -126,6 +147,7 @@ class McpServer {
       if (asked == v) version = v;
     if (version != asked) log_->info("client asked for protocol {}; answering {}", asked, version);
     version_ = version;
+    actor_ = McpActor(params);
     *result = {
         {"protocolVersion", version},
         {"capabilities", {{"tools", json::object()}}},
@@ -154,6 +176,7 @@ class McpServer {
                       data};
     }
     ApiRequest request = BuildApiRequest(*tool, arguments);
+    request.actor = actor_;
     // From here on every failure is the tool's result, for the model to read.
     auto fail = [&](const std::string& text) {
       log_->warn("{}: {}", name, text);
@@ -178,6 +201,7 @@ class McpServer {
   ApiClient& api_;
   std::shared_ptr<spdlog::logger> log_;
   std::string version_ = kProtocolVersions[0];  // negotiated by initialize
+  std::string actor_ = "mcp";                   // McpActor of initialize's clientInfo
 };
 
 std::string EnvToken() {

@@ -32,6 +32,7 @@ class HttpApiClient : public ApiClient {
     call.body = request.body;
     call.timeout_ms = request.timeout_ms;
     if (!token_.empty()) call.headers.emplace_back("Authorization", "Bearer " + token_);
+    if (!request.actor.empty()) call.headers.emplace_back("X-Limbic-Actor", request.actor);
     auto answer = Fetch(call);
     if (!answer.ok()) return answer.status();
     return std::make_pair(answer->status, std::move(answer->body));

@@ -233,11 +233,14 @@ std::vector<McpTool> MakeTools() {
                        {{"id", Str("the percept id")}}, {"id"}));
   tools.push_back(Tool("assign_percept", "POST", "/v1/percepts/{id}/assign",
                        "Assign a percept to a thread (moving it from another thread).",
-                       {{"id", Str("the percept id")}, {"thread_id", Str("the thread")}},
+                       {{"id", Str("the percept id")},
+                        {"thread_id", Str("the thread")},
+                        {"reason", Str("why (kept in the event)")}},
                        {"id", "thread_id"}));
   tools.push_back(Tool("process_percept", "POST", "/v1/percepts/{id}/process",
                        "Mark a percept processed: it has been dealt with.",
-                       {{"id", Str("the percept id")}}, {"id"}));
+                       {{"id", Str("the percept id")}, {"reason", Str("why (kept in the event)")}},
+                       {"id"}));
   tools.push_back(
       Tool("drop_percept", "POST", "/v1/percepts/{id}/drop",
            "Drop a percept: ignored on purpose (it stays in the pool until consolidated).",
@@ -260,7 +263,8 @@ std::vector<McpTool> MakeTools() {
                         {"state", Obj("{phase, context, next_step}")},
                         {"from_percept", Str("the percept that started it")},
                         {"percepts", StrList("percept ids to assign to it")},
-                        {"id", Str("a chosen id (default: generated)")}},
+                        {"id", Str("a chosen id (default: generated)")},
+                        {"reason", Str("why (kept in the event)")}},
                        {"goal"}));
   tools.push_back(
       Tool("update_thread", "PATCH", "/v1/threads/{id}",
@@ -271,7 +275,7 @@ std::vector<McpTool> MakeTools() {
             {"salience", Unit("0..1")},
             {"state", Obj("merge patch into {phase, context, next_step}")},
             {"add_percepts", StrList("percept ids to assign")},
-            {"reason", Str("why (with status paused)")},
+            {"reason", Str("why (kept in the events)")},
             {"outcome", Str("how it ended (with status complete)")}},
            {"id"}));
   tools.push_back(Tool("delete_thread", "DELETE", "/v1/threads/{id}",
@@ -293,13 +297,26 @@ std::vector<McpTool> MakeTools() {
             {"idempotency_key", Str("deduplication key (default: the action id)")},
             {"thread_id", Str("the thread it serves")},
             {"percept_id", Str("the percept it answers")},
-            {"id", Str("a chosen id (default: generated)")}},
+            {"id", Str("a chosen id (default: generated)")},
+            {"require_approval",
+             {{"type", "boolean"},
+              {"description", "wait in pending_approval until a human approves it"}}},
+            {"reason", Str("why (kept in the event)")}},
            {"effector", "type"}));
-  tools.push_back(Tool("list_actions", "GET", "/v1/actions",
-                       "Outbox actions with a status, oldest first (attempts, last error, next "
-                       "attempt).",
-                       {{"status", Enum("which (default pending)",
-                                        {"pending", "inflight", "complete", "failed", "dead"})}}));
+  for (bool approve : {true, false})
+    tools.push_back(Tool(approve ? "approve_action" : "reject_action", "POST",
+                         approve ? "/v1/actions/{id}/approve" : "/v1/actions/{id}/reject",
+                         approve ? "Approve an action waiting in pending_approval: it is delivered."
+                                 : "Reject an action waiting in pending_approval: it is never "
+                                   "delivered.",
+                         {{"id", Str("the action id")}, {"reason", Str("why (kept in the event)")}},
+                         {"id"}));
+  tools.push_back(
+      Tool("list_actions", "GET", "/v1/actions",
+           "Outbox actions with a status, oldest first (attempts, last error, next "
+           "attempt).",
+           {{"status", Enum("which (default: all)", {"pending_approval", "pending", "inflight",
+                                                     "failed", "complete", "dead", "rejected"})}}));
   tools.push_back(Tool("get_action", "GET", "/v1/actions/{id}",
                        "One outbox action: status, attempts, last_error, next_attempt_at.",
                        {{"id", Str("the action id")}}, {"id"}));
@@ -378,6 +395,8 @@ std::vector<McpTool> MakeTools() {
       {"update_thread", Writes(false, false)},
       {"attention", ReadOnly()},
       {"enqueue_action", Writes(false, false)},
+      {"approve_action", Writes(false, true)},
+      {"reject_action", Writes(true, true)},
       {"get_arousal", ReadOnly()},
       {"set_arousal", Writes(false, true)},
       {"events_since", ReadOnly()},

@@ -37,6 +37,7 @@ struct ApiRequest {
   std::string target;  // path + query, URL-encoded
   std::string body;    // JSON; empty for GET
   int timeout_ms = 30000;
+  std::string actor;  // sent as X-Limbic-Actor when not empty (state/provenance.h)
 };
 
 // Every tool, in the order tools/list shows them.

@@ -4,6 +4,8 @@
 #include <deque>
 #include <set>
 
+#include "state/provenance.h"
+
 namespace limbic::runtime {
 
 using nlohmann::json;
@@ -83,9 +85,20 @@ Status Outbox::Start() {
 
 void Outbox::OnEvents(std::span<const Event> events) {
   TimeMs now = engine_.clock().Now();
-  for (const Event& e : events)
-    if (e.type == EventType::kActionEnqueued)
+  for (const Event& e : events) {
+    // One waiting for approval is scheduled when approved (Send skips it
+    // meanwhile); the approval does not name the effector.
+    if (e.type == EventType::kActionEnqueued && e.fields.value("require_approval", false) != true)
       Schedule(e.Str("action_id"), e.Str("effector"), now);
+    else if (e.type == EventType::kActionApproved)
+      ScheduleApproved(e.Str("action_id"), now);
+  }
+}
+
+void Outbox::ScheduleApproved(const std::string& action_id, TimeMs now) {
+  auto rec = engine_.pending_view().Get(state::Pool::kActions, action_id);
+  if (rec.ok() && rec->has_value() && (**rec)["effector"].is_string())
+    Schedule(action_id, (**rec)["effector"].get<std::string>(), now);
 }
 
 void Outbox::Schedule(const std::string& action_id, const std::string& effector, TimeMs at) {
@@ -151,7 +164,10 @@ void Outbox::Send(Lane& lane, const std::string& action_id) {
   ++lane.inflight;
   ++inflight_total_;
   std::vector<Event> sent{
-      Event{0, 0, EventType::kActionSent, {{"action_id", action_id}, {"attempt", attempt}}}};
+      Event{0,
+            0,
+            EventType::kActionSent,
+            {{"action_id", action_id}, {"attempt", attempt}, {"actor", "outbox"}}}};
   Status s = engine_.Submit(std::move(sent), [this, &lane, action, attempt](
                                                  const Status& st, std::span<const Event>) {
     if (!st.ok() || cancelled_) {
@@ -238,6 +254,7 @@ void Outbox::OnOutcome(Lane& lane, const std::string& action_id, int attempt,
 
 void Outbox::Record(std::vector<Event> events, const std::string& what) {
   std::string id = events.front().Str("action_id");
+  state::Attribute(events, "outbox");
   Status s = engine_.Submit(std::move(events), nullptr);
   if (!s.ok()) log_->error("outbox: action {}: recording {} failed: {}", id, what, s.ToString());
 }

@@ -1,5 +1,7 @@
 // Outbox: delivers queued actions to effectors, at least once.
 //
+// An action in pending_approval waits for action_approved (then it is
+// pending) or action_rejected (never delivered).
 // For each action (pool record, status pending / failed / inflight):
 //   1. wait for a free slot of its effector (concurrency limit) and a token
 //      (rate limit);
@@ -67,6 +69,7 @@ class Outbox {
   struct Lane;
   Lane* LaneFor(const std::string& effector);
   void Schedule(const std::string& action_id, const std::string& effector, TimeMs at);
+  void ScheduleApproved(const std::string& action_id, TimeMs now);
   void Pump(Lane& lane);
   void Send(Lane& lane, const std::string& action_id);
   void Deliver(Lane& lane, const nlohmann::json& action, int attempt);

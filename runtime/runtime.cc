@@ -12,6 +12,7 @@
 #include "runtime/attention.h"
 #include "state/commands.h"
 #include "state/dedup.h"
+#include "state/provenance.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -66,6 +67,10 @@ Status Runtime::Open() {
   if (!IsLoopbackAddress(config_.api_address) && config_.api_token.empty())
     errors.push_back("api.address " + config_.api_address +
                      " is not loopback: set api.token to serve it");
+  if (auto sandbox = ReadSandbox(config_.state_dir); !sandbox.ok())
+    errors.push_back(sandbox.status().message());
+  else
+    sandbox_ = *sandbox;
   OpenEffectors(&errors);
   std::vector<reflexes::Rule> file_rules = ParseFileRules(&errors);
   MakeSensors(&errors);
@@ -125,13 +130,13 @@ Status Runtime::Open() {
     auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
     memory_ = std::move(*memory);
-    log_->info("memory: embedder {}", memory_->embedder().id());
+    log_->debug("memory: embedder {}", memory_->embedder().id());
     ingest_ = std::make_unique<IngestService>(ioc_, log_);
     LIMBIC_RETURN_IF_ERROR(ingest_->Open(*memory_));
   }
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());
-  LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules));
+  LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules, !sandbox_ || sync_rules_));
   uint64_t caught_up_after = 0;
   LIMBIC_RETURN_IF_ERROR(CatchUpReflexes(&caught_up_after));
   ReportDeepRecords(std::min(caught_up_after, recovery.applied_seq_at_open));
@@ -162,6 +167,9 @@ void Runtime::OpenEffectors(std::vector<std::string>* errors) {
       continue;
     }
     auto effector = effectors::MakeEffector(it.key(), it.value(), ioc_, log_);
+    if (effector.ok() && sandbox_)  // checked as configured, then only recorded
+      effector = effectors::MakeDryRunEffector(it.key(), it.value().value("kind", ""),
+                                               DryRunFilePath(config_.state_dir), ioc_);
     if (!effector.ok()) {
       errors->push_back(effector.status().message());
       continue;
@@ -191,10 +199,11 @@ void Runtime::MakeSensors(std::vector<std::string>* errors) {
   for (auto it = config_.sensors.begin(); it != config_.sensors.end(); ++it) {
     std::string name = it.key();
     // Sinks run only once the sensor is started, after the engine is open.
-    auto sink = [this](json request, sensors::Committed done) -> Status {
+    auto sink = [this, actor = "sensor:" + name](json request, sensors::Committed done) -> Status {
       if (stopping_) return Status::Unavailable("shutting down");
       auto events = state::BuildPerceptAdd(request, engine_->next_seq());
       if (!events.ok()) return events.status();
+      state::Attribute(*events, actor);
       return engine_->Submit(std::move(events).value(), std::move(done));
     };
     auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
@@ -251,6 +260,7 @@ void Runtime::SchedulePrune() {
     auto events = state::BuildActionsPrune(engine_->projection(), config_.outbox.retention,
                                            engine_->clock().Now());
     if (events.ok() && !events->empty()) {
+      state::Attribute(*events, "outbox");
       Status s = engine_->Submit(std::move(events).value(), nullptr);
       if (!s.ok()) log_->warn("outbox: pruning failed: {}", s.message());
     }
@@ -303,10 +313,10 @@ void Runtime::DeclareMetrics() {
         m.Set("limbic_pool_records", "pool=\"" + std::string(state::PoolName(pool)) + "\"",
               static_cast<double>(*n));
     }
-    for (const char* status : {"pending", "inflight", "complete", "failed", "dead"}) {
+    for (std::string_view status : state::kActionStatuses) {
       auto actions = engine_->projection().ListActions(std::string(status));
       if (actions.ok())
-        m.Set("limbic_outbox_actions", std::string("status=\"") + status + "\"",
+        m.Set("limbic_outbox_actions", "status=\"" + std::string(status) + "\"",
               static_cast<double>(actions->size()));
     }
     m.Set("limbic_reflex_rules", "", static_cast<double>(reflexes_.List().size()));
@@ -395,6 +405,11 @@ void Runtime::WriteApiFile() {
                                                     FileDurability::kSynced);
   if (!s.ok()) log_->warn("writing api.json: {}", s.message());
   api_file_written_ = s.ok();
+  // What the command line checks offline actions against (config.h).
+  Status e = Env::Default()->WriteFileAtomic(EffectorsFilePath(config_.state_dir),
+                                             EffectorsSummary(config_.effectors).dump(2) + "\n",
+                                             FileDurability::kDerived);
+  if (!e.ok()) log_->warn("writing effectors.json: {}", e.message());
 }
 
 int Runtime::Run() {
@@ -413,9 +428,17 @@ int Runtime::Run() {
   for (auto it = config_.effectors.begin(); it != config_.effectors.end(); ++it)
     effectors += (effectors.empty() ? "" : ", ") + it.key() + " (" +
                  it.value()["kind"].get<std::string>() + ")";
-  log_->info("limbic {} running: state {}, api http://{}:{}, sensors [{}], effectors [{}], {} reflex rules, seq {}",
-             LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(), sensors,
-             effectors, reflexes_.List().size(), engine_->applied_seq());
+  std::string sandbox;
+  if (sandbox_)
+    sandbox = "; a SANDBOX forked from " + sandbox_->forked_from + " at seq " +
+              std::to_string(sandbox_->at_seq) + ": effectors only record to " +
+              DryRunFilePath(config_.state_dir) + ", the reflexes file is " +
+              (sync_rules_ ? "synced" : "not synced (--sync-rules)");
+  log_->info(
+      "limbic {} running: state {}, api http://{}:{}, sensors [{}], effectors [{}], {} reflex "
+      "rules, seq {}{}",
+      LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(), sensors, effectors,
+      reflexes_.List().size(), engine_->applied_seq(), sandbox);
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log_->info("signal {} received", sig);

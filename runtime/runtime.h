@@ -35,6 +35,7 @@
 #include <set>
 #include <string>
 
+#include "memory/store.h"
 #include "reflexes/engine.h"
 #include "runtime/archive_service.h"
 #include "runtime/config.h"
@@ -43,10 +44,10 @@
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
+#include "runtime/sandbox.h"
 #include "runtime/world_service.h"
 #include "sensors/sensor.h"
 #include "state/engine.h"
-#include "memory/store.h"
 
 namespace limbic::runtime {
 
@@ -86,6 +87,11 @@ class Runtime {
   boost::asio::io_context& ioc() { return ioc_; }
   // Effective arousal now (cached briefly: it scans recent percepts).
   double EffectiveArousal();
+  // Set when the state dir is a sandbox (runtime/sandbox.h), once Run opened it.
+  const std::optional<SandboxInfo>& sandbox() const { return sandbox_; }
+  // A sandbox syncs the reflexes file into its rules only when asked (`run
+  // --sync-rules`); an ordinary state dir always does. Set before Run().
+  void set_sync_rules(bool sync) { sync_rules_ = sync; }
 
  private:
   Status Open();
@@ -93,7 +99,9 @@ class Runtime {
   void OpenEffectors(std::vector<std::string>* errors);
   std::vector<reflexes::Rule> ParseFileRules(std::vector<std::string>* errors);
   void MakeSensors(std::vector<std::string>* errors);
-  Status LoadReflexes(const std::vector<reflexes::Rule>& file_rules);
+  // The rules of the pool; with `sync_file`, first made to match the
+  // reflexes file's (`file_rules`).
+  Status LoadReflexes(const std::vector<reflexes::Rule>& file_rules, bool sync_file);
   // One consumer of applied groups; it must not block (work that blocks
   // goes to a worker, as the archive's does).
   struct AppliedSubscriber {
@@ -150,6 +158,8 @@ class Runtime {
 
   Config config_;
   std::shared_ptr<spdlog::logger> log_;
+  std::optional<SandboxInfo> sandbox_;
+  bool sync_rules_ = false;
   boost::asio::io_context ioc_;
   boost::asio::signal_set signals_;
   std::unique_ptr<state::Engine> engine_;

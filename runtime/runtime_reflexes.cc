@@ -3,8 +3,10 @@
 // its rules exactly once (docs/reflexes.md).
 #include <algorithm>
 
+#include "effectors/effector.h"
 #include "runtime/runtime.h"
 #include "state/event_log.h"
+#include "state/provenance.h"
 
 namespace limbic::runtime {
 
@@ -16,14 +18,14 @@ using state::EventType;
 // (origin "file"). On start the pool is made to match the file: new and
 // changed file rules are put, and file rules no longer in the file are
 // deleted. Rules put through the API (origin "api") are left alone.
-Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
+Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules, bool sync_file) {
   const reflexes::RuleContext ctx = MakeRuleContext();
   std::set<std::string> in_file;
   for (const reflexes::Rule& rule : file_rules) in_file.insert(rule.id);
   std::vector<Event> changes;
   Status s = engine_->projection().ForEach(state::Pool::kReflexes, [&](std::string_view id,
-                                                                      const json& rec) {
-    if (rec.value("origin", "") == "file" && !in_file.count(std::string(id))) {
+                                                                       const json& rec) {
+    if (sync_file && rec.value("origin", "") == "file" && !in_file.count(std::string(id))) {
       changes.push_back(Event{0, 0, EventType::kReflexDeleted,
                               {{"reflex_id", std::string(id)},
                                {"reason", "no longer in " + config_.reflexes_file}}});
@@ -44,7 +46,7 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
     return true;
   });
   LIMBIC_RETURN_IF_ERROR(s);
-  for (const reflexes::Rule& rule : file_rules) {
+  for (const reflexes::Rule& rule : sync_file ? file_rules : std::vector<reflexes::Rule>{}) {
     auto existing = engine_->projection().Get(state::Pool::kReflexes, rule.id);
     if (!existing.ok()) return existing.status();
     if (existing->has_value() && (**existing)["rule"] == rule.source_json &&
@@ -57,7 +59,8 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules) {
   for (const Event& e : changes)
     if (e.type == EventType::kReflexDeleted) reflexes_.Remove(e.Str("reflex_id"));
   if (!changes.empty()) {
-    log_->info("reflexes: {} changes to make the pool match {}", changes.size(),
+    state::Attribute(changes, "rules-file");
+    log_->debug("reflexes: {} changes to make the pool match {}", changes.size(),
                config_.reflexes_file);
     LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(changes), nullptr));
     // Durable and applied before the API answers its first request.
@@ -99,7 +102,8 @@ void Runtime::FireReflexes(const std::string& percept_id, const FiredPairs* alre
                  planned.status().message());
       continue;
     }
-    Status s = engine_->Submit(std::move(planned).value(), nullptr);
+    Status s = effectors::PrepareEnqueued(config_.effectors, &*planned);
+    if (s.ok()) s = engine_->Submit(std::move(planned).value(), nullptr);
     if (!s.ok()) {
       log_->warn("reflex {} on percept {} not fired: {}", match.rule->id, percept_id, s.message());
       continue;

@@ -75,6 +75,8 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
                                        "delete_thread",
                                        "list_actions",
                                        "get_action",
+                                       "approve_action",
+                                       "reject_action",
                                        "prune_actions",
                                        "consolidate",
                                        "archive_blink",

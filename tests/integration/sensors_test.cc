@@ -2,6 +2,7 @@
 // exec sensor's restarts, and the Python adapters of docs/adapters.md.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -240,15 +241,18 @@ TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a 
   CHECK(doc.find(reflexes_text) != std::string::npos);
 
   TempDir dir;
-  auto localise = [&](std::string text) {  // the example's paths -> this checkout, this test
-    for (auto [from, to] : {std::pair<std::string, std::string>{"/opt/limbic", LIMBIC_SOURCE_DIR},
-                            {"/tmp/limbic-example", dir.path()}})
+  auto localise = [&](std::string text) {  // the example's work dir -> this test's
+    for (auto [from, to] : {std::pair<std::string, std::string>{"/tmp/limbic-example", dir.path()}})
       for (size_t at; (at = text.find(from)) != std::string::npos;)
         text.replace(at, from.size(), to);
     return text;
   };
   json config = json::parse(localise(config_text));
+  CHECK(config["api"]["port"] != 7077);  // it runs beside `make run`
   config["api"]["port"] = 0;
+  // ${CONFIG_DIR} is the config file's directory: the scripts are found beside it.
+  for (const char* script : {"dir_watch_sensor.py", "notify_effector.py"})
+    REQUIRE(symlink((examples + "/" + script).c_str(), (dir / script).c_str()) == 0);
   std::ofstream(dir / "reflexes.json") << localise(reflexes_text);
   mkdir((dir / "inbox").c_str(), 0755);
   RunningLimbic l(dir, config);

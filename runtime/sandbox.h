@@ -1,0 +1,64 @@
+// Sandboxes: time travel you can run (`limbic fork`).
+//
+// A fork replays a state dir's events log up to a seq (or a time) into a new
+// state dir -- the same replay as `limbic replay --into`, so its digest is
+// the original's at that seq -- and marks it a sandbox with
+// <dir>/sandbox.json: {forked_from, at_seq, at_time, forked_at, digest}.
+// `limbic run` on a sandbox (runtime.h):
+//   - replaces every effector with a dry run: what it would have sent is
+//     appended to <dir>/dry-run.jsonl (one JSON line per delivery: the
+//     effector, its kind, the action) and the action completes with result
+//     {"dry_run": true};
+//   - does not sync the reflexes file into the rules (the rules are those of
+//     the log at the fork) unless run with --sync-rules;
+//   - says so in its start-up line, and in GET /healthz ("sandbox").
+// Nothing else differs: the sandbox is an ordinary state dir with its own
+// log, so a user can change a rule, post percepts and watch what the agent
+// would have done. Archive days and world pages are not copied: they are
+// files beside the log, not events (the archive's staging follows the log).
+//
+// Thread-safety: plain functions over files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "base/time.h"
+
+namespace limbic::runtime {
+
+struct SandboxInfo {
+  std::string forked_from;  // the source state dir (absolute)
+  uint64_t at_seq = 0;      // the last event replayed
+  std::string at_time;      // its time
+  std::string forked_at;    // when the fork was made
+  std::string digest;       // of the pools at at_seq
+
+  nlohmann::json ToJson() const;
+};
+
+std::string SandboxFilePath(const std::string& state_dir);
+std::string DryRunFilePath(const std::string& state_dir);
+
+// nullopt when `state_dir` is not a sandbox; Corruption naming the file
+// when its sandbox.json is not what Fork writes.
+Result<std::optional<SandboxInfo>> ReadSandbox(const std::string& state_dir);
+
+struct ForkOptions {
+  std::string from_state;             // the state dir whose log is forked
+  std::string into;                   // the new state dir: must not exist or be empty
+  std::optional<uint64_t> at_seq;     // the last event to keep ...
+  std::optional<TimeMs> at_time;      // ... or the last one at or before this time
+  TimeMs now = 0;                     // forked_at
+};
+
+// Replays and marks. InvalidArgument when neither or both of at_seq and
+// at_time are given, or at_seq is past the log's end (naming its last
+// seq); the replay's errors otherwise (a partly built `into` is removed).
+Result<SandboxInfo> Fork(const ForkOptions& options);
+
+}  // namespace limbic::runtime
