@@ -137,6 +137,19 @@ std::string GeneratedId(char prefix, uint64_t seq) {
 
 Status CheckPathId(std::string_view what, std::string_view id) { return CheckId(what, id); }
 
+// {reason?} -> one `type` event about the record `id` (`what`: percept or
+// action; the field is "<what>_id"), with the reason when given.
+Result<Events> BuildWithReason(EventType type, const std::string& what, std::string_view id,
+                               const json& req) {
+  LIMBIC_RETURN_IF_ERROR(CheckPathId(what + " id", id));
+  Request r(req, {"reason"});
+  std::string reason = r.String("reason", false, false);
+  if (!r.ok()) return r.status();
+  Events out{Make(type, {{what + "_id", id}})};
+  if (r.Has("reason")) out.front().fields["reason"] = reason;
+  return out;
+}
+
 }  // namespace
 
 Result<Events> BuildPerceptAdd(const json& req, uint64_t next_seq) {
@@ -173,34 +186,15 @@ Result<Events> BuildPerceptAssign(std::string_view percept_id, const json& req) 
 }
 
 Result<Events> BuildPerceptProcess(std::string_view percept_id, const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
-  Request r(req, {"reason"});
-  std::string reason = r.String("reason", false, false);
-  if (!r.ok()) return r.status();
-  Events out{Make(EventType::kPerceptProcessed, {{"percept_id", percept_id}})};
-  Attribute(out, "", reason);
-  return out;
+  return BuildWithReason(EventType::kPerceptProcessed, "percept", percept_id, req);
 }
-
-namespace {
-// percept_dropped and percept_removed: the id and an optional reason.
-Result<Events> BuildPerceptEnd(EventType type, std::string_view percept_id, const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckPathId("percept id", percept_id));
-  Request r(req, {"reason"});
-  std::string reason = r.String("reason", false, false);
-  if (!r.ok()) return r.status();
-  json f = {{"percept_id", percept_id}};
-  if (r.Has("reason")) f["reason"] = reason;
-  return Events{Make(type, std::move(f))};
-}
-}  // namespace
 
 Result<Events> BuildPerceptDrop(std::string_view percept_id, const json& req) {
-  return BuildPerceptEnd(EventType::kPerceptDropped, percept_id, req);
+  return BuildWithReason(EventType::kPerceptDropped, "percept", percept_id, req);
 }
 
 Result<Events> BuildPerceptRemove(std::string_view percept_id, const json& req) {
-  return BuildPerceptEnd(EventType::kPerceptRemoved, percept_id, req);
+  return BuildWithReason(EventType::kPerceptRemoved, "percept", percept_id, req);
 }
 
 Result<Events> BuildThreadCreate(const json& req, uint64_t next_seq) {
@@ -335,25 +329,13 @@ Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq) {
   return out;
 }
 
-namespace {
-// action_approved / action_rejected: the id and an optional reason.
-Result<Events> BuildActionDecision(EventType type, std::string_view action_id, const json& req) {
-  LIMBIC_RETURN_IF_ERROR(CheckPathId("action id", action_id));
-  Request r(req, {"reason"});
-  std::string reason = r.String("reason", false, false);
-  if (!r.ok()) return r.status();
-  Events out{Make(type, {{"action_id", action_id}})};
-  Attribute(out, "", reason);
-  return out;
-}
-}  // namespace
 
 Result<Events> BuildActionApprove(std::string_view action_id, const json& req) {
-  return BuildActionDecision(EventType::kActionApproved, action_id, req);
+  return BuildWithReason(EventType::kActionApproved, "action", action_id, req);
 }
 
 Result<Events> BuildActionReject(std::string_view action_id, const json& req) {
-  return BuildActionDecision(EventType::kActionRejected, action_id, req);
+  return BuildWithReason(EventType::kActionRejected, "action", action_id, req);
 }
 
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now) {
