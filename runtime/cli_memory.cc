@@ -49,10 +49,22 @@ void PrintText(const json& out, const std::string& what) {
       std::cerr << "limbic: note: " << out["vector"]["note"].get<std::string>() << "\n";
     if (out["results"].empty()) std::cout << "nothing recalled\n";
     for (const json& r : out["results"]) {
-      std::printf("%-10s %-8s %.5f  %s\n", r["id"].get<std::string>().c_str(),
+      std::printf("%-10s %-8s %.5f  %s%s\n", r["id"].get<std::string>().c_str(),
                   r["kind"].get<std::string>().c_str(), r["score"].get<double>(),
-                  r.value("text", "").substr(0, 200).c_str());
-      if (r.contains("explain")) std::cout << "    " << r["explain"].dump() << "\n";
+                  r.value("text", "").substr(0, 200).c_str(),
+                  r.contains("via") ? ("  (via " + r["via"].get<std::string>() + ")").c_str() : "");
+      if (!r.contains("explain")) continue;
+      if (const json& e = r["explain"]; e.contains("association")) {
+        // The path: source -> the association -> the entity this memory names.
+        const json& a = e["association"];
+        std::printf("    associated: %s (%.5f) -> %s: %s -%s-> %s -> its %s \"%s\"; x %.1f\n",
+                    a["from"].get<std::string>().c_str(), a["from_score"].get<double>(),
+                    a["id"].get<std::string>().c_str(), a["entity_a"].get<std::string>().c_str(),
+                    a["relation"].get<std::string>().c_str(),
+                    a["entity_b"].get<std::string>().c_str(), a["as"].get<std::string>().c_str(),
+                    a["reached"].get<std::string>().c_str(), a["factor"].get<double>());
+      }
+      std::cout << "    " << r["explain"].dump() << "\n";
     }
   } else if (what == "related") {
     for (const json& r : out["related"])
