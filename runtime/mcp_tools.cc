@@ -166,7 +166,9 @@ std::vector<McpTool> MakeTools() {
   tools.push_back(
       Tool("context", "GET", "/v1/context",
            "A token-budgeted bundle for your prompt: arousal, the current thread and its percepts, "
-           "and the memories most relevant to `query`.",
+           "the world-model pages of the entities named in `query` or the thread, the MEMORY.md "
+           "sections relevant to `query`, and the memories most relevant to it; each item says "
+           "its source.",
            {{"query", Str("what the memories should be relevant to")},
             {"budget_tokens", Int("token budget (default 2000)", 1, 1000000)}}));
   tools.back().timeout_ms = 120000;
