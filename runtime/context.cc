@@ -105,16 +105,22 @@ void AddStrings(const json& v, int depth, std::string* out) {
 }  // namespace
 
 std::string FocusText(const json& attention) {
+  // Pointers, not copies: a thread's state may be nested arbitrarily deep.
+  auto field = [](const json& j, const char* key) -> const json* {
+    if (!j.is_object()) return nullptr;
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  };
   std::string out;
-  const json thread = attention.value("thread", json());
-  if (!thread.is_object()) return out;
-  AddStrings(thread.value("goal", json()), 0, &out);
-  if (const json state = thread.value("state", json()); state.is_object()) {
-    AddStrings(state.value("context", json()), 0, &out);
-    AddStrings(state.value("next_step", json()), 0, &out);
-  }
-  for (const json& p : attention.value("thread_percepts", json::array()))
-    AddStrings(p.value("data", json()), 0, &out);
+  const json* thread = field(attention, "thread");
+  if (!thread || !thread->is_object()) return out;
+  if (const json* goal = field(*thread, "goal")) AddStrings(*goal, 0, &out);
+  if (const json* state = field(*thread, "state"))
+    for (const char* key : {"context", "next_step"})
+      if (const json* v = field(*state, key)) AddStrings(*v, 0, &out);
+  if (const json* percepts = field(attention, "thread_percepts"); percepts && percepts->is_array())
+    for (const json& p : *percepts)
+      if (const json* data = field(p, "data")) AddStrings(*data, 0, &out);
   // Cut on a UTF-8 boundary: a lead byte starts the dropped part.
   if (out.size() > kMaxFocusBytes) {
     size_t end = kMaxFocusBytes;
