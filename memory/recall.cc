@@ -1,7 +1,9 @@
 // MemoryStore::Recall: hybrid BM25 + vector + archive ranking fused with
-// Reciprocal Rank Fusion, weighted by strength and recency (store.h).
+// Reciprocal Rank Fusion, weighted by strength and recency, then one hop
+// over associations from the best hits (store.h).
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "memory/store.h"
 #include "memory/store_util.h"
@@ -62,13 +64,40 @@ std::vector<ArchiveHit> ArchiveHitsFromSearch(const json& search) {
 
 namespace {
 
+// How an associated memory was reached from a direct hit: source --(the
+// source names `through`)--> association (entity_a, relation, entity_b)
+// --(its other end `reached`, which this memory names as `as`)--> here.
+struct Link {
+  std::string from;  // the source memory's id
+  double from_score = 0;
+  std::string association, entity_a, relation, entity_b;
+  std::string through, reached;
+  std::string as;    // id | subject | object
+  double score = 0;  // kAssociationFactor * from_score
+};
+
 struct Candidate {
   std::string kind;                                         // of the memory, or archive | staged
   size_t bm25_rank = 0, vector_rank = 0, archive_rank = 0;  // 0 = not in that list
   double bm25 = 0, cosine = 0, archive_score = 0;
   const ArchiveHit* archive = nullptr;
-  double rrf = 0, strength = 1, recency = 1, score = 0;
+  double rrf = 0, strength = 1, recency = 1;
+  double direct = 0;         // rrf * strength * recency: 0 when in no list
+  std::optional<Link> link;  // the best association that reached it
+  double score = 0;          // max(direct, link->score)
+  bool Direct() const { return bm25_rank || vector_rank || archive_rank; }
+  bool Associated() const { return link && link->score > direct; }
 };
+
+using Ranked = std::vector<std::pair<std::string, Candidate*>>;
+
+// Best first, ties by id.
+void Sort(Ranked* ranked) {
+  std::sort(ranked->begin(), ranked->end(), [](const auto& a, const auto& b) {
+    return a.second->score != b.second->score ? a.second->score > b.second->score
+                                              : a.first < b.first;
+  });
+}
 
 double Recency(TimeMs created, TimeMs now, double days) {
   const double age_days = std::max<double>(0, static_cast<double>(now - created)) / 86400000.0;
@@ -105,12 +134,135 @@ void AddArchiveCandidates(const RecallRequest& req, const std::vector<ArchiveHit
   }
 }
 
-// How a result's score came about (the request's "explain").
+// Scores every candidate at `now` and ranks them (Sort): a direct hit by
+// its lists (rrf * effective strength * recency), an associated one by its
+// link, whichever is more. Candidates that are neither archive items nor
+// memories in the index are left out.
+Ranked Rank(std::map<std::string, Candidate>* cands, const RecallIndex& index,
+            const MemoryOptions& o, TimeMs now) {
+  const double k = static_cast<double>(o.rrf_k);
+  Ranked ranked;
+  for (auto& [id, c] : *cands) {
+    c.rrf = 0;
+    if (c.bm25_rank) c.rrf += 1 / (k + static_cast<double>(c.bm25_rank));
+    if (c.vector_rank) c.rrf += 1 / (k + static_cast<double>(c.vector_rank));
+    if (c.archive_rank) c.rrf += 1 / (k + static_cast<double>(c.archive_rank));
+    if (c.archive) {
+      auto day = ParseDate(c.archive->date);
+      c.recency = Recency(day.ok() ? *day : now, now, o.recency_days);
+    } else if (const MemoryMeta* m = index.Find(id)) {
+      c.kind = m->kind;
+      c.strength = EffectiveStrength(m->strength, m->last_accessed, now, o.half_life_hours);
+      c.recency = Recency(m->created, now, o.recency_days);
+    } else {
+      continue;
+    }
+    c.direct = c.Direct() ? c.rrf * c.strength * c.recency : 0;
+    c.score = std::max(c.direct, c.link ? c.link->score : 0.0);
+    ranked.emplace_back(id, &c);
+  }
+  Sort(&ranked);
+  return ranked;
+}
+
+// The memories that an association's end `name` names, in this order: the
+// memory whose id it is, then the facts with it as subject, then as object
+// (each in key order; superseded ones too: the caller filters).
+Status NamedBy(const state::Projection& p, const RecallIndex& index, const std::string& name,
+               std::vector<std::pair<std::string, const char*>>* out) {
+  if (index.Find(name)) out->emplace_back(name, "id");
+  for (const char* field : {"subject", "object"}) {
+    auto facts = p.FactsWith(field, name);
+    if (!facts.ok()) return facts.status();
+    for (std::string& id : *facts) out->emplace_back(std::move(id), field);
+  }
+  return Status::OK();
+}
+
+// Step 6 of store.h: one hop over associations from each memory among the
+// best `k` of `ranked` (by direct score). A source names its own id and, a
+// fact, its subject and object; each association with one of those at an
+// end leads to the memories its other end names (NamedBy). Each of those
+// that `pass`es (filters, superseded; forgotten ones are not in the index)
+// gets a link worth kAssociationFactor * the source's direct score, unless
+// it holds one at least as good: sources go best first and the first link
+// found wins a tie, so the path is deterministic. A memory never links to
+// itself. Sources beyond the best k cannot matter: their links score less
+// than the k-th direct score.
+Status AddAssociated(const state::Projection& p, const RecallIndex& index, const MetaFilter& pass,
+                     const Ranked& ranked, size_t k, std::map<std::string, Candidate>* cands) {
+  for (size_t i = 0; i < std::min(k, ranked.size()); ++i) {
+    const auto& [src, c] = ranked[i];
+    if (c->archive || c->direct <= 0) continue;
+    auto rec = p.Get(state::Pool::kMemories, src);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) continue;
+    std::vector<std::string> names{src};
+    for (const char* field : {"subject", "object"})
+      if (auto it = (**rec).find(field); it != (**rec).end() && it->is_string() &&
+                                         std::find(names.begin(), names.end(), *it) == names.end())
+        names.push_back(it->get<std::string>());
+    const double score = kAssociationFactor * c->direct;
+    for (const std::string& through : names) {
+      auto assocs = p.AssociationsOf(through);
+      if (!assocs.ok()) return assocs.status();
+      for (const std::string& aid : *assocs) {
+        auto a = p.Get(state::Pool::kAssociations, aid);
+        if (!a.ok()) return a.status();
+        if (!a->has_value()) continue;
+        const json& r = **a;
+        const std::string ea = r.value("entity_a", ""), eb = r.value("entity_b", "");
+        const std::string reached = ea == through ? eb : ea;
+        std::vector<std::pair<std::string, const char*>> targets;
+        LIMBIC_RETURN_IF_ERROR(NamedBy(p, index, reached, &targets));
+        for (auto& [id, as] : targets) {
+          if (id == src) continue;
+          const MemoryMeta* m = index.Find(id);
+          if (!m || !pass(*m)) continue;
+          Candidate& t = (*cands)[id];
+          if (t.link && t.link->score >= score) continue;
+          t.link = Link{.from = src,
+                        .from_score = c->direct,
+                        .association = aid,
+                        .entity_a = ea,
+                        .relation = r.value("relation", ""),
+                        .entity_b = eb,
+                        .through = through,
+                        .reached = reached,
+                        .as = as,
+                        .score = score};
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// How a result's score came about (the request's "explain"): the lists'
+// components when it is a direct hit, and `association` (its path) when a
+// link gave it its score.
 json Explain(const Candidate& c, decltype(MemoryOptions::rrf_k) rrf_k) {
-  json e = {{"rrf", c.rrf}, {"strength", c.strength}, {"recency", c.recency}, {"rrf_k", rrf_k}};
-  if (c.bm25_rank) e["bm25"] = {{"rank", c.bm25_rank}, {"score", c.bm25}};
-  if (c.vector_rank) e["vector"] = {{"rank", c.vector_rank}, {"cosine", c.cosine}};
-  if (c.archive_rank) e["archive"] = {{"rank", c.archive_rank}, {"score", c.archive_score}};
+  json e = json::object();
+  if (c.Direct()) {
+    e = {{"rrf", c.rrf}, {"strength", c.strength}, {"recency", c.recency}, {"rrf_k", rrf_k}};
+    if (c.bm25_rank) e["bm25"] = {{"rank", c.bm25_rank}, {"score", c.bm25}};
+    if (c.vector_rank) e["vector"] = {{"rank", c.vector_rank}, {"cosine", c.cosine}};
+    if (c.archive_rank) e["archive"] = {{"rank", c.archive_rank}, {"score", c.archive_score}};
+  }
+  if (c.Associated()) {
+    const Link& l = *c.link;
+    e["association"] = {{"from", l.from},
+                        {"from_score", l.from_score},
+                        {"factor", kAssociationFactor},
+                        {"id", l.association},
+                        {"entity_a", l.entity_a},
+                        {"relation", l.relation},
+                        {"entity_b", l.entity_b},
+                        {"through", l.through},
+                        {"reached", l.reached},
+                        {"as", l.as}};
+    if (c.Direct()) e["direct_score"] = c.direct;
+  }
   return e;
 }
 
@@ -146,29 +298,12 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
   }
   // Archive items, unless a memory-only filter excludes them.
   if (req.WantsArchive()) AddArchiveCandidates(req, archive_hits, &cands);
-  const double k = static_cast<double>(options_.rrf_k);
-  std::vector<std::pair<std::string, Candidate*>> ranked;
-  for (auto& [id, c] : cands) {
-    if (c.bm25_rank) c.rrf += 1 / (k + static_cast<double>(c.bm25_rank));
-    if (c.vector_rank) c.rrf += 1 / (k + static_cast<double>(c.vector_rank));
-    if (c.archive_rank) c.rrf += 1 / (k + static_cast<double>(c.archive_rank));
-    if (c.archive) {
-      auto day = ParseDate(c.archive->date);
-      c.recency = Recency(day.ok() ? *day : now, now, options_.recency_days);
-    } else if (const MemoryMeta* m = index_->Find(id)) {
-      c.kind = m->kind;
-      c.strength = Effective(*m, now);
-      c.recency = Recency(m->created, now, options_.recency_days);
-    } else {
-      continue;
-    }
-    c.score = c.rrf * c.strength * c.recency;
-    ranked.emplace_back(id, &c);
+  Ranked ranked = Rank(&cands, *index_, options_, now);
+  if (memories_wanted) {
+    LIMBIC_RETURN_IF_ERROR(
+        AddAssociated(engine_.projection(), *index_, FilterOf(req, true), ranked, req.k, &cands));
+    ranked = Rank(&cands, *index_, options_, now);
   }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.second->score != b.second->score ? a.second->score > b.second->score
-                                              : a.first < b.first;
-  });
   if (ranked.size() > req.k) ranked.resize(req.k);
 
   MemoryPlan plan;
@@ -196,6 +331,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
       }
     }
     item["score"] = c->score;
+    if (c->Associated()) item["via"] = c->link->from;
     if (req.explain) item["explain"] = Explain(*c, options_.rrf_k);
     results.push_back(std::move(item));
   }

@@ -24,11 +24,20 @@
 //      effective strength = strength * 0.5^(hours since last access /
 //      half_life_hours) (1 for archive items) and recency =
 //      1 / (1 + days since created / recency_days)
-//   5. the best k, ties by id; superseded facts only when asked for
+//   5. associations, one hop (as Conch's recall does): from each memory
+//      among the best k so far, through the entities it names (its own
+//      id; a fact's subject and object) and each association at one of
+//      them, to the memories the association's other end names (the
+//      memory of that id, the facts with it as subject or object). Such a
+//      memory scores kAssociationFactor (0.8) x its source's score: the
+//      best over its sources (the first found on a tie), and a direct hit
+//      keeps its own score unless the link gives more. It must pass the
+//      request's filters like any hit; with explain, its path.
+//   6. the best k, ties by id; superseded facts only when asked for
 //      (include_superseded). With reinforce (the default), one
-//      memory_touched event: strength = min(max_strength, effective +
-//      0.2 for episodes and chunks, + 0.1 for facts), access_count + 1,
-//      last_accessed_at = now.
+//      memory_touched event for all k, associated ones too: strength =
+//      min(max_strength, effective + 0.2 for episodes and chunks, + 0.1
+//      for facts), access_count + 1, last_accessed_at = now.
 // Candidates per list: max(50, 10 k).
 //
 // Decay is computed on read (above); a decay pass only deletes what has
@@ -56,6 +65,9 @@
 #include "memory/recall_index.h"
 
 namespace limbic::memory {
+
+//! What an associated memory scores, as a share of its source's score.
+inline constexpr double kAssociationFactor = 0.8;
 
 struct MemoryOptions {
   EmbedderSpec embedder;
@@ -167,6 +179,13 @@ class MemoryStore {
   // {entity, depth, related: [{entity, relation, from, to, depth, via}]}:
   // breadth first over associations and current facts, depth 1..3.
   Result<json> Related(const std::string& entity, int depth) const;
+  // {query, vector: {used, embedder, note?}, reinforced, results: [the
+  // memory + {score, source?, via?, explain?}]}, best first (the steps
+  // above). `via`: an associated hit's source id. explain: the lists'
+  // components {rrf, strength, recency, rrf_k, bm25?, vector?, archive?}
+  // of a direct hit; an associated one's {association: {from,
+  // from_score, factor, id, entity_a, relation, entity_b, through,
+  // reached, as}, direct_score?}.
   Result<MemoryPlan> Recall(const RecallRequest& req, TimeMs now,
                             const std::vector<ArchiveHit>& archive_hits = {});
   // Exactly one of {id}, {subject}, {older_than: duration}, and force?.

@@ -1,10 +1,11 @@
 // Routes for long-term memory and the mind's context bundle (docs/api.md
-// "Memory", "Context"). Each write is a MemoryStore plan submitted to the
+// "Memory", "Context"; runtime/context.h). Each write is a MemoryStore plan submitted to the
 // Engine; the answer goes out once its events are durable and applied.
 #include <boost/asio/post.hpp>
 
 #include "runtime/api.h"
 #include "runtime/attention.h"
+#include "runtime/context.h"
 #include "runtime/runtime.h"
 #include "state/commands.h"
 
@@ -191,26 +192,36 @@ void Api::AddMemoryRoutes(Router& r) {
     if (!budget.ok()) return respond(ErrorResponse(budget.status()));
     auto attention = Attention();
     if (!attention.ok()) return respond(ErrorResponse(attention.status()));
+    auto in = std::make_shared<ContextInput>();
+    in->budget = *budget;
+    in->attention = std::move(*attention);
     // Without a query, the focused thread's goal is what to remember about.
-    std::string query = Query(req, "query").value_or("");
-    if (query.empty() && (*attention)["thread"].is_object())
-      query = (*attention)["thread"].value("goal", "");
-    auto bundle = [budget = *budget, attention = std::move(*attention), respond,
-                   query](std::vector<json> memories) {
-      respond(HttpResponse::Json(200, ContextBundle(attention, query, memories, budget)));
+    in->query = Query(req, "query").value_or("");
+    if (in->query.empty() && in->attention["thread"].is_object())
+      in->query = in->attention["thread"].value("goal", "");
+    // Recall on the loop, then the world model's texts on its worker.
+    auto world = [this, in, respond] {
+      rt_.world().Run([query = in->query, focus = FocusText(in->attention)](
+                          world::WorldModel& w) { return w.Context(query, focus); },
+                      [this, in, respond](Result<json> found) {
+                        if (found.ok())
+                          in->world = std::move(*found);
+                        else
+                          log_->warn("context: the world model: {}", found.status().ToString());
+                        respond(HttpResponse::Json(200, ContextBundle(*in)));
+                      });
     };
-    if (query.empty()) return bundle({});
+    if (in->query.empty()) return world();
     memory::RecallRequest rr;
-    rr.query = query;
+    rr.query = in->query;
     rr.k = 20;
     rr.reinforce = false;  // reading the context is not recalling on purpose
-    RecallWithArchive(rr, [bundle, this](Result<memory::MemoryPlan> plan) {
-      std::vector<json> memories;
+    RecallWithArchive(rr, [this, in, world](Result<memory::MemoryPlan> plan) {
       if (plan.ok())
-        for (json& m : plan->answer["results"]) memories.push_back(std::move(m));
+        for (json& m : plan->answer["results"]) in->memories.push_back(std::move(m));
       else
         log_->warn("context: recall failed: {}", plan.status().ToString());
-      bundle(std::move(memories));
+      world();
     });
   });
 }

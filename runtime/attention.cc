@@ -75,39 +75,4 @@ Result<double> EffectiveArousalNow(const state::Projection& p, TimeMs now, const
   return state::EffectiveArousal(*arousal, *recent, now, recency);
 }
 
-// Fills the budget in order: arousal, the focused thread, its percepts,
-// then memories, each while it fits (tokens = bytes of its JSON / 4).
-json ContextBundle(const json& attention, const std::string& query,
-                   const std::vector<json>& memories, size_t budget) {
-  size_t used = 0;
-  bool truncated = false;
-  auto fits = [&](const json& item) {
-    const size_t t = state::EstimateTokens(item.dump().size());
-    if (used + t > budget) {
-      truncated = true;
-      return false;
-    }
-    used += t;
-    return true;
-  };
-  json out = {{"now", attention["now"]}, {"budget_tokens", budget}, {"query", query}};
-  out["arousal"] = attention["arousal"];
-  fits(out["arousal"]);
-  out["thread"] = fits(attention["thread"]) ? attention["thread"] : json(nullptr);
-  out["thread_percepts"] = json::array();
-  for (const json& p : attention["thread_percepts"])
-    if (fits(p)) out["thread_percepts"].push_back(p);
-  out["memories"] = json::array();
-  for (const json& m : memories) {
-    json slim = {
-        {"id", m["id"]}, {"kind", m["kind"]}, {"text", m.value("text", "")}, {"score", m["score"]}};
-    if (m.contains("source")) slim["source"] = m["source"];
-    if (m.contains("subject")) slim["subject"] = m["subject"];
-    if (fits(slim)) out["memories"].push_back(std::move(slim));
-  }
-  out["used_tokens"] = used;
-  out["truncated"] = truncated;
-  return out;
-}
-
 }  // namespace limbic::runtime

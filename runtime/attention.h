@@ -44,13 +44,4 @@ Result<nlohmann::json> AttentionFromPools(const state::Projection& p, TimeMs now
 Result<double> EffectiveArousalNow(const state::Projection& p, TimeMs now,
                                    const state::RecencyParams& recency);
 
-// What a prompt needs now, within `budget` tokens (GET /v1/context, MCP
-// `context`, `limbic memory context`): {now, budget_tokens, query, arousal,
-// thread, thread_percepts, memories: [{id, kind, text, score, source?,
-// subject?}], used_tokens, truncated}. Filled in order -- arousal, the
-// focused thread, its percepts, then `memories` (recall results, best
-// first) -- each item while it fits (tokens = bytes of its JSON / 4).
-nlohmann::json ContextBundle(const nlohmann::json& attention, const std::string& query,
-                             const std::vector<nlohmann::json>& memories, size_t budget);
-
 }  // namespace limbic::runtime

@@ -11,6 +11,8 @@
 #include "runtime/attention.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
+#include "runtime/context.h"
+#include "world/world.h"
 
 namespace limbic::runtime {
 namespace {
@@ -49,10 +51,22 @@ void PrintText(const json& out, const std::string& what) {
       std::cerr << "limbic: note: " << out["vector"]["note"].get<std::string>() << "\n";
     if (out["results"].empty()) std::cout << "nothing recalled\n";
     for (const json& r : out["results"]) {
-      std::printf("%-10s %-8s %.5f  %s\n", r["id"].get<std::string>().c_str(),
+      std::printf("%-10s %-8s %.5f  %s%s\n", r["id"].get<std::string>().c_str(),
                   r["kind"].get<std::string>().c_str(), r["score"].get<double>(),
-                  r.value("text", "").substr(0, 200).c_str());
-      if (r.contains("explain")) std::cout << "    " << r["explain"].dump() << "\n";
+                  r.value("text", "").substr(0, 200).c_str(),
+                  r.contains("via") ? ("  (via " + r["via"].get<std::string>() + ")").c_str() : "");
+      if (!r.contains("explain")) continue;
+      if (const json& e = r["explain"]; e.contains("association")) {
+        // The path: source -> the association -> the entity this memory names.
+        const json& a = e["association"];
+        std::printf("    associated: %s (%.5f) -> %s: %s -%s-> %s -> its %s \"%s\"; x %.1f\n",
+                    a["from"].get<std::string>().c_str(), a["from_score"].get<double>(),
+                    a["id"].get<std::string>().c_str(), a["entity_a"].get<std::string>().c_str(),
+                    a["relation"].get<std::string>().c_str(),
+                    a["entity_b"].get<std::string>().c_str(), a["as"].get<std::string>().c_str(),
+                    a["reached"].get<std::string>().c_str(), a["factor"].get<double>());
+      }
+      std::cout << "    " << r["explain"].dump() << "\n";
     }
   } else if (what == "related") {
     for (const json& r : out["related"])
@@ -187,6 +201,79 @@ std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx,
   return memory::ArchiveHitsFromSearch(*found);
 }
 
+// The context bundle as text: what is happening now, then each page,
+// section and memory under its source.
+void PrintContext(const json& out) {
+  std::printf("context for \"%s\": %zu of %zu tokens%s\n", out["query"].get<std::string>().c_str(),
+              out["used_tokens"].get<size_t>(), out["budget_tokens"].get<size_t>(),
+              out["truncated"].get<bool>() ? ", truncated" : "");
+  const json& arousal = out["arousal"];
+  if (arousal.is_object())
+    std::printf("arousal %.2f\n", arousal.value("effective", arousal.value("level", 0.0)));
+  if (const json& t = out["thread"]; t.is_object())
+    std::printf("thread %s: %s\n", t.value("id", "").c_str(), t.value("goal", "").c_str());
+  for (const json& p : out["thread_percepts"])
+    std::printf("  percept %s: %s/%s\n", p.value("id", "").c_str(), p.value("source", "").c_str(),
+                p.value("type", "").c_str());
+  auto text = [](const json& item) {
+    std::printf("\n[%s]%s\n", item["source"].get<std::string>().c_str(),
+                item.value("cut", false) ? " (cut)" : "");
+    std::cout << item["text"].get<std::string>() << "\n";
+  };
+  for (const json& e : out["entities"]) text(e);
+  for (const json& m : out["memory_md"]) text(m);
+  if (!out["memories"].empty()) std::cout << "\n";
+  for (const json& m : out["memories"])
+    std::printf("[%s] %s %.5f  %s%s\n", m["source"].get<std::string>().c_str(),
+                m["kind"].get<std::string>().c_str(), m["score"].get<double>(),
+                m["text"].get<std::string>().substr(0, 200).c_str(),
+                m.contains("via") ? ("  (via " + m["via"].get<std::string>() + ")").c_str() : "");
+}
+
+// `limbic memory context`, as GET /v1/context: the attention view, recall
+// without reinforcing, then the world model's texts (runtime/context.h).
+int Context(const CliContext& ctx, const MemoryArgs& a) {
+  auto config = a.config.empty() ? DefaultConfig() : LoadConfigFile(a.config);
+  if (!config.ok()) return Fail(config.status());
+  return WithMemory(
+      ctx, a, Access::kRead, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+        AttentionParams params{a.config.empty() ? ctx.recency : config->recency,
+                               config->attention_threshold, config->attention_limit};
+        auto attention = AttentionFromPools(e.projection(), now, params);
+        if (!attention.ok()) return Fail(attention.status());
+        ContextInput in;
+        in.budget = a.budget;
+        in.attention = std::move(*attention);
+        in.query = a.query;
+        if (in.query.empty() && in.attention["thread"].is_object())
+          in.query = in.attention["thread"].value("goal", "");
+        if (!in.query.empty()) {
+          memory::RecallRequest rr;
+          rr.query = in.query;
+          rr.k = 20;
+          rr.reinforce = false;  // reading the context is not recalling on purpose
+          auto plan = m.Recall(rr, now, ArchiveHits(ctx, rr));
+          if (!plan.ok()) return Fail(plan.status());
+          for (json& r : plan->answer["results"]) in.memories.push_back(std::move(r));
+        }
+        // The world model's files may be missing or unreadable: the rest stands.
+        auto world = world::WorldModel::Open(ctx.state_dir + "/memory", config->world, ctx.logger);
+        Result<json> found = world.ok() ? (*world)->Context(in.query, FocusText(in.attention))
+                                        : Result<json>(world.status());
+        if (found.ok())
+          in.world = std::move(*found);
+        else if (!a.quiet)
+          std::cerr << "limbic: note: the world model: " << found.status().ToString() << "\n";
+        json out = ContextBundle(in);
+        if (a.quiet) return 0;
+        if (ctx.json)
+          PrintJson(out);
+        else
+          PrintContext(out);
+        return 0;
+      });
+}
+
 }  // namespace
 
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
@@ -317,46 +404,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
 
   auto* context = cmd->add_subcommand("context",
                                       "what a prompt needs now: arousal, the focused thread, its "
-                                      "percepts, memories, in a token budget");
+                                      "percepts, entity pages, MEMORY.md, memories, in a token "
+                                      "budget");
   context->add_option("--query", a->query,
                       "what to remember about (default: the focused thread's goal)");
   context->add_option("--budget-tokens", a->budget, "at most this many tokens (default 2000)")
       ->check(CLI::Range(1, 1000000));
-  context->callback([&ctx, &rc, a] {
-    auto config = a->config.empty() ? DefaultConfig() : LoadConfigFile(a->config);
-    if (!config.ok()) {
-      rc = Fail(config.status());
-      return;
-    }
-    // As GET /v1/context: the attention view, then recall without reinforcing.
-    rc = WithMemory(ctx, *a, Access::kRead,
-                    [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-                      AttentionParams params{a->config.empty() ? ctx.recency : config->recency,
-                                             config->attention_threshold, config->attention_limit};
-                      auto attention = AttentionFromPools(e.projection(), now, params);
-                      if (!attention.ok()) return Fail(attention.status());
-                      std::string query = a->query;
-                      if (query.empty() && (*attention)["thread"].is_object())
-                        query = (*attention)["thread"].value("goal", "");
-                      std::vector<json> memories;
-                      if (!query.empty()) {
-                        memory::RecallRequest rr;
-                        rr.query = query;
-                        rr.k = 20;
-                        rr.reinforce = false;  // reading the context is not recalling on purpose
-                        auto plan = m.Recall(rr, now, ArchiveHits(ctx, rr));
-                        if (!plan.ok()) return Fail(plan.status());
-                        for (json& r : plan->answer["results"]) memories.push_back(std::move(r));
-                      }
-                      json out = ContextBundle(*attention, query, memories, a->budget);
-                      if (a->quiet) return 0;
-                      if (ctx.json)
-                        PrintJson(out);
-                      else
-                        PrintFields(out);
-                      return 0;
-                    });
-  });
+  context->callback([&ctx, &rc, a] { rc = Context(ctx, *a); });
 
   auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");
   stats->callback([&ctx, &rc, a] {

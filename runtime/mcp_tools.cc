@@ -101,7 +101,9 @@ std::vector<McpTool> MakeTools() {
            "matches first. Ranks by keywords (BM25) fused with vector similarity from the "
            "configured embedder: the default embedder is lexical (shared words and word pieces, "
            "not meaning: \"car\" does not find \"automobile\"); memory_stats names the embedder. "
-           "Strengthens what it returns unless reinforce is false.",
+           "Also returns the memories associated (relate) with the best matches, at 0.8 of their "
+           "score, with `via` naming the match. Strengthens what it returns unless reinforce is "
+           "false.",
            {{"query", Str("what to look for")},
             {"k", Int("how many results (default 5)", 1, 1000)},
             {"kind", Enum("only this kind", {"fact", "episode", "chunk", "archive", "staged"})},
@@ -110,8 +112,7 @@ std::vector<McpTool> MakeTools() {
             {"episode_id", Str("only this episode's memories")},
             {"explain", Bool("include how each score was made (default false)")},
             {"reinforce", Bool("strengthen what is recalled (default true)")},
-            {"include_superseded",
-             Bool("also facts a newer fact has replaced (default false)")}},
+            {"include_superseded", Bool("also facts a newer fact has replaced (default false)")}},
            {"query"}));
   tools.back().timeout_ms = 120000;
   tools.push_back(Tool("get_memory", "GET", "/v1/memory/{id}",
@@ -165,7 +166,9 @@ std::vector<McpTool> MakeTools() {
   tools.push_back(
       Tool("context", "GET", "/v1/context",
            "A token-budgeted bundle for your prompt: arousal, the current thread and its percepts, "
-           "and the memories most relevant to `query`.",
+           "the world-model pages of the entities named in `query` or the thread, the MEMORY.md "
+           "sections relevant to `query`, and the memories most relevant to it; each item says "
+           "its source.",
            {{"query", Str("what the memories should be relevant to")},
             {"budget_tokens", Int("token budget (default 2000)", 1, 1000000)}}));
   tools.back().timeout_ms = 120000;

@@ -86,6 +86,11 @@ class WorldModel {
   Result<json> Page(std::string_view name) const;
   // {path, markdown}: MEMORY.md ("" before the first consolidation).
   Result<json> MemoryMd() const;
+  // {entities: [ContextText], memory_md: [ContextText]} (context.h) for a
+  // prompt: the pages, active or archived, of the entities that `query` or
+  // `focus` names (NamedIn; the query's mentions first; at most 16), and
+  // MEMORY.md's sections for `query` (MemorySections).
+  Result<json> Context(std::string_view query, std::string_view focus) const;
   // {scores: [...]} of one date (all dates when empty), highest first.
   Result<json> Surprise(const std::string& date) const;
   // The dates already in the ledger (sources "day:YYYY-MM-DD").

@@ -107,4 +107,8 @@ TEST_CASE("records nested 80,000 deep that an older limbic stored: fsck, replay 
   CHECK(thread.status == 200);
   CHECK(thread.body.find("\"context\":" + deep) != std::string::npos);
   CHECK(thread.body.find("\"next_step\":" + deep) != std::string::npos);
+  // The context bundle reads the focused thread's state for entity names.
+  auto context = Http(l.port(), "GET", "/v1/context?budget_tokens=100");
+  CHECK(context.status == 200);
+  CHECK(context.Json()["used_tokens"].get<int>() <= 100);
 }

@@ -146,6 +146,12 @@ TEST_CASE("mcp: memory and world model tools through the in-process runtime") {
   CHECK(mcp.Ok("world_consolidate")["added"] == 1);
   CHECK_THAT(mcp.Ok("world_memory")["markdown"].get<std::string>(),
              Catch::Contains("Alice Chen joined Acme Corp as CTO."));
+  // The context bundle brings the page and the MEMORY.md section of the entity named.
+  json ctx = mcp.Ok("context", {{"query", "what about Alice Chen"}});
+  REQUIRE(!ctx["entities"].empty());
+  CHECK(ctx["entities"][0]["source"] == "entity:Alice Chen.md");
+  REQUIRE(!ctx["memory_md"].empty());
+  CHECK(ctx["memory_md"][0]["source"] == "MEMORY.md#People");
   json missing = mcp.Call("world_entity", {{"name", "Nobody"}});
   CHECK(missing["isError"] == true);
   CHECK(missing["structuredContent"]["error"]["code"] == "not_found");

@@ -270,3 +270,50 @@ TEST_CASE("the command line ingests any path, but not a file over memory.ingest_
   RunResult big = M(dir, {"--config", dir / "limbic.json", "ingest", dir / "big.md"}, 1);
   CHECK_THAT(big.err, Catch::Contains("5000 bytes, over memory.ingest_max_bytes (4096)"));
 }
+
+TEST_CASE(
+    "recall brings associated memories with their path, the same from the command line and "
+    "over HTTP",
+    "[memory]") {
+  TempDir dir;
+  json alice = MJ(dir, {"remember", "alice", "works_at", "Initech"});
+  json as = MJ(dir, {"relate", "alice", "mentors", "bob"});
+  json bob = MJ(dir, {"remember", "bob", "likes", "green tea"});
+  MJ(dir, {"remember", "dana", "likes", "jazz"});
+  json cli = MJ(dir, {"recall", "where does alice work", "--explain", "--no-reinforce"});
+  REQUIRE(cli["results"].size() == 2);
+  CHECK(cli["results"][0]["id"] == alice["id"]);
+  const json& hit = cli["results"][1];
+  CHECK(hit["id"] == bob["id"]);
+  CHECK(hit["via"] == alice["id"]);
+  CHECK(hit["score"].get<double>() == Approx(0.8 * cli["results"][0]["score"].get<double>()));
+  CHECK(hit["explain"]["association"]["id"] == as["id"]);
+  CHECK(hit["explain"]["association"]["relation"] == "mentors");
+  CHECK(hit["explain"]["association"]["factor"] == 0.8);
+  // The text output names the source and the path.
+  RunResult text = M(dir, {"recall", "where does alice work", "--explain", "--no-reinforce"});
+  CHECK_THAT(text.out, Catch::Contains("(via " + alice["id"].get<std::string>() + ")"));
+  CHECK_THAT(text.out, Catch::Contains("associated: " + alice["id"].get<std::string>()));
+  CHECK_THAT(text.out, Catch::Contains("alice -mentors-> bob -> its subject \"bob\"; x 0.8"));
+  CHECK(MJ(dir, {"recall", "where does alice work", "-k", "1"})["results"].size() == 1);
+
+  RunningLimbic l(dir, BaseConfig(dir));
+  auto http =
+      HttpJson(l.port(), "POST", "/v1/memory/recall",
+               {{"query", "where does alice work"}, {"explain", true}, {"reinforce", false}});
+  REQUIRE(http.status == 200);
+  // The same answer (but for the strengths' decay since: computed at each now).
+  json results = http.Json()["results"];
+  REQUIRE(results.size() == 2);
+  CHECK(results[0]["id"] == alice["id"]);
+  CHECK(results[1]["via"] == alice["id"]);
+  json want = hit["explain"]["association"], got = results[1]["explain"]["association"];
+  want.erase("from_score");
+  got.erase("from_score");
+  CHECK(got == want);
+  // Forgotten, bob's fact is reached no more.
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/memory/forget", {{"id", bob["id"]}}).status == 200);
+  auto after = HttpJson(l.port(), "POST", "/v1/memory/recall",
+                        {{"query", "where does alice work"}, {"reinforce", false}});
+  REQUIRE(after.Json()["results"].size() == 1);
+}
