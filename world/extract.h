@@ -24,12 +24,13 @@
 //       the percept type split on '_', '.', '-', '/' ("issue_opened" ->
 //       "opened"); user —mentioned→ X for every entity found in the
 //       percept's text; user —posted_in→ channel. No user, no triplets.
-//     thread_created: its goal -> project (the goal's first 60 characters,
-//       cut at a word boundary); an event "started: <goal>".
+//     thread_created: an event "started: <goal>" naming the entities
+//       found in the goal's text (a goal is a sentence about work, not a
+//       project's name).
 //     thread_completed, and thread_updated to status "complete": an event
 //       "completed: <goal or id>: <outcome>" (": <outcome>" only when there
 //       is one: `outcome`, or state.outcome of a thread_updated), naming
-//       the goal's project when the thread was created in the same input.
+//       the goal's entities when the thread was created in the same input.
 //   From text (ExtractInput::text and the percepts' texts), line by line
 //   (blockquote marks, Markdown list and task markers, heading marks,
 //   emphasis and backticks stripped; code fences skipped, an unclosed one

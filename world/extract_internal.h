@@ -39,9 +39,6 @@ std::string AsciiLower(std::string_view s);
 // single spaces, bytes that are not UTF-8 replaced by U+FFFD, cut to
 // `max_bytes` on a UTF-8 boundary.
 std::string OneLine(std::string_view text, size_t max_bytes = kMaxEventBytes);
-// At most `max_chars` UTF-8 characters of `text`, cut back to the last
-// space when the cut falls inside a word (and there is a space to go back to).
-std::string CutAtWord(std::string_view text, size_t max_chars);
 
 // Accumulates an Extraction: entities by NameKey with the most specific
 // type (structured fields over text, then person, company, project, tool,
