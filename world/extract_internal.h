@@ -31,6 +31,10 @@ bool IsStopWord(std::string_view lower);
 std::string_view KnownTool(std::string_view lower);
 // The last word of a company's name: "inc", "corp", "gmbh", "labs", ...
 bool IsCompanyWord(std::string_view lower);
+// A common given name ("priya", "tomás"; extract_names.cc).
+bool IsGivenName(std::string_view lower);
+// A position or title that names no one alone: "cto", "vp", "director".
+bool IsRoleWord(std::string_view lower);
 
 // ---- text helpers (extract_collector.cc) ----
 
@@ -82,8 +86,8 @@ class Collector {
 // Finds entities, triplets, facts and line events in Markdown text
 // (extract_text.cc; the rules are in extract.h). Learn every text of an
 // input first, so that a capitalised word at the start of a sentence can be
-// recognised by the same word seen mid-sentence anywhere in the input; then
-// Scan each.
+// recognised by the same word seen mid-sentence anywhere in the input, and
+// "Helios" as the project "Project Helios" names; then Scan each.
 class TextScanner {
  public:
   explicit TextScanner(Collector* out) : out_(out) {}
@@ -99,6 +103,7 @@ class TextScanner {
  private:
   Collector* out_;
   std::unordered_set<std::string> mid_sentence_;  // capitalised words seen mid-sentence
+  std::unordered_set<std::string> projects_;      // NameKey of X in every "Project X" seen
 };
 
 // The heuristic extraction of `input` (extract_heuristic.cc): what

@@ -1,12 +1,26 @@
-// The extraction scorer (world/extract_eval.h) on small samples.
+// The extraction scorer (world/extract_eval.h) on small samples, and the
+// heuristic extractor's quality bar on the labelled sample
+// (tests/world/data/extract_sample.jsonl; docs/world.md, "Measuring
+// extraction").
 #include "world/extract_eval.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 using namespace limbic::world;
 using limbic::Result;
 
 namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // Answers every input with the same extraction, and remembers the inputs.
 class FixedExtractor final : public Extractor {
@@ -22,6 +36,26 @@ class FixedExtractor final : public Extractor {
  private:
   Extraction x_;
 };
+
+Evaluation EvaluateFile(const std::string& name) {
+  auto sample = ParseSample(ReadFile(std::string(LIMBIC_WORLD_TEST_DATA "/") + name), name);
+  REQUIRE(sample.ok());
+  auto extractor = MakeHeuristicExtractor();
+  auto ev = Evaluate(*extractor, *sample);
+  REQUIRE(ev.ok());
+  return std::move(ev).value();
+}
+
+void Print(const std::string& name, const Evaluation& ev) {
+  std::printf("%s (%zu lines, %zu days):\n", name.c_str(), ev.lines, ev.days);
+  for (const auto& [what, s] :
+       {std::pair{"entities", ev.entities}, {"names", ev.names}, {"triplets", ev.triplets}})
+    std::printf(
+        "  %-8s  precision %.2f  recall %.2f  F1 %.2f  (%zu right, %zu found, %zu labelled)\n",
+        what, s.precision(), s.recall(), s.f1(), s.right, s.found, s.labelled);
+  for (const std::string& m : ev.missed) std::printf("  missed %s\n", m.c_str());
+  for (const std::string& m : ev.extra) std::printf("  extra  %s\n", m.c_str());
+}
 
 }  // namespace
 
@@ -115,4 +149,19 @@ TEST_CASE("precision and recall count names without case and types exactly",
   CHECK(empty->entities.precision() == 1.0);
   CHECK(empty->entities.recall() == 0.0);
   CHECK(empty->entities.f1() == 0.0);
+}
+
+// A quality bar, not a timing: the targets of issue 24 on the labelled
+// sample. The held-out sample is printed, not held to a bar: it was kept
+// out of the tuning, and a bar on it would make it one more sample to tune
+// to.
+TEST_CASE("the heuristic extractor meets its quality bar on the labelled sample",
+          "[world][extract][eval]") {
+  const Evaluation ev = EvaluateFile("extract_sample.jsonl");
+  Print("extract_sample.jsonl", ev);
+  CHECK(ev.extractor == "heuristic");
+  CHECK(ev.lines == 56);
+  CHECK(ev.entities.f1() >= 0.8);
+  CHECK(ev.triplets.f1() >= 0.6);
+  Print("extract_holdout.jsonl", EvaluateFile("extract_holdout.jsonl"));
 }

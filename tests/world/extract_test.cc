@@ -91,7 +91,7 @@ TEST_CASE("heuristic extraction of a sample daily log checked by hand", "[world]
                            "person Alice Chen",
                            "person Bob Martinez",
                            "company Acme Corp",
-                           "concept Bob",  // mid-sentence in "Bob Martinez", typed by nothing
+                           "person Bob",  // a given name
                            "tool Terraform",
                            "project acme/billing",
                            "person carol",
@@ -380,8 +380,8 @@ TEST_CASE("a thread goal is not a project but what it names is", "[world][extrac
   in.events.push_back(MakeEvent(EventType::kThreadCompleted, "2026-11-22T18:00:00.000Z",
                                 {{"thread_id", "t-2"}, {"outcome", "a missing index"}}));
   const Extraction x = Extract(in);
-  CHECK(Entities(x) ==
-        std::vector<std::string>{"project acme/payments", "person Priya", "concept Orion"});
+  CHECK(Entities(x) == std::vector<std::string>{"project acme/payments", "person Priya",
+                                                "project Orion"});  // "the Orion launch"
   CHECK(Events(x) == std::vector<std::string>{
                          "2026-11-22 started: Investigate latency spikes in acme/payments with "
                          "Priya before the Orion launch [acme/payments; Priya; Orion]",
