@@ -129,7 +129,10 @@ Result<ExtractInput> FileInput(const std::string& path, const std::string& date,
     return Status::InvalidArgument(path + ": " + std::to_string(size) + " bytes is over the limit of " +
                                    std::to_string(max_bytes) + " (world.max_file_bytes)");
   ExtractInput input;
-  input.source = path;
+  // The ledger knows an input by its source: the same file named from
+  // another directory, or through a folder, is the same input.
+  input.source = fs::absolute(path, ec).lexically_normal().string();
+  if (ec) input.source = path;
   input.date = date;
   if (input.date.empty()) {
     std::string name = fs::path(path).filename().string();

@@ -15,7 +15,10 @@
 // `date` when given, else the YYYY-MM-DD its file name starts with, else
 // InvalidArgument asking for --date. A missing or unreadable file, a
 // directory, or a file over max_bytes is an error naming the path (and
-// the size). Bytes that are not UTF-8 become U+FFFD. source is the path.
+// the size). Bytes that are not UTF-8 become U+FFFD. source is the
+// file's absolute path (lexically normal: no "." or ".."), so that a file
+// named relatively, from another directory or through its folder is one
+// input to the ledger.
 #pragma once
 
 #include <string>

@@ -24,12 +24,13 @@
 //       the percept type split on '_', '.', '-', '/' ("issue_opened" ->
 //       "opened"); user —mentioned→ X for every entity found in the
 //       percept's text; user —posted_in→ channel. No user, no triplets.
-//     thread_created: its goal -> project (the goal's first 60 characters,
-//       cut at a word boundary); an event "started: <goal>".
+//     thread_created: an event "started: <goal>" naming the entities
+//       found in the goal's text (a goal is a sentence about work, not a
+//       project's name).
 //     thread_completed, and thread_updated to status "complete": an event
 //       "completed: <goal or id>: <outcome>" (": <outcome>" only when there
 //       is one: `outcome`, or state.outcome of a thread_updated), naming
-//       the goal's project when the thread was created in the same input.
+//       the goal's entities when the thread was created in the same input.
 //   From text (ExtractInput::text and the percepts' texts), line by line
 //   (blockquote marks, Markdown list and task markers, heading marks,
 //   emphasis and backticks stripped; code fences skipped, an unclosed one
@@ -58,17 +59,24 @@
 //                        allowing "of", "de", "van", "von" inside; no
 //                        punctuation between them), not a lone stop word
 //                        (sentence starters, pronouns, days, months, "I",
-//                        "The", ...); stop words at either end of a run
-//                        are dropped ("Met Alice Chen" -> "Alice Chen"),
-//                        runs of more than six words (titles) and of
-//                        several words in capitals are not names. A lone
-//                        capitalised word at the start of a sentence
-//                        counts only when the same word appears
-//                        capitalised mid-sentence in the input, or a rule
-//                        below other than concept types it.
-//   Types of capitalised names: first the name's own form, then its
-//   context (so "good at Python" is a tool, not a company; "follows" skips
-//   articles: "at the Globex office"); the first rule that applies:
+//                        "The", "Q3", ...); stop words and roles (CTO, VP,
+//                        director, ...: extract_names.cc) at either end of
+//                        a run are dropped ("Met Alice Chen" -> "Alice
+//                        Chen"), and a run that starts with roles and "of"
+//                        is a title, not a name ("VP of Engineering"); a
+//                        run that is a known tool is kept whole ("GitHub
+//                        Actions"). Runs of more than six words (titles)
+//                        and of several words in capitals are not names.
+//                        A lone capitalised word at the start of a
+//                        sentence, or a lone acronym (SRE, TLS), counts
+//                        only when a rule below other than concept types
+//                        it; a sentence's first word also counts when the
+//                        same word appears capitalised mid-sentence in the
+//                        input.
+//   Types of capitalised names (and wikilinks): first the name's own form,
+//   then its context (so "good at Python" is a tool, not a company;
+//   "follows" skips articles: "at the Globex office"), then its shape; the
+//   first rule that applies:
 //     form     company: two words or more, the last Inc, Inc., Corp,
 //              Corporation, Ltd, LLC, GmbH, AG, SA, Labs, Technologies,
 //              Systems, Software, Group. tool: a known tool (a built-in
@@ -78,6 +86,10 @@
 //              S3, Terraform, RocksDB, ...; not words that are everyday
 //              English, like Go). project: two words or more, the first
 //              Project.
+//     person   the name follows a title: Mr, Mrs, Ms, Dr, Prof, Sir
+//     project  the name is followed by project, migration, launch, rollout,
+//              roadmap, release, workstream, design, work, ... ("the Orion
+//              launch"), or is X of a "Project X" seen in the input
 //     company  the name follows "at" (so "works at"), "joined", or "for"
 //              after works/work/worked/working ("works for"; a bare "for"
 //              is too common: "a fix for Atlas")
@@ -85,27 +97,60 @@
 //     project  the name follows "project", "repo", "on" (as in "working on")
 //     person   followed by "said", "says", "asked", "wrote", "thinks",
 //              "wants", "replied", "mentioned", "agreed"; or follows
-//              "with", "met", "told", "asked", "thanks", "by", "from",
-//              "cc"; or two or three capitalised words (a capital, then
-//              lower case) none of which is a known tool or company word
+//              "with", "met", "told", "asked", "thanks" (or "thanks to"),
+//              "by", "from", "cc", "ping", "email", "send", "remind",
+//              "invite"
+//     person   (shape) a common given name alone (a built-in list of
+//              given names from many languages: Priya, Tomás, Kofi, ...),
+//              or two or three name words (a capital, then lower case)
+//              none of which is a known tool or company word and, unless
+//              the first is a given name, none an everyday word ("Weekly
+//              Review" is not someone)
 //     concept  anything else
-//   Textual triplets, within one sentence: "A <verb> B" where A and B are
-//   entities found in it, A before B, and the words between them are one
-//   of: works at / works for / joined / founded / leads / maintains / uses /
-//   created / owns / met / reviewed / fixed / released / deployed / migrated
-//   / acquired / hired / mentioned / depends on / is part of (the predicate
-//   is the phrase with '_' for spaces: "works_at"). "A is a|an <words>" adds
-//   the fact "is a|an <words>" to A (the words up to the end of the clause,
-//   at most 12).
+//   Links: the words between two neighbouring entities of a sentence
+//   (lower-cased; at most 48 bytes) may type them and state a triplet.
+//   A rule retypes an entity only when it is surer than what typed it:
+//   form (company words, Project, handles, URLs, repos, tags) > a link
+//   below > the list of known tools > context > shape > nothing.
+//     "A from B", A a person: B is a company (even a known tool's name:
+//       "Carlos from Stripe") and A works_at B.
+//     "A, the new PM at B, ...": B is a company, A works_at B, and a verb
+//       after the aside's closing comma has A for subject ("..., owns C").
+//     "A <verb> B": the verbs works at / work at / worked at / works for
+//       / joined / founded / co-founded / leads / led / maintains / uses /
+//       used / is using / created / owns / met / met with / reviewed /
+//       fixed / released / deployed / migrated / acquired / hired /
+//       mentioned / depends on / is part of, after ", who" or adverbs
+//       (now, also, still, ...) and before an article or possessive
+//       ("leads the Atlas project"); the predicate is the verb's base,
+//       '_' for spaces: works_at, works_for, joined, founded, leads,
+//       maintains, uses, created, owns, met, reviewed, fixed, released,
+//       deployed, migrated, acquired, hired, mentioned, depends_on,
+//       is_part_of. Verbs type their ends: works at / works for / joined
+//       / founded make B a company and an untyped A a person (as
+//       context); acquired makes both companies (as a link), hired A a
+//       company and B a person; met two people; leads / maintains / owns
+//       make an untyped A a person and an untyped B a project, uses an
+//       untyped B a tool.
+//     "A moved from B to C" (or switched from): A works_at C when A is a
+//       person and C a company.
+//     "from A to B": one kind of thing; the one typed by its form, a
+//       link or the list of tools gives its type to the other.
+//     "A and B", "A, B and C", "A or B": names written with a capital
+//       that nothing typed take the type the others agree on; a triplet
+//       of A (as subject or object) is also one of each entity of the
+//       same type coordinated with A ("uses Rust and ClickHouse").
+//   "A is a|an <words>" adds the fact "is a|an <words>" to A (the words up
+//   to the end of the clause, at most 12).
 //   Events: every text line with at least one entity and three words is an
 //   event of its date with those entities (the line as cleaned above,
 //   white space collapsed, cut to 500 bytes).
 //   Every entity is named in at most one Entity, by the first spelling
-//   seen; when rules disagree on a type, the most specific wins (person,
-//   company, project, tool, concept in that order of preference,
-//   structured fields over text). Names longer than 100 bytes, not UTF-8
-//   or holding control characters are not names. Triplets are kept once
-//   (by the names' NameKey, predicate and date).
+//   seen; when its mentions in different places of the input disagree on
+//   its type, the most specific wins (person, company, project, tool,
+//   concept in that order of preference, structured fields over text). Names longer than 100 bytes,
+//   not UTF-8 or holding control characters are not names. Triplets are kept once (by the names'
+//   NameKey, predicate and date).
 //
 // llm (any OpenAI-compatible chat-completions endpoint, chat.h)
 //   Sends the input's text and a compact rendering of its events, asking

@@ -71,25 +71,6 @@ std::string OneLine(std::string_view text, size_t max_bytes) {
   return out;
 }
 
-std::string CutAtWord(std::string_view text, size_t max_chars) {
-  size_t chars = 0, cut = text.size();
-  for (size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // inside a character
-    if (chars++ == max_chars) {
-      cut = i;
-      break;
-    }
-  }
-  if (cut < text.size() && text[cut] != ' ') {
-    const size_t space = text.rfind(' ', cut);
-    if (space != std::string_view::npos && space > 0) cut = space;
-  }
-  std::string_view out = text.substr(0, cut);
-  while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == ':'))
-    out.remove_suffix(1);
-  return std::string(out);
-}
-
 std::string Collector::Add(std::string_view name, EntityType type, bool structured) {
   std::string clean = CleanName(name);
   if (!IsUsableName(clean)) return {};

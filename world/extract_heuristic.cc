@@ -175,12 +175,14 @@ class EventExtractor {
     if (!channel.empty()) out_->AddTriplet(user, "posted_in", channel, date);
   }
 
+  // A goal is a sentence about work ("Fix the crash on start"), not the
+  // name of a project: what it names is read as text.
   void ThreadCreated(const Event& e, const std::string& date) {
     const std::string goal = OneLine(e.Str("goal"));
     if (goal.empty()) return;
-    const std::string project = out_->Add(CutAtWord(goal, 60), EntityType::kProject, true);
-    threads_[e.Str("thread_id")] = {goal, project};
-    out_->AddEvent(date, "started: " + goal, {project});
+    std::vector<std::string> names = scanner_->Scan(goal, date, false);
+    out_->AddEvent(date, "started: " + goal, names);
+    threads_[e.Str("thread_id")] = {goal, std::move(names)};
   }
 
   void ThreadCompleted(const Event& e, const std::string& date, const std::string& outcome) {
@@ -189,12 +191,12 @@ class EventExtractor {
     std::string text = "completed: " + (it != threads_.end() ? it->second.goal : id);
     if (!outcome.empty()) text += ": " + outcome;
     out_->AddEvent(date, text,
-                   it != threads_.end() ? std::vector<std::string>{it->second.project}
-                                        : std::vector<std::string>{});
+                   it != threads_.end() ? it->second.names : std::vector<std::string>{});
   }
 
   struct Thread {
-    std::string goal, project;
+    std::string goal;
+    std::vector<std::string> names;  // the entities the goal names
   };
 
   const ExtractInput& input_;
@@ -222,8 +224,10 @@ Result<Extraction> HeuristicExtract(const ExtractInput& input) {
   Collector out;
   TextScanner scanner(&out);
   scanner.Learn(input.text);
-  for (const Event& e : input.events)
+  for (const Event& e : input.events) {
     if (e.type == EventType::kPerceptArrived) scanner.Learn(PerceptText(e));
+    if (e.type == EventType::kThreadCreated) scanner.Learn(e.Str("goal"));
+  }
   EventExtractor(input, &out, &scanner).Run();
   scanner.Scan(input.text, input.date, true);
   return out.Finish("heuristic");

@@ -31,6 +31,10 @@ bool IsStopWord(std::string_view lower);
 std::string_view KnownTool(std::string_view lower);
 // The last word of a company's name: "inc", "corp", "gmbh", "labs", ...
 bool IsCompanyWord(std::string_view lower);
+// A common given name ("priya", "tomás"; extract_names.cc).
+bool IsGivenName(std::string_view lower);
+// A position or title that names no one alone: "cto", "vp", "director".
+bool IsRoleWord(std::string_view lower);
 
 // ---- text helpers (extract_collector.cc) ----
 
@@ -39,9 +43,6 @@ std::string AsciiLower(std::string_view s);
 // single spaces, bytes that are not UTF-8 replaced by U+FFFD, cut to
 // `max_bytes` on a UTF-8 boundary.
 std::string OneLine(std::string_view text, size_t max_bytes = kMaxEventBytes);
-// At most `max_chars` UTF-8 characters of `text`, cut back to the last
-// space when the cut falls inside a word (and there is a space to go back to).
-std::string CutAtWord(std::string_view text, size_t max_chars);
 
 // Accumulates an Extraction: entities by NameKey with the most specific
 // type (structured fields over text, then person, company, project, tool,
@@ -85,8 +86,8 @@ class Collector {
 // Finds entities, triplets, facts and line events in Markdown text
 // (extract_text.cc; the rules are in extract.h). Learn every text of an
 // input first, so that a capitalised word at the start of a sentence can be
-// recognised by the same word seen mid-sentence anywhere in the input; then
-// Scan each.
+// recognised by the same word seen mid-sentence anywhere in the input, and
+// "Helios" as the project "Project Helios" names; then Scan each.
 class TextScanner {
  public:
   explicit TextScanner(Collector* out) : out_(out) {}
@@ -102,6 +103,7 @@ class TextScanner {
  private:
   Collector* out_;
   std::unordered_set<std::string> mid_sentence_;  // capitalised words seen mid-sentence
+  std::unordered_set<std::string> projects_;      // NameKey of X in every "Project X" seen
 };
 
 // The heuristic extraction of `input` (extract_heuristic.cc): what

@@ -1,11 +1,13 @@
 // The heuristic extractor's text rules over tokenised lines
-// (extract_tokens.h): capitalised names and their types, triplets, facts
-// and line events (rules in extract.h).
+// (extract_tokens.h): capitalised names and their types, facts and line
+// events; the links between names, and the triplets they state, are in
+// extract_links.cc (rules in extract.h).
 #include <optional>
 
-#include "world/extract_internal.h"
-#include "world/extract_tokens.h"
 #include "base/time.h"
+#include "world/extract_internal.h"
+#include "world/extract_links.h"
+#include "world/extract_tokens.h"
 
 namespace limbic::world::internal {
 namespace {
@@ -16,13 +18,16 @@ constexpr size_t npos = string_view::npos;
 constexpr string_view kConnectors[] = {"of", "de", "van", "von"};
 constexpr string_view kPersonAfter[] = {"said",  "says",    "asked",     "wrote", "thinks",
                                         "wants", "replied", "mentioned", "agreed"};
-constexpr string_view kPersonBefore[] = {"with",   "met", "told", "asked",
-                                         "thanks", "by",  "from", "cc"};
+constexpr string_view kPersonBefore[] = {"with",  "met",     "told", "asked",  "thanks",
+                                         "by",    "from",    "cc",   "ping",   "pinged",
+                                         "email", "emailed", "send", "remind", "invite"};
+constexpr string_view kTitles[] = {"mr", "mrs", "ms", "dr", "prof", "sir"};
 constexpr string_view kWorkVerbs[] = {"works", "work", "worked", "working"};
-constexpr string_view kVerbs[] = {
-    "works at", "works for", "joined", "founded",   "leads",      "maintains", "uses",
-    "created",  "owns",      "met",    "reviewed",  "fixed",      "released",  "deployed",
-    "migrated", "acquired",  "hired",  "mentioned", "depends on", "is part of"};
+// Nouns after a name that make it a project: "the Orion launch".
+constexpr string_view kProjectNouns[] = {
+    "project",    "migration", "launch",  "rollout",  "roadmap", "release",  "workstream",
+    "initiative", "milestone", "rewrite", "redesign", "design",  "work",     "epic",
+    "program",    "programme", "pilot",   "beta",     "spec",    "codebase", "kickoff"};
 
 bool IsCapitalised(string_view w) {
   if (w.empty() || !IsUpper(w[0])) return false;
@@ -49,52 +54,50 @@ std::string Join(const std::vector<string_view>& words) {
 }
 
 // Two or three name words (with "van", "von", "de" between), none of them
-// a known tool or a company word.
+// a known tool or a company word, and either a given name first or no
+// everyday word among them ("Weekly Review" is not someone).
 bool LooksLikePerson(const std::vector<string_view>& words) {
   size_t names = 0;
+  bool everyday = false;
   for (string_view w : words) {
     if (w == "van" || w == "von" || w == "de") continue;
     const std::string lower = AsciiLower(w);
     if (!IsNameWord(w) || !KnownTool(lower).empty() || IsCompanyWord(lower)) return false;
+    everyday = everyday || IsStopWord(lower) || IsRoleWord(lower);
     ++names;
   }
-  return names >= 2 && names <= 3;
+  return names >= 2 && names <= 3 && (!everyday || IsGivenName(AsciiLower(words[0])));
 }
 
-// The type of the name `words` between the words `prev2 prev` and `next`
-// (lower case; empty when there is none). The name's own form decides
-// first, then its context.
-EntityType TypeOf(const std::vector<string_view>& words, string_view prev, string_view prev2,
-                  string_view next) {
-  if (words.size() >= 2 && IsCompanyWord(AsciiLower(words.back()))) return EntityType::kCompany;
-  if (!KnownTool(AsciiLower(Join(words))).empty()) return EntityType::kTool;
-  if (words.size() >= 2 && words[0] == "Project") return EntityType::kProject;
-  if (prev == "at" || prev == "joined" || (prev == "for" && IsOneOf(prev2, kWorkVerbs)))
-    return EntityType::kCompany;
-  if (prev == "uses" || prev == "using" || prev == "via") return EntityType::kTool;
-  if (prev == "project" || prev == "repo" || prev == "on") return EntityType::kProject;
-  if (IsOneOf(next, kPersonAfter) || IsOneOf(prev, kPersonBefore)) return EntityType::kPerson;
-  if (LooksLikePerson(words)) return EntityType::kPerson;
-  return EntityType::kConcept;
-}
-
-struct Mention {
-  size_t begin = 0, end = 0;
-  int sentence = 0;
-  std::string name;  // as the Collector keeps it
+struct Typed {
+  EntityType type = EntityType::kConcept;
+  Strength strength = Strength::kNone;
 };
 
-std::string NormalizeGap(string_view gap) {
-  std::string out;
-  for (char c : gap) {
-    if (IsBlank(c)) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += (IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c);
-    }
-  }
-  if (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+// The type of the name `words` between the words `prev2 prev` and `next`
+// (lower case; empty when there is none), and how sure it is. The name's
+// own form decides first, then its context, then whether it looks like a
+// person's name.
+Typed TypeOf(const std::vector<string_view>& words, string_view prev, string_view prev2,
+             string_view next, const std::unordered_set<std::string>& projects) {
+  using enum EntityType;
+  const std::string lower = AsciiLower(Join(words));
+  if (words.size() >= 2 && IsCompanyWord(AsciiLower(words.back())))
+    return {kCompany, Strength::kForm};
+  if (!KnownTool(lower).empty()) return {kTool, Strength::kKnownTool};
+  if (words.size() >= 2 && words[0] == "Project") return {kProject, Strength::kForm};
+  if (IsOneOf(prev, kTitles)) return {kPerson, Strength::kContext};
+  if (IsOneOf(next, kProjectNouns) || projects.count(lower)) return {kProject, Strength::kContext};
+  if (prev == "at" || prev == "joined" || (prev == "for" && IsOneOf(prev2, kWorkVerbs)))
+    return {kCompany, Strength::kContext};
+  if (prev == "uses" || prev == "using" || prev == "via") return {kTool, Strength::kContext};
+  if (prev == "project" || prev == "repo" || prev == "on") return {kProject, Strength::kContext};
+  if (IsOneOf(next, kPersonAfter) || IsOneOf(prev, kPersonBefore) ||
+      (prev == "to" && prev2 == "thanks"))
+    return {kPerson, Strength::kContext};
+  if ((words.size() == 1 && IsGivenName(lower)) || LooksLikePerson(words))
+    return {kPerson, Strength::kShape};
+  return {};
 }
 
 // "is a <words>" from "<name> is a <words>." at `rest` (the line after the
@@ -138,13 +141,73 @@ size_t CountWords(string_view s) {
   return n;
 }
 
+// The end of the run of capitalised words that starts at token `k` ("of",
+// "de", "van", "von" allowed inside; no punctuation between them).
+size_t RunEnd(const Line& line, size_t k) {
+  const std::vector<Token>& toks = line.tokens;
+  size_t e = k + 1;
+  while (e < toks.size() && !toks[e - 1].break_after && toks[e].kind == Kind::kWord &&
+         !toks[e].break_before) {
+    if (IsCapitalised(line.Text(toks[e]))) {
+      ++e;
+    } else if (IsOneOf(line.Text(toks[e]), kConnectors) && e + 1 < toks.size() &&
+               !toks[e].break_after && toks[e + 1].kind == Kind::kWord &&
+               !toks[e + 1].break_before && IsCapitalised(line.Text(toks[e + 1]))) {
+      e += 2;
+    } else {
+      break;
+    }
+  }
+  return e;
+}
+
+// Trims the run [*s, *e) of the words that name nothing: stop words at
+// either end ("Met Alice Chen"), roles ("CTO Alice Chen"). False when
+// nothing is left or the run is a title ("VP of Engineering"). A known
+// tool is kept whole ("GitHub Actions", though "actions" is a stop word).
+bool TrimRun(const Line& line, size_t* s, size_t* e) {
+  const std::vector<Token>& toks = line.tokens;
+  auto lower = [&](size_t i) { return AsciiLower(line.Text(toks[i])); };
+  bool role = false;
+  while (*s < *e) {
+    const std::string w = lower(*s);
+    if (IsRoleWord(w)) {
+      role = true;
+    } else if (IsOneOf(w, kConnectors)) {
+      if (role) return false;  // "Head of Platform": a title
+    } else if (!IsStopWord(w)) {
+      break;
+    }
+    ++*s;
+  }
+  std::string whole;
+  for (size_t i = *s; i < *e; ++i) whole += (whole.empty() ? "" : " ") + lower(i);
+  if (!KnownTool(whole).empty()) return *s < *e;
+  while (*e > *s) {
+    const std::string w = lower(*e - 1);
+    if (!IsOneOf(w, kConnectors) && !IsStopWord(w) && !IsRoleWord(w)) break;
+    --*e;
+  }
+  return *s < *e;
+}
+
 }  // namespace
 
 void TextScanner::Learn(string_view text) {
   ForEachLine(text, [&](const Line& line) {
-    for (const Token& tok : line.tokens)
-      if (tok.kind == Kind::kWord && !tok.sentence_start && IsCapitalised(line.Text(tok)))
-        mid_sentence_.emplace(line.Text(tok));
+    const std::vector<Token>& toks = line.tokens;
+    for (size_t k = 0; k < toks.size(); ++k) {
+      const Token& tok = toks[k];
+      if (tok.kind != Kind::kWord || !IsCapitalised(line.Text(tok))) continue;
+      if (!tok.sentence_start) mid_sentence_.emplace(line.Text(tok));
+      // "Project Helios" names the project "Helios" too.
+      if (line.Text(tok) == "Project" && RunEnd(line, k) > k + 1) {
+        std::string name;
+        for (size_t i = k + 1; i < RunEnd(line, k); ++i)
+          name += (name.empty() ? "" : " ") + std::string(line.Text(toks[i]));
+        projects_.insert(NameKey(name));
+      }
+    }
   });
 }
 
@@ -154,7 +217,7 @@ namespace {
 struct ScanState {
   std::vector<std::string> found;  // entity names, once each, in order of first mention
   std::unordered_set<std::string> found_keys;
-  std::vector<Mention> mentions;  // of the current line
+  std::vector<Mention> mentions;   // of the current line
   std::vector<string_view> words;  // scratch
 };
 
@@ -165,10 +228,11 @@ std::optional<std::string> HeadingDate(const Line& line) {
   return std::nullopt;
 }
 
-// The entities `line` names, added to `out` and to st->mentions (in line
-// order: tokens are visited left to right) and st->found.
-void FindMentions(const Line& line, Collector* out,
-                  const std::unordered_set<std::string>& mid_sentence, ScanState* st) {
+// Finds the entity mentions of `line` into st->mentions, in line order
+// (tokens are visited left to right), typed by their own form and
+// context; RefineTypes then types them by their links.
+void FindMentions(const Line& line, const std::unordered_set<std::string>& mid_sentence,
+                  const std::unordered_set<std::string>& projects, ScanState* st) {
   const std::vector<Token>& toks = line.tokens;
   st->mentions.clear();
   // The lower-case word right after token k.
@@ -185,17 +249,18 @@ void FindMentions(const Line& line, Collector* out,
     }
     return {};
   };
+  auto add = [&](size_t first, size_t last, std::string name, Typed typed) {
+    Mention m{toks[first].begin, toks[last].end, toks[first].sentence,
+              std::move(name),   typed.type,     typed.strength};
+    m.after_from = first > 0 && toks[first - 1].kind == Kind::kWord &&
+                   AsciiLower(line.Text(toks[first - 1])) == "from";
+    st->mentions.push_back(std::move(m));
+  };
   auto type_of = [&](const std::vector<string_view>& name, size_t first, size_t last) {
     size_t k = first;
     const std::string prev = word_before(&k);
     const std::string prev2 = prev.empty() ? std::string() : word_before(&k);
-    return TypeOf(name, prev, prev2, word_after(last));
-  };
-  auto add = [&](size_t first, size_t last, const std::string& name, EntityType type) {
-    std::string kept = out->Add(name, type, false);
-    if (kept.empty()) return;
-    st->mentions.push_back({toks[first].begin, toks[last].end, toks[first].sentence, kept});
-    if (st->found_keys.insert(NameKey(kept)).second) st->found.push_back(kept);
+    return TypeOf(name, prev, prev2, word_after(last), projects);
   };
   for (size_t k = 0; k < toks.size();) {
     const Token& tok = toks[k];
@@ -212,7 +277,7 @@ void FindMentions(const Line& line, Collector* out,
       continue;
     }
     if (tok.kind != Kind::kWord) {
-      if (tok.kind != Kind::kOther) add(k, k, tok.name, tok.type);
+      if (tok.kind != Kind::kOther) add(k, k, tok.name, {tok.type, Strength::kForm});
       ++k;
       continue;
     }
@@ -220,68 +285,55 @@ void FindMentions(const Line& line, Collector* out,
       ++k;
       continue;
     }
-    // A run of capitalised words, "of" / "de" / "van" / "von" allowed inside.
-    size_t s = k, e = k + 1;
-    while (e < toks.size() && !toks[e - 1].break_after && toks[e].kind == Kind::kWord &&
-           !toks[e].break_before) {
-      if (IsCapitalised(line.Text(toks[e]))) {
-        ++e;
-      } else if (IsOneOf(line.Text(toks[e]), kConnectors) && e + 1 < toks.size() &&
-                 !toks[e].break_after && toks[e + 1].kind == Kind::kWord &&
-                 !toks[e + 1].break_before && IsCapitalised(line.Text(toks[e + 1]))) {
-        e += 2;
-      } else {
-        break;
-      }
-    }
+    size_t s = k, e = RunEnd(line, k);
     k = e;
     if (e - s > 6) continue;  // a title, not a name
-    auto droppable = [&](size_t i) {
-      const string_view w = line.Text(toks[i]);
-      return IsOneOf(w, kConnectors) || IsStopWord(AsciiLower(w));
-    };
-    while (s < e && droppable(s)) ++s;
-    while (e > s && droppable(e - 1)) --e;
-    if (s == e) continue;
+    if (!TrimRun(line, &s, &e)) continue;
     st->words.clear();
     bool shouting = true;
     for (size_t i = s; i < e; ++i) {
       st->words.push_back(line.Text(toks[i]));
       shouting = shouting && IsAllUpper(st->words.back());
     }
-    const std::string name = Join(st->words);
+    std::string name = Join(st->words);
     if (shouting && st->words.size() > 1 && KnownTool(AsciiLower(name)).empty()) continue;
-    const EntityType type = type_of(st->words, s, e - 1);
-    if (st->words.size() == 1) {
-      if (name.size() < 2) continue;
-      // A sentence's first word is capitalised anyway: it needs the same
-      // word capitalised elsewhere, or a rule that types it.
-      if (toks[s].sentence_start && type == EntityType::kConcept && !mid_sentence.count(name))
-        continue;
-    }
-    add(s, e - 1, name, type);
+    if (st->words.size() == 1 && name.size() < 2) continue;
+    const Typed typed = type_of(st->words, s, e - 1);
+    add(s, e - 1, std::move(name), typed);
+    // A sentence's first word is capitalised anyway, and an acronym alone
+    // (SRE, TLS) is seldom something to remember: each needs a rule to type it.
+    if (st->words.size() == 1)
+      st->mentions.back().needs_type =
+          shouting || (toks[s].sentence_start && !mid_sentence.count(st->mentions.back().name));
   }
 }
 
-// What the mentions of one line say: a fact after each, a triplet between
-// neighbours joined by a known verb, and, in a daily log, the line as an
-// event of `date` when it has at least three words.
+// Types the line's mentions by their links, drops those that needed a type
+// and got none, and adds the rest to `out` (and to st->found).
+void Keep(Collector* out, std::string_view line, ScanState* st) {
+  RefineTypes(line, &st->mentions);
+  std::erase_if(st->mentions,
+                [](const Mention& m) { return m.needs_type && m.type == EntityType::kConcept; });
+  std::erase_if(st->mentions, [&](Mention& m) {
+    m.name = out->Add(m.name, m.type, false);
+    return m.name.empty();
+  });
+  for (const Mention& m : st->mentions)
+    if (st->found_keys.insert(NameKey(m.name)).second) st->found.push_back(m.name);
+}
+
+// What the mentions of one line say: a fact after each, the triplets their
+// links state, and, in a daily log, the line as an event of `date` when it
+// has at least three words.
 void Relate(const Line& line, const std::vector<Mention>& mentions, const std::string& date,
             bool daily_log, Collector* out) {
   const string_view t = line.text;
-  for (size_t i = 0; i < mentions.size(); ++i) {
-    const Mention& a = mentions[i];
-    std::string fact = FactAfter(t.substr(a.end));
-    if (!fact.empty()) out->AddFact(a.name, std::move(fact));
-    if (i + 1 == mentions.size()) break;
-    const Mention& b = mentions[i + 1];
-    if (b.sentence != a.sentence || b.begin < a.end || b.begin - a.end > 16) continue;
-    const std::string verb = NormalizeGap(t.substr(a.end, b.begin - a.end));
-    if (!IsOneOf(verb, kVerbs)) continue;
-    std::string predicate = verb;
-    std::replace(predicate.begin(), predicate.end(), ' ', '_');
-    out->AddTriplet(a.name, predicate, b.name, date);
+  for (const Mention& m : mentions) {
+    std::string fact = FactAfter(t.substr(m.end));
+    if (!fact.empty()) out->AddFact(m.name, std::move(fact));
   }
+  for (const Stated& s : StatedTriplets(t, mentions))
+    out->AddTriplet(mentions[s.subject].name, s.predicate, mentions[s.object].name, date);
   if (!daily_log || CountWords(t) < 3) return;
   std::vector<std::string> names;
   names.reserve(mentions.size());
@@ -295,7 +347,8 @@ std::vector<std::string> TextScanner::Scan(string_view text, std::string date, b
   ScanState st;
   ForEachLine(text, [&](const Line& line) {
     if (daily_log && line.heading) date = HeadingDate(line).value_or(date);
-    FindMentions(line, out_, mid_sentence_, &st);
+    FindMentions(line, mid_sentence_, projects_, &st);
+    Keep(out_, line.text, &st);
     if (!st.mentions.empty()) Relate(line, st.mentions, date, daily_log, out_);
   });
   return std::move(st.found);

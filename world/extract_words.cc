@@ -79,7 +79,10 @@ constexpr std::string_view kStopWords[] = {
     "https", "json", "yaml", "csv", "pdf", "html", "css", "cli", "sdk", "tbd", "wip", "eta", "tl",
     "dr", "imo", "imho", "afaik", "btw", "nb", "ps", "am", "pm", "utc", "ooo", "pto", "rfc", "faq",
     "mvp", "kpi", "okr", "okrs", "poc", "ai", "ml", "llm", "llms", "cpu", "gpu", "ram", "os", "db",
-    "vm", "vms",
+    "vm", "vms", "tls", "ssl", "sso", "ssh", "dns", "vpn", "sla", "slo", "sli", "sow", "nda", "roi",
+    "p0", "p1", "p2", "sev1", "sev2", "oncall",
+    // quarters and halves of a year
+    "q1", "q2", "q3", "q4", "h1", "h2",
 };
 
 // Known tools, spelled as their makers spell them. Single words that are
