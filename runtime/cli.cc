@@ -237,7 +237,7 @@ int RunCli(int argc, char** argv) {
   AddLogCommands(app, ctx, rc);
   AddArchiveCommands(app, ctx, rc);
   AddMemoryCommands(app, ctx, rc);
-  AddForkCommand(app, ctx, rc);
+  AddTimeTravelCommands(app, ctx, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -85,10 +85,10 @@ Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, 
 
 // Subcommand groups, one file each.
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
-void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, state, fsck
+void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, fsck, why
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc);   // memory
-void AddForkCommand(CLI::App& app, CliContext& ctx, int& rc);      // fork
+void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc);  // state, fork
 // memory extract, graph, entities, surprise, consolidate; `config` and
 // `quiet` are the memory command's --config and --quiet.
 void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::string* config, const bool* quiet);
