@@ -6,21 +6,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+
+#include "base/env.h"
 
 using namespace limbic::world;
 using limbic::Result;
 
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Answers every input with the same extraction, and remembers the inputs.
 class FixedExtractor final : public Extractor {
@@ -38,7 +30,9 @@ class FixedExtractor final : public Extractor {
 };
 
 Evaluation EvaluateFile(const std::string& name) {
-  auto sample = ParseSample(ReadFile(std::string(LIMBIC_WORLD_TEST_DATA "/") + name), name);
+  auto text = limbic::Env::Default()->ReadFileToString(std::string(LIMBIC_WORLD_TEST_DATA "/") + name);
+  REQUIRE(text.ok());
+  auto sample = ParseSample(*text, name);
   REQUIRE(sample.ok());
   auto extractor = MakeHeuristicExtractor();
   auto ev = Evaluate(*extractor, *sample);
