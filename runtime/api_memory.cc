@@ -2,6 +2,8 @@
 // "Memory", "Context"; runtime/context.h). Each write is a MemoryStore plan submitted to the
 // Engine; the answer goes out once its events are durable and applied.
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 
 #include "runtime/api.h"
 #include "runtime/attention.h"
@@ -22,6 +24,8 @@ namespace {
 // PlanIngest) as a duplicate. A failure midway leaves the batches before
 // it ingested; ingesting again reports them as duplicates.
 constexpr size_t kFilesPerCommit = 4;
+// How long GET /v1/context waits for the world model's worker.
+constexpr int kContextWorldWaitMs = 500;
 
 struct IngestCommit {
   Runtime& rt;
@@ -199,11 +203,28 @@ void Api::AddMemoryRoutes(Router& r) {
     in->query = Query(req, "query").value_or("");
     if (in->query.empty() && in->attention["thread"].is_object())
       in->query = in->attention["thread"].value("goal", "");
-    // Recall on the loop, then the world model's texts on its worker.
+    // Recall on the loop, then the world model's texts on its worker -- for
+    // at most kContextWorldWaitMs: behind a daily pass (an llm extractor can
+    // take minutes) the bundle goes without them, and says so.
     auto world = [this, in, respond] {
+      auto answered = std::make_shared<bool>(false);
+      auto deadline = std::make_shared<boost::asio::steady_timer>(
+          rt_.ioc(), std::chrono::milliseconds(kContextWorldWaitMs));
+      deadline->async_wait([in, respond, answered](const boost::system::error_code& ec) {
+        if (ec || *answered) return;
+        *answered = true;
+        json out = ContextBundle(*in);
+        out["note"] =
+            "the world model is busy (a daily pass runs): entity pages and MEMORY.md "
+            "are left out of this bundle";
+        respond(HttpResponse::Json(200, out));
+      });
       rt_.world().Run([query = in->query, focus = FocusText(in->attention)](
                           world::WorldModel& w) { return w.Context(query, focus); },
-                      [this, in, respond](Result<json> found) {
+                      [this, in, respond, answered, deadline](Result<json> found) {
+                        deadline->cancel();
+                        if (*answered) return;
+                        *answered = true;
                         if (found.ok())
                           in->world = std::move(*found);
                         else

@@ -5,6 +5,7 @@
 // recalled memories, each with its source, within the budget.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <thread>
 
 #include "http.h"
 #include "runtime_util.h"
@@ -116,4 +117,33 @@ TEST_CASE("GET /v1/context names the pages of the query's and the focused thread
   auto tight = Http(port, "GET", "/v1/context?budget_tokens=60").Json();
   CHECK(tight["used_tokens"].get<int>() <= 60);
   CHECK(tight["truncated"] == true);
+}
+
+TEST_CASE("GET /v1/context does not wait for a busy world model: it answers without its texts",
+          "[runtime][memory][world]") {
+  TempDir dir;
+  // An llm extractor whose server takes 3 s per answer keeps the world
+  // model's worker busy for a while.
+  ScriptedServer::Options slow;
+  slow.delay_ms = 3000;
+  ScriptedServer llm({200}, slow);
+  json config = BaseConfig(dir);
+  config["world"] = {
+      {"daily", false},
+      {"extractor", "llm"},
+      {"llm", {{"url", "http://127.0.0.1:" + std::to_string(llm.port())}, {"model", "m"}}}};
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  std::thread extract([&] {
+    HttpJson(l.port(), "POST", "/v1/world/extract",
+             {{"text", "- Met @dana about Orion."}, {"date", "2026-11-20"}});
+  });
+  REQUIRE(llm.WaitFor(1, 10000));  // the worker is in the extraction now
+  // The note comes only from the deadline: it did not wait for the LLM.
+  json busy = Http(l.port(), "GET", "/v1/context?query=Orion").Json();
+  CHECK_THAT(busy.value("note", ""), Catch::Contains("world model is busy"));
+  CHECK(busy["entities"].empty());
+  extract.join();
+  json idle = Http(l.port(), "GET", "/v1/context?query=Orion").Json();
+  CHECK_FALSE(idle.contains("note"));
 }
