@@ -54,12 +54,6 @@ sensors::Sensor* Runtime::sensor(const std::string& name) {
   return it == sensors_.end() ? nullptr : it->second.get();
 }
 
-std::vector<std::string> Runtime::effector_names() const {
-  std::vector<std::string> names;
-  for (const auto& [name, slot] : effectors_) names.push_back(name);
-  return names;
-}
-
 Status Runtime::Open() {
   // 1. Everything the config names is checked before the state dir is
   // touched, and every problem is reported at once.

@@ -80,8 +80,6 @@ class Runtime {
   IngestService& ingest() { return *ingest_; }
   WorldService& world() { return *world_; }
   sensors::Sensor* sensor(const std::string& name);
-  bool has_effector(const std::string& name) const { return effectors_.count(name) > 0; }
-  std::vector<std::string> effector_names() const;
   // What rules may refer to: the configured effectors.
   reflexes::RuleContext MakeRuleContext() const;
   boost::asio::io_context& ioc() { return ioc_; }
