@@ -30,15 +30,20 @@ Driver::Driver(Store& store, const Preload& preload, const PreloadIds& ids) : st
 }
 
 template <typename Call>
-auto Driver::Write(RunStats* stats, Call call) {
+auto Driver::Write(RunStats* stats, Op op, Call call) {
   while (store_.inflight() >= store_.max_inflight()) store_.Poll(true);
   auto start = Clock::now();
-  return call([stats, start] { stats->latency_us.push_back(Us(Clock::now() - start)); });
+  auto result = call([stats, start] { stats->latency_us.push_back(Us(Clock::now() - start)); });
+  RunStats::PerOp& per = stats->by_op[static_cast<size_t>(op)];
+  ++per.count;
+  per.call_us += Us(Clock::now() - start);
+  return result;
 }
 
 Status Driver::AddPercept(RunStats* stats) {
   PerceptIn p = MakePercept(percept_rng_, 1'000'000'000 + added_++);
-  auto id = Write(stats, [&](Ack ack) { return store_.AddPercept(p, std::move(ack)); });
+  auto id = Write(stats, Op::kAddPercept,
+                  [&](Ack ack) { return store_.AddPercept(p, std::move(ack)); });
   if (!id.ok()) return id.status();
   new_percepts_.push_back(*id);
   return Status::OK();
@@ -48,7 +53,11 @@ Status Driver::Do(const Step& step, RunStats* stats) {
   auto timed_read = [&](auto&& call) -> Status {
     auto start = Clock::now();
     auto r = call();
-    stats->latency_us.push_back(Us(Clock::now() - start));
+    double us = Us(Clock::now() - start);
+    stats->latency_us.push_back(us);
+    RunStats::PerOp& per = stats->by_op[static_cast<size_t>(step.op)];
+    ++per.count;
+    per.call_us += us;
     return r.status();
   };
   const std::string source = kSources[step.aux % kSourceCount];
@@ -59,7 +68,7 @@ Status Driver::Do(const Step& step, RunStats* stats) {
       return timed_read([&] { return store_.UnassignedBySource(source, 20); });
     case Op::kCreateThread: {
       double salience = 0.2 + static_cast<double>(step.aux % 80) / 100.0;
-      auto id = Write(stats, [&](Ack ack) {
+      auto id = Write(stats, step.op, [&](Ack ack) {
         return store_.CreateThread("work item " + std::to_string(step.pick % 100000), salience,
                                    std::move(ack));
       });
@@ -71,7 +80,7 @@ Status Driver::Do(const Step& step, RunStats* stats) {
       if (new_percepts_.empty() || threads_.empty()) return AddPercept(stats);
       std::string percept = Take(new_percepts_, step.pick);
       const std::string& thread = threads_[step.aux % threads_.size()];
-      Status s = Write(stats, [&](Ack ack) {
+      Status s = Write(stats, step.op, [&](Ack ack) {
         return store_.AssignPercept(percept, thread, std::move(ack));
       });
       if (s.ok()) assigned_.push_back(percept);
@@ -80,7 +89,7 @@ Status Driver::Do(const Step& step, RunStats* stats) {
     case Op::kProcessPercept: {
       if (assigned_.empty()) return AddPercept(stats);
       std::string percept = Take(assigned_, step.pick);
-      return Write(stats, [&](Ack ack) { return store_.ProcessPercept(percept, std::move(ack)); });
+      return Write(stats, step.op, [&](Ack ack) { return store_.ProcessPercept(percept, std::move(ack)); });
     }
     case Op::kUpdateThreadState: {
       if (threads_.empty()) return AddPercept(stats);
@@ -89,14 +98,14 @@ Status Driver::Do(const Step& step, RunStats* stats) {
                     {"next_step", "step " + std::to_string(step.aux % 1000)},
                     {"context", {{"attempt", step.aux % 7}}}};
       const std::string& thread = threads_[step.pick % threads_.size()];
-      return Write(stats, [&](Ack ack) {
+      return Write(stats, step.op, [&](Ack ack) {
         return store_.UpdateThreadState(thread, patch, std::move(ack));
       });
     }
     case Op::kEnqueueAction: {
       std::string thread = threads_.empty() ? "" : threads_[step.pick % threads_.size()];
       json payload = {{"text", "reply " + std::to_string(step.aux % 100000)}};
-      auto id = Write(stats, [&](Ack ack) {
+      auto id = Write(stats, step.op, [&](Ack ack) {
         return store_.EnqueueAction("log", "reply", payload, thread, std::move(ack));
       });
       if (!id.ok()) return id.status();
@@ -106,7 +115,7 @@ Status Driver::Do(const Step& step, RunStats* stats) {
     case Op::kCompleteAction: {
       if (pending_actions_.empty()) return AddPercept(stats);
       std::string action = Take(pending_actions_, step.pick);
-      return Write(stats, [&](Ack ack) { return store_.CompleteAction(action, std::move(ack)); });
+      return Write(stats, step.op, [&](Ack ack) { return store_.CompleteAction(action, std::move(ack)); });
     }
     case Op::kTopThreads:
       return timed_read([&] { return store_.TopActiveThreads(10); });

@@ -10,6 +10,7 @@
 // from the call to its acknowledgement; reads are timed around the call.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ struct RunStats {
   uint64_t ops = 0;
   double seconds = 0;
   std::vector<double> latency_us;  // one per op
+  // Per kind of op (indexed by Op): how many, and the time spent in the
+  // store's call itself (a write's submit, not its wait for durability),
+  // which shows which operations grow with the pools.
+  struct PerOp {
+    uint64_t count = 0;
+    double call_us = 0;
+  };
+  std::array<PerOp, kOpCount> by_op{};
   double ops_per_s() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
 };
 
@@ -40,7 +49,7 @@ class Driver {
   Status AddPercept(RunStats* stats);
   // Times a write: `call` gets the Ack to hand to the store.
   template <typename Call>
-  auto Write(RunStats* stats, Call call);
+  auto Write(RunStats* stats, Op op, Call call);
 
   Store& store_;
   std::vector<std::string> new_percepts_, assigned_, threads_, pending_actions_;

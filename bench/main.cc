@@ -9,6 +9,8 @@
 // Scenarios: ingest, mixed, queries, recovery, replay, http. Each system runs
 // a warm-up, then --reps repetitions on a fresh store; a figure is the
 // median of the repetitions, latencies are pooled over them.
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -150,11 +152,23 @@ Row Driven(const Options& o, const std::string& scenario, size_t size, const Sys
   Row row = MakeRow(scenario, size, sys.name, "ops/s");
   std::vector<double> all_latency;
   std::vector<std::pair<double, uint64_t>> reps;
+  std::array<RunStats::PerOp, kOpCount> by_op{};
   for (int r = 0; r < o.reps; ++r) {
     RunStats s = RunOnce(o, sys, preload, steps, o.budget_s);
     reps.emplace_back(s.ops_per_s(), s.ops);
     row.reps.push_back(s.ops_per_s());
     all_latency.insert(all_latency.end(), s.latency_us.begin(), s.latency_us.end());
+    for (size_t i = 0; i < kOpCount; ++i) {
+      by_op[i].count += s.by_op[i].count;
+      by_op[i].call_us += s.by_op[i].call_us;
+    }
+  }
+  row.by_op = nlohmann::json::object();
+  for (size_t i = 0; i < kOpCount; ++i) {
+    if (by_op[i].count == 0) continue;
+    double mean = by_op[i].call_us / static_cast<double>(by_op[i].count);
+    row.by_op[OpName(static_cast<Op>(i))] = {{"count", by_op[i].count},
+                                             {"mean_call_us", std::round(mean * 10) / 10}};
   }
   std::sort(reps.begin(), reps.end());
   row.median = reps[reps.size() / 2].first;

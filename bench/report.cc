@@ -23,6 +23,8 @@ nlohmann::json ToJson(const std::vector<Row>& rows) {
                    {"unit", r.unit},         {"reps", r.reps},     {"median", r.median},
                    {"p50_us", r.p50_us},     {"p99_us", r.p99_us}, {"ops", r.ops},
                    {"note", r.note}});
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].by_op.is_null()) out[i]["by_op"] = rows[i].by_op;
   return out;
 }
 

@@ -23,6 +23,9 @@ struct Row {
   double p99_us = 0;
   uint64_t ops = 0;        // operations in the median repetition
   std::string note;
+  // Driven scenarios: per kind of operation, {"count", "mean_call_us"}
+  // over all repetitions (RunStats::by_op); null otherwise.
+  nlohmann::json by_op;
 };
 
 nlohmann::json ToJson(const std::vector<Row>& rows);

@@ -54,6 +54,7 @@ enum class Op : uint8_t {
   kPerceptsByThread,       // queries scenario
   kPerceptsBySourceSince,  // queries scenario
 };
+inline constexpr size_t kOpCount = 12;
 const char* OpName(Op op);
 bool IsWrite(Op op);
 
