@@ -188,4 +188,31 @@ Result<IngestHealthResult> RunIngestHealth(const IngestHealthOptions& o) {
   return r;
 }
 
+Result<AttentionResult> RunAttention(const AttentionOptions& o) {
+  RunningLimbic running;
+  LIMBIC_RETURN_IF_ERROR(
+      StartLimbic(o.limbic, o.dir, {{"durability", {{"mode", "fsync"}}}}, &running));
+  testing::RawConnection conn(running.port, {.nodelay = true});
+  if (!conn.ok()) return Status::Unavailable("cannot connect to limbic");
+  const std::string req = "GET /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  AttentionResult r;
+  std::string last;
+  for (int i = 0; i < o.warmup + o.requests; ++i) {
+    auto t0 = Clock::now();
+    if (!conn.Send(req)) return Status::Unavailable("limbic closed the connection");
+    std::string response = conn.Read(-1);
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (testing::StatusOf(response) != 200) {
+      ++r.failed;
+      continue;
+    }
+    if (i >= o.warmup) r.latency_us.push_back(us);
+    last = std::move(response);
+  }
+  auto body = nlohmann::json::parse(last.substr(std::min(last.size(), last.find("\r\n\r\n") + 4)),
+                                    nullptr, false);
+  if (body.is_object() && body["unassigned"].is_array()) r.unassigned = body["unassigned"].size();
+  return r;
+}
+
 }  // namespace limbic::bench

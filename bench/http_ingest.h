@@ -53,4 +53,22 @@ struct IngestHealthResult {
 
 Result<IngestHealthResult> RunIngestHealth(const IngestHealthOptions& options);
 
+// GET /v1/attention through the real binary on a state dir the caller has
+// filled (`dir`/state): `requests` requests one after another on one
+// keep-alive connection, after `warmup` of them.
+struct AttentionOptions {
+  std::string limbic;
+  std::string dir;
+  int warmup = 50;
+  int requests = 2000;
+};
+
+struct AttentionResult {
+  std::vector<double> latency_us;  // per 200 answer
+  uint64_t failed = 0;
+  size_t unassigned = 0;  // percepts in the last answer's `unassigned`
+};
+
+Result<AttentionResult> RunAttention(const AttentionOptions& options);
+
 }  // namespace limbic::bench

@@ -6,7 +6,7 @@
 //                [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]
 //                [--dir DIR] [--out DIR]
 //
-// Scenarios: ingest, mixed, queries, recovery, replay, http. Each system runs
+// Scenarios: ingest, mixed, queries, recovery, replay, http, attention. Each system runs
 // a warm-up, then --reps repetitions on a fresh store; a figure is the
 // median of the repetitions, latencies are pooled over them.
 #include <array>
@@ -36,7 +36,8 @@ using SteadyClock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
-  std::vector<std::string> scenarios = {"ingest", "mixed", "queries", "recovery", "replay", "http"};
+  std::vector<std::string> scenarios = {"ingest", "mixed", "queries",  "recovery",
+                                        "replay", "http",  "attention"};
   std::vector<size_t> sizes = {1000, 10000, 100000};
   std::vector<std::string> systems;  // empty = each scenario's own list
   int reps = 3;
@@ -296,6 +297,38 @@ Row Http(const Options& o) {
   return row;
 }
 
+// GET /v1/attention through the real binary on a state of `size` live
+// percepts (half of them new) and size / 10 threads.
+Row Attention(const Options& o, size_t size) {
+  std::string dir = Fresh(o, "attention");
+  Preload preload = MakePreload(size, o.seed);
+  preload.threads = std::max<size_t>(10, size / 10);
+  {
+    auto store = OpenLimbicStore({dir + "/state", state::Durability::kFsync, 64});
+    if (!store.ok()) Die("attention: open", store.status());
+    auto ids = (*store)->Preload(preload);
+    if (!ids.ok()) Die("attention: preload", ids.status());
+  }
+  AttentionOptions a;
+  a.limbic = o.limbic_binary;
+  a.dir = dir;
+  a.requests = o.quick ? 300 : 2000;
+  auto r = RunAttention(a);
+  if (!r.ok()) Die("attention", r.status());
+  Row row = MakeRow("attention", size, "limbic", "requests/s");
+  double total_us = 0;
+  for (double us : r->latency_us) total_us += us;
+  row.median = total_us > 0 ? 1e6 * static_cast<double>(r->latency_us.size()) / total_us : 0;
+  row.reps = {row.median};
+  row.ops = r->latency_us.size();
+  row.p50_us = Quantile(r->latency_us, 0.5);
+  row.p99_us = Quantile(r->latency_us, 0.99);
+  row.note = std::to_string(preload.threads) + " threads, " + std::to_string(r->unassigned) +
+             " unassigned answered";
+  if (r->failed) row.note += ", " + std::to_string(r->failed) + " requests failed";
+  return row;
+}
+
 template <typename T>
 std::vector<T> SplitList(const std::string& text, std::function<T(const std::string&)> parse) {
   std::vector<T> out;
@@ -306,11 +339,13 @@ std::vector<T> SplitList(const std::string& text, std::function<T(const std::str
 }
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: limbic_bench [--quick] [--scenarios ingest,mixed,queries,recovery,replay,http]\n"
-               "                    [--sizes 1000,10000,100000] [--systems limbic,sqlite-full,...]\n"
-               "                    [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]\n"
-               "                    [--dir DIR] [--out DIR]\n");
+  std::fprintf(
+      stderr,
+      "usage: limbic_bench [--quick] [--scenarios "
+      "ingest,mixed,queries,recovery,replay,http,attention]\n"
+      "                    [--sizes 1000,10000,100000] [--systems limbic,sqlite-full,...]\n"
+      "                    [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]\n"
+      "                    [--dir DIR] [--out DIR]\n");
   return 2;
 }
 
@@ -373,6 +408,10 @@ int main(int argc, char** argv) {
       report(Http(o));
       continue;
     }
+    if (scenario == "attention") {
+      for (size_t size : o.sizes) report(Attention(o, size));
+      continue;
+    }
     if (scenario == "replay") {
       std::string log = MixedLog(o);
       for (const auto& name : names) report(Replay(o, systems.at(name), log));
@@ -401,6 +440,7 @@ int main(int argc, char** argv) {
   fs::remove_all(o.dir + "/recovery");
   fs::remove_all(o.dir + "/replayed");
   fs::remove_all(o.dir + "/http");
+  fs::remove_all(o.dir + "/attention");
 
   std::ofstream(o.out + "/results.json") << ToJson(rows).dump(2) << "\n";
   std::string md = MarkdownTables(rows, kComparisons);
