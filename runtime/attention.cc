@@ -27,25 +27,34 @@ Result<json> BuildAttention(const state::Projection& p, TimeMs now, const Attent
     if (!ps.ok()) return ps.status();
     for (const json& x : *ps) thread_percepts.push_back(state::PerceptWithRecency(x, now, recency));
   }
-  // Intensity is at most 1, so nothing older than the age at which
-  // decay alone falls below the threshold can qualify: stop the scan there.
-  state::PerceptQuery q;
-  q.status = "new";
-  q.limit = 0;
-  if (params.threshold > 0)
-    q.max_age = static_cast<TimeMs>(static_cast<double>(recency.percept_half_life) *
-                                    std::log2(1.0 / params.threshold)) +
-                1;
-  auto fresh = p.QueryPercepts(q, now);
-  if (!fresh.ok()) return fresh.status();
   std::vector<json> unassigned;
-  for (const json& x : *fresh) {
-    json scored = state::PerceptWithRecency(x, now, recency);
-    if (scored["effective_intensity"].get<double>() >= params.threshold) unassigned.push_back(std::move(scored));
+  if (recency.percept_half_life > 0 && params.limit > 0) {
+    // Ranked from the projection's table of new percepts: only the
+    // strongest are read.
+    auto top = p.TopNewPercepts(now, recency, params.threshold, params.limit);
+    if (!top.ok()) return top.status();
+    for (const json& x : *top) unassigned.push_back(state::PerceptWithRecency(x, now, recency));
+  } else {
+    // Intensity is at most 1, so nothing older than the age at which
+    // decay alone falls below the threshold can qualify: stop the scan there.
+    state::PerceptQuery q;
+    q.status = "new";
+    q.limit = 0;
+    if (params.threshold > 0)
+      q.max_age = static_cast<TimeMs>(static_cast<double>(recency.percept_half_life) *
+                                      std::log2(1.0 / params.threshold)) +
+                  1;
+    auto fresh = p.QueryPercepts(q, now);
+    if (!fresh.ok()) return fresh.status();
+    for (const json& x : *fresh) {
+      json scored = state::PerceptWithRecency(x, now, recency);
+      if (scored["effective_intensity"].get<double>() >= params.threshold)
+        unassigned.push_back(std::move(scored));
+    }
+    std::stable_sort(unassigned.begin(), unassigned.end(), [](const json& a, const json& b) {
+      return a["effective_intensity"].get<double>() > b["effective_intensity"].get<double>();
+    });
   }
-  std::stable_sort(unassigned.begin(), unassigned.end(), [](const json& a, const json& b) {
-    return a["effective_intensity"].get<double>() > b["effective_intensity"].get<double>();
-  });
   if (unassigned.size() > params.limit) unassigned.resize(params.limit);
   // Actions a human must approve or reject before they go (oldest first).
   auto waiting = p.ListActions(std::string("pending_approval"), params.limit);

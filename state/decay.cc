@@ -89,33 +89,15 @@ Result<std::vector<json>> ThreadsBySalience(const Projection& projection,
                                             const RecencyParams& p, size_t limit) {
   // Rank from the projection's thread table; read only the records that
   // are returned.
-  auto summaries = projection.ThreadSummaries(std::move(status));
-  if (!summaries.ok()) return summaries.status();
-  struct Ranked {
-    double effective;
-    const ThreadSummary* thread;
-    size_t unprocessed;
-  };
-  std::vector<Ranked> ranked;
-  ranked.reserve(summaries->size());
-  for (const ThreadSummary& t : *summaries) {
-    ranked.push_back({EffectiveSalience(t.salience, std::max<TimeMs>(0, now - t.last_active),
-                                        t.unprocessed, p),
-                      &t, t.unprocessed});
-  }
-  auto higher = [](const Ranked& a, const Ranked& b) {
-    if (a.effective != b.effective) return a.effective > b.effective;
-    return a.thread->id < b.thread->id;
-  };
-  size_t n = limit ? std::min(limit, ranked.size()) : ranked.size();
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(n), ranked.end(), higher);
+  auto top = projection.TopThreads(std::move(status), now, p, limit);
+  if (!top.ok()) return top.status();
   std::vector<json> out;
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    auto rec = projection.Get(Pool::kThreads, ranked[i].thread->id);
+  out.reserve(top->size());
+  for (const ThreadSummary& t : *top) {
+    auto rec = projection.Get(Pool::kThreads, t.id);
     if (!rec.ok()) return rec.status();
     if (!rec->has_value()) continue;  // removed meanwhile
-    out.push_back(ThreadWithRecency(**rec, ranked[i].unprocessed, now, p));
+    out.push_back(ThreadWithRecency(**rec, t.unprocessed, now, p));
   }
   return out;
 }

@@ -19,6 +19,7 @@ struct PerceptRecord::Fixed {
   std::string type;
   TimeMs ts = 0;
   uint64_t seq = 0;
+  double intensity = 0;
   std::string bytes;
   uint32_t b_at = 0, c_at = 0, d_at = 0;  // where pieces B, C and D start
 
@@ -64,6 +65,15 @@ class PairWriter {
 uint64_t UnsignedOf(std::string_view raw) {
   uint64_t v = 0;
   if (raw.empty() || raw.front() < '0' || raw.front() > '9') return 0;
+  auto r = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  return r.ec == std::errc() && r.ptr == raw.data() + raw.size() ? v : 0;
+}
+
+// A JSON number as nlohmann reads it into a double (strtod's rounding,
+// which from_chars shares); 0 for anything else.
+double NumberOf(std::string_view raw) {
+  if (raw.empty() || !(raw.front() == '-' || (raw.front() >= '0' && raw.front() <= '9'))) return 0;
+  double v = 0;
   auto r = std::from_chars(raw.data(), raw.data() + raw.size(), v);
   return r.ec == std::errc() && r.ptr == raw.data() + raw.size() ? v : 0;
 }
@@ -118,6 +128,8 @@ PerceptRecord PerceptRecord::Arrived(const std::string& id, const json& fields,
   if (type.is_string()) fixed->type = type.get<std::string>();
   fixed->ts = TimeOrZero(ts_text);
   fixed->seq = seq;
+  if (const json& intensity = value("intensity"); intensity.is_number())
+    fixed->intensity = intensity.get<double>();
 
   PerceptRecord rec;
   rec.fixed_ = std::move(fixed);
@@ -195,6 +207,8 @@ Result<PerceptRecord> PerceptRecord::FromFlat(const FlatRecord& flat) {
     else if (k == "type") fixed->type = FlatRecord::StringOf(value).value_or("");
     else if (k == "ts") fixed->ts = TimeOrZero(FlatRecord::StringOf(value).value_or(""));
     else if (k == "seq") fixed->seq = UnsignedOf(value);
+    else if (k == "intensity")
+      fixed->intensity = NumberOf(value);
   });
   if (!error.ok()) return error;
   if (!has_status) return Status::InvalidArgument("percept record: no status");
@@ -208,6 +222,7 @@ const std::string& PerceptRecord::source() const { return fixed_->source; }
 const std::string& PerceptRecord::type() const { return fixed_->type; }
 TimeMs PerceptRecord::ts() const { return fixed_->ts; }
 uint64_t PerceptRecord::seq() const { return fixed_->seq; }
+double PerceptRecord::intensity() const { return fixed_->intensity; }
 
 void PerceptRecord::set_drop_reason(const json& reason) {
   drop_reason_.clear();

@@ -17,7 +17,8 @@
 //     FromStored(Dump(j)) is that same record, cut from the bytes (through
 //     FlatRecord's members) without a JSON tree;
 //   - ts(), seq(), source(), type() are what pool_layout's RecordTime/StrOf
-//     read from the JSON form, so the index entries of both forms agree.
+//     read from the JSON form, so the index entries of both forms agree;
+//     intensity() what recency.h reads.
 //
 // Thread-safety: a value type; the shared block is immutable, so copies may
 // live on different threads.
@@ -57,6 +58,9 @@ class PerceptRecord {
   const std::string& type() const;
   TimeMs ts() const;
   uint64_t seq() const;
+  // The intensity as recency.h reads it from the JSON form: the number, or
+  // 0 when it is not one.
+  double intensity() const;
 
   const std::string& status() const { return status_; }
   // The thread the percept is assigned to, if any.

@@ -147,6 +147,24 @@ std::string UnprocessedFor(const json& percept) {
   return StrOf(percept, "status") == "assigned" ? StrOf(percept, "thread_id") : std::string();
 }
 
+std::optional<FreshPercept> FreshOf(const json& percept) {
+  if (StrOf(percept, "status") != "new") return std::nullopt;
+  FreshPercept f;
+  f.ts = RecordTime(percept);
+  auto seq = percept.find("seq");
+  f.seq = seq != percept.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0;
+  auto intensity = percept.find("intensity");
+  f.intensity = intensity != percept.end() && intensity->is_number() ? intensity->get<double>() : 0;
+  return f;
+}
+
+std::optional<FreshPercept> FreshOf(const Record& percept) {
+  const PerceptRecord* typed = std::get_if<PerceptRecord>(&percept);
+  if (!typed) return FreshOf(RecordJson(percept));
+  if (typed->status() != "new") return std::nullopt;
+  return FreshPercept{typed->ts(), typed->seq(), typed->intensity()};
+}
+
 std::string UnprocessedFor(const Record& percept) {
   const PerceptRecord* typed = std::get_if<PerceptRecord>(&percept);
   if (!typed) return UnprocessedFor(RecordJson(percept));

@@ -98,6 +98,10 @@ uint64_t GetLE64(std::string_view b);
 // SAL8 LAST8: a thread index entry's value.
 ThreadSummary SummaryOf(const std::string& id, const json& rec);
 ThreadSummary SummaryOf(const std::string& id, const Record& rec);
+// A percept's place among the new ones (FreshTable), or nullopt when its
+// status is not "new".
+std::optional<FreshPercept> FreshOf(const json& percept);
+std::optional<FreshPercept> FreshOf(const Record& percept);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
 std::string UnprocessedFor(const Record& percept);

@@ -180,6 +180,9 @@ Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t las
         out->threads.emplace_back(
             id, change.record ? std::optional<ThreadSummary>(SummaryOf(id, *change.record)) : std::nullopt);
       } else if (pool == Pool::kPercepts) {
+        std::optional<FreshPercept> was_new = old->has_value() ? FreshOf(**old) : std::nullopt;
+        std::optional<FreshPercept> is_new = change.record ? FreshOf(*change.record) : std::nullopt;
+        if (was_new || is_new) out->fresh.emplace_back(id, is_new);
         std::string from = old->has_value() ? UnprocessedFor(**old) : std::string();
         std::string to = change.record ? UnprocessedFor(*change.record) : std::string();
         if (from != to) {
@@ -230,15 +233,13 @@ void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes)
   for (const PreparedWrite* w : writes) {
     for (const auto& [id, summary] : w->threads) {
       if (summary)
-        thread_table_[id] = *summary;
+        threads_.Set(*summary);
       else
-        thread_table_.erase(id);
+        threads_.Erase(id);
     }
-    for (const auto& [id, delta] : w->unprocessed) {
-      size_t& n = unprocessed_[id];
-      n = static_cast<size_t>(static_cast<int64_t>(n) + delta);
-      if (n == 0) unprocessed_.erase(id);
-    }
+    for (const auto& [id, delta] : w->unprocessed) threads_.AddUnprocessed(id, delta);
+    if (fresh_.built())
+      for (const auto& [id, percept] : w->fresh) fresh_.Set(id, percept);
   }
 }
 

@@ -7,10 +7,11 @@
 #include <map>
 
 #include "base/json.h"
+#include "base/sha256.h"
 #include "state/pool_layout.h"
 #include "state/projection.h"
+#include "state/recency.h"
 #include "state/rocks.h"
-#include "base/sha256.h"
 
 namespace limbic::state {
 
@@ -191,32 +192,66 @@ Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> sta
   return out;
 }
 
-size_t Projection::UnprocessedLocked(const std::string& thread_id) const {
-  auto it = unprocessed_.find(thread_id);
-  return it == unprocessed_.end() ? 0 : it->second;
-}
-
 Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
   std::lock_guard<std::mutex> lock(threads_mu_);
-  if (!thread_table_.contains(std::string(thread_id))) return 0;
-  return UnprocessedLocked(std::string(thread_id));
+  auto t = threads_.Find(std::string(thread_id));
+  return t ? t->unprocessed : 0;
 }
 
 Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
     std::optional<std::string> status) const {
   LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
-  std::vector<ThreadSummary> out;
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  return threads_.List(status);
+}
+
+Result<std::vector<ThreadSummary>> Projection::TopThreads(std::optional<std::string> status,
+                                                          TimeMs now, const RecencyParams& p,
+                                                          size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  return threads_.Top(status, now, p, limit);
+}
+
+Result<std::vector<json>> Projection::TopNewPercepts(TimeMs now, const RecencyParams& p,
+                                                     double threshold, size_t limit) const {
+  if (p.percept_half_life <= 0 || limit == 0)
+    return Status::InvalidArgument("ranking new percepts needs a half-life and a limit");
+  std::vector<std::string> ids;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
-    for (const auto& [id, t] : thread_table_)
-      if (!status || t.status == *status) {
-        out.push_back(t);
-        out.back().unprocessed = UnprocessedLocked(id);
-      }
+    if (!fresh_.built()) LIMBIC_RETURN_IF_ERROR(BuildFreshLocked());
+    ids = fresh_.Top(now, p, threshold, limit);
   }
-  std::sort(out.begin(), out.end(),
-            [](const ThreadSummary& a, const ThreadSummary& b) { return a.id < b.id; });
+  std::vector<json> out;
+  out.reserve(ids.size());
+  for (const std::string& id : ids) {
+    auto rec = Get(Pool::kPercepts, id);
+    if (!rec.ok()) return rec.status();
+    if (rec->has_value() && StrOf(**rec, "status") == "new") out.push_back(std::move(**rec));
+  }
   return out;
+}
+
+// Every new percept, from the P|u| index and each one's record. Commits
+// that land meanwhile wait for threads_mu_ and then set their percepts
+// again, which is harmless (FreshTable::Set is idempotent).
+Status Projection::BuildFreshLocked() const {
+  std::unordered_map<std::string, FreshPercept> fresh;
+  const std::string prefix = std::string("P|u|new") + '\0';
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() < prefix.size() + 16) continue;
+    std::string id(key.substr(prefix.size() + 16));
+    auto rec = GetPercept(id);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) continue;
+    if (auto f = FreshOf(Record(std::move(**rec)))) fresh.emplace(std::move(id), *f);
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading the new percepts"));
+  fresh_.Build(std::move(fresh));
+  return Status::OK();
 }
 
 // The thread table from the thread index (status, salience, last_active)
@@ -249,8 +284,7 @@ Status Projection::LoadThreadTable() {
   }
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "loading the thread table"));
   std::lock_guard<std::mutex> lock(threads_mu_);
-  thread_table_ = std::move(table);
-  unprocessed_ = std::move(unprocessed);
+  threads_.Reset(std::move(table), std::move(unprocessed));
   return Status::OK();
 }
 
@@ -348,6 +382,7 @@ Status Projection::CheckIndexes() const {
   std::map<std::string, std::string> expected;
   std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
   std::map<std::string, size_t> unprocessed;     // by thread id, existing or not
+  std::map<std::string, FreshPercept> fresh;     // what the new percepts' table should hold
   for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions, Pool::kMemories,
                     Pool::kAssociations}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
@@ -356,6 +391,7 @@ Status Projection::CheckIndexes() const {
       if (pool == Pool::kPercepts) {
         std::string owner = UnprocessedFor(rec);
         if (!owner.empty()) ++unprocessed[owner];
+        if (auto f = FreshOf(rec)) fresh.emplace(std::string(id), *f);
       }
       return true;
     });
@@ -363,23 +399,35 @@ Status Projection::CheckIndexes() const {
   }
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
-    if (thread_table_.size() != threads.size())
-      return Status::Corruption("thread table holds " + std::to_string(thread_table_.size()) +
+    if (threads_.size() != threads.size())
+      return Status::Corruption("thread table holds " + std::to_string(threads_.size()) +
                                 " threads, the pool " + std::to_string(threads.size()));
     for (const auto& [id, want] : threads) {
-      auto it = thread_table_.find(id);
-      if (it == thread_table_.end() || it->second.status != want.status ||
-          it->second.salience != want.salience || it->second.last_active != want.last_active)
+      auto t = threads_.Find(id);
+      if (!t || t->status != want.status || t->salience != want.salience ||
+          t->last_active != want.last_active)
         return Status::Corruption("thread table entry of " + id + " does not match its record");
     }
-    if (unprocessed_.size() != unprocessed.size())
-      return Status::Corruption("unprocessed counts held for " + std::to_string(unprocessed_.size()) +
-                                " thread ids, the percepts count " + std::to_string(unprocessed.size()));
+    if (threads_.unprocessed_ids() != unprocessed.size())
+      return Status::Corruption(
+          "unprocessed counts held for " + std::to_string(threads_.unprocessed_ids()) +
+          " thread ids, the percepts count " + std::to_string(unprocessed.size()));
     for (const auto& [id, n] : unprocessed)
-      if (UnprocessedLocked(id) != n)
+      if (threads_.Unprocessed(id) != n)
         return Status::Corruption("unprocessed count of " + id + " is " +
-                                  std::to_string(UnprocessedLocked(id)) + ", its percepts count " +
-                                  std::to_string(n));
+                                  std::to_string(threads_.Unprocessed(id)) +
+                                  ", its percepts count " + std::to_string(n));
+    if (fresh_.built()) {
+      if (fresh_.size() != fresh.size())
+        return Status::Corruption("the new percepts' table holds " + std::to_string(fresh_.size()) +
+                                  ", the pool " + std::to_string(fresh.size()));
+      for (const auto& [id, want] : fresh) {
+        const FreshPercept* f = fresh_.Find(id);
+        if (!f || f->ts != want.ts || f->seq != want.seq || f->intensity != want.intensity)
+          return Status::Corruption("the new percepts' table entry of " + id +
+                                    " does not match its record");
+      }
+    }
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
   auto want = expected.begin();

@@ -48,8 +48,10 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "state/event.h"
+#include "state/fresh_table.h"
 #include "state/reducer.h"
 #include "state/resident_records.h"
+#include "state/thread_table.h"
 
 namespace rocksdb {
 class DB;
@@ -92,15 +94,6 @@ struct PerceptQuery {
   std::optional<TimeMs> min_age;      // age = now - ts >= min_age
   std::optional<TimeMs> max_age;      // age <= max_age
   size_t limit = 100;                 // 0 = no limit
-};
-
-// What ranking a thread by effective salience needs (ThreadSummaries).
-struct ThreadSummary {
-  std::string id;
-  std::string status;
-  double salience = 0;
-  TimeMs last_active = 0;
-  size_t unprocessed = 0;  // assigned percepts not yet processed or dropped
 };
 
 // The RocksDB operations that carry one set of changes. Built by Prepare on
@@ -146,6 +139,9 @@ struct PreparedWrite {
   // changes to threads' unprocessed counts.
   std::vector<std::pair<std::string, std::optional<ThreadSummary>>> threads;
   std::vector<std::pair<std::string, int>> unprocessed;
+  // For the in-memory table of new percepts: percepts that were or became
+  // new, as they are now (nullopt = no longer new, or deleted).
+  std::vector<std::pair<std::string, std::optional<FreshPercept>>> fresh;
 };
 
 // An action's statuses: pending_approval -> pending (approved) or rejected;
@@ -212,11 +208,27 @@ class Projection final : public RecordReader {
   Result<std::vector<json>> ListThreads(std::optional<std::string> status, size_t limit = 0) const;
   // Percepts assigned to `thread_id` and not yet processed or dropped.
   Result<size_t> CountUnprocessed(std::string_view thread_id) const;
-  // Threads with `status` (or all) and what ranking them needs. Served from
-  // a table the projection keeps in memory, in step with its commits (built
-  // at open from the thread index and the P|a| index): no RocksDB reads.
-  // Any thread may call it.
+  // Threads with `status` (or all) and what ranking them needs, by id.
+  // Served from a table the projection keeps in memory, in step with its
+  // commits (built at open from the thread index and the P|a| index): no
+  // RocksDB reads. Any thread may call it.
   Result<std::vector<ThreadSummary>> ThreadSummaries(std::optional<std::string> status) const;
+  // The `limit` threads with `status` (or all) of highest effective
+  // salience at `now` (recency.h; ties: lower id first), 0 = all. From the
+  // same table, without computing every thread's effective salience
+  // (thread_table.h says why the answer is exact).
+  Result<std::vector<ThreadSummary>> TopThreads(std::optional<std::string> status, TimeMs now,
+                                                const RecencyParams& p, size_t limit) const;
+  // The `limit` (> 0) new percepts of highest effective intensity at `now`
+  // that is at least `threshold`, strongest first (ties: newer first, then
+  // the later arrival), with p.percept_half_life > 0: what attention lists
+  // as unassigned. From a table of the new percepts kept in memory
+  // (fresh_table.h says why the answer is exact), built on the first call
+  // from the records (one read of each new percept) and then kept in step
+  // with the commits. A percept changed between the ranking and the read
+  // of its record is left out. Any thread may call it.
+  Result<std::vector<json>> TopNewPercepts(TimeMs now, const RecencyParams& p, double threshold,
+                                           size_t limit) const;
   // Actions, optionally only those with `status` (kActionStatuses), oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Memory lookups over the index (grammar in pool_layout.h); ids in key
@@ -328,15 +340,14 @@ class Projection final : public RecordReader {
   // such a DB cleanly (its WAL writer asserts on a file that saw an error),
   // so the destructor tries Resume once more and else leaves it open.
   std::atomic<bool> write_failed_{false};
-  // The thread table: written by Commit (the writer thread), read anywhere.
-  // Its rows' `unprocessed` is not kept there but in unprocessed_, by
-  // thread id whether or not the thread exists: a deleted thread's
-  // percepts stay assigned to its id, and count again for a thread later
-  // made with that id (as LoadThreadTable counts them after a restart).
+  // The thread table: written by Commit (the writer thread), read anywhere;
+  // TopThreads changes its ranking order, hence mutable.
   mutable std::mutex threads_mu_;
-  std::unordered_map<std::string, ThreadSummary> thread_table_;
-  std::unordered_map<std::string, size_t> unprocessed_;
-  size_t UnprocessedLocked(const std::string& thread_id) const;
+  mutable ThreadTable threads_;
+  // The new percepts, under threads_mu_ too; built by the first
+  // TopNewPercepts (BuildFreshLocked), followed by Commit after that.
+  mutable FreshTable fresh_;
+  Status BuildFreshLocked() const;
   bool bulk_load_ = false;
 };
 

@@ -225,6 +225,74 @@ TEST_CASE("threads by salience: ranked from the index, as the formula ranks the 
   CHECK(every->size() == 40);
 }
 
+TEST_CASE("new percepts by effective intensity: ranked from the table, as the formula ranks them",
+          "[projection]") {
+  ScratchDir dir;
+  auto db = OpenDb(dir.path());
+  std::mt19937 rng(5);
+  Log log;
+  log.Thread("t-1");
+  int next = 0;
+  std::vector<std::string> fresh;  // percepts still new
+  RecencyParams params;
+  // The reference: every new percept, scored and sorted (ties: newest
+  // first, as the index lists them).
+  auto reference = [&](TimeMs now, double threshold, size_t limit) {
+    PerceptQuery q;
+    q.status = "new";
+    q.limit = 0;
+    auto all = db->QueryPercepts(q, now);
+    REQUIRE(all.ok());
+    std::vector<std::pair<double, std::string>> scored;
+    for (const json& x : *all) {
+      double e = PerceptWithRecency(x, now, params)["effective_intensity"].get<double>();
+      if (e >= threshold) scored.emplace_back(e, x["id"].get<std::string>());
+    }
+    std::stable_sort(scored.begin(), scored.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < scored.size() && i < limit; ++i) ids.push_back(scored[i].second);
+    return ids;
+  };
+  for (int round = 0; round < 30; ++round) {
+    // Arrivals (coarse intensities give ties), then some leave "new".
+    for (int i = 0; i < 40; ++i) {
+      fresh.push_back("p-" + std::to_string(next++));
+      log.Percept(fresh.back(), "github", "issue", (rng() % 5) / 4.0);
+    }
+    for (int i = 0; i < 15; ++i) {
+      size_t pick = rng() % fresh.size();
+      std::string id = fresh[pick];
+      fresh.erase(fresh.begin() + static_cast<long>(pick));
+      switch (rng() % 3) {
+        case 0:
+          log.Add(EventType::kPerceptAssigned, {{"percept_id", id}, {"thread_id", "t-1"}});
+          break;
+        case 1:
+          log.Add(EventType::kPerceptDropped, {{"percept_id", id}});
+          break;
+        default:
+          log.Add(EventType::kPerceptRemoved, {{"percept_id", id}});
+          break;
+      }
+    }
+    REQUIRE(db->Apply(log.events).ok());
+    log.events.clear();
+    // Times before, at and long after the last arrival.
+    TimeMs now = kT0 + static_cast<TimeMs>(log.seq) * 1000 +
+                 static_cast<TimeMs>(rng() % 7200) * 1000 - 600'000;
+    double threshold = (rng() % 4) / 10.0;
+    size_t limit = 1 + rng() % 25;
+    CAPTURE(round, now, threshold, limit);
+    auto top = db->TopNewPercepts(now, params, threshold, limit);
+    REQUIRE(top.ok());
+    std::vector<std::string> got;
+    for (const json& x : *top) got.push_back(x["id"].get<std::string>());
+    CHECK(got == reference(now, threshold, limit));
+    REQUIRE(db->CheckIndexes().ok());  // the table followed every commit
+  }
+}
+
 TEST_CASE("digests: equal for the same events however grouped, different otherwise",
           "[projection]") {
   ScratchDir dir;
