@@ -7,6 +7,7 @@
 #include <set>
 #include <span>
 
+#include "reflexes/prefilter.h"
 #include "state/commands.h"
 #include "state/provenance.h"
 
@@ -15,16 +16,56 @@ namespace limbic::reflexes {
 using state::Event;
 using state::EventType;
 
+// Two forms of a rule's pattern P that RE2 matches anchored at the start
+// with its backtracker (BitState), which keeps no cache, so they cost as
+// much the first time as later (engine.h). Both are null when RE2 refuses
+// one (too big); the rule's own regex is used then.
+struct ReflexEngine::Compiled {
+  std::string pattern;  // P, what this was made from
+  PatternAtoms atoms;
+  // "\C*?(?:P)()": whether P matches. The empty group at the end makes two
+  // submatches available, which keeps RE2 off its DFA (RE2::Match runs the
+  // backtracker directly for an anchored search that wants submatches); it
+  // is non-capturing around P because a capture on every start position
+  // doubles the backtracker's work.
+  std::unique_ptr<RE2> probe;
+  // "\C*?(P)": group 1 is P's match, P's groups follow (one up).
+  std::unique_ptr<RE2> capture;
+};
+
+struct ReflexEngine::Patterned {
+  const Rule* rule;
+  const Compiled* compiled;
+};
+
 // Rules whose patterns one RE2::Set scans at once; `set` null: too big for
 // a set, so each rule is tried with its own RE2.
 struct ReflexEngine::PatternGroup {
-  std::vector<const Rule*> rules;  // index i = pattern i of `set`
+  std::vector<Patterned> rules;  // index i = pattern i of `set`
   std::unique_ptr<RE2::Set> set;
 };
 
 struct ReflexEngine::Bucket {
-  std::vector<const Rule*> plain;  // no pattern: always candidates
-  std::vector<PatternGroup> groups;
+  std::vector<const Rule*> plain;    // no pattern: always candidates
+  std::vector<PatternGroup> groups;  // unfiltered patterns
+  // Prefiltered patterns: rule i is a candidate when the text holds
+  // required[i] of its required atoms and at least one of its atoms.
+  std::vector<Patterned> filtered;
+  std::vector<uint32_t> required;
+  LiteralIndex atoms;  // each distinct atom once
+  struct Posting {
+    uint32_t rule;  // index into `filtered`
+    bool required;
+  };
+  std::vector<std::vector<Posting>> postings;  // by atom id
+  // Scratch for one scan, valid where the stamp is the current scan's.
+  uint32_t scan = 0;
+  std::vector<uint32_t> atom_scan, rule_scan, rule_hits;
+  std::vector<uint32_t> touched;
+
+  // Appends the prefiltered rules that are candidates for a text (folded
+  // with FoldForAtoms).
+  void Prefilter(const std::string& folded, std::vector<Patterned>* out);
 };
 
 namespace {
@@ -47,6 +88,33 @@ Status ReflexEngine::Put(Rule rule) {
   if (!rule.pattern.empty() && (!rule.regex || !rule.regex->ok()))
     return Status::InvalidArgument("rule \"" + rule.id + "\": when.pattern is not compiled (use ParseRule)");
   std::string id = rule.id;
+  if (rule.pattern.empty()) {
+    compiled_.erase(id);
+  } else if (auto& compiled = compiled_[id]; !compiled || compiled->pattern != rule.pattern) {
+    auto c = std::make_shared<Compiled>();
+    c->pattern = rule.pattern;
+    c->atoms = ExtractAtoms(rule.pattern);
+    RE2::Options opts;  // those of the rule's own regex (ParseRule)
+    opts.set_log_errors(false);
+    c->probe = std::make_unique<RE2>("\\C*?(?:" + rule.pattern + ")()", opts);
+    c->capture = std::make_unique<RE2>("\\C*?(" + rule.pattern + ")", opts);
+    // A valid P keeps its meaning inside a group; the group counts check it
+    // (a P that ends inside \Q... would swallow the parenthesis).
+    int groups = rule.regex->NumberOfCapturingGroups();
+    bool same = c->probe->ok() && c->capture->ok() &&
+                c->probe->NumberOfCapturingGroups() == groups + 1 &&
+                c->capture->NumberOfCapturingGroups() == groups + 1;
+    for (const auto& [name, index] : rule.regex->NamedCapturingGroups()) {
+      if (!same) break;
+      auto it = c->capture->NamedCapturingGroups().find(name);
+      same = it != c->capture->NamedCapturingGroups().end() && it->second == index + 1;
+    }
+    if (!same) {
+      c->probe.reset();
+      c->capture.reset();
+    }
+    compiled = std::move(c);
+  }
   rules_[id] = std::move(rule);
   dirty_ = true;
   return Status::OK();
@@ -55,6 +123,7 @@ Status ReflexEngine::Put(Rule rule) {
 bool ReflexEngine::Remove(const std::string& id) {
   dirty_ = true;
   fires_.erase(id);
+  compiled_.erase(id);
   return rules_.erase(id) > 0;
 }
 
@@ -115,26 +184,75 @@ void ReflexEngine::Rebuild() {
     }
   }
   for (auto& [key, rules] : patterned) {
-    std::span<const Rule* const> all(rules);
+    Bucket& b = *buckets_[key];
+    std::vector<Patterned> unfiltered;
+    std::map<std::string, uint32_t, std::less<>> atom_ids;
+    for (const Rule* r : rules) {
+      const Compiled* c = compiled_.at(r->id).get();
+      const PatternAtoms& pa = c->atoms;
+      if (!pa.filtered) {
+        unfiltered.push_back(Patterned{r, c});
+        continue;
+      }
+      uint32_t index = static_cast<uint32_t>(b.filtered.size());
+      b.filtered.push_back(Patterned{r, c});
+      b.required.push_back(static_cast<uint32_t>(pa.required_count()));
+      for (size_t i = 0; i < pa.atoms.size(); ++i) {
+        auto [it, added] = atom_ids.emplace(pa.atoms[i], static_cast<uint32_t>(b.postings.size()));
+        if (added) {
+          b.atoms.Add(pa.atoms[i]);
+          b.postings.emplace_back();
+        }
+        b.postings[it->second].push_back(Bucket::Posting{index, pa.required[i]});
+      }
+    }
+    b.atoms.Build();
+    b.atom_scan.assign(b.postings.size(), 0);
+    b.rule_scan.assign(b.filtered.size(), 0);
+    b.rule_hits.assign(b.filtered.size(), 0);
+    std::span<const Patterned> all(unfiltered);
     for (size_t i = 0; i < all.size(); i += kMaxRulesPerSet)
-      CompileGroups(all.subspan(i, std::min(kMaxRulesPerSet, all.size() - i)), &buckets_[key]->groups);
+      CompileGroups(all.subspan(i, std::min(kMaxRulesPerSet, all.size() - i)), &b.groups);
   }
   dirty_ = false;
+}
+
+void ReflexEngine::Bucket::Prefilter(const std::string& folded, std::vector<Patterned>* out) {
+  if (filtered.empty()) return;
+  if (++scan == 0) {  // the stamps wrapped: forget them all
+    std::fill(atom_scan.begin(), atom_scan.end(), 0);
+    std::fill(rule_scan.begin(), rule_scan.end(), 0);
+    scan = 1;
+  }
+  touched.clear();
+  atoms.Scan(folded, [this](uint32_t atom) {
+    if (atom_scan[atom] == scan) return;  // seen earlier in this text
+    atom_scan[atom] = scan;
+    for (const Posting& p : postings[atom]) {
+      if (rule_scan[p.rule] != scan) {
+        rule_scan[p.rule] = scan;
+        rule_hits[p.rule] = 0;
+        touched.push_back(p.rule);
+      }
+      rule_hits[p.rule] += p.required;
+    }
+  });
+  for (uint32_t i : touched)
+    if (rule_hits[i] == required[i]) out->push_back(filtered[i]);
 }
 
 // Compiles `rules` into one set, or splits them until each part compiles. A
 // set whose Compile() failed must never be matched against: RE2 2022-06-01
 // dereferences a null program there.
-void ReflexEngine::CompileGroups(std::span<const Rule* const> rules,
-                                 std::vector<PatternGroup>* out) {
+void ReflexEngine::CompileGroups(std::span<const Patterned> rules, std::vector<PatternGroup>* out) {
   RE2::Options opts;
   opts.set_log_errors(false);
   auto set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
   PatternGroup group;
-  for (const Rule* r : rules) {
+  for (const Patterned& r : rules) {
     // Add parses with the options the rule's own RE2 was validated with, so
     // it should not fail; if it does, that rule goes alone.
-    if (set->Add(r->pattern, nullptr) == static_cast<int>(group.rules.size()))
+    if (set->Add(r.rule->pattern, nullptr) == static_cast<int>(group.rules.size()))
       group.rules.push_back(r);
     else
       out->push_back(PatternGroup{{r}, nullptr});
@@ -149,7 +267,7 @@ void ReflexEngine::CompileGroups(std::span<const Rule* const> rules,
     out->push_back(std::move(group));  // no set: its own RE2
     return;
   }
-  std::span<const Rule* const> added(group.rules);
+  std::span<const Patterned> added(group.rules);
   size_t half = added.size() / 2;
   CompileGroups(added.first(half), out);
   CompileGroups(added.subspan(half), out);
@@ -160,6 +278,7 @@ ReflexEngine::IndexStats ReflexEngine::index_stats() {
   IndexStats st;
   st.buckets = buckets_.size();
   for (const auto& [key, b] : buckets_) {
+    st.prefiltered += b->filtered.size();
     for (const PatternGroup& g : b->groups) {
       if (g.set) ++st.sets;
       else st.single_rules += g.rules.size();
@@ -199,10 +318,13 @@ bool ReflexEngine::Eligible(const Rule& r, const json& percept, double arousal, 
   if (!r.enabled) return false;
   if (percept.value("intensity", 0.0) < r.min_intensity) return false;
   if (arousal < r.arousal_min || arousal > r.arousal_max) return false;
-  const json empty = json::object();
-  const json& data = percept.contains("data") ? percept["data"] : empty;
-  for (const DataCondition& c : r.data)
-    if (!DataHolds(c, data)) return false;
+  if (!r.data.empty()) {
+    static const json empty = json::object();
+    auto it = percept.find("data");
+    const json& data = it != percept.end() ? *it : empty;
+    for (const DataCondition& c : r.data)
+      if (!DataHolds(c, data)) return false;
+  }
   auto f = fires_.find(r.id);
   if (f != fires_.end() && !f->second.empty()) {
     if (r.cooldown > 0 && now - f->second.back() < r.cooldown) return false;
@@ -227,19 +349,21 @@ std::vector<Match> ReflexEngine::MatchPercept(const json& percept, double effect
   const std::string source = string_field("source");
   const std::string type = string_field("type");
   const std::string text = string_field("text");
+  const std::string folded = FoldForAtoms(text);
   std::vector<std::pair<std::string, std::string>> keys = {
       {source, type}, {source, "*"}, {"*", type}, {"*", "*"}};
   std::sort(keys.begin(), keys.end());  // a source or type "*" would visit a bucket twice
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<int> hits;
-  std::vector<const Rule*> candidates;
+  std::vector<Patterned> candidates;
   for (const auto& key : keys) {
     auto it = buckets_.find(key);
     if (it == buckets_.end()) continue;
-    const Bucket& b = *it->second;
+    Bucket& b = *it->second;
     for (const Rule* r : b.plain)
       if (Eligible(*r, percept, effective_arousal, now)) out.push_back(Match{r, {}});
     candidates.clear();
+    b.Prefilter(folded, &candidates);
     for (const PatternGroup& g : b.groups) {
       if (g.set) {
         hits.clear();
@@ -253,15 +377,24 @@ std::vector<Match> ReflexEngine::MatchPercept(const json& percept, double effect
       }
       candidates.insert(candidates.end(), g.rules.begin(), g.rules.end());
     }
-    for (const Rule* r : candidates) {
+    for (const auto& [r, compiled] : candidates) {
       if (!Eligible(*r, percept, effective_arousal, now)) continue;
-      // The rule's own regex decides (a set only narrows) and extracts the captures.
-      const RE2& re = *r->regex;
+      // The rule's own pattern decides (a prefilter or set only narrows) and
+      // gives the captures: anchored (group 1 = the match) when it can be.
+      const Compiled& c = *compiled;
+      bool anchored = c.probe && text.size() <= kAnchoredTextMax;
+      if (anchored) {
+        re2::StringPiece probed[2];
+        if (!c.probe->Match(text, 0, text.size(), RE2::ANCHOR_START, probed, 2)) continue;
+      }
+      const RE2& re = anchored ? *c.capture : *r->regex;
       int groups = re.NumberOfCapturingGroups();
       std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
-      if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, sub.data(), groups + 1)) continue;
+      if (!re.Match(text, 0, text.size(), anchored ? RE2::ANCHOR_START : RE2::UNANCHORED,
+                    sub.data(), groups + 1))
+        continue;
       Match m{r, {}};
-      m.captures["0"] = std::string(sub[0]);
+      m.captures["0"] = std::string(sub[anchored ? 1 : 0]);
       for (const auto& [name, index] : re.NamedCapturingGroups())
         if (sub[static_cast<size_t>(index)].data()) m.captures[name] = std::string(sub[static_cast<size_t>(index)]);
       out.push_back(std::move(m));

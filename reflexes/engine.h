@@ -7,18 +7,30 @@
 // list, so a rule never sits in two buckets one percept meets, and fires at
 // most once per percept.
 //
-// The patterns of a bucket are compiled into RE2::Sets of at most
-// kMaxRulesPerSet patterns each, so a scan of the text finds every candidate
-// of up to that many rules. RE2::Set has a memory budget (max_mem, RE2's
-// default 8 MiB) that a large pattern or too many patterns exceed; a set that
-// does not compile is split in halves until the halves do, and a pattern
-// that does not compile even alone in a set is matched with its own RE2. A
-// set whose scan fails at match time (DFA out of memory) has its rules
-// matched one by one for that text. Either way the result is exactly that of
-// matching each rule's own RE2: the sets only make it cheaper.
+// Within a bucket, a pattern is found in one of two ways:
+//  - Prefiltered (most patterns): RE2 names the literals ("atoms") a text
+//    must contain for the pattern to match (reflexes/prefilter.h). One scan
+//    of the text over all the bucket's atoms (Aho-Corasick, built with the
+//    bucket) leaves the few rules whose atoms occur; only those are tried.
+//  - Unfiltered (a pattern that requires no literal of kMinAtomLen bytes,
+//    such as `\d+`): compiled into RE2::Sets of at most kMaxRulesPerSet
+//    patterns each, so a scan finds every candidate of up to that many
+//    rules. RE2::Set has a memory budget (max_mem, RE2's default 8 MiB) that
+//    a large pattern or too many patterns exceed; a set that does not
+//    compile is split in halves until the halves do, and a pattern that does
+//    not compile even alone in a set is matched with its own RE2. A set
+//    whose scan fails at match time (DFA out of memory) has its rules
+//    matched one by one for that text.
+// Either way the result is exactly that of matching each rule's own RE2:
+// the prefilter and the sets only make it cheaper.
 //
-// Only candidates run their own RE2 (for named captures) and the remaining
-// conditions (intensity, data, arousal, cooldown, max fires).
+// Only candidates run the remaining conditions (intensity, data, arousal,
+// cooldown, max fires) and then their own regex, which decides and extracts
+// the named captures. On texts up to kAnchoredTextMax bytes that regex is
+// run as `\C*?(pattern)` anchored at the start, which RE2 answers with a
+// backtracker that keeps no cache: a rule's first match costs what its
+// later ones do (the plain unanchored search builds a DFA lazily, tens of
+// microseconds the first time a rule meets a text).
 //
 // A firing is one batch of events: reflex_fired {reflex_id, percept_id,
 // caused: [seqs]} followed by the effects (built with state/commands.h), so
@@ -50,19 +62,24 @@ class ReflexEngine {
   // Patterns per RE2::Set (docs/reflexes.md). A few hundred keeps each set
   // well inside RE2's memory budget while one scan still covers many rules.
   static constexpr size_t kMaxRulesPerSet = 256;
+  // Longest text a candidate's regex is run on anchored (see above); longer
+  // texts use the rule's own regex unanchored.
+  static constexpr size_t kAnchoredTextMax = 4096;
 
   // How the rules are indexed (computed on demand; for tests and metrics).
   struct IndexStats {
     size_t buckets = 0;
     size_t sets = 0;           // compiled RE2::Sets
     size_t single_rules = 0;   // patterned rules matched with their own RE2 only
+    size_t prefiltered = 0;    // patterned rules found through the literal index
   };
 
   ReflexEngine();
   ~ReflexEngine();
 
   // Adds or replaces a rule (as made by ParseRule: a pattern comes with its
-  // compiled regex, or the rule is refused).
+  // compiled regex, or the rule is refused). A pattern's atoms and anchored
+  // regex are made here, once per rule, not when the index is rebuilt.
   Status Put(Rule rule);
   bool Remove(const std::string& id);
   Status SetEnabled(const std::string& id, bool enabled);
@@ -97,11 +114,14 @@ class ReflexEngine {
  private:
   struct Bucket;
   struct PatternGroup;
+  struct Compiled;   // per patterned rule: its atoms and anchored regex
+  struct Patterned;  // a patterned rule with its Compiled
   void Rebuild();
-  static void CompileGroups(std::span<const Rule* const> rules, std::vector<PatternGroup>* out);
+  static void CompileGroups(std::span<const Patterned> rules, std::vector<PatternGroup>* out);
   bool Eligible(const Rule& r, const json& percept, double arousal, TimeMs now) const;
 
   std::map<std::string, Rule> rules_;
+  std::map<std::string, std::shared_ptr<const Compiled>> compiled_;  // by rule id, made by Put
   std::map<std::string, std::deque<TimeMs>> fires_;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<Bucket>> buckets_;
   bool dirty_ = true;

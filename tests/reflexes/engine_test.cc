@@ -3,6 +3,8 @@
 #include <re2/re2.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <random>
 
 #include "reflexes/bench_rules.h"
 
@@ -263,14 +265,23 @@ TEST_CASE("a pattern too big for an RE2::Set is matched with its own RE2, never 
   const std::string big = "\\w{1000}\\pL{200}";
   ReflexEngine e;
   (void)e.Put(Parse({{"id", "boom"}, {"when", {{"source", "boom"}, {"pattern", big}}}, {"then", kDrop}}));
-  for (int i = 0; i < 300; ++i)  // neighbours in the same bucket still go through sets
+  for (int i = 0; i < 300; ++i) {  // neighbours in the same bucket: prefiltered ...
     (void)e.Put(Parse({{"id", "n" + std::to_string(i)},
                        {"when", {{"source", "boom"}, {"pattern", "\\bn" + std::to_string(i) + "\\b"}}},
                        {"then", kDrop}}));
+    // ... and with no literal to filter on ("q" is too short): through sets.
+    (void)e.Put(Parse(
+        {{"id", "u" + std::to_string(i)},
+         {"when", {{"source", "boom"}, {"pattern", "^(?:\\S+ ){" + std::to_string(i) + "}q$"}}},
+         {"then", kDrop}}));
+  }
   auto st = e.index_stats();
   CHECK(st.single_rules == 1);
-  CHECK(st.sets >= 2);  // 300 neighbours need two sets
+  CHECK(st.prefiltered == 300);
+  CHECK(st.sets >= 2);  // 300 unfiltered neighbours need two sets
   CHECK(e.MatchPercept(Percept("boom", "t", "short text"), 0.5, 0).empty());
+  CHECK(Ids(e.MatchPercept(Percept("boom", "t", "a b q"), 0.5, 0)) ==
+        std::vector<std::string>{"u2"});
   CHECK(Ids(e.MatchPercept(Percept("boom", "t", "n7 and n299"), 0.5, 0)) == std::vector<std::string>{"n299", "n7"});
   CHECK(Ids(e.MatchPercept(Percept("boom", "t", std::string(1200, 'a')), 0.5, 0)) ==
         std::vector<std::string>{"boom"});
@@ -287,7 +298,8 @@ TEST_CASE("ten thousand rules in one bucket match exactly as their own patterns 
   auto st = e.index_stats();
   CHECK(st.buckets == 1);
   CHECK(st.single_rules == 0);
-  CHECK(st.sets >= 10000 / ReflexEngine::kMaxRulesPerSet);
+  CHECK(st.prefiltered == 10000);  // each has its word as an atom: no set to scan
+  CHECK(st.sets == 0);
   const std::string texts[] = {"something w123 happened", "w0 then w9999 and w5000x", "nothing at all",
                                "w42", "w7w8 w77 w777 w7777 w77777", ""};
   for (const std::string& text : texts) {
@@ -305,4 +317,133 @@ TEST_CASE("ten thousand rules in one bucket match exactly as their own patterns 
   auto ms = e.MatchPercept(Percept("s0", "t0", "w0 then w9999 and w5000x"), 0.5, 0);
   CHECK(Ids(ms) == std::vector<std::string>{"rule-9999", "rule-0"});  // priority 3, then 0
   CHECK(ms[0].captures["rest"] == " and w5000x");
+}
+
+namespace {
+
+// What the engine must answer for `text`: each rule whose own regex finds a
+// match, with the captures that regex gives (searched unanchored, as RE2
+// matches a rule alone).
+std::map<std::string, std::map<std::string, std::string>> Expected(const std::vector<Rule>& rules,
+                                                                   const std::string& text) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const Rule& r : rules) {
+    const RE2& re = *r.regex;
+    int n = re.NumberOfCapturingGroups() + 1;
+    std::vector<re2::StringPiece> sub(static_cast<size_t>(n));
+    if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, sub.data(), n)) continue;
+    auto& caps = out[r.id];
+    caps["0"] = std::string(sub[0]);
+    for (const auto& [name, index] : re.NamedCapturingGroups())
+      if (sub[static_cast<size_t>(index)].data())
+        caps[name] = std::string(sub[static_cast<size_t>(index)]);
+  }
+  return out;
+}
+
+std::map<std::string, std::map<std::string, std::string>> Got(const std::vector<Match>& ms) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const Match& m : ms) out[m.rule->id] = m.captures;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("random patterns and texts: the engine finds exactly what each rule's own regex finds",
+          "[reflexes]") {
+  // Words with and without case, digits, and runes that fold to ASCII (ſ, K)
+  // or are not ASCII at all (é), so patterns with literal atoms, without
+  // any, case-insensitive ones, anchors and alternations all meet texts
+  // that match them and texts that nearly do.
+  const std::vector<std::string> words = {"error",
+                                          "Error",
+                                          "timeout",
+                                          "w1",
+                                          "w12",
+                                          "w123",
+                                          "ab",
+                                          "AB",
+                                          "caf\xC3\xA9",
+                                          "\xC5\xBF"
+                                          "sl",
+                                          "\xE2\x84\xAA"
+                                          "elvin",
+                                          "x",
+                                          "7"};
+  const std::vector<std::string> pieces = {
+      "error",     "(?i:error)",  "timeout", "w1",         "w12\\b", "\\bw123\\b",
+      "(?:ab|cd)", "[a-c]",       "\\d+",    ".*",         ".",      "\\s*",
+      "(?i)ab",    "caf\xC3\xA9", "(?i)ssl", "(?i)kelvin", "\\w+",   "(?:x|7)?"};
+  std::mt19937 rng(25);
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  std::vector<Rule> rules;
+  for (int i = 0; i < 400; ++i) {
+    std::string p;
+    if (rng() % 6 == 0) p += "^";
+    int parts = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < parts; ++k) {
+      std::string piece = pick(pieces);
+      if (rng() % 4 == 0) piece = "(?P<g" + std::to_string(k) + ">" + piece + ")";
+      if (rng() % 5 == 0) piece += "|" + pick(pieces);
+      p += rng() % 3 == 0 ? "(?:" + piece + ")" : piece;
+      if (k + 1 < parts && rng() % 2) p += " ";
+    }
+    if (rng() % 6 == 0) p += "$";
+    // Rules spread over a few buckets, "*" among them.
+    const char* source = rng() % 3 == 0 ? "*" : (rng() % 2 ? "a" : "b");
+    json rule = {{"id", "r" + std::to_string(i)},
+                 {"when", {{"source", source}, {"pattern", p}}},
+                 {"then", kDrop}};
+    auto parsed = ParseRule(rule, Ctx());
+    if (parsed.ok()) rules.push_back(std::move(parsed).value());
+  }
+  REQUIRE(rules.size() > 300);
+  ReflexEngine e;
+  for (const Rule& r : rules) REQUIRE(e.Put(r).ok());
+  auto st = e.index_stats();
+  CHECK(st.prefiltered > 0);  // both ways of finding a pattern are exercised
+  CHECK(st.sets > 0);
+  size_t matched = 0;
+  for (int t = 0; t < 400; ++t) {
+    std::string text;
+    int n = static_cast<int>(rng() % 6);
+    for (int k = 0; k < n; ++k) text += (k ? " " : "") + pick(words);
+    if (t % 50 == 0) text += "\xFF" + pick(words);  // not UTF-8
+    const std::string source = t % 2 ? "a" : "b";
+    std::vector<Rule> in_bucket;
+    for (const Rule& r : rules)
+      if (r.sources[0] == "*" || r.sources[0] == source) in_bucket.push_back(r);
+    auto want = Expected(in_bucket, text);
+    INFO("text: " << text);
+    CHECK(Got(e.MatchPercept(Percept(source, "t", text), 0.5, 0)) == want);
+    matched += want.size();
+  }
+  CHECK(matched > 1000);  // not a comparison of empty answers
+}
+
+TEST_CASE("texts longer than the anchored limit, and patterns that do not wrap, match exactly",
+          "[reflexes]") {
+  std::vector<Rule> rules = {
+      Parse({{"id", "word"}, {"when", {{"pattern", "\\bneedle(?P<n>\\d+)"}}}, {"then", kDrop}}),
+      // \Q quotes to the end, so in a group it would swallow the ")": this
+      // rule keeps its own regex.
+      Parse({{"id", "quoted"}, {"when", {{"pattern", "x\\Q(y"}}}, {"then", kDrop}}),
+      Parse({{"id", "digits"}, {"when", {{"pattern", "^\\d+$"}}}, {"then", kDrop}}),
+  };
+  ReflexEngine e;
+  for (const Rule& r : rules) REQUIRE(e.Put(r).ok());
+  const std::string long_pad(ReflexEngine::kAnchoredTextMax, 'z');
+  for (const std::string& text :
+       {std::string("a needle42 b"), long_pad + " needle7", "needle1 " + long_pad,
+        std::string("ax(y"), long_pad + "x(y", std::string("12345"),
+        std::string(ReflexEngine::kAnchoredTextMax + 1, '9')}) {
+    INFO(text.substr(0, 20) << "... (" << text.size() << " bytes)");
+    CHECK(Got(e.MatchPercept(Percept("s", "t", text), 0.5, 0)) == Expected(rules, text));
+  }
+  auto ms = e.MatchPercept(Percept("s", "t", long_pad + " needle7 and needle8"), 0.5, 0);
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].captures["0"] == "needle7");
+  CHECK(ms[0].captures["n"] == "7");
+  CHECK(Ids(e.MatchPercept(Percept("s", "t", "ax(y"), 0.5, 0)) ==
+        std::vector<std::string>{"quoted"});
 }
