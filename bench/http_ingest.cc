@@ -1,6 +1,10 @@
 #include "bench/http_ingest.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,55 +100,104 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
   RunningLimbic running;
   LIMBIC_RETURN_IF_ERROR(
       StartLimbic(o.limbic, o.dir, {{"durability", {{"mode", o.durability}}}}, &running));
-  const uint16_t port = running.port;
-
-  std::atomic<bool> stop{false}, measuring{false};
-  std::atomic<uint64_t> done{0}, failed{0};
-  std::mutex mu;
-  std::vector<double> latency;
-  std::vector<std::thread> clients;
-  for (int c = 0; c < o.connections; ++c) {
-    clients.emplace_back([&, c] {
-      // Keep-alive load: the one raw client of the tests and benches.
-      testing::RawConnection conn(port, {.nodelay = true});
-      if (!conn.ok()) {
-        ++failed;
-        return;
-      }
-      std::string body = R"({"source":"bench","type":"message","intensity":0.5,"text":"keep-alive percept from client )" +
-                         std::to_string(c) + "\"}";
-      std::string req = "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-      std::vector<double> mine;
-      while (!stop) {
-        auto t0 = Clock::now();
-        if (!conn.Send(req)) break;
-        int status = testing::StatusOf(conn.Read(-1));
-        if (status == 0) break;
-        if (!measuring) continue;
-        if (status == 201) {
-          ++done;
-          mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        } else {
-          ++failed;
-        }
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      latency.insert(latency.end(), mine.begin(), mine.end());
-    });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup_s));
-  measuring = true;
-  auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
-  measuring = false;
+  // One thread drives every connection through epoll, as an event-driven
+  // client (a Node or Go service, a proxy) would: a client thread per
+  // connection blocking in read made the kernel wake a thread for every
+  // response, which on this VM cost the server's loop more than limbic's
+  // own work (bench/NOTES.md, 2026-11-26).
+  struct Conn {
+    int fd = -1;
+    std::string req, in;
+    Clock::time_point sent;
+  };
+  std::vector<Conn> conns(static_cast<size_t>(o.connections));
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) return Status::IOError("epoll_create1");
+  auto send_next = [](Conn& c) {
+    c.sent = Clock::now();
+    for (size_t at = 0; at < c.req.size();) {
+      ssize_t n = ::send(c.fd, c.req.data() + at, c.req.size() - at, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      at += static_cast<size_t>(n);
+    }
+    return true;
+  };
   HttpIngestResult r;
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  r.percepts = done;
-  stop = true;
-  for (auto& t : clients) t.join();
-  r.failed = failed;
-  r.latency_us = std::move(latency);
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn& c = conns[i];
+    c.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(running.port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(c.fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+      ++r.failed;
+      ::close(c.fd);
+      c.fd = -1;
+      continue;
+    }
+    std::string body =
+        R"({"source":"bench","type":"message","intensity":0.5,"text":"keep-alive percept from client )" +
+        std::to_string(i) + "\"}";
+    c.req =
+        "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
+    if (!send_next(c)) ++r.failed;
+  }
+  const auto start = Clock::now();
+  const auto measure_from = start + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(o.warmup_s));
+  const auto measure_to = measure_from + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(o.seconds));
+  std::vector<epoll_event> ready(conns.size());
+  char buf[65536];
+  for (auto now = Clock::now(); now < measure_to; now = Clock::now()) {
+    int n = ::epoll_wait(ep, ready.data(), static_cast<int>(ready.size()), 100);
+    for (int k = 0; k < n; ++k) {
+      Conn& c = conns[ready[static_cast<size_t>(k)].data.u64];
+      ssize_t got = ::read(c.fd, buf, sizeof buf);
+      if (got <= 0) {  // closed: count it and stop using the connection
+        ++r.failed;
+        ::epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+        continue;
+      }
+      c.in.append(buf, static_cast<size_t>(got));
+      for (;;) {  // every complete response in what arrived
+        size_t end = c.in.find("\r\n\r\n");
+        if (end == std::string::npos) break;
+        std::string head = testing::RawConnection::Lower(c.in.substr(0, end));
+        size_t cl = head.find("\r\ncontent-length:");
+        size_t need =
+            end + 4 +
+            (cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 17, nullptr, 10));
+        if (c.in.size() < need) break;
+        int status = testing::StatusOf(c.in.substr(0, need));
+        c.in.erase(0, need);
+        auto done = Clock::now();
+        if (done >= measure_from && done < measure_to) {
+          if (status == 201) {
+            ++r.percepts;
+            r.latency_us.push_back(
+                std::chrono::duration<double, std::micro>(done - c.sent).count());
+          } else {
+            ++r.failed;
+          }
+        }
+        if (!send_next(c)) ++r.failed;
+      }
+    }
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - measure_from).count();
+  for (Conn& c : conns)
+    if (c.fd >= 0) ::close(c.fd);
+  ::close(ep);
   return r;
 }
 
