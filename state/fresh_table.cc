@@ -14,18 +14,31 @@ namespace {
 // and a rounding difference between them must never stop a walk early.
 constexpr double kSlack = 1e-9;
 
-bool Below(double bound, double mark) { return bound * (1 + kSlack) < mark; }
+// Whether no percept at or after a rank with `key` can reach `mark`.
+// The key h*log2(i) + ts is a double of the magnitude of ts (~1.8e12 ms:
+// an ulp is 2^-12 ms), so the bound exp2((key - now)/h) may be below the
+// exact effective intensity by ~ln2 * ulp/h, far more than kSlack when h is
+// short; and EffectiveIntensity's decay goes subnormal past 1022
+// half-lives, rounding by up to 2^-1075 absolute (times the intensity).
+bool Below(double bound, double mark, double key, TimeMs now, TimeMs h, double max_intensity) {
+  double slack = kSlack;
+  if (std::isfinite(key))
+    slack += 4 * std::numeric_limits<double>::epsilon() *
+             std::max(std::abs(key), std::abs(static_cast<double>(now))) / static_cast<double>(h);
+  return bound * (1 + slack) + std::max(1.0, max_intensity) * 0x1p-1073 < mark;
+}
 
 struct Scored {
   double effective;
   TimeMs ts;
   uint64_t seq;
   const std::string* id;
-  // Better first: stronger, then newer, then the later arrival.
+  // Better first: stronger, then newer, then the later arrival, then id.
   bool operator<(const Scored& o) const {
     if (effective != o.effective) return effective > o.effective;
     if (ts != o.ts) return ts > o.ts;
-    return seq > o.seq;
+    if (seq != o.seq) return seq > o.seq;
+    return *id < *o.id;
   }
 };
 
@@ -57,6 +70,7 @@ void FreshTable::Set(const std::string& id, const std::optional<FreshPercept>& p
     if (!percept) return;
     it = rows_.emplace(id, *percept).first;
   }
+  if (percept->intensity > max_intensity_) max_intensity_ = percept->intensity;
   if (half_life_ > 0)
     order_.insert(Rank{KeyOf(it->second), it->second.ts, it->second.seq, &it->first});
 }
@@ -65,7 +79,11 @@ void FreshTable::Rekey(TimeMs h) {
   half_life_ = h;
   std::vector<Rank> ranks;
   ranks.reserve(rows_.size());
-  for (const auto& [id, p] : rows_) ranks.push_back(Rank{KeyOf(p), p.ts, p.seq, &id});
+  max_intensity_ = 0;
+  for (const auto& [id, p] : rows_) {
+    ranks.push_back(Rank{KeyOf(p), p.ts, p.seq, &id});
+    if (p.intensity > max_intensity_) max_intensity_ = p.intensity;
+  }
   std::sort(ranks.begin(), ranks.end());
   order_ = std::set<Rank>(ranks.begin(), ranks.end());  // linear: sorted
 }
@@ -81,8 +99,9 @@ std::vector<std::string> FreshTable::Top(TimeMs now, const RecencyParams& p, dou
     double bound = r.key == -std::numeric_limits<double>::infinity()
                        ? 0.0
                        : std::exp2((r.key - static_cast<double>(now)) / static_cast<double>(h));
-    if (Below(bound, threshold)) break;
-    if (best.size() == limit && Below(bound, best.front().effective)) break;
+    if (Below(bound, threshold, r.key, now, h, max_intensity_)) break;
+    if (best.size() == limit && Below(bound, best.front().effective, r.key, now, h, max_intensity_))
+      break;
     ++visits_;
     const FreshPercept& f = rows_.find(*r.id)->second;
     double effective = EffectiveIntensity(f.intensity, std::max<TimeMs>(0, now - f.ts), p);

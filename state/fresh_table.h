@@ -16,7 +16,7 @@
 // stops at the first percept whose bound is below the threshold or below
 // the k-th best found: no percept further on can reach it. The answer is
 // exactly that of scoring every new percept and sorting them (ties: newer
-// first, then the later arrival), and it looks at the k best plus those
+// first, then the later arrival, then by id), and it looks at the k best plus those
 // whose bound ties with them (a percept from the future, ts > now, counts
 // at its full intensity, under its bound).
 //
@@ -65,7 +65,8 @@ class FreshTable {
 
   // The ids of the `limit` (> 0) new percepts of highest effective
   // intensity at `now`, at least `threshold`, strongest first (ties: newer
-  // first, then the later arrival). Needs p.percept_half_life > 0.
+  // first, then the later arrival, then by id). Needs
+  // p.percept_half_life > 0.
   std::vector<std::string> Top(TimeMs now, const RecencyParams& p, double threshold, size_t limit);
   // Percepts Top computed an effective intensity for since the table was
   // made (tests read it to see that the walk stops early).
@@ -92,6 +93,8 @@ class FreshTable {
   std::set<Rank> order_;
   bool built_ = false;
   TimeMs half_life_ = 0;  // h the keys were computed with (0: none yet)
+  // At least every row's intensity (for the subnormal margin in Top).
+  double max_intensity_ = 0;
   size_t visits_ = 0;
 };
 

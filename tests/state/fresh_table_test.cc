@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 #include <random>
+#include <unordered_map>
 
 #include "state/recency.h"
 
@@ -16,7 +18,8 @@ namespace {
 
 struct Reference {
   std::map<std::string, FreshPercept> rows;
-  // Every percept scored; strongest first, then newer, then later arrival.
+  // Every percept scored; strongest first, then newer, then later arrival,
+  // then by id.
   std::vector<std::string> Top(TimeMs now, const RecencyParams& p, double threshold,
                                size_t limit) const {
     struct S {
@@ -33,7 +36,8 @@ struct Reference {
     std::sort(all.begin(), all.end(), [](const S& a, const S& b) {
       if (a.e != b.e) return a.e > b.e;
       if (a.ts != b.ts) return a.ts > b.ts;
-      return a.seq > b.seq;
+      if (a.seq != b.seq) return a.seq > b.seq;
+      return a.id < b.id;
     });
     std::vector<std::string> ids;
     for (size_t i = 0; i < all.size() && i < limit; ++i) ids.push_back(all[i].id);
@@ -42,6 +46,17 @@ struct Reference {
 };
 
 constexpr TimeMs kMinute = 60'000;
+
+Reference Fill(FreshTable& table, const std::vector<std::pair<std::string, FreshPercept>>& rows) {
+  Reference ref;
+  std::unordered_map<std::string, FreshPercept> m;
+  for (const auto& [id, f] : rows) {
+    ref.rows[id] = f;
+    m[id] = f;
+  }
+  table.Build(std::move(m));
+  return ref;
+}
 
 }  // namespace
 
@@ -111,5 +126,85 @@ TEST_CASE("fresh table: the walk reads the strongest few, not every percept") {
     size_t before = table.visits();
     CHECK(table.Top(now, p, 0.2, 20) == ref.Top(now, p, 0.2, 20));
     CHECK(table.visits() - before < 1000);
+  }
+}
+
+// The key h*log2(i) + ts has the magnitude of ts (~1.8e12 ms, an ulp of
+// 2^-12 ms): with a short half-life its rounding moves the bound by far
+// more than a fixed relative slack, and a walk that trusted it stopped
+// before a percept that qualifies.
+TEST_CASE("fresh table: a short half-life never stops the walk before a qualifying percept") {
+  const TimeMs t = 1'800'000'000'000;
+  RecencyParams p;
+  p.percept_half_life = 1;
+  SECTION("a percept exactly at the threshold") {
+    FreshTable table;
+    Reference ref = Fill(table, {{"x", {t, 1, 0.50001}}});
+    CHECK(table.Top(t, p, 0.50001, 10) == std::vector<std::string>{"x"});
+    CHECK(ref.Top(t, p, 0.50001, 10) == std::vector<std::string>{"x"});
+  }
+  SECTION("the k-th best against the next one's bound") {
+    FreshTable table;
+    Reference ref = Fill(table, {{"a", {t, 1, 0.50001}}, {"b", {t - 1, 2, 1.00003}}});
+    CHECK(table.Top(t, p, 0, 1) == ref.Top(t, p, 0, 1));
+    CHECK(table.Top(t, p, 0, 1) == std::vector<std::string>{"b"});
+  }
+}
+
+// Past ~1022 half-lives the decay 2^(-age/h) is subnormal and rounds by an
+// absolute amount; times an absurd intensity the exact value exceeded its
+// bound, and a weaker fresh percept above that bound was ranked first.
+TEST_CASE("fresh table: a huge intensity with a subnormal decay is still ranked exactly") {
+  const TimeMs t = 1'800'000'000'000;
+  RecencyParams p;  // the default half-life
+  const TimeMs h = p.percept_half_life;
+  const double huge = 1e300;
+  double worst = 0;
+  TimeMs worst_age = 0;
+  for (TimeMs age = 1069 * h; age < 1074 * h; age += 997) {
+    double exact = EffectiveIntensity(huge, age, p);
+    double bound = std::exp2((static_cast<double>(h) * std::log2(huge) - static_cast<double>(age)) /
+                             static_cast<double>(h));
+    if (exact / bound > worst) {
+      worst = exact / bound;
+      worst_age = age;
+    }
+  }
+  REQUIRE(worst > 1);  // the rounding this case is about exists
+  double exact = EffectiveIntensity(huge, worst_age, p);
+  double weaker = exact / (1 + (worst - 1) / 2);  // above the bound, below the exact value
+  FreshTable table;
+  Reference ref = Fill(table, {{"huge", {t - worst_age, 1, huge}}, {"weaker", {t, 2, weaker}}});
+  CHECK(ref.Top(t, p, 0, 1) == std::vector<std::string>{"huge"});
+  CHECK(table.Top(t, p, 0, 1) == ref.Top(t, p, 0, 1));
+}
+
+TEST_CASE("fresh table: Top equals the full sort at half-lives of 1 ms to a minute") {
+  const TimeMs t = 1'800'000'000'000;
+  for (TimeMs h : {TimeMs(1), TimeMs(7), TimeMs(1000), TimeMs(30'000), TimeMs(60'000)}) {
+    CAPTURE(h);
+    RecencyParams p;
+    p.percept_half_life = h;
+    std::mt19937_64 rng(static_cast<uint64_t>(h));
+    std::uniform_real_distribution<double> unit(0.01, 1.0);
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::vector<std::pair<std::string, FreshPercept>> rows;
+      for (uint64_t i = 0; i < 8; ++i) {
+        FreshPercept f{t - static_cast<TimeMs>(rng() % static_cast<uint64_t>(4 * h + 1)), i + 1,
+                       unit(rng)};
+        if (rng() % 16 == 0) f.intensity = 1e300;
+        if (rng() % 16 == 0) f.ts = t - static_cast<TimeMs>(1069 + rng() % 6) * h;
+        rows.emplace_back("p" + std::to_string(i), f);
+      }
+      FreshTable table;
+      Reference ref = Fill(table, rows);
+      // The threshold is exactly some percept's effective intensity.
+      const FreshPercept& q = rows[rng() % rows.size()].second;
+      double threshold = EffectiveIntensity(q.intensity, t - q.ts, p);
+      size_t limit = 1 + rng() % 3;
+      CAPTURE(trial, threshold, limit);
+      CHECK(table.Top(t, p, threshold, limit) == ref.Top(t, p, threshold, limit));
+      CHECK(table.Top(t, p, 0, limit) == ref.Top(t, p, 0, limit));
+    }
   }
 }
