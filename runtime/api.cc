@@ -88,7 +88,11 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
 }
 
 Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log)
-    : rt_(runtime), log_(std::move(log)) {}
+    : rt_(runtime), log_(std::move(log)) {
+  replay_worker_.Start();
+}
+
+Api::~Api() { replay_worker_.Stop(); }
 
 Result<std::string> ActorOf(const HttpRequest& req) {
   std::string actor = req.Header("x-limbic-actor");
@@ -155,6 +159,8 @@ Router Api::MakeRouter() {
   AddArchiveRoutes(r);
   AddMemoryRoutes(r);
   AddWorldRoutes(r);
+  AddStateRoutes(r);
+  AddUiRoutes(r);
   return r;
 }
 
@@ -291,6 +297,12 @@ void Api::AddOutboxRoutes(Router& r) {
                    "action_id", false, respond);
           });
   }
+  // A dead action is sent again (a human decided its cause is mended).
+  r.Add("POST", "/v1/actions/{id}/retry", [this](HttpRequest& req, Responder respond) {
+    auto body = Body(req);
+    if (!body.ok()) return respond(ErrorResponse(body.status()));
+    Commit(req, state::BuildActionRetry(Param(req, "id"), *body), "action_id", false, respond);
+  });
   r.Add("GET", "/v1/actions", [this](HttpRequest& req, Responder respond) {
     auto actions = rt_.engine().projection().ListActions(Query(req, "status"));
     if (!actions.ok()) return respond(ErrorResponse(actions.status()));

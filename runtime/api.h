@@ -8,14 +8,16 @@
 // Thread-safety: io thread only. The Runtime must outlive the Api.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <memory>
 #include <optional>
 #include <span>
-#include <spdlog/logger.h>
 
+#include "base/worker.h"
+#include "memory/store.h"
 #include "runtime/http_server.h"
 #include "state/commands.h"
-#include "memory/store.h"
 
 namespace limbic::runtime {
 
@@ -46,6 +48,7 @@ Result<std::string> ActorOf(const HttpRequest& req);
 class Api {
  public:
   Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log);
+  ~Api();  // waits for a replay in progress
   Router MakeRouter();
 
  private:
@@ -65,6 +68,8 @@ class Api {
   void AddArchiveRoutes(Router& r);  // consolidate, archive (api_archive.cc)
   void AddMemoryRoutes(Router& r);   // memory, context (api_memory.cc)
   void AddWorldRoutes(Router& r);    // the world model (api_world.cc)
+  void AddUiRoutes(Router& r);       // the inspector's files at /ui/ (api_ui.cc)
+  void AddStateRoutes(Router& r);    // time travel and forks (api_state.cc)
   // What GET /v1/attention answers (also the start of GET /v1/context).
   Result<nlohmann::json> Attention();
   // Submits a memory plan's events and answers (201 when it created
@@ -76,8 +81,16 @@ class Api {
   void RecallWithArchive(memory::RecallRequest req,
                          std::function<void(Result<memory::MemoryPlan>)> done);
 
+  // Runs `job` (a replay of the log: time travel, a fork) on the replay
+  // worker; `reply` gets its result on the io thread. Unavailable at once
+  // when kMaxReplays are already waiting or running (api_state.cc).
+  void Replay(std::function<Result<nlohmann::json>()> job,
+              std::function<void(Result<nlohmann::json>)> reply);
+
   Runtime& rt_;
   std::shared_ptr<spdlog::logger> log_;
+  size_t replays_ = 0;  // jobs posted to replay_worker_ and not yet answered
+  Worker replay_worker_{"replay"};
 };
 
 }  // namespace limbic::runtime

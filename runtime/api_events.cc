@@ -1,5 +1,6 @@
 // Routes for events (long-poll, SSE), reflex rules and webhook sensors.
 #include <charconv>
+#include <limits>
 
 #include "reflexes/rule.h"
 #include "runtime/api.h"
@@ -46,9 +47,59 @@ Result<EventHub::Types> QueryTypes(const HttpRequest& req) {
   return types;
 }
 
-// {"events": [...], "last_seq": N}. The items are already encoded: they are
-// spliced into the body, not parsed and serialised again.
-HttpResponse EventsResponse(const std::vector<EventHub::Item>& items, uint64_t last_seq) {
+// Events a request looks at per answer when it filters by actor, id or
+// time (each is parsed to check): a filter that matches little pages
+// through the log, the client going on from "scanned_to".
+constexpr uint64_t kMaxFilterScan = 100000;
+
+// ?actor=&id=&since=&until= as a test on an event's line; nullptr when
+// none is given. The substring tests are a prefilter: the parsed event
+// decides (a percept's text may quote an actor or an id).
+Result<EventHub::Keep> QueryFilter(const HttpRequest& req) {
+  auto actor = Query(req, "actor");
+  auto id = Query(req, "id");
+  std::optional<TimeMs> since, until;
+  for (const char* key : {"since", "until"}) {
+    auto v = Query(req, key);
+    if (!v) continue;
+    auto t = ParseTime(*v);
+    if (!t.ok()) return t.status().WithContext(std::string("query ") + key);
+    (std::string_view(key) == "since" ? since : until) = *t;
+  }
+  if (!actor && !id && !since && !until) return EventHub::Keep();
+  const std::string actor_text = actor ? json(*actor).dump() : "";
+  const std::string id_text = id ? json(*id).dump() : "";
+  return EventHub::Keep([=](const EventHub::Item& item) {
+    if (actor && item.line.find(actor_text) == std::string::npos) return false;
+    if (id && item.line.find(id_text) == std::string::npos) return false;
+    json e = json::parse(item.line, nullptr, false);
+    if (!e.is_object()) return false;
+    if (actor && e.value("actor", std::string()) != *actor) return false;
+    if (since || until) {
+      TimeMs ts = TimeOrZero(e.value("ts", std::string()));
+      if ((since && ts < *since) || (until && ts > *until)) return false;
+    }
+    if (id) {
+      // Named in a field: as its value, or in a list of ids.
+      bool named = false;
+      for (const auto& [key, v] : e.items()) {
+        if (key == "seq" || key == "ts" || key == "type") continue;
+        if (v.is_string() && v.get_ref<const std::string&>() == *id) named = true;
+        if (v.is_array())
+          for (const json& x : v)
+            if (x.is_string() && x.get_ref<const std::string&>() == *id) named = true;
+        if (named) break;
+      }
+      if (!named) return false;
+    }
+    return true;
+  });
+}
+
+// {"events": [...], "last_seq": N, "scanned_to": S}. The items are already
+// encoded: they are spliced into the body, not parsed and serialised again.
+HttpResponse EventsResponse(const std::vector<EventHub::Item>& items, uint64_t last_seq,
+                            uint64_t scanned_to) {
   HttpResponse res;
   res.status = 200;
   std::string& body = res.body;
@@ -57,7 +108,8 @@ HttpResponse EventsResponse(const std::vector<EventHub::Item>& items, uint64_t l
     if (i) body += ',';
     body += items[i].line;
   }
-  body += "],\"last_seq\":" + std::to_string(last_seq) + "}";
+  body += "],\"last_seq\":" + std::to_string(last_seq) +
+          ",\"scanned_to\":" + std::to_string(scanned_to) + "}";
   return res;
 }
 
@@ -78,7 +130,9 @@ void Api::AddEventRoutes(Router& r) {
     auto limit = QueryNumber(req, "limit", 100);
     auto wait = QueryNumber(req, "wait", 0);
     auto types = QueryTypes(req);
-    for (const Status& s : {after.status(), limit.status(), wait.status(), types.status()})
+    auto keep = QueryFilter(req);
+    for (const Status& s :
+         {after.status(), limit.status(), wait.status(), types.status(), keep.status()})
       if (!s.ok()) return respond(ErrorResponse(s));
     size_t n = std::min<uint64_t>(std::max<uint64_t>(*limit, 1), 10000);
     const int64_t wait_ms = static_cast<int64_t>(std::min<uint64_t>(*wait, 60)) * 1000;
@@ -86,16 +140,19 @@ void Api::AddEventRoutes(Router& r) {
     // Answers when there are matching events, or at the deadline; events of
     // other types only move the point to wait from.
     auto poll = std::make_shared<std::function<void(uint64_t)>>();
-    *poll = [this, after = *after, n, types = *types, respond, deadline, wait_ms,
+    *poll = [this, after = *after, n, types = *types, keep = *keep, respond, deadline, wait_ms,
              weak = std::weak_ptr<std::function<void(uint64_t)>>(poll)](uint64_t seen) {
-      auto items = rt_.hub().Read(after, n, types);
+      uint64_t scanned_to = 0;
+      auto items =
+          rt_.hub().Read(after, n, types, keep,
+                         keep ? kMaxFilterScan : std::numeric_limits<uint64_t>::max(), &scanned_to);
       if (!items.ok()) return respond(ErrorResponse(items.status()));
       TimeMs left = deadline - rt_.engine().clock().Now();
       uint64_t last = rt_.hub().last_seq();
-      if (!items->empty() || wait_ms == 0 || left <= 0 || last <= seen)
-        return respond(EventsResponse(*items, last));
+      if (!items->empty() || wait_ms == 0 || left <= 0 || last <= seen || scanned_to < last)
+        return respond(EventsResponse(*items, last, scanned_to));
       auto again = weak.lock();
-      if (!again) return respond(EventsResponse(*items, last));
+      if (!again) return respond(EventsResponse(*items, last, scanned_to));
       rt_.hub().Wait(last, left, [again, last] { (*again)(last); });
     };
     if (*wait == 0) return (*poll)(0);
@@ -181,6 +238,13 @@ void Api::AddReflexRoutes(Router& r) {
     (*body)["id"] = id;
     auto rule = reflexes::ParseRule(*body, rt_.MakeRuleContext());
     if (!rule.ok()) return respond(ErrorResponse(rule.status()));
+    // ?dry_run=true: checked exactly as a save would be, and not saved.
+    auto dry = Query(req, "dry_run");
+    if (dry && *dry != "true" && *dry != "false")
+      return respond(ErrorResponse(
+          Status::InvalidArgument("query dry_run: must be true or false, got \"" + *dry + "\"")));
+    if (dry == "true")
+      return respond(HttpResponse::Json(200, {{"valid", true}, {"rule", rule->source_json}}));
     Commit(
         req,
         state::Events{Event{0,

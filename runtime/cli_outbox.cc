@@ -94,7 +94,8 @@ int EnqueueOffline(const CliContext& ctx, Engine& e, const json& req) {
 }  // namespace
 
 void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
-  auto* cmd = app.add_subcommand("action", "enqueue, approve, list and prune outbox actions");
+  auto* cmd =
+      app.add_subcommand("action", "enqueue, approve, retry, list and prune outbox actions");
   cmd->require_subcommand(1);
   struct Args {
     std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h",
@@ -154,6 +155,18 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
           });
     });
   }
+
+  // retry ID: a dead action goes out again, with a fresh attempt budget.
+  auto* retry = cmd->add_subcommand("retry", "send a dead action again (its attempts start over)");
+  retry->add_option("id", args->id, "action id")->required();
+  retry->add_option("--reason", args->reason, "why (kept in the event)");
+  retry->callback([&ctx, &rc, args] {
+    json req = json::object();
+    PutIf(req, "reason", args->reason);
+    rc = WithWriter(ctx, {"POST", "/v1/actions/" + Seg(args->id) + "/retry", req}, [&](Engine& e) {
+      return CommitAndReport(ctx, e, state::BuildActionRetry(args->id, req), "action_id");
+    });
+  });
 
   auto* show = cmd->add_subcommand("show", "one action: status, attempts, last error");
   show->add_option("id", args->id, "action id")->required();

@@ -210,6 +210,14 @@ void ParseApiSection(const json& v, std::vector<std::string>* errors, Config* c)
   a.String("address", &c->api_address);
   a.Integer("port", &c->api_port, 0, 65535);
   a.String("token", &c->api_token);
+  a.Bool("ui", &c->ui);
+  a.String("ui_dir", &c->ui_dir);
+  if (!c->ui_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::path(c->ui_dir) / "index.html", ec))
+      a.Fail("api.ui_dir",
+             "must be a directory holding the inspector's index.html, got \"" + c->ui_dir + "\"");
+  }
   a.Integer("body_limit", &c->body_limit, 1024, int64_t{1} << 30);
   a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{kMaxMaxJsonDepth});
   ParseApiLimits(a, &c->api_limits);

@@ -71,6 +71,8 @@ struct Config {
   std::string api_address = "127.0.0.1";
   uint16_t api_port = 7077;
   std::string api_token;  // required when api_address is not loopback
+  bool ui = true;         // api.ui: serve the inspector at /ui/ (runtime/ui/)
+  std::string ui_dir;     // api.ui_dir: serve its files from here, not the built-in copy
   size_t body_limit = 1 << 20;
   // How deeply JSON from outside may nest (base/input_json.h): HTTP bodies,
   // MCP lines, sensor lines, webhook bodies, the reflexes file.

@@ -1,6 +1,7 @@
 #include "runtime/event_hub.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "state/event_log.h"
 
@@ -62,8 +63,23 @@ void EventHub::Publish(std::span<const state::Event> events) {
 
 Result<std::vector<EventHub::Item>> EventHub::Read(uint64_t after, size_t limit,
                                                    const Types& types) const {
+  uint64_t scanned_to = 0;
+  return Read(after, limit, types, nullptr, std::numeric_limits<uint64_t>::max(), &scanned_to);
+}
+
+Result<std::vector<EventHub::Item>> EventHub::Read(uint64_t after, size_t limit, const Types& types,
+                                                   const Keep& keep, uint64_t max_scan,
+                                                   uint64_t* scanned_to) const {
   std::vector<Item> out;
+  *scanned_to = std::max(after, last_seq_);
   if (limit == 0 || after >= last_seq_) return out;
+  uint64_t scanned = 0;
+  // Whether to go on after looking at the event `seq`.
+  auto more = [&](uint64_t seq) {
+    *scanned_to = seq;
+    return out.size() < limit && ++scanned < max_scan;
+  };
+  auto wanted = [&](const Item& item) { return Wanted(types, item.type) && (!keep || keep(item)); };
   uint64_t ring_first = ring_.empty() ? last_seq_ + 1 : ring_.front().seq;
   if (after + 1 < ring_first) {
     // Older than the ring: read the log on disk (segments before `after`
@@ -73,18 +89,23 @@ Result<std::vector<EventHub::Item>> EventHub::Read(uint64_t after, size_t limit,
     auto reader = state::LogReader::Open(events_dir_, options);
     if (!reader.ok()) return reader.status();
     state::Event e;
-    while (out.size() < limit) {
-      auto more = (*reader)->Next(&e);
-      if (!more.ok()) return more.status();
-      if (!*more || e.seq >= ring_first) break;
-      if (e.seq > after && Wanted(types, e.type))
-        out.push_back(Item{e.seq, e.type, std::string((*reader)->raw_line())});
+    for (;;) {
+      auto next = (*reader)->Next(&e);
+      if (!next.ok()) return next.status();
+      if (!*next || e.seq >= ring_first) break;
+      if (e.seq <= after) continue;
+      Item item{e.seq, e.type, std::string((*reader)->raw_line())};
+      if (wanted(item)) out.push_back(std::move(item));
+      if (!more(e.seq)) return out;
     }
   }
   for (auto it = std::lower_bound(ring_.begin(), ring_.end(), after + 1,
-                                  [](const Item& i, uint64_t s) { return i.seq < s; });
-       it != ring_.end() && out.size() < limit; ++it)
-    if (Wanted(types, it->type)) out.push_back(*it);
+                                  [](const Item&i, uint64_t s) { return i.seq < s; });
+       it != ring_.end(); ++it) {
+    if (wanted(*it)) out.push_back(*it);
+    if (!more(it->seq)) return out;
+  }
+  *scanned_to = last_seq_;
   return out;
 }
 

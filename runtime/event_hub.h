@@ -61,6 +61,14 @@ class EventHub {
 
   // Up to `limit` events with seq > after (of `types`), oldest first.
   Result<std::vector<Item>> Read(uint64_t after, size_t limit, const Types& types) const;
+  // The same, of those `keep` accepts too, looking at no more than
+  // `max_scan` events after `after` (a filter that matches little must not
+  // hold the io thread for the whole log). *scanned_to is the last seq
+  // looked at (last_seq when the end was reached): a client goes on from
+  // there.
+  using Keep = std::function<bool(const Item& item)>;
+  Result<std::vector<Item>> Read(uint64_t after, size_t limit, const Types& types, const Keep& keep,
+                                 uint64_t max_scan, uint64_t* scanned_to) const;
 
   // Calls `ready` once there is an event with seq > after, or after
   // `timeout_ms`, whichever is first (immediately if there already is one).

@@ -69,6 +69,10 @@ void Router::AddSse(const std::string& method, const std::string& pattern, SseHa
   routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler), nullptr});
 }
 
+void Router::AddPublic(const std::string& method, const std::string& pattern, Handler handler) {
+  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr, nullptr, true});
+}
+
 Router::Match Router::Find(HttpRequest& req) const {
   Match m;
   std::vector<std::string> parts = Split(req.path);
@@ -93,6 +97,7 @@ Router::Match Router::Find(HttpRequest& req) const {
     m.handler = r.handler ? &r.handler : nullptr;
     m.sse = r.sse ? &r.sse : nullptr;
     m.signed_by = r.signed_by ? &r.signed_by : nullptr;
+    m.open = r.open;
     return m;
   }
   return m;
@@ -120,7 +125,8 @@ std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::
   if (!self_signed) {
     std::string bad_host = CheckHost(req.Header("host"), gate.exposure);
     if (!bad_host.empty()) return closing(HttpResponse::Error(421, "misdirected_request", bad_host));
-    if (!gate.bearer_token.empty() && !HasBearerToken(req.Header("authorization"), gate.bearer_token))
+    if (!gate.bearer_token.empty() && !m.open &&
+        !HasBearerToken(req.Header("authorization"), gate.bearer_token))
       return HttpResponse::Error(401, "unauthorized", "missing or wrong bearer token");
   }
   if (gate.draining)

@@ -138,11 +138,16 @@ class Router {
   void Add(const std::string& method, const std::string& pattern, Handler handler,
            SignedBy signed_by = nullptr);
   void AddSse(const std::string& method, const std::string& pattern, SseHandler handler);
+  // A route that needs no bearer token: the inspector's static files,
+  // which hold no data (every call they make carries the token). The Host
+  // rule still applies, so a rebound DNS name cannot read them either.
+  void AddPublic(const std::string& method, const std::string& pattern, Handler handler);
 
   struct Match {
     const Handler* handler = nullptr;
     const SseHandler* sse = nullptr;
     const SignedBy* signed_by = nullptr;  // null or empty: the ordinary rules
+    bool open = false;                    // AddPublic: no token needed
     std::string allow;  // methods of a path that matched with another method
   };
   Match Find(HttpRequest& req) const;
@@ -154,6 +159,7 @@ class Router {
     Handler handler;
     SseHandler sse;
     SignedBy signed_by;
+    bool open = false;
   };
   std::vector<Route> routes_;
 };

@@ -314,6 +314,10 @@ std::vector<McpTool> MakeTools() {
                                    "delivered.",
                          {{"id", Str("the action id")}, {"reason", Str("why (kept in the event)")}},
                          {"id"}));
+  tools.push_back(Tool("retry_action", "POST", "/v1/actions/{id}/retry",
+                       "Send a dead action again: it is pending, its attempts start over.",
+                       {{"id", Str("the action id")}, {"reason", Str("why (kept in the event)")}},
+                       {"id"}));
   tools.push_back(
       Tool("list_actions", "GET", "/v1/actions",
            "Outbox actions with a status, oldest first (attempts, last error, next "
@@ -400,6 +404,7 @@ std::vector<McpTool> MakeTools() {
       {"enqueue_action", Writes(false, false)},
       {"approve_action", Writes(false, true)},
       {"reject_action", Writes(true, true)},
+      {"retry_action", Writes(false, true)},
       {"get_arousal", ReadOnly()},
       {"set_arousal", Writes(false, true)},
       {"events_since", ReadOnly()},

@@ -90,7 +90,7 @@ void Outbox::OnEvents(std::span<const Event> events) {
     // meanwhile); the approval does not name the effector.
     if (e.type == EventType::kActionEnqueued && e.fields.value("require_approval", false) != true)
       Schedule(e.Str("action_id"), e.Str("effector"), now);
-    else if (e.type == EventType::kActionApproved)
+    else if (e.type == EventType::kActionApproved || e.type == EventType::kActionRetried)
       ScheduleApproved(e.Str("action_id"), now);
   }
 }

@@ -69,6 +69,7 @@ class Outbox {
   struct Lane;
   Lane* LaneFor(const std::string& effector);
   void Schedule(const std::string& action_id, const std::string& effector, TimeMs at);
+  // An approved or retried action: scheduled for its effector now.
   void ScheduleApproved(const std::string& action_id, TimeMs now);
   void Pump(Lane& lane);
   void Send(Lane& lane, const std::string& action_id);

@@ -338,6 +338,10 @@ Result<Events> BuildActionReject(std::string_view action_id, const json& req) {
   return BuildWithReason(EventType::kActionRejected, "action", action_id, req);
 }
 
+Result<Events> BuildActionRetry(std::string_view action_id, const json& req) {
+  return BuildWithReason(EventType::kActionRetried, "action", action_id, req);
+}
+
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now) {
   json ids = json::array();
   for (std::string_view status : kFinishedActionStatuses) {

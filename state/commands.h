@@ -66,6 +66,9 @@ Result<Events> BuildActionEnqueue(const json& req, uint64_t next_seq);
 Result<Events> BuildActionApprove(std::string_view action_id, const json& req);
 // {} -> action_rejected (a pending_approval action is never delivered)
 Result<Events> BuildActionReject(std::string_view action_id, const json& req);
+// {reason?} -> action_retried (a dead action is pending again, its attempts
+//   back at 0)
+Result<Events> BuildActionRetry(std::string_view action_id, const json& req);
 // Complete and dead actions last updated before now - retention
 //   -> actions_pruned (empty when there is nothing to prune)
 Result<Events> BuildActionsPrune(const Projection& state, TimeMs retention, TimeMs now);

@@ -192,6 +192,7 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
       {EventType::kDedupPruned, "dedup_pruned", {{"percept_ids", Kind::kIdList, true}}},
       {EventType::kActionApproved, "action_approved", {{"action_id", Kind::kId, true}}},
       {EventType::kActionRejected, "action_rejected", {{"action_id", Kind::kId, true}}},
+      {EventType::kActionRetried, "action_retried", {{"action_id", Kind::kId, true}}},
   }});
   return specs;
 }

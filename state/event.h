@@ -75,8 +75,9 @@ enum class EventType : uint8_t {
   kDedupPruned,
   kActionApproved,
   kActionRejected,
+  kActionRetried,
 };
-inline constexpr int kEventTypeCount = 35;
+inline constexpr int kEventTypeCount = 36;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

@@ -25,6 +25,7 @@ bool IsAttributed(EventType type) {
     case EventType::kActionDead:
     case EventType::kActionApproved:
     case EventType::kActionRejected:
+    case EventType::kActionRetried:
     case EventType::kActionsPruned:
     case EventType::kReflexPut:
     case EventType::kReflexDeleted:

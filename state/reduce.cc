@@ -384,6 +384,14 @@ Status ReduceAction(const Event& e, Step& s) {
       rec.SetString("status", "rejected");
       if (s.Has("reason")) rec.Set("last_error", s.F()["reason"]);
       break;
+    case EventType::kActionRetried:
+      // A human sends a dead action again, with a fresh attempt budget;
+      // its last error stays until a new attempt replaces it.
+      LIMBIC_RETURN_IF_ERROR(from({"dead"}));
+      rec.SetString("status", "pending");
+      rec.Set("attempts", 0);
+      rec.Set("next_attempt_at", nullptr);
+      break;
     case EventType::kActionDead:
       LIMBIC_RETURN_IF_ERROR(from({"pending", "inflight", "failed"}));
       rec.SetString("status", "dead");
@@ -512,6 +520,7 @@ Status Reduce(const Event& event, Overlay* overlay) {
     case EventType::kActionDead:
     case EventType::kActionApproved:
     case EventType::kActionRejected:
+    case EventType::kActionRetried:
     case EventType::kActionsPruned:
       return ReduceAction(event, s);
     case EventType::kReflexFired:

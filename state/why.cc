@@ -39,7 +39,8 @@ std::string CreatedId(const Event& e) {
 bool IsDelivery(EventType t) {
   return t == EventType::kActionSent || t == EventType::kActionComplete ||
          t == EventType::kActionFailed || t == EventType::kActionDead ||
-         t == EventType::kActionApproved || t == EventType::kActionRejected;
+         t == EventType::kActionApproved || t == EventType::kActionRejected ||
+         t == EventType::kActionRetried;
 }
 
 std::string Quoted(const json& v, size_t max = 60) {
@@ -90,6 +91,8 @@ std::string What(const Event& e) {
       return id("action_id") + " approved";
     case EventType::kActionRejected:
       return id("action_id") + " rejected (never delivered)";
+    case EventType::kActionRetried:
+      return id("action_id") + " sent again after it was dead";
     case EventType::kReflexFired:
       return "reflex " + id("reflex_id") + (f.contains("percept_id") ? " on " + id("percept_id") : "") +
              " caused seqs " + CompactJson(f.value("caused", json::array()));

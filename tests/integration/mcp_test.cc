@@ -77,6 +77,7 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
                                        "get_action",
                                        "approve_action",
                                        "reject_action",
+                                       "retry_action",
                                        "prune_actions",
                                        "consolidate",
                                        "archive_blink",

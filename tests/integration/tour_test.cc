@@ -105,6 +105,7 @@ TEST_CASE("the README tour works as written, on a first and a second run", "[cli
       CHECK_THAT(r.out, Catch::Contains("\"type\":\"percept_arrived\""));
       CHECK_THAT(r.out, Catch::Contains("reflex github-issue-opened"));
       CHECK_THAT(r.out, Catch::Contains("delivered"));
+      CHECK_THAT(r.out, Catch::Contains("<title>limbic inspector</title>"));
       CHECK_THAT(r.out, !Catch::Contains("already_exists"));
     }
     auto r = Run({"/bin/bash", "-c", "set -eu; cd '" + dir.path() + "'; unset LIMBIC_STATE; " + offline},

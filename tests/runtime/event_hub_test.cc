@@ -3,9 +3,9 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "../state/test_util.h"
 #include "state/commands.h"
 #include "state/engine.h"
-#include "../state/test_util.h"
 
 using namespace limbic;
 using namespace limbic::state;
@@ -20,26 +20,35 @@ std::unique_ptr<Engine> Fill(const std::string& dir, int n) {
   auto e = Engine::Open(o);
   REQUIRE(e.ok());
   for (int i = 0; i < n; ++i) {
-    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", i % 2 ? "odd" : "even"}}, (*e)->next_seq());
+    auto ev =
+        BuildPerceptAdd({{"source", "s"}, {"type", i % 2 ? "odd" : "even"}}, (*e)->next_seq());
     REQUIRE((*e)->Commit(*ev).ok());
   }
   return std::move(e).value();
 }
 
+// 10 events on disk, a hub whose ring holds 4, then 3 more published live:
+// seqs 1..13, of which the ring has 10..13.
+struct RingAndDisk {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  EventHub hub{ioc, EventsDirPath(dir.path()), /*capacity=*/4};
+  std::unique_ptr<Engine> engine = Fill(dir.path(), 10);
+  RingAndDisk() {
+    engine->AddListener([this](std::span<const Event> ev) { hub.Publish(ev); });
+    hub.set_last_seq(engine->applied_seq());
+    for (int i = 0; i < 3; ++i) {
+      auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "late"}}, engine->next_seq());
+      REQUIRE(engine->Commit(*ev).ok());
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("reads come from the ring, and from the log beyond it", "[hub]") {
-  limbic::testing::ScratchDir dir;
-  boost::asio::io_context ioc;
-  EventHub hub(ioc, EventsDirPath(dir.path()), /*capacity=*/4);
-  auto engine = Fill(dir.path(), 10);
-  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
-  hub.set_last_seq(engine->applied_seq());
-  // Publish the last few, as the runtime would have.
-  for (int i = 0; i < 3; ++i) {
-    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "late"}}, engine->next_seq());
-    REQUIRE(engine->Commit(*ev).ok());
-  }
+  RingAndDisk f;
+  EventHub& hub = f.hub;
   CHECK(hub.last_seq() == 13);
   auto all = hub.Read(0, 100, {});
   REQUIRE(all.ok());
@@ -54,6 +63,39 @@ TEST_CASE("reads come from the ring, and from the log beyond it", "[hub]") {
   CHECK(hub.Read(13, 10, {})->empty());
 }
 
+TEST_CASE("a filtered read looks at no more than it may, and says how far it looked", "[hub]") {
+  RingAndDisk f;
+  EventHub& hub = f.hub;
+  // Odd seqs only, from the disk (1..9) and the ring (10..13).
+  EventHub::Keep odd = [](const EventHub::Item& item) { return item.seq % 2 == 1; };
+  uint64_t to = 0;
+  auto all = hub.Read(0, 100, {}, odd, 1000, &to);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 7);
+  CHECK((*all)[6].seq == 13);
+  CHECK(to == 13);
+  // At most 4 looked at: seqs 1..4, two of them kept; go on from 4.
+  auto some = hub.Read(0, 100, {}, odd, 4, &to);
+  REQUIRE(some->size() == 2);
+  CHECK(to == 4);
+  // The limit on matches comes first: the first match, then stop.
+  auto one = hub.Read(4, 1, {}, odd, 1000, &to);
+  REQUIRE(one->size() == 1);
+  CHECK((*one)[0].seq == 5);
+  CHECK(to == 5);
+  // Across the ring's start: 9 (disk), 10 and 11 (ring).
+  auto across = hub.Read(8, 100, {}, odd, 3, &to);
+  REQUIRE(across->size() == 2);
+  CHECK(to == 11);
+  // Nothing matches: the whole log looked at, to its end.
+  auto none = hub.Read(
+      0, 100, {}, [](const EventHub::Item&) { return false; }, 1000, &to);
+  CHECK(none->empty());
+  CHECK(to == 13);
+  CHECK(hub.Read(13, 10, {}, odd, 10, &to)->empty());
+  CHECK(to == 13);
+}
+
 TEST_CASE("subscribers get the backlog then live events, nothing missed or repeated", "[hub]") {
   limbic::testing::ScratchDir dir;
   boost::asio::io_context ioc;
@@ -62,10 +104,13 @@ TEST_CASE("subscribers get the backlog then live events, nothing missed or repea
   hub.set_last_seq(engine->applied_seq());
   engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
   std::vector<uint64_t> got;
-  REQUIRE(hub.Subscribe(2, {}, [&](const EventHub::Item& i) {
-                got.push_back(i.seq);
-                return got.size() < 6 ? EventHub::Take::kMore : EventHub::Take::kStop;  // after 6
-              }).ok());
+  REQUIRE(hub.Subscribe(2, {},
+                        [&](const EventHub::Item& i) {
+                          got.push_back(i.seq);
+                          return got.size() < 6 ? EventHub::Take::kMore
+                                                : EventHub::Take::kStop;  // after 6
+                        })
+              .ok());
   CHECK(got == std::vector<uint64_t>{3, 4, 5});
   for (int i = 0; i < 5; ++i) {
     auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}}, engine->next_seq());
@@ -76,10 +121,12 @@ TEST_CASE("subscribers get the backlog then live events, nothing missed or repea
 
   // A type filter applies to backlog and live events alike.
   std::vector<uint64_t> typed;
-  REQUIRE(hub.Subscribe(0, {EventType::kPerceptArrived}, [&](const EventHub::Item& i) {
-                typed.push_back(i.seq);
-                return EventHub::Take::kMore;
-              }).ok());
+  REQUIRE(hub.Subscribe(0, {EventType::kPerceptArrived},
+                        [&](const EventHub::Item& i) {
+                          typed.push_back(i.seq);
+                          return EventHub::Take::kMore;
+                        })
+              .ok());
   CHECK(typed.size() == 10);
 }
 

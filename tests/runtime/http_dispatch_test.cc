@@ -94,3 +94,29 @@ TEST_CASE("Dispatch hands an SSE route back unanswered", "[http]") {
   CHECK(Dispatch(router, kGate, stream, a.responder(), NullLog()) != nullptr);
   CHECK(a.got.empty());
 }
+
+TEST_CASE("a public route needs no token, but the Host rule still holds", "[http]") {
+  Router router;
+  router.AddPublic("GET", "/ui/{file}", [](HttpRequest& req, Responder respond) {
+    respond(HttpResponse::Json(200, {{"file", req.params["file"]}}));
+  });
+  router.Add("GET", "/v1/data", [](HttpRequest&, Responder respond) {
+    respond(HttpResponse::Json(200, nlohmann::json::object()));
+  });
+  const std::string token = "s3cret";
+  const RequestGate gate{kLoopback, token, false};
+  Answers a;
+  HttpRequest page = Request("GET", "/ui/app.js");
+  (void)Dispatch(router, gate, page, a.responder(), NullLog());
+  CHECK(a.got[0].status == 200);
+  HttpRequest data = Request("GET", "/v1/data");
+  (void)Dispatch(router, gate, data, a.responder(), NullLog());
+  CHECK(a.got[1].status == 401);
+  HttpRequest rebound = Request("GET", "/ui/app.js");
+  rebound.headers["host"] = "attacker.example";
+  (void)Dispatch(router, gate, rebound, a.responder(), NullLog());
+  CHECK(a.got[2].status == 421);
+  HttpRequest post = Request("POST", "/ui/app.js", "{}");
+  (void)Dispatch(router, gate, post, a.responder(), NullLog());
+  CHECK(a.got[3].status == 401);  // no public POST: the token rule answers first
+}

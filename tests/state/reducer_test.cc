@@ -1,9 +1,10 @@
 // The reducer: what each event does to the records, and what it refuses;
 // overlays.
+#include "state/reducer.h"
+
 #include <catch2/catch.hpp>
 
 #include "pools_test_util.h"
-#include "state/reducer.h"
 
 using namespace limbic;
 using namespace limbic::state;
@@ -40,12 +41,11 @@ TEST_CASE("percept lifecycle: arrive, assign, move, process, drop, remove", "[re
 
 TEST_CASE("thread lifecycle: state merge, pause, complete, delete", "[reducer]") {
   Log l;
-  l.Add(EventType::kThreadCreated, {{"thread_id", "t-1"},
-                                    {"goal", "g"},
-                                    {"salience", 0.4},
-                                    {"state", {{"phase", "triage"}}}});
-  l.Add(EventType::kThreadUpdated,
-        {{"thread_id", "t-1"}, {"salience", 0.9}, {"state", {{"context", {{"pr", 7}}}, {"phase", nullptr}}}});
+  l.Add(EventType::kThreadCreated,
+        {{"thread_id", "t-1"}, {"goal", "g"}, {"salience", 0.4}, {"state", {{"phase", "triage"}}}});
+  l.Add(EventType::kThreadUpdated, {{"thread_id", "t-1"},
+                                    {"salience", 0.9},
+                                    {"state", {{"context", {{"pr", 7}}}, {"phase", nullptr}}}});
   l.Add(EventType::kThreadPaused, {{"thread_id", "t-1"}, {"reason", "waiting"}});
   Overlay o(nullptr);
   REQUIRE(ReduceAll(l.events, &o).ok());
@@ -114,10 +114,15 @@ TEST_CASE("arousal: default, level, factors set and removed", "[reducer]") {
 
 TEST_CASE("outbox transitions: enqueue, send, fail, resend, complete, prune", "[reducer]") {
   Log l;
-  l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"}, {"action_type", "ack"},
-                                     {"payload", {{"x", 1}}}, {"idempotency_key", "k-1"}});
+  l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                     {"effector", "log"},
+                                     {"action_type", "ack"},
+                                     {"payload", {{"x", 1}}},
+                                     {"idempotency_key", "k-1"}});
   l.Add(EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}});
-  l.Add(EventType::kActionFailed, {{"action_id", "a-1"}, {"attempt", 1}, {"error", "503"},
+  l.Add(EventType::kActionFailed, {{"action_id", "a-1"},
+                                   {"attempt", 1},
+                                   {"error", "503"},
                                    {"retry_at", "2026-11-22T14:06:00.000Z"}});
   Overlay o(nullptr);
   REQUIRE(ReduceAll(l.events, &o).ok());
@@ -128,7 +133,8 @@ TEST_CASE("outbox transitions: enqueue, send, fail, resend, complete, prune", "[
   CHECK(a["next_attempt_at"] == "2026-11-22T14:06:00.000Z");
   CHECK(a["idempotency_key"] == "k-1");
   l.Add(EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 2}});
-  l.Add(EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 3}});  // redelivery after a crash
+  l.Add(EventType::kActionSent,
+        {{"action_id", "a-1"}, {"attempt", 3}});  // redelivery after a crash
   l.Add(EventType::kActionComplete, {{"action_id", "a-1"}, {"result", {{"status", 201}}}});
   l.Add(EventType::kActionsPruned, {{"action_ids", {"a-1"}}});
   Overlay o2(nullptr);
@@ -138,6 +144,16 @@ TEST_CASE("outbox transitions: enqueue, send, fail, resend, complete, prune", "[
   CHECK(Rec(o2, Pool::kActions, "a-1")["result"]["status"] == 201);
   REQUIRE(Reduce(l.events.back(), &o2).ok());
   CHECK_FALSE(o2.Get(Pool::kActions, "a-1")->has_value());
+}
+
+// The state after the log and `more`, on an overlay of its own: a refused
+// event leaves its overlay unusable, as the engine refuses the whole group.
+static std::unique_ptr<Overlay> StateOf(const Log& l, std::vector<Event> more) {
+  auto o = std::make_unique<Overlay>(nullptr);
+  std::vector<Event> all = l.events;
+  all.insert(all.end(), more.begin(), more.end());
+  REQUIRE(ReduceAll(all, o.get()).ok());
+  return o;
 }
 
 TEST_CASE("an action that requires approval waits, approved it is pending, rejected it is final",
@@ -150,22 +166,17 @@ TEST_CASE("an action that requires approval waits, approved it is pending, rejec
                                        {"payload", 1},
                                        {"idempotency_key", "k"},
                                        {"require_approval", true}});
-    // Each step on an overlay of its own: a refused event leaves its overlay
-    // unusable, as the engine refuses the whole group.
-    auto state_of = [&l](std::vector<Event> more) {
-      auto o = std::make_unique<Overlay>(nullptr);
-      std::vector<Event> all = l.events;
-      all.insert(all.end(), more.begin(), more.end());
-      REQUIRE(ReduceAll(all, o.get()).ok());
-      return o;
-    };
+    auto state_of = [&l](std::vector<Event> more) { return StateOf(l, std::move(more)); };
     CHECK(Rec(*state_of({}), Pool::kActions, "a-1")["status"] == "pending_approval");
     // Nothing delivers it meanwhile: the outbox's first step is refused.
-    Status sent = Reduce(Event{9, 0, EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}}},
-                         state_of({}).get());
+    Status sent =
+        Reduce(Event{9, 0, EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}}},
+               state_of({}).get());
     CHECK(sent.code() == Status::Code::kFailedPrecondition);
     CHECK_THAT(sent.message(), Catch::Contains("is pending_approval"));
-    Event decision{10, 0, approve ? EventType::kActionApproved : EventType::kActionRejected,
+    Event decision{10,
+                   0,
+                   approve ? EventType::kActionApproved : EventType::kActionRejected,
                    {{"action_id", "a-1"}, {"actor", "cli"}, {"reason", "looks wrong"}}};
     json a = Rec(*state_of({decision}), Pool::kActions, "a-1");
     CHECK(a["status"] == (approve ? "pending" : "rejected"));
@@ -194,9 +205,48 @@ TEST_CASE("an action that requires approval waits, approved it is pending, rejec
   CHECK_THAT(approved.message(), Catch::Contains("action a-2 is pending"));
 }
 
+TEST_CASE("a dead action retried is pending again with its attempts at 0, only a dead one",
+          "[reducer]") {
+  Log l;
+  l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                     {"effector", "log"},
+                                     {"action_type", "ack"},
+                                     {"payload", 1},
+                                     {"idempotency_key", "k"}});
+  auto state_of = [&l](std::vector<Event> more) { return StateOf(l, std::move(more)); };
+  // Pending: not dead, so not retried.
+  Status early =
+      Reduce(Event{9, 0, EventType::kActionRetried, {{"action_id", "a-1"}}}, state_of({}).get());
+  CHECK(early.code() == Status::Code::kFailedPrecondition);
+  CHECK_THAT(early.message(), Catch::Contains("action a-1 is pending"));
+  l.Add(EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 3}});
+  l.Add(EventType::kActionDead, {{"action_id", "a-1"}, {"attempt", 3}, {"error", "HTTP 404"}});
+  Event retried{20,
+                0,
+                EventType::kActionRetried,
+                {{"action_id", "a-1"}, {"actor", "ui"}, {"reason", "fixed"}}};
+  json a = Rec(*state_of({retried}), Pool::kActions, "a-1");
+  CHECK(a["status"] == "pending");
+  CHECK(a["attempts"] == 0);
+  CHECK(a["last_error"] == "HTTP 404");  // until a new attempt replaces it
+  CHECK(a["next_attempt_at"].is_null());
+  // The outbox's next step is allowed; a second retry is not.
+  auto o = state_of({retried});
+  CHECK(
+      Reduce(Event{21, 0, EventType::kActionSent, {{"action_id", "a-1"}, {"attempt", 1}}}, o.get())
+          .ok());
+  Status again = Reduce(Event{21, 0, EventType::kActionRetried, {{"action_id", "a-1"}}},
+                        state_of({retried}).get());
+  CHECK(again.code() == Status::Code::kFailedPrecondition);
+  Status unknown =
+      Reduce(Event{21, 0, EventType::kActionRetried, {{"action_id", "a-9"}}}, state_of({}).get());
+  CHECK(unknown.code() == Status::Code::kNotFound);
+}
+
 TEST_CASE("reflex records: put keeps counters, fired counts, enable, delete", "[reducer]") {
   Log l;
-  l.Add(EventType::kReflexPut, {{"reflex_id", "r-1"}, {"rule", {{"id", "r-1"}, {"enabled", false}}}});
+  l.Add(EventType::kReflexPut,
+        {{"reflex_id", "r-1"}, {"rule", {{"id", "r-1"}, {"enabled", false}}}});
   l.Add(EventType::kReflexFired, {{"reflex_id", "r-1"}, {"caused", json::array()}});
   l.Add(EventType::kReflexFired, {{"reflex_id", "not-in-pool"}, {"caused", json::array({3})}});
   l.Add(EventType::kReflexPut, {{"reflex_id", "r-1"}, {"rule", {{"id", "r-1"}}}});
@@ -281,24 +331,33 @@ TEST_CASE("the reducer refuses events that do not fit the state, naming them", "
        Status::Code::kNotFound,
        "thread t-7"},
       {[](Log& l) {
-         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
-                                            {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
+         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                            {"effector", "log"},
+                                            {"action_type", "x"},
+                                            {"payload", 1},
+                                            {"idempotency_key", "k"}});
        },
        EventType::kActionComplete,
        {{"action_id", "a-1"}},
        Status::Code::kFailedPrecondition,
        "action a-1 is pending"},
       {[](Log& l) {
-         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
-                                            {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
+         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                            {"effector", "log"},
+                                            {"action_type", "x"},
+                                            {"payload", 1},
+                                            {"idempotency_key", "k"}});
        },
        EventType::kActionsPruned,
        {{"action_ids", {"a-1"}}},
        Status::Code::kFailedPrecondition,
        "not complete, dead or rejected"},
       {[](Log& l) {
-         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"}, {"effector", "log"},
-                                            {"action_type", "x"}, {"payload", 1}, {"idempotency_key", "k"}});
+         l.Add(EventType::kActionEnqueued, {{"action_id", "a-1"},
+                                            {"effector", "log"},
+                                            {"action_type", "x"},
+                                            {"payload", 1},
+                                            {"idempotency_key", "k"}});
          l.Add(EventType::kActionDead, {{"action_id", "a-1"}, {"error", "gone"}});
        },
        EventType::kActionSent,
@@ -402,8 +461,10 @@ class CountingReader final : public RecordReader {
 
 }  // namespace
 
-TEST_CASE("contains answers from the changes, then the reads remembered, then the base, reading no record",
-          "[reducer]") {
+TEST_CASE(
+    "contains answers from the changes, then the reads remembered, then the base, reading no "
+    "record",
+    "[reducer]") {
   Overlay records(nullptr);
   records.Put(Pool::kThreads, "t-1", {{"v", 1}}, 1);
   records.Put(Pool::kThreads, "t-2", {{"v", 2}}, 2);
@@ -412,10 +473,10 @@ TEST_CASE("contains answers from the changes, then the reads remembered, then th
   o.remember_base_reads(true);
   o.Put(Pool::kThreads, "t-3", {{"v", 3}}, 3);
   o.Delete(Pool::kThreads, "t-2", 4);
-  CHECK(*o.Contains(Pool::kThreads, "t-3"));         // changed here
-  CHECK_FALSE(*o.Contains(Pool::kThreads, "t-2"));   // deleted here, though the base has it
+  CHECK(*o.Contains(Pool::kThreads, "t-3"));        // changed here
+  CHECK_FALSE(*o.Contains(Pool::kThreads, "t-2"));  // deleted here, though the base has it
   CHECK(base.checks == 0);
-  CHECK(*o.Contains(Pool::kThreads, "t-1"));         // the base's
+  CHECK(*o.Contains(Pool::kThreads, "t-1"));  // the base's
   CHECK_FALSE(*o.Contains(Pool::kThreads, "t-404"));
   CHECK_FALSE(*o.Contains(Pool::kPercepts, "t-1"));  // another pool
   CHECK(base.checks == 3);
@@ -427,7 +488,7 @@ TEST_CASE("contains answers from the changes, then the reads remembered, then th
   CHECK_FALSE(absent->has_value());
   CHECK_FALSE(*o.Contains(Pool::kThreads, "t-404"));
   CHECK(base.checks == 3);  // answered from what it remembered
-  Overlay bulk(&base);  // as a bulk load's overlay: absence is asked again
+  Overlay bulk(&base);      // as a bulk load's overlay: absence is asked again
   bulk.remember_base_reads(true);
   bulk.remember_absent(false);
   CHECK_FALSE(*bulk.Contains(Pool::kThreads, "t-404"));

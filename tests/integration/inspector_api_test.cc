@@ -1,0 +1,294 @@
+// What the inspector stands on, through the real binary: its files at /ui/
+// (no token, but the Host rule and a strict content policy), time travel and
+// forks over HTTP, a dead action sent again, events filtered by actor, id
+// and time, and a reflex rule checked without saving it.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "http.h"
+#include "runtime_util.h"
+
+using nlohmann::json;
+using namespace limbic::testing;
+
+namespace {
+
+json Percept(const std::string& source) {
+  return {{"source", source}, {"type", "msg"}, {"intensity", 0.7}, {"text", "hello"}};
+}
+
+std::string CliDigestAt(const std::string& state, uint64_t seq) {
+  auto r = Limbic({"--state", state, "--json", "state", "digest", "--at-seq", std::to_string(seq)});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out)["digest"];
+}
+
+}  // namespace
+
+TEST_CASE("the inspector's files: served without the token, Host-checked, strict headers",
+          "[api][ui]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"]["token"] = "s3cret";
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+
+  auto page = Http(l.port(), "GET", "/ui/");
+  REQUIRE(page.status == 200);
+  CHECK_THAT(page.headers["content-type"], Catch::StartsWith("text/html"));
+  CHECK_THAT(page.body, Catch::Contains("<html"));
+  CHECK_THAT(page.headers["content-security-policy"],
+             Catch::Contains("default-src 'none'") && Catch::Contains("script-src 'self'") &&
+                 Catch::Contains("frame-ancestors 'none'"));
+  CHECK(page.headers["x-content-type-options"] == "nosniff");
+  CHECK(page.headers["x-frame-options"] == "DENY");
+  // Unchanged since the browser's copy: 304, no body.
+  auto again = Http(l.port(), "GET", "/ui/", "", {{"If-None-Match", page.headers["etag"]}});
+  CHECK(again.status == 304);
+  CHECK(again.body.empty());
+  // /ui redirects to /ui/, where the page's relative module paths resolve.
+  auto bare = Http(l.port(), "GET", "/ui");
+  CHECK(bare.status == 308);
+  CHECK(bare.headers["location"] == "/ui/");
+
+  // The data is not public: the API still wants the token.
+  CHECK(Http(l.port(), "GET", "/v1/attention").status == 401);
+  CHECK(Http(l.port(), "GET", "/v1/attention", "", {{"Authorization", "Bearer s3cret"}}).status ==
+        200);
+
+  // Only files of the built-in set, whatever the path says.
+  CHECK(Http(l.port(), "GET", "/ui/nothing.js").status == 404);
+  CHECK(Http(l.port(), "GET", "/ui/%2e%2e/%2e%2e/etc/passwd").status == 404);
+  CHECK(Http(l.port(), "GET", "/ui/..%2fapi.h").status == 404);
+  // A rebound DNS name cannot read them either.
+  CHECK(Http(l.port(), "GET", "/ui/", "", {{"Host", "evil.example:80"}}).status == 421);
+  // The page is read-only: other methods are refused before anything else.
+  CHECK(Http(l.port(), "POST", "/ui/", "{}", {{"Authorization", "Bearer s3cret"}}).status == 405);
+}
+
+TEST_CASE("api.ui_dir serves the inspector from a directory, and api.ui false serves none",
+          "[api][ui]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "ui/views");
+  std::ofstream(dir / "ui/index.html") << "<html>mine</html>";
+  std::ofstream(dir / "ui/views/a.js") << "export const a = 1;\n";
+  std::ofstream(dir / "ui/.secret") << "no";
+  json config = BaseConfig(dir);
+  config["api"]["ui_dir"] = dir / "ui";
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    CHECK(Http(l.port(), "GET", "/ui/").body == "<html>mine</html>");
+    auto js = Http(l.port(), "GET", "/ui/views/a.js");
+    CHECK(js.status == 200);
+    CHECK_THAT(js.headers["content-type"], Catch::StartsWith("text/javascript"));
+    CHECK(Http(l.port(), "GET", "/ui/.secret").status == 404);
+    CHECK(Http(l.port(), "GET", "/ui/views").status == 404);
+    // Edited on disk: served as it is now.
+    std::ofstream(dir / "ui/index.html") << "<html>edited</html>";
+    CHECK(Http(l.port(), "GET", "/ui/").body == "<html>edited</html>");
+    REQUIRE(l.child().Kill(SIGTERM) == 0);
+  }
+  config["api"]["ui_dir"] = dir / "nowhere";
+  std::ofstream(dir / "c.json") << config.dump();
+  auto bad = Limbic({"--state", dir / "state", "run", "--config", dir / "c.json"});
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("api.ui_dir") && Catch::Contains("index.html"));
+
+  config["api"].erase("ui_dir");
+  config["api"]["ui"] = false;
+  RunningLimbic off(dir, config);
+  REQUIRE(off.port() != 0);
+  CHECK(Http(off.port(), "GET", "/ui/").status == 404);
+}
+
+TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's digest",
+          "[api][ui]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  auto p = HttpJson(l.port(), "POST", "/v1/percepts", Percept("chat"));
+  REQUIRE(p.status == 201);
+  auto t = HttpJson(l.port(), "POST", "/v1/threads",
+                    {{"goal", "answer"}, {"salience", 0.8}, {"from_percept", p.Json()["id"]}});
+  REQUIRE(t.status == 201);
+  const uint64_t seq = t.Json()["events"].back()["seq"];  // the assignment's
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "later"}}).status == 201);
+
+  auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+  REQUIRE(at.status == 200);
+  json past = at.Json();
+  CHECK(past["seq"] == seq);
+  CHECK(past["digest"] == CliDigestAt(state, seq));
+  CHECK(past["pools"]["threads"]["count"] == 1);
+  CHECK(past["pools"]["threads"]["items"][0]["goal"] == "answer");
+  CHECK(past["pools"]["threads"]["items"][0]["unprocessed"] == 1);
+  CHECK(past["pools"]["percepts"]["count"] == 1);
+  CHECK(past["pools"]["percepts"]["items"][0]["status"] == "assigned");
+  CHECK(past["pools"]["percepts"]["items"][0].contains("effective_intensity"));
+  CHECK(past["arousal"].contains("effective"));
+  // The first event only: nothing but the percept.
+  json first = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=1").Json();
+  CHECK(first["pools"]["threads"]["count"] == 0);
+  CHECK(first["digest"] == CliDigestAt(state, 1));
+
+  auto zero = Http(l.port(), "GET", "/v1/state/at?seq=0");
+  CHECK(zero.status == 400);
+  CHECK_THAT(zero.body, Catch::Contains("query seq"));
+  auto late = Http(l.port(), "GET", "/v1/state/at?seq=999");
+  CHECK(late.status == 400);
+  CHECK_THAT(late.body, Catch::Contains("past the last applied seq"));
+  CHECK(Http(l.port(), "GET", "/v1/state/at?seq=x").status == 400);
+  CHECK(Http(l.port(), "GET", "/v1/state/at?seq=1&limit=y").status == 400);
+}
+
+TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui][fork]") {
+  TempDir dir, box;
+  const std::string state = dir / "state";
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  auto p = HttpJson(l.port(), "POST", "/v1/percepts", Percept("chat"));
+  REQUIRE(p.status == 201);
+  const uint64_t seq = p.Json()["seq"];
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "later"}}).status == 201);
+
+  auto f = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", box / "a"}});
+  INFO(f.body);
+  REQUIRE(f.status == 201);
+  json info = f.Json();
+  CHECK(info["into"] == box / "a");
+  CHECK(info["at_seq"] == seq);
+  CHECK(info["digest"] == CliDigestAt(state, seq));
+  CHECK(info["command"] == "limbic run --state " + (box / "a") + " --port 0");
+  CHECK(std::filesystem::exists(box / "a/sandbox.json"));
+  auto d = Limbic({"--state", box / "a", "--json", "state", "digest"});
+  REQUIRE(d.exit_code == 0);
+  CHECK(json::parse(d.out)["digest"] == info["digest"]);
+
+  // Without `into`: next to the state dir, named by the seq.
+  auto beside = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}});
+  REQUIRE(beside.status == 201);
+  CHECK(beside.Json()["into"] == state + "-fork-" + std::to_string(seq));
+  auto second = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}});
+  REQUIRE(second.status == 201);
+  CHECK(second.Json()["into"] == state + "-fork-" + std::to_string(seq) + "-2");
+
+  // Refusals name the field.
+  auto taken = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", box / "a"}});
+  CHECK(taken.status / 100 == 4);
+  auto relative = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "x"}});
+  CHECK(relative.status == 400);
+  CHECK_THAT(relative.body, Catch::Contains("into") && Catch::Contains("absolute"));
+  CHECK(HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 0}}).status == 400);
+  CHECK(HttpJson(l.port(), "POST", "/v1/fork", json::object()).status == 400);
+  auto unknown = HttpJson(l.port(), "POST", "/v1/fork", {{"at_sq", 1}});
+  CHECK(unknown.status == 400);
+  CHECK_THAT(unknown.body, Catch::Contains("at_sq"));
+  CHECK(HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 999}}).status == 400);
+}
+
+TEST_CASE("a dead action is sent again: action_retried by its actor, then delivered",
+          "[api][ui][outbox]") {
+  TempDir dir;
+  ScriptedServer hook({404, 201});
+  const json effectors = {
+      {"hook",
+       {{"kind", "http"}, {"url", "http://127.0.0.1:" + std::to_string(hook.port()) + "/in"}}}};
+  RunningLimbic l(dir, BaseConfig(dir, effectors));
+  REQUIRE(l.port() != 0);
+  auto a = HttpJson(l.port(), "POST", "/v1/actions", {{"effector", "hook"}, {"type", "ping"}});
+  REQUIRE(a.status == 201);
+  const std::string id = a.Json()["id"];
+  json dead =
+      WaitJson(l.port(), "/v1/actions/" + id, [](const json& j) { return j["status"] == "dead"; });
+  CHECK_THAT(dead["last_error"].get<std::string>(), Catch::Contains("404"));
+
+  auto retry = Http(l.port(), "POST", "/v1/actions/" + id + "/retry",
+                    R"({"reason": "fixed the URL"})", {{"X-Limbic-Actor", "ui"}});
+  INFO(retry.body);
+  REQUIRE(retry.status == 200);
+  CHECK(retry.Json()["events"][0]["type"] == "action_retried");
+  json done = WaitJson(l.port(), "/v1/actions/" + id,
+                       [](const json& j) { return j["status"] == "complete"; });
+  CHECK(done["attempts"] == 1);  // a fresh budget
+  REQUIRE(hook.WaitFor(2));
+  // The same idempotency key both times: the receiver can tell.
+  auto requests = hook.requests();
+  CHECK(requests[0].headers["idempotency-key"] == requests[1].headers["idempotency-key"]);
+
+  json events = Http(l.port(), "GET", "/v1/events?type=action_retried").Json()["events"];
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["actor"] == "ui");
+  CHECK(events[0]["reason"] == "fixed the URL");
+  // Only a dead action: this one is complete now.
+  auto twice = HttpJson(l.port(), "POST", "/v1/actions/" + id + "/retry", json::object());
+  CHECK(twice.status == 409);
+  CHECK(HttpJson(l.port(), "POST", "/v1/actions/nope/retry", json::object()).status == 404);
+  json why = Http(l.port(), "GET", "/v1/why/" + id).Json();
+  bool seen = false;
+  for (const json& step : why["chain"]) seen = seen || step["type"] == "action_retried";
+  CHECK(seen);
+}
+
+TEST_CASE("events filtered by actor, id and time, paged through the log", "[api][ui]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  auto a =
+      Http(l.port(), "POST", "/v1/percepts", Percept("chat").dump(), {{"X-Limbic-Actor", "ui"}});
+  REQUIRE(a.status == 201);
+  const std::string id = a.Json()["id"];
+  // A percept whose data holds the actor and the id: not theirs.
+  json decoy = Percept("chat");
+  decoy["data"] = {{"actor", "ui"}, {"ref", id}};
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts", decoy).status == 201);
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts/" + id + "/drop", json::object()).status == 200);
+
+  json by_actor = Http(l.port(), "GET", "/v1/events?actor=ui").Json();
+  REQUIRE(by_actor["events"].size() == 1);
+  CHECK(by_actor["events"][0]["percept_id"] == id);
+  CHECK(by_actor["scanned_to"] == by_actor["last_seq"]);
+  json by_id = Http(l.port(), "GET", "/v1/events?id=" + id).Json();
+  REQUIRE(by_id["events"].size() == 2);
+  CHECK(by_id["events"][1]["type"] == "percept_dropped");
+  json both = Http(l.port(), "GET", "/v1/events?id=" + id + "&type=percept_dropped").Json();
+  CHECK(both["events"].size() == 1);
+  // Paging: one match per answer, going on from the last seq looked at.
+  json page = Http(l.port(), "GET", "/v1/events?id=" + id + "&limit=1").Json();
+  REQUIRE(page["events"].size() == 1);
+  CHECK(page["scanned_to"] == 1);
+  json next = Http(l.port(), "GET", "/v1/events?id=" + id + "&limit=1&after=1").Json();
+  CHECK(next["events"][0]["type"] == "percept_dropped");
+
+  CHECK(Http(l.port(), "GET", "/v1/events?since=2000-01-01T00:00:00Z").Json()["events"].size() ==
+        3);
+  CHECK(Http(l.port(), "GET", "/v1/events?until=2000-01-01T00:00:00Z").Json()["events"].empty());
+  auto bad = Http(l.port(), "GET", "/v1/events?since=yesterday");
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("query since"));
+}
+
+TEST_CASE("a reflex rule checked with dry_run: the same errors, nothing saved", "[api][ui]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  json rule = {{"when", {{"source", "chat"}}},
+               {"then", {{{"send", {{"effector", "log"}, {"type", "ack"}}}}}}};
+  auto ok = HttpJson(l.port(), "PUT", "/v1/reflexes/r1?dry_run=true", rule);
+  REQUIRE(ok.status == 200);
+  CHECK(ok.Json()["valid"] == true);
+  CHECK(ok.Json()["rule"]["id"] == "r1");
+  CHECK(Http(l.port(), "GET", "/v1/reflexes/r1").status == 404);
+  CHECK(Http(l.port(), "GET", "/v1/events?type=reflex_put").Json()["events"].empty());
+
+  rule["then"][0]["send"]["effector"] = "nowhere";
+  auto bad = HttpJson(l.port(), "PUT", "/v1/reflexes/r1?dry_run=true", rule);
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("nowhere"));
+  CHECK(HttpJson(l.port(), "PUT", "/v1/reflexes/r1?dry_run=maybe", rule).status == 400);
+}
