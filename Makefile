@@ -12,7 +12,8 @@ BENCH_ARGS ?=
 # Debian packages the build, the tests and the README tour need.
 PKGS := build-essential cmake pkg-config git \
         librocksdb-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
-        catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev libpoppler-cpp-dev libhnswlib-dev curl openssl python3
+        catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev libpoppler-cpp-dev libhnswlib-dev curl openssl python3 \
+        chromium
 
 # `make fuzz` only (docs/fuzzing.md): clang, and libFuzzer + the sanitizer
 # runtimes (libclang-rt-dev). `make test` needs none of them.
@@ -22,10 +23,21 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= events config rules archive http mcp
 FUZZ_ARGS    ?=
 
-.PHONY: deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format
+.PHONY: deps npm-deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format
 
 deps:
 	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(PKGS)"
+	@$(MAKE) --no-print-directory npm-deps
+
+# The browser tests' JavaScript (puppeteer-core, pinned by the lockfile),
+# from the npm registry; Node.js and npm from Debian when there is none.
+npm-deps:
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="nodejs npm"
+	@if [ ! -f tests/browser/node_modules/.package-lock.json ] || \
+	    [ tests/browser/package-lock.json -nt tests/browser/node_modules/.package-lock.json ]; then \
+	  echo "npm ci (tests/browser)"; \
+	  cd tests/browser && npm ci --no-audit --no-fund --loglevel=error; \
+	fi
 
 fuzz-deps:
 	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(FUZZ_PKGS)"
@@ -61,6 +73,7 @@ bench: build
 	$(BUILD)/limbic_vector_bench
 	cd $(BUILD) && ./limbic_world_bench
 	$(BUILD)/limbic_startup_bench
+	node bench/inspector/inspector_bench.mjs --limbic $(BUILD)/limbic
 
 # The libFuzzer targets (fuzz/), clang with ASan + UBSan, in $(FUZZ_BUILD):
 # each runs FUZZ_SECONDS on fuzz/corpus/<target>, writing what it learns to
