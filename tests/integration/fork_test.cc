@@ -19,15 +19,6 @@ std::vector<std::string> At(const std::string& state, std::vector<std::string> a
   return args;
 }
 
-std::string Digest(const std::string& state, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args{"state", "digest", "--json"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  auto r = Limbic(At(state, args));
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out)["digest"];
-}
-
 }  // namespace
 
 TEST_CASE("fork makes a sandbox as of a seq: same digest, dry-run effectors, rules as they were",
@@ -58,8 +49,8 @@ TEST_CASE("fork makes a sandbox as of a seq: same digest, dry-run effectors, rul
     REQUIRE(f.exit_code == 0);
     CHECK_THAT(f.out, Catch::Contains("a sandbox"));
     CHECK_THAT(f.out, Catch::Contains("limbic run --state " + (box / "state")));
-    CHECK(Digest(state, {"--at-seq", std::to_string(fork_seq)}) == Digest(box / "state"));
-    CHECK(Digest(state) != Digest(box / "state"));
+    CHECK(CliDigest(state, {"--at-seq", std::to_string(fork_seq)}) == CliDigest(box / "state"));
+    CHECK(CliDigest(state) != CliDigest(box / "state"));
 
     auto past = Limbic(At(state, {"--json", "state", "show", "threads", "--at-seq", std::to_string(fork_seq)}));
     REQUIRE(past.exit_code == 0);

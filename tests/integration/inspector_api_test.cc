@@ -20,13 +20,6 @@ json Percept(const std::string& source) {
   return {{"source", source}, {"type", "msg"}, {"intensity", 0.7}, {"text", "hello"}};
 }
 
-std::string CliDigestAt(const std::string& state, uint64_t seq) {
-  auto r = Limbic({"--state", state, "--json", "state", "digest", "--at-seq", std::to_string(seq)});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out)["digest"];
-}
-
 }  // namespace
 
 TEST_CASE("the inspector's files: served without the token, Host-checked, strict headers",
@@ -124,7 +117,7 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   REQUIRE(at.status == 200);
   json past = at.Json();
   CHECK(past["seq"] == seq);
-  CHECK(past["digest"] == CliDigestAt(state, seq));
+  CHECK(past["digest"] == CliDigest(state, {"--at-seq", std::to_string(seq)}));
   CHECK(past["pools"]["threads"]["count"] == 1);
   CHECK(past["pools"]["threads"]["items"][0]["goal"] == "answer");
   CHECK(past["pools"]["threads"]["items"][0]["unprocessed"] == 1);
@@ -135,7 +128,7 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   // The first event only: nothing but the percept.
   json first = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=1").Json();
   CHECK(first["pools"]["threads"]["count"] == 0);
-  CHECK(first["digest"] == CliDigestAt(state, 1));
+  CHECK(first["digest"] == CliDigest(state, {"--at-seq", "1"}));
 
   auto zero = Http(l.port(), "GET", "/v1/state/at?seq=0");
   CHECK(zero.status == 400);
@@ -163,7 +156,7 @@ TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui]
   json info = f.Json();
   CHECK(info["into"] == box / "a");
   CHECK(info["at_seq"] == seq);
-  CHECK(info["digest"] == CliDigestAt(state, seq));
+  CHECK(info["digest"] == CliDigest(state, {"--at-seq", std::to_string(seq)}));
   CHECK(info["command"] == "limbic run --state " + (box / "a") + " --port 0");
   CHECK(std::filesystem::exists(box / "a/sandbox.json"));
   auto d = Limbic({"--state", box / "a", "--json", "state", "digest"});

@@ -35,6 +35,17 @@ inline std::string Script(const TempDir& dir, const std::string& name, const std
   return path;
 }
 
+// `limbic state digest --json` of `state` (with `extra` arguments, e.g.
+// --at-seq N): what the command line says its pools hash to.
+inline std::string CliDigest(const std::string& state, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"--state", state, "state", "digest", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = Limbic(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out)["digest"];
+}
+
 // Polls GET path until pred(json) holds.
 inline json WaitJson(uint16_t port, const std::string& path,
                      const std::function<bool(const json&)>& pred, int timeout_ms = 15000) {
