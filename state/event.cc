@@ -193,6 +193,11 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
       {EventType::kActionApproved, "action_approved", {{"action_id", Kind::kId, true}}},
       {EventType::kActionRejected, "action_rejected", {{"action_id", Kind::kId, true}}},
       {EventType::kActionRetried, "action_retried", {{"action_id", Kind::kId, true}}},
+      {EventType::kPrimaryPromoted,
+       "primary_promoted",
+       {{"agent", Kind::kName, true},
+        {"stream", Kind::kName, true},
+        {"stream_seq", Kind::kCount, true}}},
   }});
   return specs;
 }

@@ -76,8 +76,9 @@ enum class EventType : uint8_t {
   kActionApproved,
   kActionRejected,
   kActionRetried,
+  kPrimaryPromoted,
 };
-inline constexpr int kEventTypeCount = 36;
+inline constexpr int kEventTypeCount = 37;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

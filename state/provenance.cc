@@ -32,6 +32,7 @@ bool IsAttributed(EventType type) {
     case EventType::kReflexEnabled:
     case EventType::kEntryStaged:
     case EventType::kSegmentsAccepted:
+    case EventType::kPrimaryPromoted:
       return true;
     case EventType::kReflexFired:
     case EventType::kMemoryStored:

@@ -31,7 +31,8 @@ namespace limbic::state {
 
 // True for the event types that carry actor and reason: percept_*,
 // thread_*, arousal_*, action_* and actions_pruned, reflex_put /
-// reflex_deleted / reflex_enabled, entry_staged and segments_accepted.
+// reflex_deleted / reflex_enabled, entry_staged, segments_accepted and
+// primary_promoted.
 bool IsAttributed(EventType type);
 
 // Sets `actor` on each attributed event of `events` that has none, and

@@ -544,6 +544,7 @@ Status Reduce(const Event& event, Overlay* overlay) {
     // itself (the reflex catch-up, `limbic why`): no pool changes.
     case EventType::kReflexesEvaluated:
     case EventType::kSegmentsAccepted:
+    case EventType::kPrimaryPromoted:
       return Status::OK();
   }
   return Status::Internal("unknown event type");

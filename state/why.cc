@@ -97,6 +97,9 @@ std::string What(const Event& e) {
       return "reflex " + id("reflex_id") + (f.contains("percept_id") ? " on " + id("percept_id") : "") +
              " caused seqs " + CompactJson(f.value("caused", json::array()));
     case EventType::kEntryStaged: return "consolidated into the archive (" + id("date") + ")";
+    case EventType::kPrimaryPromoted:
+      return "became the primary of agent " + id("agent") + " on stream " + id("stream") + " at stream seq " +
+             id("stream_seq");
     default: return std::string(EventTypeName(e.type));
   }
 }

@@ -24,7 +24,7 @@ export const EVENT_TYPES = [
   'action_enqueued', 'action_approved', 'action_rejected', 'action_sent', 'action_complete', 'action_failed',
   'action_dead', 'action_retried', 'actions_pruned',
   'reflex_put', 'reflex_deleted', 'reflex_enabled', 'reflex_fired', 'reflexes_evaluated',
-  'segments_accepted', 'entry_staged',
+  'segments_accepted', 'primary_promoted', 'entry_staged',
   'memory_stored', 'memory_superseded', 'memory_touched', 'memory_forgotten', 'memory_embedded',
   'association_added', 'document_ingested',
 ];
