@@ -73,6 +73,7 @@ bench: build
 	$(BUILD)/limbic_vector_bench
 	cd $(BUILD) && ./limbic_world_bench
 	$(BUILD)/limbic_startup_bench
+	$(BUILD)/limbic_replication_bench --limbic $(BUILD)/limbic
 	node bench/inspector/inspector_bench.mjs --limbic $(BUILD)/limbic
 
 # The libFuzzer targets (fuzz/), clang with ASan + UBSan, in $(FUZZ_BUILD):

@@ -41,8 +41,8 @@ Status Err(natsStatus s, int code, const std::string& what) {
 bool IsToken(std::string_view s) {
   if (s.empty() || s.size() > 128) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -76,10 +76,15 @@ Status CheckServerUrl(std::string_view url) {
   std::string_view rest = url;
   if (rest.starts_with("nats://")) rest.remove_prefix(7);
   auto colon = rest.rfind(':');
-  if (rest.empty() || colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size())
-    return Status::InvalidArgument("\"" + std::string(url) + "\" is not a NATS server URL (nats://HOST:PORT)");
+  // Another scheme ("http://h:1") or a path is not a host: refused here,
+  // not by the first connect.
+  if (rest.empty() || colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size() ||
+      rest.find('/') != std::string_view::npos)
+    return Status::InvalidArgument("\"" + std::string(url) +
+                                   "\" is not a NATS server URL (nats://HOST:PORT)");
   std::string_view port = rest.substr(colon + 1);
-  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+  if (port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
       std::atoi(std::string(port).c_str()) > 65535)
     return Status::InvalidArgument("\"" + std::string(url) + "\": bad port");
   return Status::OK();
@@ -98,10 +103,12 @@ Status CheckSubject(std::string_view what, std::string_view subject) {
   size_t start = 0;
   while (true) {
     size_t dot = subject.find('.', start);
-    std::string_view token = subject.substr(start, dot == std::string_view::npos ? subject.npos : dot - start);
+    std::string_view token =
+        subject.substr(start, dot == std::string_view::npos ? subject.npos : dot - start);
     if (!IsToken(token))
-      return Status::InvalidArgument(std::string(what) + ": \"" + std::string(subject) +
-                                     "\" is not a subject (tokens of A-Z a-z 0-9 _ - joined by '.', no wildcards)");
+      return Status::InvalidArgument(
+          std::string(what) + ": \"" + std::string(subject) +
+          "\" is not a subject (tokens of A-Z a-z 0-9 _ - joined by '.', no wildcards)");
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -143,7 +150,9 @@ class Connection::Impl {
           r.stream_seq = pa->Sequence;
           r.duplicate = pa->Duplicate;
         } else if (pae != nullptr) {
-          std::string text = pae->ErrText != nullptr && *pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err);
+          std::string text = pae->ErrText != nullptr && *pae->ErrText
+                                 ? pae->ErrText
+                                 : natsStatus_GetText(pae->Err);
           r.js_code = static_cast<int>(pae->ErrCode);
           std::string m = "publish: " + text;
           if (r.js_code != 0) m += " (JetStream error " + std::to_string(r.js_code) + ")";
@@ -175,8 +184,10 @@ Result<std::unique_ptr<Connection>> Connection::Connect(ConnectOptions options) 
   for (const std::string& u : urls) ptrs.push_back(u.c_str());
 
   natsStatus s = natsOptions_Create(&impl.opts);
-  if (s == NATS_OK) s = natsOptions_SetServers(impl.opts, ptrs.data(), static_cast<int>(ptrs.size()));
-  if (s == NATS_OK && !impl.options.name.empty()) s = natsOptions_SetName(impl.opts, impl.options.name.c_str());
+  if (s == NATS_OK)
+    s = natsOptions_SetServers(impl.opts, ptrs.data(), static_cast<int>(ptrs.size()));
+  if (s == NATS_OK && !impl.options.name.empty())
+    s = natsOptions_SetName(impl.opts, impl.options.name.c_str());
   if (s == NATS_OK) s = natsOptions_SetTimeout(impl.opts, impl.options.connect_timeout_ms);
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(impl.opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(impl.opts, impl.options.reconnect_wait_ms);
@@ -218,6 +229,10 @@ bool Connection::connected() const {
   return impl_->nc != nullptr && natsConnection_Status(impl_->nc) == NATS_CONN_STATUS_CONNECTED;
 }
 
+bool Connection::closed() const {
+  return impl_->nc == nullptr || natsConnection_IsClosed(impl_->nc);
+}
+
 std::vector<std::string> Connection::servers() const {
   std::vector<std::string> out;
   char** list = nullptr;
@@ -237,7 +252,8 @@ StreamInfo ToInfo(const jsStreamInfo* si) {
   StreamInfo info;
   if (si->Config != nullptr) {
     if (si->Config->Name != nullptr) info.name = si->Config->Name;
-    for (int i = 0; i < si->Config->SubjectsLen; ++i) info.subjects.emplace_back(si->Config->Subjects[i]);
+    for (int i = 0; i < si->Config->SubjectsLen; ++i)
+      info.subjects.emplace_back(si->Config->Subjects[i]);
     info.replicas = static_cast<int>(si->Config->Replicas);
   }
   info.messages = si->State.Msgs;
@@ -263,8 +279,8 @@ Result<StreamInfo> Connection::GetStream(const std::string& name) {
 Result<StreamInfo> Connection::EnsureStream(const StreamSpec& spec) {
   auto existing = GetStream(spec.name);
   if (existing.ok() || !existing.status().IsNotFound()) return existing;
-  int replicas = spec.replicas > 0 ? spec.replicas
-                                   : std::clamp(static_cast<int>(servers().size()), 1, 3);
+  int replicas =
+      spec.replicas > 0 ? spec.replicas : std::clamp(static_cast<int>(servers().size()), 1, 3);
   std::vector<const char*> subjects;
   for (const std::string& s : spec.subjects) subjects.push_back(s.c_str());
   for (;;) {
@@ -318,7 +334,8 @@ Result<Message> Connection::GetMessage(const std::string& stream, uint64_t seq) 
   return m;
 }
 
-PubResult Connection::Publish(const std::string& subject, const OutMessage& message, int timeout_ms) {
+PubResult Connection::Publish(const std::string& subject, const OutMessage& message,
+                              int timeout_ms) {
   PubResult r;
   jsPubOptions po;
   jsPubOptions_Init(&po);
@@ -405,7 +422,8 @@ void Connection::PublishAll(const std::string& subject, std::span<const OutMessa
     if (m != nullptr) natsMsg_Destroy(m);  // not handed over
 }
 
-Connection::Delivery::Delivery(Message message, natsMsg* raw) : message_(std::move(message)), raw_(raw) {}
+Connection::Delivery::Delivery(Message message, natsMsg* raw)
+    : message_(std::move(message)), raw_(raw) {}
 Connection::Delivery::Delivery(Delivery&& other) noexcept
     : message_(std::move(other.message_)), raw_(other.raw_) {
   other.raw_ = nullptr;
@@ -417,13 +435,15 @@ Status Connection::Delivery::Ack() {
   if (raw_ == nullptr) return Status::FailedPrecondition("no message");
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus s = natsMsg_AckSync(raw_, nullptr, &code);
-  if (s != NATS_OK) return Err(s, code, "acknowledging stream message " + std::to_string(message_.stream_seq));
+  if (s != NATS_OK)
+    return Err(s, code, "acknowledging stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
 Status Connection::Delivery::Nak() {
   if (raw_ == nullptr) return Status::FailedPrecondition("no message");
   natsStatus s = natsMsg_Nak(raw_, nullptr);
-  if (s != NATS_OK) return Err(s, 0, "nak of stream message " + std::to_string(message_.stream_seq));
+  if (s != NATS_OK)
+    return Err(s, 0, "nak of stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
 
@@ -431,7 +451,8 @@ Connection::PullSubscription::~PullSubscription() {
   if (sub_ != nullptr) natsSubscription_Destroy(sub_);
 }
 
-Result<std::vector<Connection::Delivery>> Connection::PullSubscription::Fetch(int batch, int timeout_ms) {
+Result<std::vector<Connection::Delivery>> Connection::PullSubscription::Fetch(int batch,
+                                                                              int timeout_ms) {
   natsMsgList list;
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus s = natsSubscription_Fetch(&list, sub_, batch, timeout_ms, &code);
@@ -448,7 +469,8 @@ Result<std::vector<Connection::Delivery>> Connection::PullSubscription::Fetch(in
   return out;
 }
 
-Result<std::unique_ptr<Connection::PullSubscription>> Connection::PullSubscribe(const PullOptions& o) {
+Result<std::unique_ptr<Connection::PullSubscription>> Connection::PullSubscribe(
+    const PullOptions& o) {
   LIMBIC_RETURN_IF_ERROR(CheckName("stream", o.stream));
   LIMBIC_RETURN_IF_ERROR(CheckName("consumer", o.durable));
   LIMBIC_RETURN_IF_ERROR(CheckSubject("subject", o.subject));
@@ -461,8 +483,8 @@ Result<std::unique_ptr<Connection::PullSubscription>> Connection::PullSubscribe(
   so.Config.FilterSubject = o.subject.c_str();
   jsErrCode code = static_cast<jsErrCode>(0);
   std::unique_ptr<PullSubscription> sub(new PullSubscription());
-  natsStatus s = js_PullSubscribe(&sub->sub_, impl_->js, o.subject.c_str(), o.durable.c_str(), nullptr,
-                                  &so, &code);
+  natsStatus s = js_PullSubscribe(&sub->sub_, impl_->js, o.subject.c_str(), o.durable.c_str(),
+                                  nullptr, &so, &code);
   if (s != NATS_OK) return Err(s, code, "consumer " + o.durable + " on stream " + o.stream);
   return sub;
 }

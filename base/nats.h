@@ -109,6 +109,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   bool connected() const;
+  // Closed for good (it no longer reconnects): make a new Connection.
+  bool closed() const;
   // The servers the connection knows of, discovered ones included.
   std::vector<std::string> servers() const;
   // "nats://127.0.0.1:4222,..." as configured, for messages.
@@ -129,8 +131,8 @@ class Connection {
   // Publishes every message without waiting for each PubAck (pipelined),
   // then waits up to timeout_ms for all of them; results[i] is message i's.
   // Messages whose PubAck did not come in time get Unavailable "timed out".
-  void PublishAll(const std::string& subject, std::span<const OutMessage> messages,
-                  int timeout_ms, std::vector<PubResult>* results);
+  void PublishAll(const std::string& subject, std::span<const OutMessage> messages, int timeout_ms,
+                  std::vector<PubResult>* results);
 
   // A message delivered by a pull consumer; Ack tells JetStream it is done,
   // Nak asks for it again now. Destroying it without either lets it be
@@ -153,8 +155,8 @@ class Connection {
   // A durable pull consumer (created if missing, else bound).
   struct PullOptions {
     std::string stream;
-    std::string subject;   // the filter subject
-    std::string durable;   // the consumer's name
+    std::string subject;  // the filter subject
+    std::string durable;  // the consumer's name
     int ack_wait_ms = 30000;
     int max_ack_pending = 1024;
   };

@@ -98,8 +98,9 @@ int Request(uint16_t port, const std::string& method, const std::string& target,
 
 Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
   RunningLimbic running;
-  LIMBIC_RETURN_IF_ERROR(
-      StartLimbic(o.limbic, o.dir, {{"durability", {{"mode", o.durability}}}}, &running));
+  nlohmann::json config = {{"durability", {{"mode", o.durability}}}};
+  config.update(o.extra_config);
+  LIMBIC_RETURN_IF_ERROR(StartLimbic(o.limbic, o.dir, config, &running));
   // One thread drives every connection through epoll, as an event-driven
   // client (a Node or Go service, a proxy) would: a client thread per
   // connection blocking in read made the kernel wake a thread for every

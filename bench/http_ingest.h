@@ -7,6 +7,7 @@
 // before the next, and counts what was acknowledged after a warm-up.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct HttpIngestOptions {
   double warmup_s = 1;
   double seconds = 5;
   std::string durability = "fsync";
+  // Merged into the config (e.g. a "replication" section).
+  nlohmann::json extra_config = nlohmann::json::object();
 };
 
 struct HttpIngestResult {

@@ -135,14 +135,58 @@ Router Api::MakeRouter() {
       for (const auto& p : unreadable) days.push_back({{"date", p.date}, {"what", p.what}});
       archive["unreadable"] = std::move(days);
     }
-    json out = {{"status", health.ok() && unreadable.empty() ? "ok" : "degraded"},
+    // Replication: a closed write gate (fenced, quorum without NATS) is a
+    // 503 like a full disk; an async primary lagging past max_lag, or a
+    // standby that cannot follow, is degraded.
+    Status gate = rt_.following() ? Status::OK() : rt_.engine().write_gate();
+    Status lagging;
+    json replication;
+    if (Replicator* r = rt_.replicator()) {
+      Replicator::Snapshot s = r->snapshot();
+      replication = {{"role", "primary"},
+                     {"mode", s.mode},
+                     {"connected", s.connected},
+                     {"durable_seq", s.durable_seq},
+                     {"replicated_seq", s.replicated_seq},
+                     {"lag", s.lag()},
+                     {"stream_seq", s.stream_seq}};
+      if (!s.fenced.empty()) replication["fenced"] = s.fenced;
+      if (!s.error.empty()) replication["error"] = s.error;
+      lagging = r->health();
+    } else if (Follower* f = rt_.follower()) {
+      Follower::Snapshot s = f->snapshot();
+      replication = {{"role", "standby"},
+                     {"connected", s.connected},
+                     {"applied_seq", s.applied_seq},
+                     {"stream_last_seq", s.stream_last_seq},
+                     {"lag", s.lag()}};
+      if (!s.error.empty()) {
+        replication["error"] = s.error;
+        lagging = Status::Unavailable("the standby cannot follow: " + s.error);
+      }
+    }
+    const bool ok = health.ok() && gate.ok();
+    json out = {{"status", ok && lagging.ok() && unreadable.empty() ? "ok" : "degraded"},
                 {"applied_seq", rt_.engine().applied_seq()},
                 {"version", LIMBIC_VERSION},
                 {"archive", std::move(archive)}};
+    if (!replication.is_null()) out["replication"] = std::move(replication);
     if (rt_.sandbox()) out["sandbox"] = rt_.sandbox()->ToJson();
-    if (!health.ok()) out["reason"] = health.message();
-    else if (!unreadable.empty()) out["reason"] = "archive days cannot be read";
-    respond(HttpResponse::Json(health.ok() ? 200 : 503, out));
+    if (!health.ok())
+      out["reason"] = health.message();
+    else if (!gate.ok())
+      out["reason"] = gate.message();
+    else if (!lagging.ok())
+      out["reason"] = lagging.message();
+    else if (!unreadable.empty())
+      out["reason"] = "archive days cannot be read";
+    respond(HttpResponse::Json(ok ? 200 : 503, out));
+  });
+  r.Add("POST", "/v1/promote", [this](HttpRequest&, Responder respond) {
+    rt_.Promote([respond](Status s, json result) {
+      if (!s.ok()) return respond(ErrorResponse(s));
+      respond(HttpResponse::Json(200, result));
+    });
   });
   r.Add("GET", "/metrics", [this](HttpRequest&, Responder respond) {
     HttpResponse res;

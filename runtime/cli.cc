@@ -236,6 +236,7 @@ int RunCli(int argc, char** argv) {
   AddPoolCommands(app, ctx, rc);
   AddLogCommands(app, ctx, rc);
   AddArchiveCommands(app, ctx, rc);
+  AddReplicationCommands(app, ctx, rc);
   AddMemoryCommands(app, ctx, rc);
   AddTimeTravelCommands(app, ctx, rc);
   try {

@@ -87,6 +87,13 @@ Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, 
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, fsck, why
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
+void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc);  // follow, promote
+
+// `replay --from nats://...`: writes every event of `agent` in `stream` (from
+// seq 1, which the stream must hold) to the .jsonl file `path`, one line
+// each, exactly as the primary's log holds them. Returns the last seq.
+Result<uint64_t> DownloadStream(const std::string& url, const std::string& stream,
+                                const std::string& agent, const std::string& path);
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc);   // memory
 void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc);  // state, fork
 // memory extract, graph, entities, surprise, consolidate; `config` and

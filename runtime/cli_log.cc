@@ -229,13 +229,19 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
 void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   struct Args {
     std::string from, into, verify, until_time;
+    std::string stream = "LIMBIC", agent;
     std::optional<uint64_t> until_seq;
     size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
     size_t write_records = state::ReplayOptions().flush_records;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("replay", "rebuild state from an events log, or verify a state dir");
-  auto* from = cmd->add_option("--from", a->from, "events dir or .jsonl file");
+  auto* from = cmd->add_option(
+      "--from", a->from, "events dir or .jsonl file, or nats://HOST:PORT (with --stream, --agent)");
+  auto* stream = cmd->add_option("--stream", a->stream, "with --from nats://: the JetStream stream")
+                     ->capture_default_str();
+  auto* agent =
+      cmd->add_option("--agent", a->agent, "with --from nats://: the agent whose events to read");
   auto* into = cmd->add_option("--into", a->into, "new state dir to build");
   auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq");
   auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time");
@@ -254,7 +260,8 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
-  for (CLI::Option* o : {from, into, seq, time, resident, write_records}) verify->excludes(o);
+  for (CLI::Option* o : {from, into, seq, time, resident, write_records, stream, agent})
+    verify->excludes(o);
   cmd->callback([&ctx, &rc, a] {
     if (!a->verify.empty()) {
       auto v = state::Verify(a->verify);
@@ -284,6 +291,38 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
     state::ReplayOptions options;
     options.from = a->from;
     options.into = a->into;
+    // From a JetStream stream: its events, read into a .jsonl file beside
+    // the new dir (removed after), are replayed like an exported log.
+    std::string downloaded;
+    if (a->from.starts_with("nats://")) {
+      if (a->agent.empty()) {
+        rc = UsageError("--from nats://... needs --agent NAME (and --stream, default LIMBIC)");
+        return;
+      }
+      std::error_code ec;
+      if (std::filesystem::exists(a->into, ec) && !std::filesystem::is_empty(a->into, ec)) {
+        rc = Fail(Status::FailedPrecondition("--into " + a->into + " exists and is not empty"));
+        return;
+      }
+      std::filesystem::path into(a->into);
+      downloaded =
+          (into.has_parent_path() ? into.parent_path() / "" : std::filesystem::path()).string() +
+          "." + into.filename().string() + ".from-nats.jsonl";
+      auto last = DownloadStream(a->from, a->stream, a->agent, downloaded);
+      if (!last.ok()) {
+        std::filesystem::remove(downloaded, ec);
+        rc = Fail(last.status().WithContext("reading " + a->from));
+        return;
+      }
+      options.from = downloaded;
+    }
+    struct RemoveAfter {
+      std::string path;
+      ~RemoveAfter() {
+        std::error_code ec;
+        if (!path.empty()) std::filesystem::remove(path, ec);
+      }
+    } remove_after{downloaded};
     options.until_seq = a->until_seq;
     options.resident_bytes = a->resident_mib << 20;
     options.flush_records = a->write_records;

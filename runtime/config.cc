@@ -9,6 +9,7 @@
 
 #include "base/env.h"
 #include "base/input_json.h"
+#include "base/nats.h"
 #include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
 
 namespace limbic::runtime {
@@ -257,6 +258,39 @@ void ParseOutboxSection(const json& v, std::vector<std::string>* errors, Config*
   o.RejectUnknown();
 }
 
+void ParseReplicationSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section r(v, "replication", errors);
+  ReplicationConfig& rc = c->replication;
+  r.Strings("nats", &rc.nats, [](const std::string& url) {
+    Status s = nats::CheckServerUrl(url);
+    return s.ok() ? std::string() : s.message();
+  });
+  r.String("stream", &rc.stream);
+  r.String("agent", &rc.agent);
+  std::string mode = "async";
+  r.String("mode", &mode);
+  if (mode == "async")
+    rc.mode = ReplicationConfig::Mode::kAsync;
+  else if (mode == "quorum")
+    rc.mode = ReplicationConfig::Mode::kQuorum;
+  else
+    r.Fail(r.Path("mode"), "must be \"async\" or \"quorum\", got \"" + mode + "\"");
+  r.Integer("max_lag", &rc.max_lag, 1, int64_t{1} << 40);
+  r.Duration("timeout", &rc.timeout, 100);
+  r.RejectUnknown();
+  const json* nats = v.is_object() && v.contains("nats") ? &v["nats"] : nullptr;
+  if (nats != nullptr && nats->is_array() && nats->empty())
+    r.Fail(r.Path("nats"), "must name at least one server");
+  if (nats != nullptr) {
+    if (Status s = nats::CheckName("stream", rc.stream); !s.ok())
+      r.Fail(r.Path("stream"), s.message());
+    if (rc.agent.empty())
+      r.Fail(r.Path("agent"), "required: the agent's name (its subject is limbic.AGENT.events)");
+    else if (Status s = nats::CheckName("agent", rc.agent); !s.ok())
+      r.Fail(r.Path("agent"), s.message());
+  }
+}
+
 void ParseArchiveSection(const json& v, std::vector<std::string>* errors, Config* c) {
   Section a(v, "archive", errors);
   a.Duration("consolidate_every", &c->archive.consolidate_every);
@@ -392,6 +426,10 @@ Status LoadReflexesFile(const std::string& base_dir, Config* c) {
 
 }  // namespace
 
+std::string_view ReplicationModeName(ReplicationConfig::Mode mode) {
+  return mode == ReplicationConfig::Mode::kQuorum ? "quorum" : "async";
+}
+
 Status ConfigErrors(const std::vector<std::string>& errors) {
   if (errors.empty()) return Status::OK();
   if (errors.size() == 1) return Status::InvalidArgument(errors[0]);
@@ -415,6 +453,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   if (const json* v = root.Get("archive")) ParseArchiveSection(*v, &errors, &c);
   if (const json* v = root.Get("memory")) ParseMemorySection(*v, &errors, &c);
   if (const json* v = root.Get("world")) ParseWorldSection(*v, &errors, &c);
+  if (const json* v = root.Get("replication")) ParseReplicationSection(*v, &errors, &c);
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);
   Entries(root, "effectors", &c.effectors);

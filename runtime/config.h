@@ -61,6 +61,25 @@ struct ApiLimitsConfig {
   std::vector<std::string> allowed_origins;    // Origins besides the API's own
 };
 
+// Replication of the events log on NATS JetStream (replication.*;
+// docs/scale.md). Off while `nats` is empty.
+struct ReplicationConfig {
+  enum class Mode { kAsync, kQuorum };
+  std::vector<std::string> nats;  // server URLs, "nats://HOST:PORT"
+  std::string stream = "LIMBIC";  // this agent's own stream
+  std::string agent;              // required: the subject is limbic.<agent>.events
+  Mode mode = Mode::kAsync;
+  // async: healthz says degraded while more events than this wait.
+  uint64_t max_lag = 10000;
+  // How long publishing may keep failing (a leader election, NATS down)
+  // before quorum mode refuses writes and answers the held ones 503.
+  TimeMs timeout = 5000;
+  bool enabled() const { return !nats.empty(); }
+  // "limbic.<agent>.events"
+  std::string subject() const { return "limbic." + agent + ".events"; }
+};
+std::string_view ReplicationModeName(ReplicationConfig::Mode mode);
+
 struct Config {
   std::string source;  // file path, or "<embedded default>"
   std::string state_dir = "./limbic-data";
@@ -100,6 +119,8 @@ struct Config {
   // to the config file) or, for the embedded config, the embedded rules.
   std::string reflexes_file;
   nlohmann::json reflexes = nlohmann::json::object();
+
+  ReplicationConfig replication;
 
   nlohmann::json sensors = nlohmann::json::object();    // name -> {kind, ...}
   nlohmann::json effectors = nlohmann::json::object();  // name -> {kind, ...}

@@ -38,6 +38,8 @@ Runtime::~Runtime() {
   // Order matters: users of the engine go first, the engine last.
   http_.reset();
   api_.reset();
+  follower_.reset();    // joins its thread
+  replicator_.reset();  // joins its thread
   sensors_.clear();
   outbox_.reset();
   world_.reset();    // joins its worker
@@ -66,8 +68,10 @@ Status Runtime::Open() {
   else
     sandbox_ = *sandbox;
   OpenEffectors(&errors);
-  std::vector<reflexes::Rule> file_rules = ParseFileRules(&errors);
+  file_rules_ = ParseFileRules(&errors);
   MakeSensors(&errors);
+  if (following_ && !config_.replication.enabled())
+    errors.push_back("replication: a standby needs replication.nats, .stream and .agent");
   Status checked = ConfigErrors(errors);
   if (!checked.ok()) return checked.WithContext(config_.source);
 
@@ -103,6 +107,9 @@ Status Runtime::Open() {
   eo.on_sync = [this](double seconds) {
     boost::asio::post(ioc_, [this, seconds] { metrics_.Observe("limbic_fsync_seconds", "", seconds); });
   };
+  eo.on_durable = [this](uint64_t seq) {
+    if (replicator_) replicator_->OnDurable(seq);
+  };
   DeclareMetrics();
   state::EngineRecovery recovery;
   auto engine = state::Engine::Open(eo, &recovery);
@@ -130,27 +137,110 @@ Status Runtime::Open() {
   }
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());
-  LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules, !sandbox_ || sync_rules_));
-  uint64_t caught_up_after = 0;
-  LIMBIC_RETURN_IF_ERROR(CatchUpReflexes(&caught_up_after));
+  // A standby writes nothing of its own: the rules are the pool's as the
+  // stream left them, and the reflexes its primary fired are in the stream.
+  LIMBIC_RETURN_IF_ERROR(LoadReflexes(file_rules_, !following_ && (!sandbox_ || sync_rules_)));
+  uint64_t caught_up_after = recovery.applied_seq_at_open;
+  if (!following_) LIMBIC_RETURN_IF_ERROR(CatchUpReflexes(&caught_up_after));
   ReportDeepRecords(std::min(caught_up_after, recovery.applied_seq_at_open));
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
   RegisterSubscribers();
+  if (following_) {
+    const ReplicationConfig& rc = config_.replication;
+    engine_->set_write_gate(
+        Status::Unavailable("this is a hot standby of agent " + rc.agent +
+                            " (limbic follow): it takes no writes; write to the "
+                            "primary, or promote this one (limbic promote, POST /v1/promote)"));
+    follower_ = std::make_unique<Follower>(
+        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent}, metrics_, log_);
+    LIMBIC_RETURN_IF_ERROR(follower_->Start());
+  } else {
+    if (config_.replication.enabled()) {
+      replicator_ =
+          std::make_unique<Replicator>(ioc_, *engine_, config_.replication, metrics_, log_);
+      LIMBIC_RETURN_IF_ERROR(replicator_->Start());
+    }
+    LIMBIC_RETURN_IF_ERROR(StartPrimary());
+  }
+
+  api_ = std::make_unique<Api>(*this, log_);
+  http_->Serve(api_->MakeRouter());
+  return Status::OK();
+}
+
+Status Runtime::StartPrimary() {
   LIMBIC_RETURN_IF_ERROR(outbox_->Start());
   for (auto& [name, sensor] : sensors_) {
     Status s = sensor->Start();
     if (!s.ok()) return s.WithContext("sensor " + name);
   }
-
-  api_ = std::make_unique<Api>(*this, log_);
-  http_->Serve(api_->MakeRouter());
   SchedulePrune();
   ScheduleCursor();
   archive_->Start();
   world_->Start();
   return Status::OK();
+}
+
+void Runtime::Promote(std::function<void(Status, json)> done) {
+  if (!following_ || !follower_ || promoting_)
+    return done(
+        Status::FailedPrecondition(promoting_ ? "a promotion is under way"
+                                              : "this limbic is not a standby (limbic follow)"),
+        json());
+  promoting_ = true;
+  log_->info("promotion: applying the stream through its last event");
+  follower_->Drain(30000, [this, done](Status s, uint64_t stream_seq) {
+    if (stopping_) return done(Status::Unavailable("shutting down"), json());
+    if (!s.ok()) {
+      promoting_ = false;
+      log_->warn("promotion refused: {}", s.message());
+      return done(s.WithContext("not promoted"), json());
+    }
+    follower_->Stop();
+    follower_.reset();
+    following_ = false;
+    // The reflexes as the stream left them.
+    for (const reflexes::Rule* rule : reflexes_.List())
+      (void)reflexes_.Remove(std::string(rule->id));
+    engine_->set_write_gate(Status::OK());
+    if (Status l = LoadReflexes(file_rules_, false); !l.ok())
+      log_->warn("promotion: loading the reflexes: {}", l.message());
+    const ReplicationConfig& rc = config_.replication;
+    Event promoted{0,
+                   0,
+                   EventType::kPrimaryPromoted,
+                   {{"agent", rc.agent}, {"stream", rc.stream}, {"stream_seq", stream_seq}}};
+    uint64_t seq = engine_->next_seq();
+    Status submitted = engine_->Submit({promoted}, nullptr);
+    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, rc, metrics_, log_);
+    if (submitted.ok()) submitted = replicator_->Start();
+    if (!submitted.ok()) {
+      log_->error("promotion failed: {}", submitted.message());
+      return done(submitted.WithContext("promotion"), json());
+    }
+    replicator_->WhenReplicated(
+        seq, std::max<int64_t>(10000, rc.timeout * 2), [this, done, seq, stream_seq](Status r) {
+          if (!r.ok()) {
+            log_->error("promotion: primary_promoted (seq {}) was not replicated: {}", seq,
+                        r.message());
+            return done(
+                r.WithContext("promoted locally, but the stream did not take primary_promoted"),
+                json());
+          }
+          uint64_t after = 0;
+          Status started = CatchUpReflexes(&after);
+          if (started.ok()) started = StartPrimary();
+          if (!started.ok()) {
+            log_->error("promotion: starting the primary: {}", started.message());
+            return done(started, json());
+          }
+          log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
+                     config_.replication.agent, seq, stream_seq);
+          done(Status::OK(), json{{"promoted", true}, {"seq", seq}, {"stream_seq", stream_seq}});
+        });
+  });
 }
 
 void Runtime::OpenEffectors(std::vector<std::string>* errors) {
@@ -226,8 +316,15 @@ void Runtime::RegisterSubscribers() {
            if (e.type == EventType::kArousalSet || e.type == EventType::kArousalFactorSet)
              arousal_cache_at_ = -1;
        }},
-      {"reflexes", [this](std::span<const Event> events) { OnAppliedReflexes(events); }},
-      {"outbox", [this](std::span<const Event> events) { outbox_->OnEvents(events); }},
+      // A standby's reflexes fired on its primary: their events are in the stream.
+      {"reflexes",
+       [this](std::span<const Event> events) {
+         if (!following_) OnAppliedReflexes(events);
+       }},
+      {"outbox",
+       [this](std::span<const Event> events) {
+         if (!following_) outbox_->OnEvents(events);
+       }},
       {"archive", [this](std::span<const Event> events) { archive_->OnApplied(events); }},
   };
   engine_->AddListener([this](std::span<const Event> events) {
@@ -337,6 +434,7 @@ void Runtime::ShutdownStep(int step) {
   switch (step) {
     case 0:  // stop intake
       if (http_) http_->StopAccepting();
+      if (follower_) follower_->Stop();
       for (auto& [name, sensor] : sensors_) sensor->Stop();
       prune_timer_.cancel();
       cursor_timer_.cancel();
@@ -355,6 +453,8 @@ void Runtime::ShutdownStep(int step) {
         log_->error("flushing the events log: {}", s.ToString());
         exit_code_ = 1;
       }
+      // What is durable goes to the stream while there is time.
+      if (replicator_) replicator_->Stop(static_cast<int>(config_.replication.timeout));
       signals_.cancel();
       // Gone before the lock is released, so no newcomer reads our address.
       if (api_file_written_) {
@@ -423,7 +523,11 @@ int Runtime::Run() {
     effectors += (effectors.empty() ? "" : ", ") + it.key() + " (" +
                  it.value()["kind"].get<std::string>() + ")";
   std::string sandbox;
-  if (sandbox_)
+  if (following_)
+    sandbox = "; a hot STANDBY of agent " + config_.replication.agent + " on stream " +
+              config_.replication.stream +
+              ": writes are refused, sensors and the outbox wait for a promotion";
+  else if (sandbox_)
     sandbox = "; a SANDBOX forked from " + sandbox_->forked_from + " at seq " +
               std::to_string(sandbox_->at_seq) + ": effectors only record to " +
               DryRunFilePath(config_.state_dir) + ", the reflexes file is " +

@@ -44,6 +44,7 @@
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
+#include "runtime/replication.h"
 #include "runtime/sandbox.h"
 #include "runtime/world_service.h"
 #include "sensors/sensor.h"
@@ -90,9 +91,25 @@ class Runtime {
   // A sandbox syncs the reflexes file into its rules only when asked (`run
   // --sync-rules`); an ordinary state dir always does. Set before Run().
   void set_sync_rules(bool sync) { sync_rules_ = sync; }
+  // `limbic follow`: run as a hot standby of config().replication's agent
+  // (runtime/replication.h). Writes are refused, sensors, the outbox,
+  // reflexes, consolidation and the timers that write are not started,
+  // and reads are served, until Promote(). Set before Run().
+  void set_follow(bool follow) { following_ = follow; }
+  bool following() const { return following_; }
+  Replicator* replicator() { return replicator_.get(); }
+  Follower* follower() { return follower_.get(); }
+  // A standby becomes the primary: it applies the stream through its last
+  // message, starts replicating, writes primary_promoted and waits for its
+  // PubAck (which fences the old primary), then starts what a primary runs.
+  // `done` gets {"seq", "stream_seq"} or why not (io thread).
+  void Promote(std::function<void(Status, nlohmann::json)> done);
 
  private:
   Status Open();
+  // What a primary runs besides serving: the outbox, sensors, the timers
+  // that write, consolidation, the world model. Open calls it, or Promote.
+  Status StartPrimary();
   // Building blocks of Open; config problems are collected in *errors.
   void OpenEffectors(std::vector<std::string>* errors);
   std::vector<reflexes::Rule> ParseFileRules(std::vector<std::string>* errors);
@@ -172,6 +189,11 @@ class Runtime {
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   std::unique_ptr<Api> api_;
+  std::unique_ptr<Replicator> replicator_;
+  std::unique_ptr<Follower> follower_;
+  bool following_ = false;
+  bool promoting_ = false;
+  std::vector<reflexes::Rule> file_rules_;  // the reflexes file's, for a promotion
   std::unique_ptr<HttpServer> http_;
   std::vector<AppliedSubscriber> subscribers_;  // in the order they run
   boost::asio::steady_timer prune_timer_;

@@ -137,6 +137,9 @@ Engine::~Engine() {
     if (!s.ok()) options_.logger->error("closing the events log: {}", s.ToString());
     DrainCompletions();
   }
+  FailHeld(
+      Status::Unavailable("outcome unknown: written to the local log but not replicated before "
+                          "limbic stopped; retry with the same id"));
   if (projection_ && !options_.read_only && !unapplied_.empty()) {
     // Acknowledged events the projections lack: one more try, else the next
     // open re-applies them from the log.
@@ -158,6 +161,15 @@ Engine::~Engine() {
 }
 
 Status Engine::Submit(std::vector<Event> events, Done done) {
+  if (!gate_.ok()) return gate_;
+  return SubmitImpl(std::move(events), std::move(done), false);
+}
+
+Status Engine::SubmitReplicated(std::vector<Event> events, Done done) {
+  return SubmitImpl(std::move(events), std::move(done), true);
+}
+
+Status Engine::SubmitImpl(std::vector<Event> events, Done done, bool replicated) {
   if (options_.read_only)
     return Status::FailedPrecondition("state dir " + options_.state_dir + " is open read-only");
   if (!error_.ok()) return error_;
@@ -170,15 +182,31 @@ Status Engine::Submit(std::vector<Event> events, Done done) {
   Overlay scratch(&pending_);
   scratch.remember_base_reads(true);
   uint64_t seq = next_seq_;
+  TimeMs floor = last_ts_;
+  if (replicated) ts = floor;
   for (Event& e : events) {
-    e.seq = seq++;
-    e.ts = ts;
-    // Text from outside may be any bytes. From here on it is valid UTF-8,
-    // as the log will hold it, so what is sized, indexed and reduced is
-    // what a replay reads back (docs/events.md, "Text is UTF-8").
-    if (Status u = MakeValidUtf8(&e.fields); !u.ok()) return u.WithContext(EventTypeName(e.type));
-    LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
-    LIMBIC_RETURN_IF_ERROR(CheckDedupWindow(e, scratch, options_.dedup_window));
+    if (replicated) {
+      // The primary's seq and ts, as its log holds them.
+      if (e.seq != seq)
+        return Status::FailedPrecondition("replicated event seq " + std::to_string(e.seq) +
+                                          " does not follow this log (next seq " +
+                                          std::to_string(seq) + ")");
+      if (e.ts < floor)
+        return Status::FailedPrecondition("replicated event seq " + std::to_string(e.seq) +
+                                          " goes back in time");
+      ++seq;
+      ts = floor = e.ts;
+      LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields, TimeRule::kLogged));
+    } else {
+      e.seq = seq++;
+      e.ts = ts;
+      // Text from outside may be any bytes. From here on it is valid UTF-8,
+      // as the log will hold it, so what is sized, indexed and reduced is
+      // what a replay reads back (docs/events.md, "Text is UTF-8").
+      if (Status u = MakeValidUtf8(&e.fields); !u.ok()) return u.WithContext(EventTypeName(e.type));
+      LIMBIC_RETURN_IF_ERROR(ValidateEventFields(e.type, e.fields));
+      LIMBIC_RETURN_IF_ERROR(CheckDedupWindow(e, scratch, options_.dedup_window));
+    }
     Status s = Reduce(e, &scratch);
     if (!s.ok()) {
       // The reducer names events by seq, but a rejected command's seqs are
@@ -307,8 +335,13 @@ void Engine::CompleteGroup(Status status, bool applied, std::vector<LogBatch>& g
     inflight_.erase(it);
     if (status.ok() && applied)
       for (const Overlay::Key& key : batch.keys) pending_.Forget(key, last);
-    if (batch.done) batch.done(status, mine);
+    if (!batch.done) continue;
+    if (status.ok() && hold_acks_ && !mine.empty())
+      held_.push_back(Held{mine.back().seq, std::move(batch.done), {mine.begin(), mine.end()}});
+    else
+      batch.done(status, mine);
   }
+  if (status.ok() && last > 0 && options_.on_durable) options_.on_durable(last);
   if (!status.ok()) {
     pending_.Clear();
     // Every batch after the failed one has failed too: new commands (and
@@ -401,5 +434,19 @@ Status Engine::Flush() {
 }
 
 void Engine::AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
+
+void Engine::ReleaseHeld(uint64_t through_seq) {
+  while (!held_.empty() && held_.front().last_seq <= through_seq) {
+    Held h = std::move(held_.front());
+    held_.pop_front();
+    h.done(Status::OK(), h.events);
+  }
+}
+
+void Engine::FailHeld(const Status& status) {
+  std::deque<Held> held;
+  held.swap(held_);
+  for (Held& h : held) h.done(status, h.events);
+}
 
 }  // namespace limbic::state

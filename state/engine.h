@@ -95,6 +95,9 @@ struct EngineOptions {
   // pool (percepts.dedup_window; 0 = only while it is in the pool). Checked
   // on new commands only: replay and recovery apply the log as it is.
   TimeMs dedup_window = kDefaultDedupWindow;
+  // Called on the owner thread, in seq order, as each group becomes durable
+  // (step 5), with its last seq: what replication may publish.
+  std::function<void(uint64_t last_seq)> on_durable;
 };
 
 // What Open found and did.
@@ -128,6 +131,28 @@ class Engine {
   // validation error, if any, without queuing anything; otherwise `done`
   // runs later on the owner thread. `done` may be empty.
   Status Submit(std::vector<Event> events, Done done);
+
+  // The write path for events that already have their seq and ts: a hot
+  // standby applying its primary's log (runtime/replication.h). The first
+  // must have next_seq(), the rest follow contiguously, and no ts may go
+  // back; they are validated as a committed line is (TimeRule::kLogged, no
+  // dedup window: the primary checked it) and reduced like any other.
+  Status SubmitReplicated(std::vector<Event> events, Done done);
+
+  // Replication's hold on writes and acknowledgements (runtime/replication.h).
+  // While the gate is not OK every Submit fails with it: a fenced primary, or
+  // quorum mode while the events cannot be replicated.
+  void set_write_gate(Status gate) { gate_ = std::move(gate); }
+  const Status& write_gate() const { return gate_; }
+  // With held acks (quorum mode) a batch that is durable and applied is
+  // acknowledged only when ReleaseHeld covers its last seq; FailHeld
+  // answers every held batch with `status` instead (the events stay in the
+  // log: "outcome unknown" for their callers). Listeners still see each
+  // group at once.
+  void set_hold_acks(bool hold) { hold_acks_ = hold; }
+  void ReleaseHeld(uint64_t through_seq);
+  void FailHeld(const Status& status);
+  size_t held_acks() const { return held_.size(); }
 
   // Submit and wait until durable and applied (for the CLI and tests; needs
   // no `post`). *committed receives the events with their seqs.
@@ -202,6 +227,16 @@ class Engine {
   std::vector<Listener> listeners_;
   Status error_;
   Status health_;
+  Status gate_;
+  bool hold_acks_ = false;
+  struct Held {
+    uint64_t last_seq;
+    Done done;
+    std::vector<Event> events;
+  };
+  std::deque<Held> held_;
+  // Submit and SubmitReplicated: steps 1-2; `replicated` keeps seq and ts.
+  Status SubmitImpl(std::vector<Event> events, Done done, bool replicated);
   // A group failed in the log; seqs from rollback_seq_ on are given out again.
   bool write_failed_ = false;
   uint64_t rollback_seq_ = 0;

@@ -198,3 +198,38 @@ TEST_CASE("the API's limits and allow lists are parsed strictly, naming the key"
   CHECK_THAT(bad({{"allowed_hosts", {"http://x.example/"}}}), Catch::Contains("api.allowed_hosts[0]"));
   CHECK_THAT(bad({{"allowed_origins", {"localhost:3000"}}}), Catch::Contains("api.allowed_origins[0]"));
 }
+
+TEST_CASE("the replication section is parsed, and its mistakes are named",
+          "[config][replication]") {
+  auto off = ParseConfig(json::object(), "");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->replication.enabled());
+  auto c = ParseConfig({{"replication",
+                         {{"nats", {"nats://127.0.0.1:4222", "10.0.0.2:4222"}},
+                          {"stream", "LIMBIC_A"},
+                          {"agent", "agent-a"},
+                          {"mode", "quorum"},
+                          {"max_lag", 50},
+                          {"timeout", "2s"}}}},
+                       "");
+  REQUIRE(c.ok());
+  CHECK(c->replication.enabled());
+  CHECK(c->replication.nats.size() == 2);
+  CHECK(c->replication.mode == ReplicationConfig::Mode::kQuorum);
+  CHECK(c->replication.subject() == "limbic.agent-a.events");
+  CHECK(c->replication.max_lag == 50);
+  CHECK(c->replication.timeout == 2000);
+
+  auto bad =
+      ParseConfig({{"replication",
+                    {{"nats", {"http://h:1"}}, {"stream", "a.b"}, {"mode", "sync"}, {"extra", 1}}}},
+                  "");
+  REQUIRE_FALSE(bad.ok());
+  const std::string m = bad.status().message();
+  CHECK_THAT(m, Catch::Contains("replication.nats[0]"));
+  CHECK_THAT(m, Catch::Contains("replication.mode: must be \"async\" or \"quorum\""));
+  CHECK_THAT(m, Catch::Contains("replication.extra: unknown key"));
+  auto no_agent = ParseConfig({{"replication", {{"nats", {"nats://127.0.0.1:4222"}}}}}, "");
+  REQUIRE_FALSE(no_agent.ok());
+  CHECK_THAT(no_agent.status().message(), Catch::Contains("replication.agent: required"));
+}

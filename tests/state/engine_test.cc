@@ -1,17 +1,19 @@
 #include "state/engine.h"
 
+#include <rocksdb/db.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <rocksdb/db.h>
 
+#include "log_test_util.h"
 #include "state/commands.h"
 #include "state/replay.h"
 #include "test_util.h"
 
 using namespace limbic;
 using namespace limbic::state;
+using limbic::testing::ReadAll;
 using limbic::testing::ScratchDir;
 
 namespace {
@@ -272,4 +274,88 @@ TEST_CASE("projections of another layout are rebuilt from the log", "[engine]") 
   CHECK(rec.reapplied == 20);
   CHECK(*(*e)->projection().Digest() == digest);
   CHECK((*e)->projection().CheckIndexes().ok());
+}
+
+// Replication (runtime/replication.h): a standby applies its primary's
+// events as they are; a primary's write gate and held acknowledgements.
+TEST_CASE("SubmitReplicated applies events with their own seq and ts, line for line",
+          "[engine][replication]") {
+  ScratchDir primary_dir, standby_dir;
+  ManualClock clock(1795356309000);
+  auto primary = OpenEngine(primary_dir.path(), &clock);
+  std::vector<Event> a, b;
+  REQUIRE(primary->Commit(AddPercept(*primary, "x"), &a).ok());
+  clock.Set(1795356310000);
+  REQUIRE(primary->Commit(AddPercept(*primary, "y"), &b).ok());
+
+  ManualClock later(1895356309000);  // the standby's own clock is not used
+  auto standby = OpenEngine(standby_dir.path(), &later);
+  std::vector<Event> events = {a[0], b[0]};
+  Status result = Status::Internal("not called");
+  REQUIRE(
+      standby
+          ->SubmitReplicated(events, [&](const Status& s, std::span<const Event>) { result = s; })
+          .ok());
+  REQUIRE(standby->WaitIdle().ok());
+  CHECK(result.ok());
+  CHECK(standby->applied_seq() == 2);
+  std::vector<Event> copied = ReadAll(standby_dir.path() + "/events");
+  REQUIRE(copied.size() == 2);
+  CHECK(EncodeEvent(copied[0]) == EncodeEvent(a[0]));
+  CHECK(EncodeEvent(copied[1]) == EncodeEvent(b[0]));
+  CHECK(copied[1].ts == 1795356310000);
+
+  SECTION("a gap or a step back in time is refused, and nothing is written") {
+    Event gap = b[0];
+    gap.seq = 5;
+    Status s = standby->SubmitReplicated({gap}, nullptr);
+    CHECK(s.IsFailedPrecondition());
+    CHECK_THAT(s.message(), Catch::Contains("next seq 3"));
+    Event back = b[0];
+    back.seq = 3;
+    back.ts = 1795356300000;
+    back.fields["percept_id"] = "p-3";
+    CHECK(standby->SubmitReplicated({back}, nullptr).IsFailedPrecondition());
+    CHECK(standby->next_seq() == 3);
+  }
+  SECTION("the write gate refuses new commands, not replicated events") {
+    standby->set_write_gate(Status::Unavailable("a standby"));
+    Status s = standby->Submit(AddPercept(*standby), nullptr);
+    CHECK(s.IsUnavailable());
+    CHECK(s.message() == "a standby");
+    Event next = b[0];
+    next.seq = 3;
+    next.fields["percept_id"] = "p-3";
+    REQUIRE(standby->SubmitReplicated({next}, nullptr).ok());
+    REQUIRE(standby->WaitIdle().ok());
+    CHECK(standby->applied_seq() == 3);
+  }
+}
+
+TEST_CASE("held acknowledgements wait for ReleaseHeld, or fail with FailHeld",
+          "[engine][replication]") {
+  ScratchDir dir;
+  auto e = OpenEngine(dir.path());
+  uint64_t durable = 0;
+  e->set_hold_acks(true);
+  std::vector<std::pair<uint64_t, Status>> answered;
+  auto done = [&](const Status& s, std::span<const Event> events) {
+    answered.emplace_back(events.back().seq, s);
+  };
+  REQUIRE(e->Submit(AddPercept(*e), done).ok());
+  REQUIRE(e->Submit(AddPercept(*e), done).ok());
+  REQUIRE(e->WaitIdle().ok());
+  durable = e->applied_seq();
+  CHECK(durable == 2);
+  CHECK(answered.empty());  // durable and applied, not acknowledged
+  CHECK(e->held_acks() == 2);
+  e->ReleaseHeld(1);
+  REQUIRE(answered.size() == 1);
+  CHECK(answered[0].first == 1);
+  CHECK(answered[0].second.ok());
+  e->FailHeld(Status::Unavailable("outcome unknown"));
+  REQUIRE(answered.size() == 2);
+  CHECK(answered[1].first == 2);
+  CHECK(answered[1].second.IsUnavailable());
+  CHECK(e->held_acks() == 0);
 }

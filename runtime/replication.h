@@ -1,0 +1,210 @@
+// Replication of the events log on NATS JetStream (docs/scale.md).
+//
+// Primary (Replicator): every durable event is published, in seq order, on
+// the subject limbic.<agent>.events of the agent's own stream, one message
+// per event whose body is the event's line exactly as the local log holds it
+// (read back from the log), with
+//   Nats-Msg-Id = <agent>:<seq>        a resend after a reconnect is dropped
+//                                      by the server's duplicate window;
+//   Nats-Expected-Last-Sequence = N    the stream must end where this primary
+//                                      left it, so a second writer for the
+//                                      same agent is refused by JetStream.
+// Before it publishes (at start and after every failure) it reads the
+// stream's last message and checks it against the local log: the stream may
+// be behind (it catches up from the local log) but never ahead of it or
+// different at the same seq. Either means another primary has written: this
+// one is fenced. A fenced primary refuses every write (503, saying why) until
+// an operator restarts it on a state dir that matches the stream.
+//
+// Modes (replication.mode):
+//   async   writes are acknowledged after the local fsync; the stream
+//           follows (limbic_replication_lag_events; healthz degraded past
+//           replication.max_lag). Without NATS it goes on locally and
+//           catches up when NATS is back.
+//   quorum  a write is acknowledged only after the local fsync AND the
+//           PubAck of every one of its events (the engine holds the
+//           acknowledgement, Engine::set_hold_acks). When publishing has
+//           failed for replication.timeout, writes are refused (503) and the
+//           held ones answered 503 "outcome unknown" (they are in the local
+//           log and will be replicated; a retry with the same id is safe);
+//           writes resume by themselves once NATS takes them again.
+//
+// Standby (Follower, `limbic follow`): an ordered consumer on the stream
+// applies each event through Engine::SubmitReplicated, the primary's seq and
+// ts kept, so its log is the primary's line for line and its digest equals
+// the primary's at the same seq. Drain() stops at the stream's last message
+// for promotion (the Runtime then starts a Replicator and writes
+// primary_promoted, which fences the old primary).
+//
+// Threading: each runs one thread of its own for NATS; everything that
+// touches the engine is posted to the io thread. Public methods: io thread.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/nats.h"
+#include "base/status.h"
+#include "runtime/config.h"
+#include "runtime/metrics.h"
+#include "state/engine.h"
+
+namespace limbic::runtime {
+
+// "<agent>:<seq>": the Nats-Msg-Id of event `seq`.
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq);
+// The event seq a replicated message carries: from its Nats-Msg-Id when
+// that names `agent`, else from its body's "seq". 0 when neither does.
+uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
+
+class Replicator {
+ public:
+  Replicator(boost::asio::io_context& ioc, state::Engine& engine, ReplicationConfig config,
+             Metrics& metrics, std::shared_ptr<spdlog::logger> log);
+  ~Replicator();
+
+  // Holds acknowledgements (quorum), closes the write gate until the stream
+  // has been checked (quorum), and starts the publishing thread, which
+  // connects in the background. Errors: only a config NATS refuses outright.
+  Status Start();
+  // Lets the thread publish what is durable, for up to `grace_ms`, then
+  // stops it; the engine's held acknowledgements fail.
+  void Stop(int grace_ms);
+
+  // A group is durable through `seq` (EngineOptions::on_durable).
+  void OnDurable(uint64_t seq);
+  // Calls `done` once the stream holds everything through `seq` (OK), when
+  // the primary is fenced, or after `timeout_ms` (Unavailable).
+  void WhenReplicated(uint64_t seq, int64_t timeout_ms, std::function<void(Status)> done);
+
+  struct Snapshot {
+    std::string mode;
+    bool connected = false;
+    bool checked = false;         // the stream's tail matched the local log
+    std::string fenced;           // why, when fenced
+    std::string error;            // the last failure, while failing
+    uint64_t durable_seq = 0;     // the local log's
+    uint64_t replicated_seq = 0;  // the stream's (acknowledged by JetStream)
+    uint64_t stream_seq = 0;      // its last message's stream sequence
+    uint64_t lag() const { return durable_seq > replicated_seq ? durable_seq - replicated_seq : 0; }
+  };
+  Snapshot snapshot() const;
+  // OK, or why healthz should say degraded (fenced, lagging, failing).
+  Status health() const;
+
+ private:
+  void Run();
+  // Reads the stream's tail and checks it against the local log; sets the
+  // publishing position. A divergence fences.
+  Status Sync(nats::Connection& conn);
+  // Publishes the next window; returns false after a failure.
+  bool PublishWindow(nats::Connection& conn);
+  void Fence(const std::string& why);
+  void NoteFailure(const Status& s);
+  void NoteSuccess();
+  // io thread: release held acks, fire WhenReplicated callbacks, metrics.
+  void Advance(uint64_t through);
+
+  boost::asio::io_context& ioc_;
+  state::Engine& engine_;
+  const ReplicationConfig config_;
+  Metrics& metrics_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  int64_t stop_deadline_ms_ = 0;  // steady clock; drain until then
+  uint64_t durable_ = 0;
+  uint64_t replicated_ = 0;
+  uint64_t stream_seq_ = 0;  // the stream's last sequence, as this primary left it
+  bool connected_ = false;
+  bool checked_ = false;
+  std::string fenced_;
+  std::string error_;
+  int64_t failing_since_ms_ = 0;  // 0 = not failing
+  bool gate_closed_ = false;      // quorum: writes refused for failing too long
+  std::thread thread_;
+  // The publishing thread's reader of the local log, at reader_next_.
+  std::unique_ptr<state::LogReader> reader_;
+  uint64_t reader_next_ = 0;
+
+  // io thread only
+  std::multimap<uint64_t, std::function<void(Status)>> waiters_;
+  uint64_t advanced_ = 0;
+};
+
+class Follower {
+ public:
+  struct Options {
+    std::vector<std::string> nats;
+    std::string stream;
+    std::string agent;
+  };
+  Follower(boost::asio::io_context& ioc, state::Engine& engine, Options options, Metrics& metrics,
+           std::shared_ptr<spdlog::logger> log);
+  ~Follower();
+
+  Status Start();
+  // Applies the stream through its last message (as it is when this is
+  // called), then stops consuming; `done` gets the last message's stream
+  // sequence, or why it could not (NATS unreachable, a broken stream).
+  void Drain(int64_t timeout_ms, std::function<void(Status, uint64_t stream_seq)> done);
+  void Stop();
+
+  struct Snapshot {
+    bool connected = false;
+    std::string error;
+    uint64_t applied_seq = 0;
+    uint64_t stream_last_seq = 0;  // the primary's last event seq the stream holds
+    uint64_t lag() const {
+      return stream_last_seq > applied_seq ? stream_last_seq - applied_seq : 0;
+    }
+  };
+  Snapshot snapshot() const;
+  const Options& options() const { return options_; }
+
+ private:
+  void Run();
+  // Consumes until stopped or drained; errors restart it.
+  Status Follow(nats::Connection& conn);
+  // io thread: apply a decoded batch.
+  void Apply(std::vector<state::Event> events, std::vector<std::string> lines);
+
+  boost::asio::io_context& ioc_;
+  state::Engine& engine_;
+  const Options options_;
+  Metrics& metrics_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool connected_ = false;
+  std::string error_;
+  uint64_t applied_ = 0;      // applied on the io thread
+  uint64_t submitted_ = 0;    // handed to the io thread
+  uint64_t stream_last_ = 0;  // last event seq seen in the stream
+  // Drain: stop once applied_ reaches drain_target_.
+  bool restart_ = false;  // a batch failed to apply: subscribe again from applied_
+  bool draining_ = false;
+  bool drain_known_ = false;  // drain_target_ read from the stream
+  uint64_t drain_target_ = 0;
+  uint64_t drain_stream_seq_ = 0;
+  std::function<void(Status, uint64_t)> drain_done_;
+  std::thread thread_;
+};
+
+}  // namespace limbic::runtime

@@ -1,0 +1,409 @@
+// Replication of the events log on NATS JetStream (docs/scale.md), through
+// the real binary and real nats-server processes on loopback: quorum and
+// async modes, a SIGKILLed stream leader, NATS down, fencing, a standby and
+// its promotion, and rebuilding a state dir from the stream alone.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/nats.h"
+#include "http.h"
+#include "nats_cluster.h"
+#include "runtime_util.h"
+
+using nlohmann::json;
+using namespace limbic::testing;
+
+namespace {
+
+json ReplicatedConfig(const TempDir& dir, const std::vector<std::string>& urls,
+                      const std::string& agent, const std::string& mode,
+                      const std::string& stream = "LIMBIC") {
+  json config = BaseConfig(dir);
+  config["replication"] = {
+      {"nats", urls}, {"stream", stream}, {"agent", agent}, {"mode", mode}, {"timeout", "1s"}};
+  return config;
+}
+
+// Every line of the local log, in seq order.
+std::vector<std::string> LogLines(const std::string& state) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(state + "/events"))
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> lines;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+// Every message of the agent's subject, in stream order (bodies).
+std::vector<std::string> StreamLines(const std::vector<std::string>& urls,
+                                     const std::string& stream, const std::string& agent) {
+  limbic::nats::ConnectOptions co;
+  co.servers = urls;
+  auto conn = limbic::nats::Connection::Connect(co);
+  REQUIRE(conn.ok());
+  const std::string subject = "limbic." + agent + ".events";
+  auto last = (*conn)->LastMessage(stream, subject);
+  INFO(last.status().message());
+  REQUIRE(last.ok());
+  std::vector<std::string> lines;
+  if (!last->has_value()) return lines;
+  const uint64_t end = (*last)->stream_seq;
+  // Just after a server died the cluster may still be electing leaders.
+  auto sub = (*conn)->SubscribeOrdered(stream, subject, 1);
+  for (int i = 0; i < 100 && !sub.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sub = (*conn)->SubscribeOrdered(stream, subject, 1);
+  }
+  INFO(sub.status().message());
+  REQUIRE(sub.ok());
+  while (true) {
+    auto next = (*sub)->Next(10000);
+    REQUIRE(next.ok());
+    REQUIRE(next->has_value());
+    lines.push_back((*next)->data);
+    if ((*next)->stream_seq >= end) break;
+  }
+  return lines;
+}
+
+json Health(uint16_t port) { return Http(port, "GET", "/healthz").Json(); }
+
+// Waits until the primary's stream holds everything it has made durable.
+void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
+  WaitJson(
+      port, "/healthz",
+      [](const json& h) {
+        return h.contains("replication") && h["replication"]["lag"] == 0 &&
+               h["replication"]["replicated_seq"] == h["replication"]["durable_seq"];
+      },
+      timeout_ms);
+}
+
+// `limbic follow` on `state`, port 0; finds the port in its log.
+class Standby {
+ public:
+  Standby(const std::string& state, const std::vector<std::string>& urls, const std::string& agent,
+          const std::string& stream = "LIMBIC") {
+    std::string servers;
+    for (const auto& u : urls) servers += (servers.empty() ? "" : ",") + u;
+    child_ = std::make_unique<Child>(
+        std::vector<std::string>{LimbicBinary(), "follow", "--state", state, "--nats", servers,
+                                 "--agent", agent, "--stream", stream, "--port", "0"},
+        true);
+    std::string line;
+    while (child_->ReadLine(&line, 20000)) {
+      auto at = line.find("api http://127.0.0.1:");
+      if (at != std::string::npos) {
+        port_ = static_cast<uint16_t>(std::stoi(line.substr(at + 21)));
+        break;
+      }
+      if (line.find("error") != std::string::npos) break;
+    }
+    // Its log goes on being read, so it never blocks on a full pipe.
+    reader_ = std::thread([this] {
+      std::string l;
+      while (!done_ && child_->ReadLine(&l, 200)) {
+      }
+    });
+  }
+  ~Standby() {
+    done_ = true;
+    child_->Kill(SIGKILL);
+    child_->Wait();
+    if (reader_.joinable()) reader_.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  std::unique_ptr<Child> child_;
+  uint16_t port_ = 0;
+  std::atomic<bool> done_{false};
+  std::thread reader_;
+};
+
+struct Storm {
+  std::mutex mu;
+  std::set<std::string> acked;  // 201: acknowledged
+  std::atomic<int> refused{0};  // 503s seen (retried)
+};
+
+// `threads` clients, `per_thread` percepts each, every one retried with its
+// id on 503 (or no answer) until it is acknowledged or known to exist.
+void RunStorm(uint16_t port, int threads, int per_thread, Storm* storm) {
+  std::vector<std::thread> clients;
+  for (int t = 0; t < threads; ++t) {
+    clients.emplace_back([=] {
+      for (int i = 0; i < per_thread; ++i) {
+        const std::string id = "s-" + std::to_string(t) + "-" + std::to_string(i);
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < deadline) {
+          auto r =
+              HttpJson(port, "POST", "/v1/percepts",
+                       {{"id", id}, {"source", "storm"}, {"type", "tick"}, {"intensity", 0.5}});
+          if (r.status == 201) {
+            std::lock_guard<std::mutex> lock(storm->mu);
+            storm->acked.insert(id);
+            break;
+          }
+          if (r.status == 409) break;  // an earlier try landed: not counted as acknowledged
+          ++storm->refused;
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+}
+
+size_t Acked(Storm& s) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.acked.size();
+}
+
+}  // namespace
+
+TEST_CASE("quorum replication loses no acknowledged event when the stream leader is SIGKILLed",
+          "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 3);
+  RunningLimbic primary(dir, ReplicatedConfig(dir, nats->urls(), "agent-a", "quorum"));
+  REQUIRE(primary.port() != 0);
+  WaitJson(
+      primary.port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  TempDir standby_dir;
+  Standby standby(standby_dir / "state", nats->urls(), "agent-a");
+  REQUIRE(standby.port() != 0);
+
+  Storm storm;
+  std::thread load([&] { RunStorm(primary.port(), 4, 150, &storm); });
+  // Mid-storm: the server that leads the stream dies.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Acked(storm) < 150 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int leader = nats->WaitStreamLeader("LIMBIC");
+  REQUIRE(leader >= 0);
+  nats->Kill(leader);
+  load.join();
+  INFO("acknowledged " << Acked(storm) << ", 503s " << storm.refused.load());
+  CHECK(Acked(storm) > 150);
+
+  WaitReplicated(primary.port());
+  std::vector<std::string> live;
+  for (int i = 0; i < 3; ++i)
+    if (i != leader) live.push_back(nats->url(i));
+  const std::vector<std::string> local = LogLines(dir / "state");
+  const std::vector<std::string> stream = StreamLines(live, "LIMBIC", "agent-a");
+  CHECK(stream.size() == local.size());
+  CHECK(stream == local);  // the stream is the log, line for line
+  size_t missing = 0;
+  for (const std::string& id : storm.acked) {
+    const std::string needle = "\"" + id + "\"";
+    if (std::none_of(stream.begin(), stream.end(),
+                     [&](const std::string& l) { return l.find(needle) != std::string::npos; }))
+      ++missing;
+  }
+  CHECK(missing == 0);
+
+  // The standby applied the same events: the same digest at the same seq.
+  primary.child().Kill(SIGTERM);
+  primary.child().Wait();
+  const uint64_t last = LogLines(dir / "state").size();
+  WaitJson(
+      standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == last; }, 30000);
+  CHECK(CliDigest(dir / "state") == CliDigest(standby_dir / "state"));
+  CHECK(LogLines(standby_dir / "state") == LogLines(dir / "state"));
+}
+
+TEST_CASE("quorum replication refuses writes while NATS is down and resumes by itself",
+          "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  RunningLimbic primary(dir, ReplicatedConfig(dir, nats->urls(), "agent-q", "quorum"));
+  REQUIRE(primary.port() != 0);
+  WaitJson(
+      primary.port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  auto first = HttpJson(primary.port(), "POST", "/v1/percepts",
+                        {{"id", "before"}, {"source", "t"}, {"type", "x"}});
+  REQUIRE(first.status == 201);
+
+  nats->Stop(0);
+  // Refused once publishing has failed for replication.timeout; nothing acknowledged.
+  int acked_while_down = 0;
+  bool refused = false;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    auto r = HttpJson(primary.port(), "POST", "/v1/percepts",
+                      {{"id", "down-" + std::to_string(i)}, {"source", "t"}, {"type", "x"}});
+    if (r.status == 201) ++acked_while_down;
+    if (r.status == 503) {
+      refused = true;
+      CHECK_THAT(r.body, Catch::Contains("NATS"));
+    }
+  }
+  CHECK(refused);
+  CHECK(acked_while_down == 0);
+  auto h = Health(primary.port());
+  CHECK(h["status"] == "degraded");
+
+  nats->Restart(0);
+  REQUIRE(nats->WaitReady());
+  WaitJson(
+      primary.port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  auto again = HttpJson(primary.port(), "POST", "/v1/percepts",
+                        {{"id", "after"}, {"source", "t"}, {"type", "x"}});
+  CHECK(again.status == 201);
+  WaitReplicated(primary.port());
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-q") == LogLines(dir / "state"));
+}
+
+TEST_CASE("async replication goes on without NATS and catches up from the local log",
+          "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  RunningLimbic primary(dir, ReplicatedConfig(dir, nats->urls(), "agent-s", "async"));
+  REQUIRE(primary.port() != 0);
+  nats->Stop(0);
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(HttpJson(primary.port(), "POST", "/v1/percepts",
+                     {{"id", "a-" + std::to_string(i)}, {"source", "t"}, {"type", "x"}})
+                .status == 201);
+  json lagging = WaitJson(primary.port(), "/healthz", [](const json& h) {
+    return h["replication"]["lag"].get<uint64_t>() >= 20;
+  });
+  CHECK(lagging["replication"]["connected"] == false);
+  nats->Restart(0);
+  REQUIRE(nats->WaitReady());
+  WaitReplicated(primary.port());
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-s") == LogLines(dir / "state"));
+  // The lag is a metric too.
+  auto metrics = Http(primary.port(), "GET", "/metrics");
+  CHECK_THAT(metrics.body, Catch::Contains("limbic_replication_lag_events 0"));
+}
+
+TEST_CASE("a second primary for the same agent is fenced, and says why", "[replication][nats]") {
+  TempDir one, two;
+  auto nats = NatsCluster::Start(one.path(), 1);
+  RunningLimbic first(one, ReplicatedConfig(one, nats->urls(), "twin", "async"));
+  REQUIRE(first.port() != 0);
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(
+        HttpJson(first.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        201);
+  WaitReplicated(first.port());
+
+  // Another state dir with the same agent name: the stream is ahead of its log.
+  RunningLimbic second(two, ReplicatedConfig(two, nats->urls(), "twin", "async"));
+  REQUIRE(second.port() != 0);
+  json fenced = WaitJson(second.port(), "/healthz", [](const json& h) {
+    return h.contains("replication") && h["replication"].contains("fenced");
+  });
+  CHECK_THAT(fenced["replication"]["fenced"].get<std::string>(),
+             Catch::Contains("another primary"));
+  auto refused = HttpJson(second.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}});
+  CHECK(refused.status == 503);
+  CHECK_THAT(refused.body, Catch::Contains("fenced"));
+  CHECK(Http(second.port(), "GET", "/healthz").status == 503);
+  // The first goes on; the stream is still its log.
+  REQUIRE(HttpJson(first.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+          201);
+  WaitReplicated(first.port());
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "twin") == LogLines(one / "state"));
+}
+
+TEST_CASE("a standby is promoted, and the old primary coming back is fenced",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-p", "quorum");
+  auto primary = std::make_unique<RunningLimbic>(dir, config);
+  REQUIRE(primary->port() != 0);
+  WaitJson(
+      primary->port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
+                .status == 201);
+  Standby standby(standby_dir / "state", nats->urls(), "agent-p");
+  REQUIRE(standby.port() != 0);
+  // A standby serves reads and refuses writes.
+  WaitJson(standby.port(), "/v1/percepts",
+           [](const json& p) { return p["percepts"].size() == 10; });
+  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        503);
+
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  primary.reset();
+  auto promoted = Limbic({"--state", standby_dir / "state", "--json", "promote"});
+  INFO(promoted.out << promoted.err);
+  REQUIRE(promoted.exit_code == 0);
+  json receipt = json::parse(promoted.out);
+  CHECK(receipt["promoted"] == true);
+  // The new primary takes writes.
+  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        201);
+
+  // The old primary comes back on its own state dir: fenced.
+  RunningLimbic back(dir, config);
+  REQUIRE(back.port() != 0);
+  json fenced = WaitJson(back.port(), "/healthz", [](const json& h) {
+    return h.contains("replication") && h["replication"].contains("fenced");
+  });
+  CHECK(HttpJson(back.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        503);
+}
+
+TEST_CASE("replay --from nats:// rebuilds a state dir with the primary's digest",
+          "[replication][nats]") {
+  TempDir dir, rebuilt;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  {
+    RunningLimbic primary(dir, ReplicatedConfig(dir, nats->urls(), "agent-r", "async"));
+    REQUIRE(primary.port() != 0);
+    auto p =
+        HttpJson(primary.port(), "POST", "/v1/percepts", {{"source", "chat"}, {"type", "msg"}});
+    REQUIRE(p.status == 201);
+    REQUIRE(HttpJson(primary.port(), "POST", "/v1/threads",
+                     {{"goal", "answer"}, {"from_percept", p.Json()["id"]}})
+                .status == 201);
+    WaitReplicated(primary.port());
+    primary.child().Kill(SIGTERM);
+    primary.child().Wait();
+  }
+  auto r = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "agent-r",
+                   "--into", rebuilt / "state"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(CliDigest(rebuilt / "state") == CliDigest(dir / "state"));
+  // No stream of that agent: a clear error.
+  auto none = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "nobody",
+                      "--into", rebuilt / "other"});
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.err, Catch::Contains("no events of agent nobody"));
+}
+
+TEST_CASE("replication config is checked: bad URLs, names and modes are named",
+          "[replication][config]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["replication"] = {{"nats", {"http://x"}}, {"agent", "a.b"}, {"mode", "sync"}};
+  std::ofstream(dir / "limbic.json") << config.dump();
+  auto r = Limbic({"--state", dir / "state", "run", "--config", dir / "limbic.json"});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("replication.nats[0]"));
+  CHECK_THAT(r.err, Catch::Contains("replication.mode"));
+  CHECK_THAT(r.err, Catch::Contains("replication.agent"));
+}
