@@ -71,10 +71,13 @@ Status StartLimbic(const std::string& limbic, const std::string& dir, nlohmann::
     if (at != std::string::npos && log.find(',', at) != std::string::npos)
       r->port = static_cast<uint16_t>(std::stoi(log.substr(at + 21)));
   }
-  r->drain = std::thread([fd = r->out] {
-    char sink[4096];
-    while (read(fd, sink, sizeof sink) > 0) {
-    }
+  // The rest of its output goes to <dir>/limbic.log, for a run that went wrong.
+  r->drain = std::thread([fd = r->out, path = dir + "/limbic.log", log] {
+    std::ofstream out(path);
+    out << log;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out.write(buf, n).flush();
   });
   return Status::OK();
 }
@@ -101,6 +104,13 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
   nlohmann::json config = {{"durability", {{"mode", o.durability}}}};
   config.update(o.extra_config);
   LIMBIC_RETURN_IF_ERROR(StartLimbic(o.limbic, o.dir, config, &running));
+  // Measured once it takes writes (replication: its stream is checked).
+  for (auto deadline = Clock::now() + std::chrono::seconds(60);
+       Request(running.port, "GET", "/healthz", "", nullptr) != 200;) {
+    if (Clock::now() > deadline)
+      return Status::Unavailable("limbic did not become healthy in 60 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   // One thread drives every connection through epoll, as an event-driven
   // client (a Node or Go service, a proxy) would: a client thread per
   // connection blocking in read made the kernel wake a thread for every

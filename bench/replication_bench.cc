@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
         o.extra_config = {{"replication",
                            {{"nats", cluster.urls},
                             {"stream", "BENCH_" + m.name + "_" + std::to_string(rep)},
-                            {"agent", "bench"},
+                            {"agent", "bench-" + m.name + "-" + std::to_string(rep)},
                             {"mode", m.name}}}};
       auto r = limbic::bench::RunHttpIngest(o);
       if (!r.ok()) {

@@ -232,7 +232,12 @@ void Replicator::Run() {
     if (!checked) {
       Status s = Sync(*conn);
       if (!s.ok()) {
-        if (!s.IsFailedPrecondition()) NoteFailure(s);  // FailedPrecondition: fenced
+        bool fenced;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          fenced = !fenced_.empty();
+        }
+        if (!fenced) NoteFailure(s);
         wait(250);
         continue;
       }
@@ -332,6 +337,7 @@ bool Replicator::PublishWindow(nats::Connection& conn) {
   if (!reader_ || reader_next_ != from) {
     state::LogReader::Options ro;
     ro.from_seq = from;
+    ro.decode = false;  // the lines go out as they are
     auto reader = state::LogReader::Open(engine_.events_dir(), ro);
     if (!reader.ok()) {
       NoteFailure(reader.status());

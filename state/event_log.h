@@ -202,6 +202,11 @@ class LogReader {
     // Check that seqs are contiguous and ts never decreases (from the first
     // event read on).
     bool check_contiguous = true;
+    // false: lines are not decoded; Next fills only Event::seq (read off
+    // the line's "{"v":1,"seq":N," start; other lines are decoded as
+    // usual) and raw_line() has the line. For a reader that ships the
+    // lines as they are (replication) and must not pay for parsing them.
+    bool decode = true;
   };
 
   // `path` is a directory of segments or a .jsonl file.

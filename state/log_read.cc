@@ -155,6 +155,20 @@ class LogReader::Impl {
         pos_ = nl + 1;
         uint64_t fast = 0;
         if (FastSeq(line, &fast) && fast < options_.from_seq) continue;  // skip cheaply
+        if (!options_.decode && fast != 0) {
+          if (options_.check_contiguous && last_seq_ != 0 && fast != last_seq_ + 1)
+            return Located(Status::Corruption("seq " + std::to_string(fast) + " follows seq " +
+                                              std::to_string(last_seq_)),
+                           offset);
+          last_seq_ = fast;
+          raw_ = line;
+          event->seq = fast;
+          if (where) {
+            where->file = segments_[index_].path;
+            where->offset = offset;
+          }
+          return true;
+        }
         auto decoded = DecodeEvent(line);
         if (!decoded.ok()) return Located(decoded.status(), offset);
         if (decoded->seq < options_.from_seq) continue;

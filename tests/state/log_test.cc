@@ -270,3 +270,32 @@ TEST_CASE("FindLastEvent finds the last event of a type, across segments, not te
   CHECK(read > 0);
   CHECK_FALSE(FindLastEvent(nullptr, dir.path(), EventType::kSegmentsAccepted)->has_value());
 }
+
+TEST_CASE("a reader that does not decode gives each seq and its raw line, across segments",
+          "[log]") {
+  ScratchDir dir;
+  Harness h;
+  auto o = h.Options(dir.path());
+  o.segment_bytes = 1000;
+  {
+    auto log = EventLog::Open(o, nullptr);
+    REQUIRE(log.ok());
+    Write(**log, 1, 30);
+  }
+  LogReader::Options ro;
+  ro.from_seq = 7;
+  ro.decode = false;
+  auto reader = LogReader::Open(dir.path(), ro);
+  REQUIRE(reader.ok());
+  Event e;
+  uint64_t expected = 7;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    REQUIRE(more.ok());
+    if (!*more) break;
+    CHECK(e.seq == expected);
+    CHECK((*reader)->raw_line() == EncodeEvent(MakeEvent(expected)));
+    ++expected;
+  }
+  CHECK(expected == 31);
+}
