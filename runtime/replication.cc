@@ -661,6 +661,31 @@ Status Follower::Follow(nats::Connection& conn) {
     }
     const uint64_t behind = in_stream - local;
     start = (*last)->stream_seq > behind ? (*last)->stream_seq - behind + 1 : 1;
+    // This log must be the stream's so far: its last line is the stream's
+    // message for the same seq.
+    if (local > 0) {
+      if ((*last)->stream_seq <= behind)
+        return Status::FailedPrecondition("stream " + options_.stream + " does not hold seq " +
+                                          std::to_string(local) + " of agent " + options_.agent +
+                                          ", this standby's last event");
+      auto same = conn.GetMessage(options_.stream, start - 1);
+      if (!same.ok())
+        return same.status().WithContext("checking this standby's last event against the stream");
+      state::LogReader::Options ro;
+      ro.from_seq = local;
+      ro.decode = false;
+      auto reader = state::LogReader::Open(engine_.events_dir(), ro);
+      if (!reader.ok()) return reader.status();
+      state::Event e;
+      auto got = (*reader)->Next(&e);
+      if (!got.ok()) return got.status();
+      if (ReplicatedSeq(*same, options_.agent) != local || !*got ||
+          (*reader)->raw_line() != same->data)
+        return Status::FailedPrecondition("this standby's log differs from stream " +
+                                          options_.stream + " at seq " + std::to_string(local) +
+                                          ": it is not a copy of agent " + options_.agent +
+                                          "'s log (follow into an empty state dir)");
+    }
   }
   auto sub = conn.SubscribeOrdered(options_.stream, subject, start);
   if (!sub.ok()) return sub.status();

@@ -191,7 +191,7 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
         json());
   promoting_ = true;
   log_->info("promotion: applying the stream through its last event");
-  follower_->Drain(30000, [this, done](Status s, uint64_t stream_seq) {
+  follower_->Drain(20000, [this, done](Status s, uint64_t stream_seq) {
     if (stopping_) return done(Status::Unavailable("shutting down"), json());
     if (!s.ok()) {
       promoting_ = false;

@@ -317,6 +317,20 @@ TEST_CASE("a second primary for the same agent is fenced, and says why", "[repli
   CHECK(refused.status == 503);
   CHECK_THAT(refused.body, Catch::Contains("fenced"));
   CHECK(Http(second.port(), "GET", "/healthz").status == 503);
+  // A standby on a state dir with a history of its own says so, and applies nothing.
+  TempDir other;
+  auto added = Limbic(
+      {"--state", other / "state", "percept", "add", "--source", "elsewhere", "--type", "x"});
+  REQUIRE(added.exit_code == 0);
+  {
+    Standby stray(other / "state", nats->urls(), "twin");
+    REQUIRE(stray.port() != 0);
+    json h = WaitJson(stray.port(), "/healthz", [](const json& h) {
+      return h.contains("replication") && h["replication"].contains("error");
+    });
+    CHECK_THAT(h["replication"]["error"].get<std::string>(), Catch::Contains("not a copy"));
+    CHECK(h["applied_seq"] == 1);
+  }
   // The first goes on; the stream is still its log.
   REQUIRE(HttpJson(first.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
           201);
