@@ -76,7 +76,10 @@ Status CheckServerUrl(std::string_view url) {
   std::string_view rest = url;
   if (rest.starts_with("nats://")) rest.remove_prefix(7);
   auto colon = rest.rfind(':');
-  if (rest.empty() || colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size())
+  // Another scheme ("http://h:1") or a path is not a host: refused here,
+  // not by the first connect.
+  if (rest.empty() || colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size() ||
+      rest.find('/') != std::string_view::npos)
     return Status::InvalidArgument("\"" + std::string(url) + "\" is not a NATS server URL (nats://HOST:PORT)");
   std::string_view port = rest.substr(colon + 1);
   if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
@@ -420,10 +423,18 @@ Status Connection::Delivery::Ack() {
   if (s != NATS_OK) return Err(s, code, "acknowledging stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
-Status Connection::Delivery::Nak() {
+Status Connection::Delivery::Nak(int delay_ms) {
   if (raw_ == nullptr) return Status::FailedPrecondition("no message");
-  natsStatus s = natsMsg_Nak(raw_, nullptr);
+  natsStatus s =
+      delay_ms > 0 ? natsMsg_NakWithDelay(raw_, delay_ms, nullptr) : natsMsg_Nak(raw_, nullptr);
   if (s != NATS_OK) return Err(s, 0, "nak of stream message " + std::to_string(message_.stream_seq));
+  return Status::OK();
+}
+Status Connection::Delivery::Term() {
+  if (raw_ == nullptr) return Status::FailedPrecondition("no message");
+  natsStatus s = natsMsg_Term(raw_, nullptr);
+  if (s != NATS_OK)
+    return Err(s, 0, "term of stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
 
