@@ -439,11 +439,19 @@ Status Connection::Delivery::Ack() {
     return Err(s, code, "acknowledging stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
-Status Connection::Delivery::Nak() {
+Status Connection::Delivery::Nak(int delay_ms) {
   if (raw_ == nullptr) return Status::FailedPrecondition("no message");
-  natsStatus s = natsMsg_Nak(raw_, nullptr);
+  natsStatus s =
+      delay_ms > 0 ? natsMsg_NakWithDelay(raw_, delay_ms, nullptr) : natsMsg_Nak(raw_, nullptr);
   if (s != NATS_OK)
     return Err(s, 0, "nak of stream message " + std::to_string(message_.stream_seq));
+  return Status::OK();
+}
+Status Connection::Delivery::Term() {
+  if (raw_ == nullptr) return Status::FailedPrecondition("no message");
+  natsStatus s = natsMsg_Term(raw_, nullptr);
+  if (s != NATS_OK)
+    return Err(s, 0, "term of stream message " + std::to_string(message_.stream_seq));
   return Status::OK();
 }
 

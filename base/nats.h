@@ -135,8 +135,9 @@ class Connection {
                   std::vector<PubResult>* results);
 
   // A message delivered by a pull consumer; Ack tells JetStream it is done,
-  // Nak asks for it again now. Destroying it without either lets it be
-  // redelivered after the consumer's ack wait.
+  // Nak asks for it again (now, or after delay_ms), Term tells JetStream
+  // never to deliver it again (it is not done: it can never be). Destroying
+  // it without any lets it be redelivered after the consumer's ack wait.
   class Delivery {
    public:
     Delivery(Message message, __natsMsg* raw);
@@ -145,7 +146,8 @@ class Connection {
     ~Delivery();
     const Message& message() const { return message_; }
     Status Ack();
-    Status Nak();
+    Status Nak(int delay_ms = 0);
+    Status Term();
 
    private:
     Message message_;

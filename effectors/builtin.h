@@ -41,6 +41,11 @@ Result<std::unique_ptr<Effector>> MakeHttpEffector(const std::string& name, cons
 Result<std::unique_ptr<Effector>> MakeExecEffector(const std::string& name, const nlohmann::json& cfg,
                                                    boost::asio::io_context& ioc,
                                                    std::shared_ptr<spdlog::logger> log);
+// In jetstream_effector.cc.
+Result<std::unique_ptr<Effector>> MakeJetStreamEffector(const std::string& name,
+                                                        const nlohmann::json& cfg,
+                                                        boost::asio::io_context& ioc,
+                                                        std::shared_ptr<spdlog::logger> log);
 
 }  // namespace limbic::effectors
 

@@ -284,11 +284,13 @@ KindRegistry<EffectorFactory>& Registry() {
          bool fsync = cfg.value("fsync", false);
          std::string path = cfg["path"];
          int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-         if (fd < 0) return ConfigError(name, "path", "cannot open " + path + ": " + std::strerror(errno));
+         if (fd < 0)
+           return ConfigError(name, "path", "cannot open " + path + ": " + std::strerror(errno));
          return std::unique_ptr<Effector>(new FileEffector(name, fd, fsync, ioc));
        }},
       {"http", MakeHttpEffector},
       {"exec", MakeExecEffector},
+      {"jetstream", MakeJetStreamEffector},
   });
   return registry;
 }
@@ -302,7 +304,7 @@ void RegisterEffectorKind(const std::string& kind, EffectorFactory factory) {
 Result<std::unique_ptr<Effector>> MakeEffector(const std::string& name, const json& config,
                                                boost::asio::io_context& ioc,
                                                std::shared_ptr<spdlog::logger> log) {
-  auto factory = Registry().Find(config, "one of log, file, http, exec");
+  auto factory = Registry().Find(config, "one of log, file, http, exec, jetstream");
   if (!factory.ok()) return ConfigError(name, "kind", factory.status().message());
   auto limits = ParseLimits(config);
   if (!limits.ok()) return Status::InvalidArgument("effectors." + name + "." + limits.status().message());

@@ -3,8 +3,8 @@
 // The runtime's Outbox (runtime/outbox.h) decides when to deliver and
 // records every step as an event; an Effector only performs one delivery
 // attempt and says how it went. Built-in kinds (docs/effectors.md): log,
-// file, http (https through OpenSSL), exec. C++ adapters add kinds with
-// RegisterEffectorKind.
+// file, http (https through OpenSSL), exec, jetstream (a NATS JetStream
+// publish). C++ adapters add kinds with RegisterEffectorKind.
 //
 // Thread affinity: Deliver and Cancel are called on the runtime's
 // io_context thread, and Deliver must call `done` exactly once, on that

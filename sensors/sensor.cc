@@ -154,13 +154,22 @@ Result<std::unique_ptr<Sensor>> MakeGithubSensor(const std::string& name, const 
 Result<std::unique_ptr<Sensor>> MakeStreamSensor(const std::string& name, const json& cfg,
                                                  boost::asio::io_context& ioc, PerceptSink sink,
                                                  std::shared_ptr<spdlog::logger> log);
+// In jetstream_sensor.cc.
+Result<std::unique_ptr<Sensor>> MakeJetStreamSensor(const std::string& name, const json& cfg,
+                                                    boost::asio::io_context& ioc, PerceptSink sink,
+                                                    std::shared_ptr<spdlog::logger> log);
 
 namespace {
 
 KindRegistry<SensorFactory>& Registry() {
   static KindRegistry<SensorFactory> registry({
-      {"webhook", MakeWebhookSensor}, {"github", MakeGithubSensor}, {"timer", MakeTimer},
-      {"stdin", MakeStreamSensor},    {"jsonl", MakeStreamSensor},  {"exec", MakeStreamSensor},
+      {"webhook", MakeWebhookSensor},
+      {"github", MakeGithubSensor},
+      {"timer", MakeTimer},
+      {"stdin", MakeStreamSensor},
+      {"jsonl", MakeStreamSensor},
+      {"exec", MakeStreamSensor},
+      {"jetstream", MakeJetStreamSensor},
   });
   return registry;
 }
@@ -174,7 +183,7 @@ void RegisterSensorKind(const std::string& kind, SensorFactory factory) {
 Result<std::unique_ptr<Sensor>> MakeSensor(const std::string& name, const json& config,
                                            boost::asio::io_context& ioc, PerceptSink sink,
                                            std::shared_ptr<spdlog::logger> log) {
-  auto factory = Registry().Find(config, "webhook, github, stdin, jsonl, timer or exec");
+  auto factory = Registry().Find(config, "webhook, github, stdin, jsonl, timer, exec or jetstream");
   if (!factory.ok()) return KeyError(name, "kind", factory.status().message());
   return (*factory)(name, config, ioc, std::move(sink), std::move(log));
 }

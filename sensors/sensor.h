@@ -8,7 +8,9 @@
 // (stdin, files, subprocesses) fill it from their own thread; the HTTP
 // sensors (webhook, github) hold requests in it while their previous batch
 // is being made durable. Built-in kinds: webhook, github, stdin, jsonl,
-// timer, exec. C++ adapters add kinds with RegisterSensorKind.
+// timer, exec, jetstream (a NATS JetStream consumer that fetches a batch
+// only once the previous one is durable). C++ adapters add kinds with
+// RegisterSensorKind.
 //
 // Thread affinity: the factory, Start, Stop, stats and the sink run on the
 // io thread. A sensor must not call the sink after Stop returns.

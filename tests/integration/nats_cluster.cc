@@ -1,6 +1,7 @@
 #include "nats_cluster.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <signal.h>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -69,7 +69,8 @@ std::unique_ptr<NatsCluster> NatsCluster::Start(const std::string& dir, int n) {
   std::string binary = NatsServerBinary();
   if (binary.empty())
     throw std::runtime_error(
-        "nats-server not found (neither /usr/sbin/nats-server nor on PATH): `make deps` installs it");
+        "nats-server not found (neither /usr/sbin/nats-server nor on PATH): `make deps` installs "
+        "it");
   std::unique_ptr<NatsCluster> c(new NatsCluster(dir, binary));
   std::vector<uint16_t> ports = FreePorts(3 * static_cast<size_t>(n));
   c->nodes_.resize(static_cast<size_t>(n));
@@ -105,26 +106,20 @@ std::string NatsCluster::url(int i) const {
 
 void NatsCluster::Launch(int i) {
   Node& node = nodes_.at(i);
-  std::vector<std::string> argv{binary_,
-                                "-js",
-                                "-sd",
-                                dir_ + "/" + name(i),
-                                "-n",
-                                name(i),
-                                "-a",
-                                "127.0.0.1",
-                                "-p",
-                                std::to_string(node.client_port),
-                                "-m",
-                                std::to_string(node.monitor_port)};
+  std::vector<std::string> argv{binary_, "-js",
+                                "-sd",   dir_ + "/" + name(i),
+                                "-n",    name(i),
+                                "-a",    "127.0.0.1",
+                                "-p",    std::to_string(node.client_port),
+                                "-m",    std::to_string(node.monitor_port)};
   if (size() > 1) {
     std::string routes;
     for (const Node& other : nodes_)
       routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") +
                 std::to_string(other.cluster_port);
-    argv.insert(argv.end(), {"--cluster_name", "limbic-test", "--cluster",
-                             "nats://127.0.0.1:" + std::to_string(node.cluster_port), "--routes",
-                             routes});
+    argv.insert(argv.end(),
+                {"--cluster_name", "limbic-test", "--cluster",
+                 "nats://127.0.0.1:" + std::to_string(node.cluster_port), "--routes", routes});
   }
   // stdout is an unread pipe, but nats-server writes its log to stderr only.
   node.process = std::make_unique<Child>(argv, StderrFile{log_path(i)});

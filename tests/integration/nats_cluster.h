@@ -78,7 +78,8 @@ class NatsCluster {
     uint16_t client_port = 0, cluster_port = 0, monitor_port = 0;
     std::unique_ptr<Child> process;  // null while stopped
   };
-  NatsCluster(std::string dir, std::string binary) : dir_(std::move(dir)), binary_(std::move(binary)) {}
+  NatsCluster(std::string dir, std::string binary)
+      : dir_(std::move(dir)), binary_(std::move(binary)) {}
   void Launch(int i);
   // The last lines of server i's log, for error messages.
   std::string LogTail(int i) const;

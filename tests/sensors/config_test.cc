@@ -29,6 +29,11 @@ TEST_CASE("a bad sensor config is refused at load, naming the key", "[sensors]")
   json stdin_ = {{"kind", "stdin"}};
   json jsonl = {{"kind", "jsonl"}, {"path", "/tmp/x.jsonl"}};
   json exec = {{"kind", "exec"}, {"argv", {"/bin/cat"}}};
+  json js = {{"kind", "jetstream"},
+             {"nats", {"nats://127.0.0.1:4222"}},
+             {"stream", "WORLD"},
+             {"subject", "world.percepts"},
+             {"durable", "agent-a"}};
   struct Case {
     json cfg;
     const char* needle;
@@ -85,6 +90,27 @@ TEST_CASE("a bad sensor config is refused at load, naming the key", "[sensors]")
        "sensors.x.argv: /nonexistent/adapter is not an executable"},
       {With(exec, {{"argv", {"cat"}}}), "sensors.x.argv: argv[0] must be an absolute path"},
       {With(exec, {{"argv", json::array()}}), "sensors.x.argv: required"},
+      {With(js, {{"nats", nullptr}}), "sensors.x.nats: required"},
+      {With(js, {{"nats", {"http://h:1"}}}),
+       "sensors.x.nats: \"http://h:1\" is not a NATS server URL"},
+      {With(js, {{"nats", {"nats://h:99999"}}}), "sensors.x.nats: \"nats://h:99999\": bad port"},
+      {With(js, {{"nats", 4222}}),
+       "sensors.x.nats: must be a nats://HOST:PORT string or a non-empty array"},
+      {With(js, {{"stream", nullptr}}), "sensors.x.stream: required"},
+      {With(js, {{"stream", "A.B"}}),
+       "sensors.x.stream: stream: \"A.B\" must be 1..128 characters"},
+      {With(js, {{"subject", "world.>"}}),
+       "sensors.x.subject: subject: \"world.>\" is not a subject"},
+      {With(js, {{"durable", nullptr}}), "sensors.x.durable: required"},
+      {With(js, {{"durable", "a.b"}}), "sensors.x.durable: durable: \"a.b\" must be"},
+      {With(js, {{"batch", 0}}), "sensors.x.batch: must be an integer in [1, 1024], got 0"},
+      {With(js, {{"batch", 2000}}), "sensors.x.batch: must be an integer in [1, 1024]"},
+      {With(js, {{"ack_wait", "10ms"}}),
+       "sensors.x.ack_wait: must be a duration of at least 100ms"},
+      {With(js, {{"ack_wait", "25h"}}), "sensors.x.ack_wait: must be at most 24h"},
+      {With(js, {{"defaults", {{"intensity", 3}}}}),
+       "sensors.x.defaults.intensity: must be a number in [0, 1]"},
+      {With(js, {{"queue", 8}}), "sensors.x.queue: unknown key"},
       {{{"kind", "teleport"}}, "sensors.x.kind: unknown kind \"teleport\""},
       {{{"every", "1s"}}, "sensors.x.kind: required"},
   };
@@ -122,6 +148,14 @@ TEST_CASE("good sensor configs load: pointers, literals, durations in ms", "[sen
                 {"restart_backoff", 50},
                 {"max_backoff", "50ms"},
                 {"env", {{"A", "1"}}}},
+           json{{"kind", "jetstream"},
+                {"nats", "nats://127.0.0.1:4222"},
+                {"stream", "WORLD"},
+                {"subject", "world.percepts"},
+                {"durable", "agent_a-1"},
+                {"batch", 1024},
+                {"ack_wait", 100},
+                {"defaults", {{"source", "bus"}, {"type", "event"}}}},
        }) {
     INFO(cfg.dump());
     auto r = MakeSensor("x", cfg, ioc, rec.Sink(), Quiet());
