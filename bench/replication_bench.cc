@@ -22,6 +22,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,6 +50,22 @@ uint16_t FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   close(fd);
   return ntohs(a.sin_port);
+}
+
+// CPU seconds (user + system) a process has used so far.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) stime = std::stod(f);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // Three nats-server processes with JetStream, clustered over loopback routes.
@@ -125,6 +143,7 @@ int main(int argc, char** argv) {
   std::string limbic = "./limbic", server = "/usr/sbin/nats-server", dir;
   double seconds = 5;
   int reps = 2;
+  std::string only;  // --modes local,async,quorum
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--limbic")
@@ -137,6 +156,8 @@ int main(int argc, char** argv) {
       reps = std::stoi(argv[i + 1]);
     else if (a == "--dir")
       dir = argv[i + 1];
+    else if (a == "--modes")
+      only = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -157,10 +178,15 @@ int main(int argc, char** argv) {
     std::string name;
     std::vector<double> rates;
     std::vector<double> latency_us;
+    double nats_cpu = 0;  // CPU seconds of the three servers per second of the run
   };
   std::vector<Mode> modes = {{"local", {}, {}}, {"async", {}, {}}, {"quorum", {}, {}}};
   for (int rep = 0; rep < reps; ++rep) {
     for (Mode& m : modes) {
+      if (!only.empty() && ("," + only + ",").find("," + m.name + ",") == std::string::npos) continue;
+      double cpu0 = 0;
+      for (pid_t p : cluster.pids) cpu0 += CpuSeconds(p);
+      auto t0 = std::chrono::steady_clock::now();
       limbic::bench::HttpIngestOptions o;
       o.limbic = limbic;
       o.dir = dir + "/" + m.name + "-" + std::to_string(rep);
@@ -178,9 +204,14 @@ int main(int argc, char** argv) {
         return 1;
       }
       m.rates.push_back(static_cast<double>(r->percepts) / r->seconds);
+      double cpu1 = 0;
+      for (pid_t p : cluster.pids) cpu1 += CpuSeconds(p);
+      m.nats_cpu += (cpu1 - cpu0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                    reps;
       m.latency_us.insert(m.latency_us.end(), r->latency_us.begin(), r->latency_us.end());
-      std::fprintf(stderr, "%s rep %d: %.0f percepts/s (%llu failed)\n", m.name.c_str(), rep,
-                   m.rates.back(), static_cast<unsigned long long>(r->failed));
+      std::fprintf(stderr, "%s rep %d: %.0f percepts/s (%llu failed), nats-servers %.2f cores\n", m.name.c_str(),
+                   rep, m.rates.back(), static_cast<unsigned long long>(r->failed),
+                   (cpu1 - cpu0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       std::filesystem::remove_all(o.dir + "/state");
     }
   }
@@ -195,6 +226,7 @@ int main(int argc, char** argv) {
     out[m.name] = {{"percepts_per_s", median(m.rates)},
                    {"p50_us", Quantile(m.latency_us, 0.5)},
                    {"p99_us", Quantile(m.latency_us, 0.99)},
+                   {"nats_server_cores", m.nats_cpu},
                    {"reps", m.rates}};
   const double local = median(modes[0].rates);
   if (local > 0) {
