@@ -121,13 +121,10 @@ class Connection::Impl {
   jsCtx* js = nullptr;
   natsOptions* opts = nullptr;
   ConnectOptions options;
-  // PublishAll's batch, filled in by the ack handler.
-  std::mutex publish_mu;  // one PublishAll at a time
-  std::mutex batch_mu;
-  std::condition_variable batch_cv;
-  std::unordered_map<natsMsg*, size_t> batch_index;
-  std::vector<PubResult>* batch_results = nullptr;
-  size_t batch_left = 0;
+  // PublishAsync's messages in flight, by address (erased before the
+  // message is destroyed, so an address is never taken for another's).
+  std::mutex async_mu;
+  std::unordered_map<natsMsg*, uint64_t> async_tokens;
 
   static void OnDisconnected(natsConnection*, void* closure) {
     auto* self = static_cast<Impl*>(closure);
@@ -140,28 +137,32 @@ class Connection::Impl {
   static void OnConnected(natsConnection*, void* closure) { OnReconnected(nullptr, closure); }
   static void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
     auto* self = static_cast<Impl*>(closure);
+    uint64_t token = 0;
+    bool known = false;
     {
-      std::lock_guard<std::mutex> lock(self->batch_mu);
-      auto it = self->batch_index.find(msg);
-      if (it != self->batch_index.end() && self->batch_results != nullptr) {
-        PubResult& r = (*self->batch_results)[it->second];
-        if (pa != nullptr) {
-          r.status = Status::OK();
-          r.stream_seq = pa->Sequence;
-          r.duplicate = pa->Duplicate;
-        } else if (pae != nullptr) {
-          std::string text = pae->ErrText != nullptr && *pae->ErrText
-                                 ? pae->ErrText
-                                 : natsStatus_GetText(pae->Err);
-          r.js_code = static_cast<int>(pae->ErrCode);
-          std::string m = "publish: " + text;
-          if (r.js_code != 0) m += " (JetStream error " + std::to_string(r.js_code) + ")";
-          r.status = r.js_code != 0 && r.js_code != 10008 ? Status::FailedPrecondition(m)
-                                                          : Status::Unavailable(m);
-        }
-        self->batch_index.erase(it);
-        if (self->batch_left > 0 && --self->batch_left == 0) self->batch_cv.notify_all();
+      std::lock_guard<std::mutex> lock(self->async_mu);
+      auto it = self->async_tokens.find(msg);
+      if (it != self->async_tokens.end()) {
+        token = it->second;
+        known = true;
+        self->async_tokens.erase(it);
       }
+    }
+    if (known && self->options.on_async_result) {
+      PubResult r;
+      if (pa != nullptr) {
+        r.stream_seq = pa->Sequence;
+        r.duplicate = pa->Duplicate;
+      } else if (pae != nullptr) {
+        std::string text =
+            pae->ErrText != nullptr && *pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err);
+        r.js_code = static_cast<int>(pae->ErrCode);
+        std::string m = "publish: " + text;
+        if (r.js_code != 0) m += " (JetStream error " + std::to_string(r.js_code) + ")";
+        r.status = r.js_code != 0 && r.js_code != 10008 ? Status::FailedPrecondition(m)
+                                                        : Status::Unavailable(m);
+      }
+      self->options.on_async_result(token, r);
     }
     natsMsg_Destroy(msg);
   }
@@ -357,69 +358,58 @@ PubResult Connection::Publish(const std::string& subject, const OutMessage& mess
   return r;
 }
 
-void Connection::PublishAll(const std::string& subject, std::span<const OutMessage> messages,
-                            int timeout_ms, std::vector<PubResult>* results) {
-  std::lock_guard<std::mutex> serial(impl_->publish_mu);
-  Impl& impl = *impl_;
-  results->assign(messages.size(), PubResult{Status::Unavailable("publish: no PubAck in time")});
-  if (timeout_ms <= 0) timeout_ms = impl.options.request_timeout_ms;
-  // Every message is made before any is sent: the ack handler knows each
-  // by its address, which no message of this batch can then reuse.
-  std::vector<natsMsg*> msgs(messages.size(), nullptr);
+Status Connection::PublishAsync(const std::string& subject, const OutMessage& message,
+                                uint64_t token, int timeout_ms) {
+  natsMsg* m = nullptr;
+  natsStatus s = natsMsg_Create(&m, subject.c_str(), nullptr, message.data.data(),
+                                static_cast<int>(message.data.size()));
+  if (s != NATS_OK) return Err(s, 0, "publish");
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = timeout_ms > 0 ? timeout_ms : impl_->options.request_timeout_ms;
+  if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
+  po.ExpectLastSeq = message.expect_last_seq;
+  natsMsg* key = m;
   {
-    std::lock_guard<std::mutex> lock(impl.batch_mu);
-    impl.batch_index.clear();
-    impl.batch_results = results;
-    impl.batch_left = 0;
+    std::lock_guard<std::mutex> lock(impl_->async_mu);
+    impl_->async_tokens[key] = token;
   }
-  for (size_t i = 0; i < messages.size(); ++i) {
-    natsStatus s = natsMsg_Create(&msgs[i], subject.c_str(), nullptr, messages[i].data.data(),
-                                  static_cast<int>(messages[i].data.size()));
-    if (s != NATS_OK) {
-      (*results)[i].status = Err(s, 0, "publish");
-      msgs[i] = nullptr;
-    }
-  }
-  size_t sent = 0;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (msgs[i] == nullptr) continue;
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = timeout_ms;
-    if (!messages[i].msg_id.empty()) po.MsgId = messages[i].msg_id.c_str();
-    po.ExpectLastSeq = messages[i].expect_last_seq;
-    natsMsg* m = msgs[i];
+  s = js_PublishMsgAsync(impl_->js, &m, &po);
+  if (s != NATS_OK) {
     {
-      std::lock_guard<std::mutex> lock(impl.batch_mu);
-      impl.batch_index[m] = i;
-      ++impl.batch_left;
+      std::lock_guard<std::mutex> lock(impl_->async_mu);
+      impl_->async_tokens.erase(key);
     }
-    natsStatus s = js_PublishMsgAsync(impl.js, &msgs[i], &po);
-    if (s != NATS_OK) {
-      std::lock_guard<std::mutex> lock(impl.batch_mu);
-      impl.batch_index.erase(m);
-      --impl.batch_left;
-      (*results)[i].status = Err(s, 0, "publishing to " + subject);
-      // The rest would fail their conditions after this one: not sent.
-      for (size_t j = i + 1; j < messages.size(); ++j)
-        (*results)[j].status = Status::Unavailable("publish: not sent after an earlier failure");
-      break;
-    }
-    ++sent;
+    if (m != nullptr) natsMsg_Destroy(m);  // not handed over
+    return Err(s, 0, "publishing to " + subject);
   }
+  return Status::OK();
+}
+
+void Connection::WaitAsync(int timeout_ms) {
   jsPubOptions wait;
   jsPubOptions_Init(&wait);
-  wait.MaxWait = timeout_ms + 1000;
-  if (sent > 0) (void)js_PublishAsyncComplete(impl.js, &wait);  // timed out: see below
-  // Whatever is still pending is taken back: its PubAck will be dropped.
+  wait.MaxWait = std::max(timeout_ms, 1);
+  (void)js_PublishAsyncComplete(impl_->js, &wait);  // timed out: taken back below
   natsMsgList pending;
-  if (js_PublishAsyncGetPendingList(&pending, impl.js) == NATS_OK) natsMsgList_Destroy(&pending);
-  std::lock_guard<std::mutex> lock(impl.batch_mu);
-  impl.batch_index.clear();
-  impl.batch_results = nullptr;
-  impl.batch_left = 0;
-  for (natsMsg* m : msgs)
-    if (m != nullptr) natsMsg_Destroy(m);  // not handed over
+  if (js_PublishAsyncGetPendingList(&pending, impl_->js) != NATS_OK) return;
+  for (int i = 0; i < pending.Count; ++i) {
+    uint64_t token = 0;
+    bool known = false;
+    {
+      std::lock_guard<std::mutex> lock(impl_->async_mu);
+      auto it = impl_->async_tokens.find(pending.Msgs[i]);
+      if (it != impl_->async_tokens.end()) {
+        token = it->second;
+        known = true;
+        impl_->async_tokens.erase(it);
+      }
+    }
+    if (known && impl_->options.on_async_result)
+      impl_->options.on_async_result(token,
+                                     PubResult{Status::Unavailable("publish: no PubAck in time")});
+  }
+  natsMsgList_Destroy(&pending);
 }
 
 Connection::Delivery::Delivery(Message message, natsMsg* raw)

@@ -4,9 +4,9 @@
 //
 // A Connection is one natsConnection and its JetStream context. It
 // reconnects by itself (reconnect wait ConnectOptions::reconnect_wait_ms,
-// forever); while it is down, calls fail fast with Unavailable naming the
-// servers. Every call has a deadline: ConnectOptions::request_timeout_ms for
-// JetStream API requests and publishes unless the call takes its own.
+// forever). While it is down, requests and publishes wait out their
+// deadline (ConnectOptions::request_timeout_ms unless the call takes its
+// own) and fail with Unavailable: check connected() first to fail fast.
 //
 // Errors: Unavailable for what a retry may fix (not connected, a timeout,
 // no stream leader yet), FailedPrecondition for what the server refused
@@ -14,8 +14,7 @@
 // "(JetStream error N)"), InvalidArgument for a bad subject or name.
 //
 // Thread-safety: a Connection may be used from several threads (libnats is
-// thread-safe) except PublishAll, which one thread calls at a time (it is
-// serialized by a mutex). Subscriptions are used by one thread each.
+// thread-safe). Subscriptions are used by one thread each.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +40,8 @@ namespace limbic::nats {
 inline constexpr int kWrongLastSequence = 10071;  // an expected-last-sequence condition failed
 inline constexpr int kStreamNotFound = 10059;
 
+struct PubResult;
+
 struct ConnectOptions {
   std::vector<std::string> servers;  // "nats://host:port", at least one
   std::string name;                  // the client name the servers show
@@ -51,6 +52,9 @@ struct ConnectOptions {
   bool retry_on_failed_connect = false;
   // Called (on a libnats thread) when the connection goes down or comes back.
   std::function<void(bool connected)> on_state;
+  // The outcome of each PublishAsync, with its token (on a libnats thread;
+  // in the order of the PubAcks, which is usually the order sent).
+  std::function<void(uint64_t token, const PubResult& result)> on_async_result;
 };
 
 // "nats://h:p,nats://h2:p2" or a JSON-ish list already split: each must be
@@ -128,11 +132,16 @@ class Connection {
 
   // Publishes and waits for the PubAck (timeout_ms; 0 = request_timeout_ms).
   PubResult Publish(const std::string& subject, const OutMessage& message, int timeout_ms = 0);
-  // Publishes every message without waiting for each PubAck (pipelined),
-  // then waits up to timeout_ms for all of them; results[i] is message i's.
-  // Messages whose PubAck did not come in time get Unavailable "timed out".
-  void PublishAll(const std::string& subject, std::span<const OutMessage> messages, int timeout_ms,
-                  std::vector<PubResult>* results);
+  // Pipelined: hands the message over and returns; its outcome (PubAck
+  // or error, Unavailable "no PubAck in time" after timeout_ms) goes to
+  // ConnectOptions::on_async_result with `token`. At most 16384 in flight
+  // (beyond, this waits up to 200 ms for room, then fails).
+  Status PublishAsync(const std::string& subject, const OutMessage& message, uint64_t token,
+                      int timeout_ms = 0);
+  // Waits up to timeout_ms for every message handed over to have its
+  // outcome; those still without one are taken back and reported as timed
+  // out (a late PubAck for them is dropped).
+  void WaitAsync(int timeout_ms);
 
   // A message delivered by a pull consumer; Ack tells JetStream it is done,
   // Nak asks for it again (now, or after delay_ms), Term tells JetStream

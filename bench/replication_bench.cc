@@ -6,7 +6,7 @@
 // rounds of each, so all three see the same machine.
 //
 //   limbic_replication_bench [--limbic PATH] [--nats-server PATH] [--seconds 5]
-//                            [--reps 2] [--dir D]
+//                            [--reps 2] [--connections 64] [--modes local,async,quorum] [--dir D]
 //
 // Prints one JSON object: {mode: {"percepts_per_s", "p50_us", "p99_us",
 // "reps": [...]}, "async_vs_local", "quorum_vs_local"}.
@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
   double seconds = 5;
   int reps = 2;
   std::string only;  // --modes local,async,quorum
+  int connections = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--limbic")
@@ -158,6 +159,8 @@ int main(int argc, char** argv) {
       dir = argv[i + 1];
     else if (a == "--modes")
       only = argv[i + 1];
+    else if (a == "--connections")
+      connections = std::stoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
       o.dir = dir + "/" + m.name + "-" + std::to_string(rep);
       std::filesystem::create_directories(o.dir);
       o.seconds = seconds;
+      o.connections = connections;
       if (m.name != "local")
         o.extra_config = {{"replication",
                            {{"nats", cluster.urls},

@@ -9,8 +9,8 @@
 namespace limbic::runtime {
 namespace {
 
-// Events published per PublishAll: one round of PubAcks.
-constexpr uint64_t kWindow = 4096;
+// Events handed to NATS and not yet acknowledged, at most.
+constexpr uint64_t kMaxInflight = 8192;
 // Events a follower may have handed to the io thread and not yet applied.
 constexpr uint64_t kFollowInflight = 16384;
 
@@ -182,6 +182,7 @@ void Replicator::Run() {
     }
     cv_.notify_all();
   };
+  co.on_async_result = [this](uint64_t seq, const nats::PubResult& r) { OnPublished(seq, r); };
   std::unique_ptr<nats::Connection> conn;
   auto wait = [this](int ms) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -242,19 +243,42 @@ void Replicator::Run() {
         continue;
       }
     }
-    bool behind;
+    // A publish failed (or found a duplicate): let what is in flight come
+    // back, then read where the stream stands again.
+    Status failure;
+    bool failed;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      behind = replicated_ < durable_;
+      failed = publish_failed_;
+      failure = publish_error_;
     }
-    if (behind) {
-      if (!PublishWindow(*conn)) wait(100);
+    if (failed) {
+      conn->WaitAsync(static_cast<int>(config_.timeout));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        checked_ = false;
+      }
+      reader_.reset();
+      if (!failure.ok()) NoteFailure(failure);
+      continue;
+    }
+    bool room;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      room = sent_ < durable_ && sent_ - replicated_ < kMaxInflight;
+    }
+    if (room) {
+      if (!SendMore(*conn)) wait(100);
       continue;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(1000),
-                 [this] { return stop_ || replicated_ < durable_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(stop_ ? 50 : 1000), [this] {
+      return publish_failed_ || (sent_ < durable_ && sent_ - replicated_ < kMaxInflight) ||
+             (stop_ && replicated_ >= durable_);
+    });
   }
+  // What is still in flight comes back before the connection goes.
+  if (conn) conn->WaitAsync(1000);
 }
 
 Status Replicator::Sync(nats::Connection& conn) {
@@ -311,8 +335,11 @@ Status Replicator::Sync(nats::Connection& conn) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    replicated_ = in_stream;
-    stream_seq_ = info->last_seq;
+    replicated_ = sent_ = sync_event_ = in_stream;
+    stream_seq_ = sync_stream_ = info->last_seq;
+    acked_ahead_.clear();
+    publish_failed_ = false;
+    publish_error_ = Status::OK();
     checked_ = true;
   }
   reader_.reset();
@@ -326,13 +353,12 @@ Status Replicator::Sync(nats::Connection& conn) {
   return Status::OK();
 }
 
-bool Replicator::PublishWindow(nats::Connection& conn) {
-  uint64_t from, to, expect;
+bool Replicator::SendMore(nats::Connection& conn) {
+  uint64_t from, to;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    from = replicated_ + 1;
-    to = std::min(durable_, replicated_ + kWindow);
-    expect = stream_seq_;
+    from = sent_ + 1;
+    to = std::min(durable_, replicated_ + kMaxInflight);
   }
   if (!reader_ || reader_next_ != from) {
     state::LogReader::Options ro;
@@ -346,9 +372,9 @@ bool Replicator::PublishWindow(nats::Connection& conn) {
     reader_ = std::move(reader).value();
     reader_next_ = from;
   }
-  std::vector<std::string> lines;
-  lines.reserve(to - from + 1);
+  const std::string subject = config_.subject();
   state::Event e;
+  uint64_t sent = from - 1;
   while (reader_next_ <= to) {
     auto got = reader_->Next(&e);
     if (!got.ok()) {
@@ -363,54 +389,76 @@ bool Replicator::PublishWindow(nats::Connection& conn) {
                                    std::to_string(reader_next_) + " was expected"));
       return false;
     }
-    lines.emplace_back(reader_->raw_line());
+    nats::OutMessage m;
+    m.data = reader_->raw_line();
+    m.msg_id = ReplicationMsgId(config_.agent, e.seq);
+    // The stream holds only this agent's events, one message each: event
+    // seq k follows stream seq sync_stream_ + (k - sync_event_ - 1).
+    m.expect_last_seq = sync_stream_ + (e.seq - sync_event_ - 1);
+    Status s = conn.PublishAsync(subject, m, e.seq, static_cast<int>(config_.timeout));
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!publish_failed_) {
+        publish_failed_ = true;
+        publish_error_ = s;
+      }
+      break;
+    }
+    sent = e.seq;
     ++reader_next_;
-  }
-  if (lines.empty()) return false;
-  std::vector<nats::OutMessage> messages(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    messages[i].data = lines[i];
-    messages[i].msg_id = ReplicationMsgId(config_.agent, from + i);
-    messages[i].expect_last_seq = expect + i;
-  }
-  std::vector<nats::PubResult> results;
-  conn.PublishAll(config_.subject(), messages, static_cast<int>(config_.timeout), &results);
-  uint64_t confirmed = from - 1;
-  uint64_t stream_seq = expect;
-  Status failure;
-  bool duplicate = false;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const nats::PubResult& r = results[i];
-    if (!r.status.ok()) {
-      failure = r.status;
-      break;
-    }
-    if (r.duplicate) {  // the stream had it: where the stream stands is read again
-      duplicate = true;
-      break;
-    }
-    confirmed = from + i;
-    stream_seq = r.stream_seq;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    replicated_ = confirmed;
-    stream_seq_ = stream_seq;
-    if (!failure.ok() || duplicate) checked_ = false;
+    sent_ = std::max(sent_, sent);
   }
-  if (confirmed >= from) {
+  return sent >= from;
+}
+
+void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
+  uint64_t advanced = 0;
+  bool post = false;
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!r.status.ok() || r.duplicate) {
+      // A duplicate: the stream had it already; where it stands is read again.
+      if (!publish_failed_) {
+        publish_failed_ = true;
+        publish_error_ = r.status;
+      }
+      cv_.notify_all();
+      return;
+    }
+    if (publish_failed_ || seq <= replicated_) return;
+    // The sender waits for an ack only when it had no room, or to stop.
+    wake = stop_ || sent_ - replicated_ >= kMaxInflight;
+    acked_ahead_.insert(seq);
+    while (!acked_ahead_.empty() && *acked_ahead_.begin() == replicated_ + 1) {
+      ++replicated_;
+      acked_ahead_.erase(acked_ahead_.begin());
+    }
+    stream_seq_ = sync_stream_ + (replicated_ - sync_event_);
+    advanced = replicated_;
+    if (!advance_posted_) {
+      advance_posted_ = true;
+      post = true;
+    }
+  }
+  if (wake) cv_.notify_all();
+  if (post) {
     std::weak_ptr<int> alive = alive_;
-    boost::asio::post(ioc_, [this, alive, confirmed] {
-      if (!alive.expired()) Advance(confirmed);
+    boost::asio::post(ioc_, [this, alive] {
+      if (alive.expired()) return;
+      uint64_t through;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        advance_posted_ = false;
+        through = replicated_;
+      }
+      Advance(through);
     });
   }
-  if (!failure.ok() || duplicate) reader_.reset();
-  if (!failure.ok()) {
-    NoteFailure(failure);
-    return false;
-  }
-  NoteSuccess();
-  return !duplicate;
+  if (advanced > 0) NoteSuccess();
 }
 
 void Replicator::Fence(const std::string& why) {

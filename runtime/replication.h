@@ -50,6 +50,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -107,8 +108,11 @@ class Replicator {
   // Reads the stream's tail and checks it against the local log; sets the
   // publishing position. A divergence fences.
   Status Sync(nats::Connection& conn);
-  // Publishes the next window; returns false after a failure.
-  bool PublishWindow(nats::Connection& conn);
+  // Hands the next durable events to NATS (pipelined, at most
+  // kMaxInflight unacknowledged); false when it sent none.
+  bool SendMore(nats::Connection& conn);
+  // A PubAck or a failure for event `seq` (a libnats thread).
+  void OnPublished(uint64_t seq, const nats::PubResult& result);
   void Fence(const std::string& why);
   void NoteFailure(const Status& s);
   void NoteSuccess();
@@ -136,6 +140,15 @@ class Replicator {
   int64_t failing_since_ms_ = 0;  // 0 = not failing
   bool gate_closed_ = false;      // quorum: writes refused for failing too long
   std::thread thread_;
+  uint64_t sent_ = 0;  // last seq handed to NATS
+  // Where the last Sync found the stream: event sync_event_ at stream seq
+  // sync_stream_ (what each message's expected last sequence is made from).
+  uint64_t sync_event_ = 0;
+  uint64_t sync_stream_ = 0;
+  std::set<uint64_t> acked_ahead_;  // acknowledged past replicated_ + 1
+  bool publish_failed_ = false;     // stop sending; Sync again once in-flight ones are back
+  Status publish_error_;            // OK for a duplicate
+  bool advance_posted_ = false;
   // The publishing thread's reader of the local log, at reader_next_.
   std::unique_ptr<state::LogReader> reader_;
   uint64_t reader_next_ = 0;
