@@ -126,6 +126,16 @@ class Connection::Impl {
   std::mutex async_mu;
   std::unordered_map<natsMsg*, uint64_t> async_tokens;
 
+  // The token of a message in flight, forgotten; false when unknown.
+  bool TakeToken(natsMsg* msg, uint64_t* token) {
+    std::lock_guard<std::mutex> lock(async_mu);
+    auto it = async_tokens.find(msg);
+    if (it == async_tokens.end()) return false;
+    *token = it->second;
+    async_tokens.erase(it);
+    return true;
+  }
+
   static void OnDisconnected(natsConnection*, void* closure) {
     auto* self = static_cast<Impl*>(closure);
     if (self->options.on_state) self->options.on_state(false);
@@ -138,17 +148,7 @@ class Connection::Impl {
   static void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
     auto* self = static_cast<Impl*>(closure);
     uint64_t token = 0;
-    bool known = false;
-    {
-      std::lock_guard<std::mutex> lock(self->async_mu);
-      auto it = self->async_tokens.find(msg);
-      if (it != self->async_tokens.end()) {
-        token = it->second;
-        known = true;
-        self->async_tokens.erase(it);
-      }
-    }
-    if (known && self->options.on_async_result) {
+    if (self->TakeToken(msg, &token) && self->options.on_async_result) {
       PubResult r;
       if (pa != nullptr) {
         r.stream_seq = pa->Sequence;
@@ -395,17 +395,7 @@ void Connection::WaitAsync(int timeout_ms) {
   if (js_PublishAsyncGetPendingList(&pending, impl_->js) != NATS_OK) return;
   for (int i = 0; i < pending.Count; ++i) {
     uint64_t token = 0;
-    bool known = false;
-    {
-      std::lock_guard<std::mutex> lock(impl_->async_mu);
-      auto it = impl_->async_tokens.find(pending.Msgs[i]);
-      if (it != impl_->async_tokens.end()) {
-        token = it->second;
-        known = true;
-        impl_->async_tokens.erase(it);
-      }
-    }
-    if (known && impl_->options.on_async_result)
+    if (impl_->TakeToken(pending.Msgs[i], &token) && impl_->options.on_async_result)
       impl_->options.on_async_result(token,
                                      PubResult{Status::Unavailable("publish: no PubAck in time")});
   }
