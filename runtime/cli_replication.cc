@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/env.h"
 #include "base/nats.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
@@ -85,6 +86,100 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
   return end;
 }
 
+namespace {
+
+// `limbic promote` on a standby's state dir no process holds: its stream
+// (standby.json) is applied through its last message, primary_promoted is
+// committed and published with the stream's last sequence expected (so the
+// stream, and the old primary, see it at once), and standby.json goes.
+Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
+  auto text = Env::Default()->ReadFileToString(StandbyFilePath(ctx.state_dir));
+  if (!text.ok())
+    return Status::FailedPrecondition("no standby runs on " + ctx.state_dir + ", and " +
+                                      StandbyFilePath(ctx.state_dir) +
+                                      " does not say it was one (start one with limbic follow)");
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (!doc.is_object() || !doc["nats"].is_array() || !doc["stream"].is_string() ||
+      !doc["agent"].is_string())
+    return Status::Corruption(StandbyFilePath(ctx.state_dir) +
+                              " is not {nats, stream, agent, mode}");
+  ReplicationConfig r;
+  for (const auto& u : doc["nats"])
+    if (u.is_string()) r.nats.push_back(u.get<std::string>());
+  r.stream = doc["stream"].get<std::string>();
+  r.agent = doc["agent"].get<std::string>();
+  const std::string subject = r.subject();
+
+  auto engine = ctx.OpenForWrite();
+  if (!engine.ok()) return engine.status();
+  state::Engine& e = **engine;
+  nats::ConnectOptions co;
+  co.servers = r.nats;
+  co.name = "limbic promote " + r.agent;
+  auto conn = nats::Connection::Connect(co);
+  if (!conn.ok()) return conn.status();
+  auto last = (*conn)->LastMessage(r.stream, subject);
+  if (!last.ok()) return last.status().WithContext("learning where the stream ends");
+  const uint64_t local = e.applied_seq();
+  uint64_t end = 0, stream_seq = 0;
+  if (last->has_value()) {
+    end = ReplicatedSeq(**last, r.agent);
+    stream_seq = (*last)->stream_seq;
+  }
+  if (end < local)
+    return Status::FailedPrecondition("this state dir is at seq " + std::to_string(local) +
+                                      ", ahead of the stream (seq " + std::to_string(end) + ")");
+  // The rest of the stream, through its last message, as the standby would.
+  if (end > local) {
+    const uint64_t start = stream_seq - (end - local) + 1;
+    auto sub = (*conn)->SubscribeOrdered(r.stream, subject, start);
+    if (!sub.ok()) return sub.status();
+    uint64_t expected = local + 1;
+    while (expected <= end) {
+      auto next = (*sub)->Next(10000);
+      if (!next.ok()) return next.status();
+      if (!next->has_value())
+        return Status::Unavailable("the stream stopped sending at seq " + std::to_string(expected));
+      const uint64_t seq = ReplicatedSeq(**next, r.agent);
+      if (seq < expected) continue;
+      if (seq != expected)
+        return Status::Corruption("stream " + r.stream + " seq " +
+                                  std::to_string((*next)->stream_seq) + " holds event seq " +
+                                  std::to_string(seq) + " where seq " + std::to_string(expected) +
+                                  " was expected");
+      auto event = state::DecodeEvent((*next)->data);
+      if (!event.ok())
+        return event.status().WithContext("stream seq " + std::to_string((*next)->stream_seq));
+      LIMBIC_RETURN_IF_ERROR(e.SubmitReplicated({std::move(event).value()}, nullptr));
+      ++expected;
+    }
+    LIMBIC_RETURN_IF_ERROR(e.WaitIdle());
+  }
+  std::vector<state::Event> committed;
+  LIMBIC_RETURN_IF_ERROR(e.Commit(
+      {state::Event{0,
+                    0,
+                    state::EventType::kPrimaryPromoted,
+                    {{"agent", r.agent}, {"stream", r.stream}, {"stream_seq", stream_seq}}}},
+      &committed));
+  const uint64_t seq = committed.back().seq;
+  std::string line = state::EncodeEvent(committed.back());
+  nats::PubResult pub =
+      (*conn)->Publish(subject, {line, ReplicationMsgId(r.agent, seq), stream_seq});
+  if (!pub.status.ok())
+    return pub.status.WithContext("primary_promoted (seq " + std::to_string(seq) +
+                                  ") is in this log but the stream did not take it" +
+                                  (pub.js_code == nats::kWrongLastSequence
+                                       ? " (the stream moved on: the old primary is still writing)"
+                                       : "") +
+                                  "; a primary started here will be fenced or will publish it");
+  (void)Env::Default()->RemoveFile(StandbyFilePath(ctx.state_dir));
+  return nlohmann::json{
+      {"promoted", true}, {"seq", seq}, {"stream_seq", stream_seq}, {"offline", true}};
+}
+
+}  // namespace
+
 void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
   struct FollowArgs {
     std::string config_path;
@@ -149,9 +244,14 @@ void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
       "make the hot standby running on --state the primary (POST /v1/promote; docs/scale.md)");
   promote->add_option("--state", ctx.state_dir, "the standby's state dir");
   promote->callback([&ctx, &rc] {
-    auto answer = ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(),
-                                 Status::FailedPrecondition("no standby runs on " + ctx.state_dir +
-                                                            " (start one with limbic follow)"));
+    // The running standby promotes itself; with none running, the state
+    // dir is promoted here.
+    const Status none_running = Status::NotFound("no limbic serves " + ctx.state_dir);
+    auto answer =
+        ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(), none_running);
+    if (!answer.ok() && answer.status().IsNotFound() &&
+        answer.status().message() == none_running.message())
+      answer = PromoteOffline(ctx);
     if (!answer.ok()) {
       rc = Fail(answer.status());
       return;
@@ -159,10 +259,13 @@ void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
     if (ctx.json) {
       PrintJson(*answer);
     } else {
-      std::printf("promoted: %s is the primary from seq %llu (stream seq %llu)\n",
-                  ctx.state_dir.c_str(),
-                  static_cast<unsigned long long>(answer->value("seq", uint64_t{0})),
-                  static_cast<unsigned long long>(answer->value("stream_seq", uint64_t{0})));
+      std::printf(
+          "promoted: %s is the primary from seq %llu (stream seq %llu)%s\n", ctx.state_dir.c_str(),
+          static_cast<unsigned long long>(answer->value("seq", uint64_t{0})),
+          static_cast<unsigned long long>(answer->value("stream_seq", uint64_t{0})),
+          answer->value("offline", false)
+              ? "; start it with limbic run and a replication section naming its agent and stream"
+              : "");
     }
     rc = 0;
   });

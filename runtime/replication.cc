@@ -22,6 +22,8 @@ int64_t NowMs() {
 
 }  // namespace
 
+std::string StandbyFilePath(const std::string& state_dir) { return state_dir + "/standby.json"; }
+
 std::string ReplicationMsgId(const std::string& agent, uint64_t seq) {
   return agent + ":" + std::to_string(seq);
 }

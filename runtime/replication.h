@@ -62,6 +62,11 @@
 
 namespace limbic::runtime {
 
+// <state>/standby.json: {nats, stream, agent, mode} of the stream a state
+// dir follows, written when `limbic follow` starts on it and removed by its
+// promotion; what `limbic promote` reads when no standby runs there.
+std::string StandbyFilePath(const std::string& state_dir);
+
 // "<agent>:<seq>": the Nats-Msg-Id of event `seq`.
 std::string ReplicationMsgId(const std::string& agent, uint64_t seq);
 // The event seq a replicated message carries: from its Nats-Msg-Id when

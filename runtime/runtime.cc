@@ -153,6 +153,16 @@ Status Runtime::Open() {
         Status::Unavailable("this is a hot standby of agent " + rc.agent +
                             " (limbic follow): it takes no writes; write to the "
                             "primary, or promote this one (limbic promote, POST /v1/promote)"));
+    // What `limbic promote` needs when this process is gone.
+    Status w = Env::Default()->WriteFileAtomic(StandbyFilePath(config_.state_dir),
+                                               json{{"nats", rc.nats},
+                                                    {"stream", rc.stream},
+                                                    {"agent", rc.agent},
+                                                    {"mode", ReplicationModeName(rc.mode)}}
+                                                       .dump() +
+                                                   "\n",
+                                               FileDurability::kSynced);
+    if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
     follower_ = std::make_unique<Follower>(
         ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent}, metrics_, log_);
     LIMBIC_RETURN_IF_ERROR(follower_->Start());
@@ -238,6 +248,7 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
           }
           log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
                      config_.replication.agent, seq, stream_seq);
+          (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
           done(Status::OK(), json{{"promoted", true}, {"seq", seq}, {"stream_seq", stream_seq}});
         });
   });

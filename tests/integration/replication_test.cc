@@ -421,3 +421,52 @@ TEST_CASE("replication config is checked: bad URLs, names and modes are named",
   CHECK_THAT(r.err, Catch::Contains("replication.mode"));
   CHECK_THAT(r.err, Catch::Contains("replication.agent"));
 }
+
+TEST_CASE(
+    "promote on a stopped standby's state dir applies the rest of the stream and fences the old "
+    "primary",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-o", "quorum");
+  auto primary = std::make_unique<RunningLimbic>(dir, config);
+  REQUIRE(primary->port() != 0);
+  WaitJson(
+      primary->port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
+                .status == 201);
+  {
+    Standby standby(standby_dir / "state", nats->urls(), "agent-o");
+    REQUIRE(standby.port() != 0);
+    WaitJson(standby.port(), "/v1/percepts",
+             [](const json& p) { return p["percepts"].size() == 3; });
+  }  // the standby stops; the primary writes on
+  for (int i = 0; i < 4; ++i)
+    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
+                .status == 201);
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  primary.reset();
+
+  auto promoted = Limbic({"--state", standby_dir / "state", "--json", "promote"});
+  INFO(promoted.out << promoted.err);
+  REQUIRE(promoted.exit_code == 0);
+  json receipt = json::parse(promoted.out);
+  CHECK(receipt["offline"] == true);
+  // Every event the stream held, then primary_promoted: the stream is its log.
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-o") == LogLines(standby_dir / "state"));
+  auto percepts = Limbic({"--state", standby_dir / "state", "--json", "percept", "list"});
+  REQUIRE(percepts.exit_code == 0);
+  CHECK(json::parse(percepts.out).size() == 7);
+  // A second promote: it is no standby any more.
+  auto again = Limbic({"--state", standby_dir / "state", "promote"});
+  CHECK(again.exit_code == 1);
+  CHECK_THAT(again.err, Catch::Contains("does not say it was one"));
+
+  RunningLimbic back(dir, config);
+  REQUIRE(back.port() != 0);
+  WaitJson(back.port(), "/healthz", [](const json& h) {
+    return h.contains("replication") && h["replication"].contains("fenced");
+  });
+}
