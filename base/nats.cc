@@ -52,6 +52,17 @@ std::string HeaderValue(natsMsg* msg, const char* key) {
   return "";
 }
 
+// A publish's options: its deadline, msg id and expected last sequence
+// (pointing into `message`, which must outlive them).
+jsPubOptions PubOptions(const OutMessage& message, int timeout_ms) {
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = timeout_ms;
+  if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
+  po.ExpectLastSeq = message.expect_last_seq;
+  return po;
+}
+
 Message ToMessage(natsMsg* msg) {
   Message m;
   if (const char* subj = natsMsg_GetSubject(msg)) m.subject = subj;
@@ -338,11 +349,8 @@ Result<Message> Connection::GetMessage(const std::string& stream, uint64_t seq) 
 PubResult Connection::Publish(const std::string& subject, const OutMessage& message,
                               int timeout_ms) {
   PubResult r;
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = timeout_ms > 0 ? timeout_ms : impl_->options.request_timeout_ms;
-  if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
-  po.ExpectLastSeq = message.expect_last_seq;
+  jsPubOptions po =
+      PubOptions(message, timeout_ms > 0 ? timeout_ms : impl_->options.request_timeout_ms);
   jsPubAck* pa = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus s = js_Publish(&pa, impl_->js, subject.c_str(), message.data.data(),
@@ -364,11 +372,8 @@ Status Connection::PublishAsync(const std::string& subject, const OutMessage& me
   natsStatus s = natsMsg_Create(&m, subject.c_str(), nullptr, message.data.data(),
                                 static_cast<int>(message.data.size()));
   if (s != NATS_OK) return Err(s, 0, "publish");
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = timeout_ms > 0 ? timeout_ms : impl_->options.request_timeout_ms;
-  if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
-  po.ExpectLastSeq = message.expect_last_seq;
+  jsPubOptions po =
+      PubOptions(message, timeout_ms > 0 ? timeout_ms : impl_->options.request_timeout_ms);
   natsMsg* key = m;
   {
     std::lock_guard<std::mutex> lock(impl_->async_mu);

@@ -2,7 +2,6 @@
 // the command line of replication (runtime/replication.h, docs/scale.md).
 #include <cstdio>
 #include <fstream>
-#include <thread>
 
 #include "base/env.h"
 #include "base/nats.h"
@@ -53,34 +52,13 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
   if (end == 0)
     return Status::Corruption("the last message of " + subject + " is not an event of agent " +
                               agent);
-  // A cluster that just lost a server may still be electing leaders: a
-  // few seconds of retries before giving up.
-  auto sub = (*conn)->SubscribeOrdered(stream, subject, 1);
-  for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sub = (*conn)->SubscribeOrdered(stream, subject, 1);
-  }
-  if (!sub.ok()) return sub.status();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status::IOError("cannot write " + path);
-  uint64_t expected = 1;
-  while (expected <= end) {
-    auto next = (*sub)->Next(10000);
-    if (!next.ok()) return next.status();
-    if (!next->has_value())
-      return Status::Unavailable("the stream stopped sending at event seq " +
-                                 std::to_string(expected) + " of " + std::to_string(end));
-    const nats::Message& m = **next;
-    const uint64_t seq = ReplicatedSeq(m, agent);
-    if (seq < expected) continue;  // a duplicate
-    if (seq != expected)
-      return Status::Corruption(
-          "stream " + stream + " seq " + std::to_string(m.stream_seq) + " holds event seq " +
-          std::to_string(seq) + " where seq " + std::to_string(expected) + " was expected" +
-          (expected == 1 ? ": the stream does not hold the whole history" : ""));
-    out << m.data << '\n';
-    ++expected;
-  }
+  LIMBIC_RETURN_IF_ERROR(
+      ReadStream(**conn, stream, agent, 1, 1, end, [&](const nats::Message& m, uint64_t) {
+        out << m.data << '\n';
+        return Status::OK();
+      }));
   out.close();
   if (!out) return Status::IOError("writing " + path);
   return end;
@@ -131,28 +109,14 @@ Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
                                       ", ahead of the stream (seq " + std::to_string(end) + ")");
   // The rest of the stream, through its last message, as the standby would.
   if (end > local) {
-    const uint64_t start = stream_seq - (end - local) + 1;
-    auto sub = (*conn)->SubscribeOrdered(r.stream, subject, start);
-    if (!sub.ok()) return sub.status();
-    uint64_t expected = local + 1;
-    while (expected <= end) {
-      auto next = (*sub)->Next(10000);
-      if (!next.ok()) return next.status();
-      if (!next->has_value())
-        return Status::Unavailable("the stream stopped sending at seq " + std::to_string(expected));
-      const uint64_t seq = ReplicatedSeq(**next, r.agent);
-      if (seq < expected) continue;
-      if (seq != expected)
-        return Status::Corruption("stream " + r.stream + " seq " +
-                                  std::to_string((*next)->stream_seq) + " holds event seq " +
-                                  std::to_string(seq) + " where seq " + std::to_string(expected) +
-                                  " was expected");
-      auto event = state::DecodeEvent((*next)->data);
-      if (!event.ok())
-        return event.status().WithContext("stream seq " + std::to_string((*next)->stream_seq));
-      LIMBIC_RETURN_IF_ERROR(e.SubmitReplicated({std::move(event).value()}, nullptr));
-      ++expected;
-    }
+    LIMBIC_RETURN_IF_ERROR(ReadStream(
+        **conn, r.stream, r.agent, stream_seq - (end - local) + 1, local + 1, end,
+        [&](const nats::Message& m, uint64_t) {
+          auto event = state::DecodeEvent(m.data);
+          if (!event.ok())
+            return event.status().WithContext("stream seq " + std::to_string(m.stream_seq));
+          return e.SubmitReplicated({std::move(event).value()}, nullptr);
+        }));
     LIMBIC_RETURN_IF_ERROR(e.WaitIdle());
   }
   std::vector<state::Event> committed;

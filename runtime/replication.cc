@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <thread>
 
 #include "state/event_log.h"
 
@@ -40,6 +41,37 @@ uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
   if (doc.is_object() && doc.contains("seq") && doc["seq"].is_number_unsigned())
     return doc["seq"].get<uint64_t>();
   return 0;
+}
+
+Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
+                  const std::function<Status(const nats::Message&, uint64_t)>& take) {
+  const std::string subject = "limbic." + agent + ".events";
+  auto sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
+  for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
+  }
+  if (!sub.ok()) return sub.status();
+  uint64_t expected = first;
+  while (expected <= last) {
+    auto next = (*sub)->Next(10000);
+    if (!next.ok()) return next.status();
+    if (!next->has_value())
+      return Status::Unavailable("the stream stopped sending at event seq " +
+                                 std::to_string(expected) + " of " + std::to_string(last));
+    const nats::Message& m = **next;
+    const uint64_t seq = ReplicatedSeq(m, agent);
+    if (seq < expected) continue;  // a duplicate
+    if (seq != expected)
+      return Status::Corruption(
+          "stream " + stream + " seq " + std::to_string(m.stream_seq) + " holds event seq " +
+          std::to_string(seq) + " where seq " + std::to_string(expected) + " was expected" +
+          (expected == 1 ? ": the stream does not hold the whole history" : ""));
+    LIMBIC_RETURN_IF_ERROR(take(m, seq));
+    ++expected;
+  }
+  return Status::OK();
 }
 
 // ---------------------------------------------------------------- Replicator

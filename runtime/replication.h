@@ -73,6 +73,15 @@ std::string ReplicationMsgId(const std::string& agent, uint64_t seq);
 // that names `agent`, else from its body's "seq". 0 when neither does.
 uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
+// Reads `agent`'s events from `stream` in order: a subscription from
+// stream seq `start_stream_seq` (1: the start), events `first` through
+// `last` handed to `take` (duplicates skipped; a gap is Corruption naming
+// the stream seq). Waits up to 10 s for each message; a cluster electing
+// leaders gets a few seconds before the subscription gives up.
+Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
+                  const std::function<Status(const nats::Message& message, uint64_t seq)>& take);
+
 class Replicator {
  public:
   Replicator(boost::asio::io_context& ioc, state::Engine& engine, ReplicationConfig config,
