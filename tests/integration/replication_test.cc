@@ -83,6 +83,21 @@ std::vector<std::string> StreamLines(const std::vector<std::string>& urls,
 
 json Health(uint16_t port) { return Http(port, "GET", "/healthz").Json(); }
 
+// `limbic run` on `config`, once it takes writes (quorum: its stream checked).
+std::unique_ptr<RunningLimbic> StartPrimary(const TempDir& dir, const json& config) {
+  auto primary = std::make_unique<RunningLimbic>(dir, config);
+  REQUIRE(primary->port() != 0);
+  WaitJson(
+      primary->port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
+  return primary;
+}
+
+// `n` percepts, each acknowledged.
+void AddPercepts(uint16_t port, int n) {
+  for (int i = 0; i < n; ++i)
+    REQUIRE(HttpJson(port, "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status == 201);
+}
+
 // Waits until the primary's stream holds everything it has made durable.
 void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
   WaitJson(
@@ -343,13 +358,8 @@ TEST_CASE("a standby is promoted, and the old primary coming back is fenced",
   TempDir dir, standby_dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-p", "quorum");
-  auto primary = std::make_unique<RunningLimbic>(dir, config);
-  REQUIRE(primary->port() != 0);
-  WaitJson(
-      primary->port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
-  for (int i = 0; i < 10; ++i)
-    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
-                .status == 201);
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 10);
   Standby standby(standby_dir / "state", nats->urls(), "agent-p");
   REQUIRE(standby.port() != 0);
   // A standby serves reads and refuses writes.
@@ -429,22 +439,15 @@ TEST_CASE(
   TempDir dir, standby_dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-o", "quorum");
-  auto primary = std::make_unique<RunningLimbic>(dir, config);
-  REQUIRE(primary->port() != 0);
-  WaitJson(
-      primary->port(), "/healthz", [](const json& h) { return h["status"] == "ok"; }, 30000);
-  for (int i = 0; i < 3; ++i)
-    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
-                .status == 201);
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 3);
   {
     Standby standby(standby_dir / "state", nats->urls(), "agent-o");
     REQUIRE(standby.port() != 0);
     WaitJson(standby.port(), "/v1/percepts",
              [](const json& p) { return p["percepts"].size() == 3; });
   }  // the standby stops; the primary writes on
-  for (int i = 0; i < 4; ++i)
-    REQUIRE(HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}})
-                .status == 201);
+  AddPercepts(primary->port(), 4);
   primary->child().Kill(SIGKILL);
   primary->child().Wait();
   primary.reset();
