@@ -7,6 +7,7 @@
 #include "base/nats.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
+#include "runtime/follower.h"
 #include "runtime/replication.h"
 #include "runtime/runtime.h"
 #include "state/event.h"

@@ -40,6 +40,7 @@
 #include "runtime/archive_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
+#include "runtime/follower.h"
 #include "runtime/http_server.h"
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"

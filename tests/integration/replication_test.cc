@@ -473,3 +473,45 @@ TEST_CASE(
     return h.contains("replication") && h["replication"].contains("fenced");
   });
 }
+
+// The neighbour of catching up (the stream behind the log, async above): a
+// stream that holds a different event at a seq this log has is not caught
+// up to, it fences.
+TEST_CASE("a primary whose unreplicated tail differs from the stream is fenced, not caught up",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-d", "async");
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 3);
+  WaitReplicated(primary->port());
+  {
+    Standby standby(standby_dir / "state", nats->urls(), "agent-d");
+    REQUIRE(standby.port() != 0);
+  }
+  // NATS down: the primary goes on alone (async), then dies with a tail the
+  // stream never got.
+  nats->Stop(0);
+  AddPercepts(primary->port(), 2);
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  primary.reset();
+  nats->Restart(0);
+  REQUIRE(nats->WaitReady());
+  // The standby is promoted: the stream's next event is primary_promoted.
+  auto promoted = Limbic({"--state", standby_dir / "state", "promote"});
+  INFO(promoted.out << promoted.err);
+  REQUIRE(promoted.exit_code == 0);
+
+  RunningLimbic back(dir, config);
+  REQUIRE(back.port() != 0);
+  json fenced = WaitJson(back.port(), "/healthz", [](const json& h) {
+    return h.contains("replication") && h["replication"].contains("fenced");
+  });
+  CHECK_THAT(fenced["replication"]["fenced"].get<std::string>(),
+             Catch::Contains("is not this log's"));
+  CHECK(HttpJson(back.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        503);
+  // Nothing of the old tail reached the stream.
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-d") == LogLines(standby_dir / "state"));
+}
