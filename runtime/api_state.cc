@@ -4,6 +4,8 @@
 // runtime/sandbox.h). Both replay the log from its start, which takes
 // seconds on a long one: they run on a worker of their own, a few at a
 // time, never on the io thread.
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
 
@@ -98,18 +100,18 @@ std::string ShellWord(const std::string& path) {
   return out + "'";
 }
 
-// <state>-fork-<seq>, or -<seq>-2, -3, ... when taken.
-std::string DefaultForkDir(const std::string& state_dir, uint64_t seq) {
+// "fork-<seq>", or "fork-<seq>-2", -3, ... when taken under `root`.
+std::string DefaultForkName(const std::string& root, uint64_t seq) {
   namespace fs = std::filesystem;
-  std::string base = fs::absolute(fs::path(state_dir)).lexically_normal().string();
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  base += "-fork-" + std::to_string(seq);
+  const std::string base = "fork-" + std::to_string(seq);
   std::error_code ec;
   for (int n = 1; n < 1000; ++n) {
-    std::string dir = n == 1 ? base : base + "-" + std::to_string(n);
-    if (!fs::exists(dir, ec) || fs::is_empty(dir, ec)) return dir;
+    std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    auto there = fs::symlink_status(fs::path(root) / name, ec);
+    if (!fs::exists(there) || (fs::is_directory(there) && fs::is_empty(fs::path(root) / name, ec)))
+      return name;
   }
-  return base + "-" + std::to_string(seq);  // Fork names what is wrong with it
+  return base;  // MakeForkDir names what is wrong with it
 }
 
 }  // namespace
@@ -185,20 +187,30 @@ void Api::AddStateRoutes(Router& r) {
       return respond(ErrorResponse(Status::InvalidArgument(
           "field \"at_seq\": " + std::to_string(*options.at_seq) +
           " is past the last applied seq " + std::to_string(rt_.engine().applied_seq()))));
+    // Over the API a fork is a name under api.fork_root, never a path.
+    std::string name;
     if (body->contains("into")) {
       const json& into = (*body)["into"];
-      if (!into.is_string() || !std::filesystem::path(into.get<std::string>()).is_absolute())
+      if (!into.is_string())
         return respond(ErrorResponse(Status::InvalidArgument(
-            "field \"into\": must be an absolute path, got " + into.dump())));
-      options.into = into.get<std::string>();
+            "field \"into\": must be a name (one path segment under api.fork_root), got " +
+            into.dump())));
+      name = into.get<std::string>();
+      if (Status s = CheckForkName(name); !s.ok()) return respond(ErrorResponse(s));
     } else {
-      options.into =
-          DefaultForkDir(options.from_state, options.at_seq.value_or(rt_.engine().applied_seq()));
+      name = DefaultForkName(rt_.config().fork_root,
+                             options.at_seq.value_or(rt_.engine().applied_seq()));
     }
     Replay(
-        [options] {
+        [options, root = rt_.config().fork_root, name]() mutable {
+          auto dir = MakeForkDir(root, name);
+          if (!dir.ok()) return Result<json>(dir.status());
+          options.into = *dir;
           auto info = Fork(options);
-          if (!info.ok()) return Result<json>(info.status());
+          if (!info.ok()) {
+            ::rmdir(options.into.c_str());  // only when the fork left it empty
+            return Result<json>(info.status());
+          }
           json out = info->ToJson();
           out["into"] = options.into;
           out["command"] = "limbic run --state " + ShellWord(options.into) + " --port 0";

@@ -219,6 +219,7 @@ void ParseApiSection(const json& v, std::vector<std::string>* errors, Config* c)
       a.Fail("api.ui_dir",
              "must be a directory holding the inspector's index.html, got \"" + c->ui_dir + "\"");
   }
+  a.String("fork_root", &c->fork_root);
   a.Integer("body_limit", &c->body_limit, 1024, int64_t{1} << 30);
   a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{kMaxMaxJsonDepth});
   ParseApiLimits(a, &c->api_limits);

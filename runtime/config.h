@@ -92,6 +92,9 @@ struct Config {
   std::string api_token;  // required when api_address is not loopback
   bool ui = true;         // api.ui: serve the inspector at /ui/ (runtime/ui/)
   std::string ui_dir;     // api.ui_dir: serve its files from here, not the built-in copy
+  // api.fork_root: where POST /v1/fork makes sandboxes ("" = "<state dir>-forks");
+  // made absolute by Runtime::Open (runtime/sandbox.h, ResolveForkRoot).
+  std::string fork_root;
   size_t body_limit = 1 << 20;
   // How deeply JSON from outside may nest (base/input_json.h): HTTP bodies,
   // MCP lines, sensor lines, webhook bodies, the reflexes file.

@@ -67,6 +67,10 @@ Status Runtime::Open() {
     errors.push_back(sandbox.status().message());
   else
     sandbox_ = *sandbox;
+  if (auto root = ResolveForkRoot(config_.fork_root, config_.state_dir); !root.ok())
+    errors.push_back(root.status().message());
+  else
+    config_.fork_root = *root;
   OpenEffectors(&errors);
   file_rules_ = ParseFileRules(&errors);
   MakeSensors(&errors);

@@ -1,8 +1,14 @@
 #include "runtime/sandbox.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "base/env.h"
+#include "base/json.h"
 #include "state/engine.h"
 #include "state/replay.h"
 
@@ -42,6 +48,74 @@ Result<std::optional<SandboxInfo>> ReadSandbox(const std::string& state_dir) {
     return bad("at_seq must be a non-negative integer");
   info.at_seq = doc["at_seq"].get<uint64_t>();
   return std::optional<SandboxInfo>(std::move(info));
+}
+
+Result<std::string> ResolveForkRoot(const std::string& configured, const std::string& state_dir) {
+  std::error_code ec;
+  fs::path state = fs::absolute(state_dir, ec).lexically_normal();
+  if (!state.has_filename()) state = state.parent_path();  // "dir/" -> "dir"
+  fs::path root = configured.empty() ? fs::path(state.string() + "-forks")
+                                     : fs::absolute(configured, ec).lexically_normal();
+  if (!root.has_filename()) root = root.parent_path();
+  const std::string shown = root.string() + (configured.empty() ? " (the default)" : "");
+  if (std::string outer = state::EnclosingStateDir(root.string()); !outer.empty())
+    return Status::InvalidArgument("api.fork_root: " + shown + " is inside the state dir " + outer +
+                                   "; forks go outside every state dir");
+  // The state dir may not exist yet: compare the paths too.
+  fs::path canonical_state = fs::weakly_canonical(state, ec);
+  fs::path canonical_root = fs::weakly_canonical(root, ec);
+  auto [s, r] = std::mismatch(canonical_state.begin(), canonical_state.end(), canonical_root.begin(),
+                              canonical_root.end());
+  if (s == canonical_state.end())
+    return Status::InvalidArgument("api.fork_root: " + shown + " is inside the state dir " +
+                                   state.string() + "; forks go outside it");
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec))
+    return Status::InvalidArgument("api.fork_root: " + shown + " exists and is not a directory");
+  return root.string();
+}
+
+Status CheckForkName(std::string_view name) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("field \"into\": a fork's name " + why);
+  };
+  if (name.empty()) return bad("must not be empty");
+  if (name.size() > kMaxForkNameBytes)
+    return bad("is " + std::to_string(name.size()) + " bytes, more than " +
+               std::to_string(kMaxForkNameBytes));
+  if (name.find('/') != std::string_view::npos)
+    return bad("is one path segment under api.fork_root: no '/'");
+  if (name == "." || name == "..") return bad("must not be \".\" or \"..\"");
+  if (!IsValidUtf8(name)) return bad("must be UTF-8");
+  for (size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    auto next = [&](size_t k) { return i + k < name.size() ? static_cast<unsigned char>(name[i + k]) : 0; };
+    if (c < 0x20 || c == 0x7f || (c == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f))
+      return bad("must not hold control characters");
+    // U+202A-U+202E is E2 80 AA-AE, U+2066-U+2069 is E2 81 A6-A9.
+    if (c == 0xe2 && ((next(1) == 0x80 && next(2) >= 0xaa && next(2) <= 0xae) ||
+                      (next(1) == 0x81 && next(2) >= 0xa6 && next(2) <= 0xa9)))
+      return bad("must not hold bidi controls (U+202A-U+202E, U+2066-U+2069)");
+  }
+  return Status::OK();
+}
+
+Result<std::string> MakeForkDir(const std::string& root, const std::string& name) {
+  LIMBIC_RETURN_IF_ERROR(CheckForkName(name));
+  std::error_code ec;
+  if (fs::is_symlink(root, ec))
+    return Status::InvalidArgument("api.fork_root " + root + " is a symlink; forks are not made through one");
+  fs::create_directories(root, ec);
+  if (ec) return Status::IOError("creating api.fork_root " + root + ": " + ec.message());
+  const std::string dir = root + "/" + name;
+  if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+  if (errno != EEXIST) return Status::IOError("creating " + dir + ": " + std::strerror(errno));
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) return Status::IOError("reading " + dir + ": " + std::strerror(errno));
+  if (S_ISLNK(st.st_mode))
+    return Status::InvalidArgument("field \"into\": " + dir + " is a symlink; forks are not made through one");
+  if (!S_ISDIR(st.st_mode) || !fs::is_empty(dir, ec))
+    return Status::InvalidArgument("field \"into\": " + dir + " is taken (not an empty directory)");
+  return dir;
 }
 
 Result<SandboxInfo> Fork(const ForkOptions& options) {

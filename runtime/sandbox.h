@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,32 @@ struct ForkOptions {
   std::optional<TimeMs> at_time;      // ... or the last one at or before this time
   TimeMs now = 0;                     // forked_at
 };
+
+// Forks over the API (POST /v1/fork) go only under one root directory,
+// api.fork_root, as `name`s of one path segment; `limbic fork --into` may
+// name any path outside every state dir (state::EnclosingStateDir).
+
+//! The longest fork name over the API, in bytes.
+inline constexpr size_t kMaxForkNameBytes = 128;
+
+//! api.fork_root made absolute: `configured`, or when it is empty
+//! "<state dir>-forks" beside the state dir. InvalidArgument naming
+//! api.fork_root when it is (inside) a state dir, or exists and is not a
+//! directory. It is created when the first fork needs it.
+Result<std::string> ResolveForkRoot(const std::string& configured, const std::string& state_dir);
+
+//! Whether `name` may name a fork under the root: 1 to kMaxForkNameBytes
+//! bytes of UTF-8, one path segment (no '/', not "." or ".."), no control
+//! characters (C0, DEL, C1) and no bidi controls (U+202A-U+202E,
+//! U+2066-U+2069). InvalidArgument naming the rule broken.
+Status CheckForkName(std::string_view name);
+
+//! The directory `root`/`name` for a fork, new and empty: `root` is created
+//! when missing (it must be a real directory, not a symlink), `name` is
+//! made with mkdir, never through a symlink. An empty directory already
+//! there is taken; anything else by that name (a symlink, even a dangling
+//! one, a file, a directory with files) is InvalidArgument.
+Result<std::string> MakeForkDir(const std::string& root, const std::string& name);
 
 // Replays and marks. InvalidArgument when neither or both of at_seq and
 // at_time are given, or at_seq is past the log's end (naming its last

@@ -3,6 +3,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 
 #include "base/json.h"
@@ -13,6 +14,25 @@ namespace limbic::state {
 std::string LockFilePath(const std::string& state_dir) { return state_dir + "/limbic.lock"; }
 std::string EventsDirPath(const std::string& state_dir) { return state_dir + "/events"; }
 std::string DbDirPath(const std::string& state_dir) { return state_dir + "/db"; }
+
+bool IsStateDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(LockFilePath(dir), ec)) return true;
+  return fs::is_directory(EventsDirPath(dir), ec) && fs::is_directory(DbDirPath(dir), ec);
+}
+
+std::string EnclosingStateDir(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) p = fs::absolute(path, ec).lexically_normal();
+  for (; !p.empty(); p = p.parent_path()) {
+    if (IsStateDir(p.string())) return p.string();
+    if (p == p.root_path()) break;
+  }
+  return {};
+}
 
 Engine::Engine(EngineOptions options)
     : options_(std::move(options)),

@@ -264,4 +264,13 @@ std::string LockFilePath(const std::string& state_dir);
 std::string EventsDirPath(const std::string& state_dir);
 std::string DbDirPath(const std::string& state_dir);
 
+//! Whether `dir` is a state dir: it holds limbic.lock (a runtime or a
+//! command has written it), or both events/ and db/ (a replay or fork made it).
+bool IsStateDir(const std::string& dir);
+//! The state dir that `path` is, or is inside of (the nearest one, its
+//! symlinks resolved as far as they exist), or "" when there is none. A new
+//! state dir is never made inside another one: replay, fork and follow
+//! would write into a live log's or database's files.
+std::string EnclosingStateDir(const std::string& path);
+
 }  // namespace limbic::state

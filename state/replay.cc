@@ -23,8 +23,18 @@ namespace limbic::state {
 namespace fs = std::filesystem;
 namespace {
 
+// A new state dir: not a symlink (nothing is made through one), not inside
+// another state dir, and new or empty.
 Status CheckFreshDir(const std::string& dir) {
   std::error_code ec;
+  if (fs::is_symlink(dir, ec))
+    return Status::InvalidArgument(dir + " is a symlink; a new state dir is never made through one");
+  if (std::string outer = EnclosingStateDir(dir); !outer.empty()) {
+    if (fs::equivalent(outer, dir, ec))
+      return Status::InvalidArgument(dir + " is a state dir already; replay builds a new one");
+    return Status::InvalidArgument(dir + " is inside the state dir " + outer +
+                                   "; a new state dir goes outside every state dir");
+  }
   if (!fs::exists(dir, ec)) return Status::OK();
   if (!fs::is_directory(dir, ec)) return Status::InvalidArgument(dir + " exists and is not a directory");
   if (!fs::is_empty(dir, ec))

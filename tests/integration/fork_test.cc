@@ -69,7 +69,7 @@ TEST_CASE("fork makes a sandbox as of a seq: same digest, dry-run effectors, rul
     CHECK_THAT(past_end.err, Catch::Contains("the log ends at seq"));
     auto taken = Limbic(At(state, {"fork", "--at-seq", "1", "--into", box / "state"}));
     CHECK(taken.exit_code == 1);
-    CHECK_THAT(taken.err, Catch::Contains("not empty"));
+    CHECK_THAT(taken.err, Catch::Contains("is a state dir already"));
     auto neither = Limbic(At(state, {"fork", "--into", box / "x"}));
     CHECK(neither.exit_code == 2);
   }
@@ -103,4 +103,47 @@ TEST_CASE("fork makes a sandbox as of a seq: same digest, dry-run effectors, rul
   CHECK(recorded["kind"] == "http");
   CHECK(recorded["type"] == "pong");
   CHECK(recorded["dry_run"] == true);
+}
+
+TEST_CASE("fork --into and replay --into: any path, but never inside a state dir or through a symlink",
+          "[cli][fork][boundary]") {
+  TempDir dir, box;
+  const std::string state = dir / "state";
+  REQUIRE(Limbic(At(state, {"percept", "add", "--source", "s", "--type", "t"})).exit_code == 0);
+  REQUIRE(Limbic(At(state, {"fork", "--at-seq", "1", "--into", box / "other"})).exit_code == 0);
+  std::filesystem::create_directories(dir / "archive-like");
+  std::filesystem::create_symlink(box / "nowhere", box / "dangling");
+  std::filesystem::create_symlink(state + "/events", box / "into-events");
+
+  struct Case {
+    std::string into, says;
+  };
+  const std::vector<Case> refused = {
+      {state + "/events/00000000000000000999.jsonl", "inside the state dir " + state},
+      {state + "/archive/archive/2026-11-27.json", "inside the state dir " + state},
+      {state + "/db/inner", "inside the state dir " + state},
+      {state + "/memory/inner", "inside the state dir " + state},
+      {box / "other/nested", "inside the state dir " + (box / "other")},  // another state dir
+      {box / "into-events/x", "inside the state dir " + state},           // through a symlink
+      {box / "dangling", "is a symlink"},
+      {state, "is a state dir already"},
+  };
+  for (const Case& c : refused) {
+    auto f = Limbic(At(state, {"fork", "--at-seq", "1", "--into", c.into}));
+    INFO(c.into << ": " << f.err);
+    CHECK(f.exit_code == 1);
+    CHECK_THAT(f.err, Catch::Contains(c.says));
+    auto r = Limbic({"replay", "--from", state + "/events", "--into", c.into});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+  }
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(state + "/events/00000000000000000999.jsonl")));
+  CHECK_FALSE(std::filesystem::exists(state + "/db/inner"));
+  CHECK_FALSE(std::filesystem::exists(box / "nowhere"));
+  auto fsck = Limbic(At(state, {"fsck"}));
+  INFO(fsck.out << fsck.err);
+  CHECK(fsck.exit_code == 0);
+  // Anywhere else is fine, as before.
+  CHECK(Limbic(At(state, {"fork", "--at-seq", "1", "--into", dir / "archive-like/f"})).exit_code == 0);
 }

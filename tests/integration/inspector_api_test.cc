@@ -141,8 +141,9 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
 }
 
 TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui][fork]") {
-  TempDir dir, box;
+  TempDir dir;
   const std::string state = dir / "state";
+  const std::string root = state + "-forks";  // api.fork_root's default
   RunningLimbic l(dir, BaseConfig(dir));
   REQUIRE(l.port() != 0);
   auto p = HttpJson(l.port(), "POST", "/v1/percepts", Percept("chat"));
@@ -150,39 +151,123 @@ TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui]
   const uint64_t seq = p.Json()["seq"];
   REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "later"}}).status == 201);
 
-  auto f = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", box / "a"}});
+  auto f = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "a"}});
   INFO(f.body);
   REQUIRE(f.status == 201);
   json info = f.Json();
-  CHECK(info["into"] == box / "a");
+  CHECK(info["into"] == root + "/a");
   CHECK(info["at_seq"] == seq);
   CHECK(info["digest"] == CliDigest(state, {"--at-seq", std::to_string(seq)}));
-  CHECK(info["command"] == "limbic run --state " + (box / "a") + " --port 0");
-  CHECK(std::filesystem::exists(box / "a/sandbox.json"));
-  auto d = Limbic({"--state", box / "a", "--json", "state", "digest"});
+  CHECK(info["command"] == "limbic run --state " + root + "/a --port 0");
+  CHECK(std::filesystem::exists(root + "/a/sandbox.json"));
+  auto d = Limbic({"--state", root + "/a", "--json", "state", "digest"});
   REQUIRE(d.exit_code == 0);
   CHECK(json::parse(d.out)["digest"] == info["digest"]);
 
-  // Without `into`: next to the state dir, named by the seq.
+  // Without `into`: named by the seq, under the root.
   auto beside = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}});
   REQUIRE(beside.status == 201);
-  CHECK(beside.Json()["into"] == state + "-fork-" + std::to_string(seq));
+  CHECK(beside.Json()["into"] == root + "/fork-" + std::to_string(seq));
   auto second = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}});
   REQUIRE(second.status == 201);
-  CHECK(second.Json()["into"] == state + "-fork-" + std::to_string(seq) + "-2");
+  CHECK(second.Json()["into"] == root + "/fork-" + std::to_string(seq) + "-2");
 
   // Refusals name the field.
-  auto taken = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", box / "a"}});
-  CHECK(taken.status / 100 == 4);
-  auto relative = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "x"}});
-  CHECK(relative.status == 400);
-  CHECK_THAT(relative.body, Catch::Contains("into") && Catch::Contains("absolute"));
+  auto taken = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "a"}});
+  CHECK(taken.status == 400);
+  CHECK_THAT(taken.body, Catch::Contains("taken"));
   CHECK(HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 0}}).status == 400);
   CHECK(HttpJson(l.port(), "POST", "/v1/fork", json::object()).status == 400);
   auto unknown = HttpJson(l.port(), "POST", "/v1/fork", {{"at_sq", 1}});
   CHECK(unknown.status == 400);
   CHECK_THAT(unknown.body, Catch::Contains("at_sq"));
   CHECK(HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 999}}).status == 400);
+}
+
+TEST_CASE("fork over HTTP goes only under api.fork_root, as one name, never through a symlink",
+          "[api][fork][boundary]") {
+  TempDir dir, elsewhere;
+  const std::string state = dir / "state";
+  const std::string root = dir / "sandboxes";
+  json config = BaseConfig(dir);
+  config["api"]["fork_root"] = root;
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts", Percept("chat")).status == 201);
+    REQUIRE(HttpJson(l.port(), "POST", "/v1/consolidate", json::object()).status / 100 == 2);
+    std::filesystem::create_directories(root);
+    std::filesystem::create_symlink(elsewhere / "nowhere", root + "/dangling");
+    std::filesystem::create_symlink(elsewhere.path(), root + "/link");
+    std::filesystem::create_directories(root + "/full/x");
+
+    const std::string events_file = state + "/events/00000000000000000999.jsonl";
+    struct Case {
+      json into;
+      std::string says;
+    };
+    const std::vector<Case> refused = {
+        {events_file, "one path segment"},
+        {state + "/archive/archive/2026-11-27.json", "one path segment"},
+        {state + "/db/inner", "one path segment"},
+        {state + "/memory/inner", "one path segment"},
+        {elsewhere / "x", "one path segment"},
+        {"../state", "one path segment"},
+        {"..", "must not be"},
+        {".", "must not be"},
+        {"", "empty"},
+        {"a\nb", "control characters"},
+        {"a\tb", "control characters"},
+        {"a\xc2\x85" "b", "control characters"},     // U+0085 NEL, a C1 control
+        {"a\xe2\x80\xae" "b", "bidi controls"},      // U+202E
+        {"a\xe2\x81\xa6" "b", "bidi controls"},      // U+2066
+        {std::string(300, 'x'), "more than 128"},
+        {"dangling", "symlink"},
+        {"link", "symlink"},
+        {"full", "taken"},
+        {7, "must be a name"},
+    };
+    for (const Case& c : refused) {
+      auto r = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 1}, {"into", c.into}});
+      INFO(c.into.dump() << " -> " << r.status << " " << r.body);
+      CHECK(r.status == 400);
+      CHECK_THAT(r.body, Catch::Contains(c.says));
+      CHECK_THAT(r.body, Catch::Contains("into"));
+    }
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(events_file)));
+    CHECK_FALSE(std::filesystem::exists(elsewhere / "nowhere"));
+    CHECK(std::filesystem::is_empty(elsewhere.path()));
+    // A name that is fine is made under the root.
+    auto ok = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", 1}, {"into", "née-1"}});
+    INFO(ok.body);
+    REQUIRE(ok.status == 201);
+    CHECK(ok.Json()["into"] == root + "/née-1");
+  }
+  // Nothing was made inside the state dir: it checks and starts as before.
+  for (const std::string& path : {state + "/events/00000000000000000999.jsonl",
+                                  state + "/archive/archive/2026-11-27.json", state + "/db/inner",
+                                  state + "/memory/inner"}) {
+    INFO(path);
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(path)));
+  }
+  auto fsck = Limbic({"--state", state, "fsck"});
+  INFO(fsck.out << fsck.err);
+  CHECK(fsck.exit_code == 0);
+  RunningLimbic again(dir, config);
+  CHECK(again.port() != 0);
+}
+
+TEST_CASE("api.fork_root inside the state dir is refused at start", "[api][fork][boundary]") {
+  TempDir dir;
+  for (const std::string& root : {dir / "state", dir / "state/forks", dir / "state/events"}) {
+    json config = BaseConfig(dir);
+    config["api"]["fork_root"] = root;
+    std::ofstream(dir / "c.json") << config.dump();
+    auto r = Limbic({"--state", dir / "state", "run", "--config", dir / "c.json"});
+    INFO(root << ": " << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.err, Catch::Contains("api.fork_root") && Catch::Contains("inside the state dir"));
+  }
 }
 
 TEST_CASE("a dead action is sent again: action_retried by its actor, then delivered",

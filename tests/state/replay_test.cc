@@ -204,7 +204,24 @@ TEST_CASE("replay refuses a non-empty target and a log that does not start at 1"
   o.into = dir / "live";
   auto r = Replay(o);
   REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("is a state dir already"));
+  std::filesystem::create_directories(dir / "full/x");
+  o.into = dir / "full";
+  r = Replay(o);
+  REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Catch::Contains("not empty"));
+  // Inside a state dir, and through a symlink: refused, nothing made.
+  o.into = dir / "live/db/inner";
+  r = Replay(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("inside the state dir"));
+  CHECK_FALSE(std::filesystem::exists(dir / "live/db/inner"));
+  std::filesystem::create_symlink(dir / "nowhere", dir / "dangling");
+  o.into = dir / "dangling";
+  r = Replay(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("is a symlink"));
+  CHECK_FALSE(std::filesystem::exists(dir / "nowhere"));
 
   std::ofstream(dir / "late.jsonl")
       << R"({"v":1,"seq":5,"ts":"2026-01-01T00:00:00.000Z","type":"arousal_set","level":0.5})"
