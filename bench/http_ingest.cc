@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "base/http_client.h"
+#include "base/time.h"
+#include "state/projection.h"
 #include "tests/raw_connection.h"
 
 namespace limbic::bench {
@@ -276,6 +278,88 @@ Result<AttentionResult> RunAttention(const AttentionOptions& o) {
   auto body = nlohmann::json::parse(last.substr(std::min(last.size(), last.find("\r\n\r\n") + 4)),
                                     nullptr, false);
   if (body.is_object() && body["unassigned"].is_array()) r.unassigned = body["unassigned"].size();
+  return r;
+}
+
+namespace {
+
+// VmRSS of `pid` in MiB (0 when it cannot be read).
+double RssMib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+// `n` percept_arrived events as a limbic log: heartbeats of intensity
+// 0.05-0.15 (below attention's 0.2), 150 ms apart, ending 25 hours before
+// `now_ms`, so every one is more than a day old.
+Status WriteExpiredLog(const std::string& path, size_t n, TimeMs now_ms) {
+  std::ofstream out(path);
+  const TimeMs step = 150, last = now_ms - 25LL * 3600 * 1000;
+  const TimeMs first = last - static_cast<TimeMs>(n) * step;
+  for (size_t i = 1; i <= n; ++i) {
+    out << "{\"v\":1,\"seq\":" << i << ",\"ts\":\"" << FormatTime(first + static_cast<TimeMs>(i) * step)
+        << "\",\"type\":\"percept_arrived\",\"intensity\":" << 0.05 + 0.1 * static_cast<double>(i % 11) / 10
+        << ",\"percept_id\":\"hb-" << i << "\",\"percept_type\":\"heartbeat\",\"source\":\"timer\","
+        << "\"text\":\"tick " << i << "\"}\n";
+  }
+  out.close();
+  if (!out) return Status::IOError("writing " + path);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ConsolidateHealthResult> RunConsolidateHealth(const ConsolidateHealthOptions& o) {
+  ConsolidateHealthResult r;
+  const std::string log = o.dir + "/expired.jsonl";
+  LIMBIC_RETURN_IF_ERROR(WriteExpiredLog(log, o.percepts, SystemClock::Default()->Now()));
+  auto t_load = Clock::now();
+  const std::string replay = o.limbic + " replay --from " + log + " --into " + o.dir + "/state > " +
+                             o.dir + "/replay.log 2>&1";
+  if (std::system(replay.c_str()) != 0) return Status::Internal("replay failed: see " + o.dir + "/replay.log");
+  r.load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
+  std::filesystem::remove(log);
+  {
+    RunningLimbic running;
+    LIMBIC_RETURN_IF_ERROR(StartLimbic(
+        o.limbic, o.dir,
+        {{"durability", {{"mode", "fsync"}}},
+         {"percepts", {{"expire_after", "1d"}}},
+         {"archive", {{"consolidate_every", "0s"}, {"percepts_after", "1d"}, {"rollup", false}}}},
+        &running));
+    r.rss_before_mib = RssMib(running.pid);
+    std::atomic<bool> passing{true};
+    std::string answer;
+    auto t0 = Clock::now();
+    std::thread pass([&] {
+      r.status = Request(running.port, "POST", "/v1/consolidate", "{}", &answer);
+      passing = false;
+    });
+    while (passing) {
+      auto h0 = Clock::now();
+      int status = Request(running.port, "GET", "/healthz", "", nullptr);
+      if (status != 200) ++r.healthz_failed;
+      else r.healthz_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - h0).count());
+      r.rss_max_mib = std::max(r.rss_max_mib, RssMib(running.pid));
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.interval_ms));
+    }
+    pass.join();
+    r.pass_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.rss_after_mib = RssMib(running.pid);
+    r.answer = nlohmann::json::parse(answer, nullptr, false);
+  }
+  // The pool as the stopped runtime left it.
+  state::ProjectionOptions po;
+  po.path = o.dir + "/state/db";
+  po.read_only = true;
+  auto projection = state::Projection::Open(po);
+  if (!projection.ok()) return projection.status();
+  auto left = (*projection)->Count(state::Pool::kPercepts);
+  if (!left.ok()) return left.status();
+  r.percepts_left = *left;
   return r;
 }
 

@@ -74,4 +74,31 @@ struct AttentionResult {
 
 Result<AttentionResult> RunAttention(const AttentionOptions& options);
 
+// A consolidation pass through the real binary over `percepts` expired
+// percepts (new, low intensity, a day and more old; replayed into the
+// state dir first), which it expires and then digests into the archive,
+// while another client asks GET /healthz every `interval_ms` on fresh
+// connections: the pass's time, healthz latency meanwhile, the runtime's
+// memory (VmRSS before, at most during, after), and the percepts left in
+// the pool when it is over.
+struct ConsolidateHealthOptions {
+  std::string limbic;
+  std::string dir;
+  size_t percepts = 1'000'000;
+  int interval_ms = 5;
+};
+
+struct ConsolidateHealthResult {
+  int status = 0;          // POST /v1/consolidate's HTTP status
+  nlohmann::json answer;   // its body: {entries, threads, percepts, actions, expired}
+  double load_seconds = 0; // building the state dir (replay of the generated log)
+  double pass_seconds = 0;
+  std::vector<double> healthz_ms;  // each healthz answered 200 during the pass
+  uint64_t healthz_failed = 0;
+  double rss_before_mib = 0, rss_max_mib = 0, rss_after_mib = 0;
+  size_t percepts_left = 0;  // records in the percept pool after the pass
+};
+
+Result<ConsolidateHealthResult> RunConsolidateHealth(const ConsolidateHealthOptions& options);
+
 }  // namespace limbic::bench

@@ -18,6 +18,11 @@
 //             keep-alive connections, durability fsync.
 //   memory_ingest  a 4,000-file POST /v1/memory/ingest through the real
 //             binary, and GET /healthz latency (p50/p99/max) while it runs.
+//   consolidate  a consolidation pass through the real binary over
+//             1,000,000 expired percepts (--consolidate-percepts), which it
+//             expires and digests into the archive: the pass's time,
+//             GET /healthz latency (p50/p99/max) while it runs, the
+//             runtime's RSS, and the percepts left in the pool after.
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -176,22 +181,64 @@ json BenchIngestHealth(const std::string& limbic, const std::string& dir, int fi
           {"healthz_max_ms", r->healthz_ms.empty() ? 0.0 : *std::max_element(r->healthz_ms.begin(), r->healthz_ms.end())}};
 }
 
+json BenchConsolidateHealth(const std::string& limbic, const std::string& dir, size_t percepts) {
+  bench::ConsolidateHealthOptions o;
+  o.limbic = limbic;
+  o.dir = dir;
+  o.percepts = percepts;
+  auto r = bench::RunConsolidateHealth(o);
+  if (!r.ok()) throw std::runtime_error(r.status().ToString());
+  return {{"percepts", percepts}, {"load_s", r->load_seconds}, {"status", r->status},
+          {"answer", r->answer}, {"pass_s", r->pass_seconds},
+          {"events_per_s", static_cast<double>(r->answer.value("expired", 0) + r->answer.value("entries", 0)) /
+                               r->pass_seconds},
+          {"healthz", r->healthz_ms.size()}, {"healthz_failed", r->healthz_failed},
+          {"healthz_p50_ms", bench::Quantile(r->healthz_ms, 0.5)},
+          {"healthz_p99_ms", bench::Quantile(r->healthz_ms, 0.99)},
+          {"healthz_max_ms", r->healthz_ms.empty() ? 0.0 : *std::max_element(r->healthz_ms.begin(), r->healthz_ms.end())},
+          {"rss_before_mib", r->rss_before_mib}, {"rss_max_mib", r->rss_max_mib},
+          {"rss_after_mib", r->rss_after_mib}, {"percepts_left", r->percepts_left}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string dir = "bench-loop-data";
   std::string limbic = std::filesystem::path(argv[0]).parent_path() / "limbic";
   int connections = 64, seconds = 5, ingest_files = 4000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
+  size_t consolidate_percepts = 1'000'000;
+  std::string only;
+  bool keep = false;
+  auto usage = [](FILE* to) {
+    std::fprintf(to,
+                 "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S] "
+                 "[--ingest-files N] [--consolidate-percepts N] "
+                 "[--only reflexes|outbox|http|memory_ingest|consolidate] [--keep]\n");
+  };
+  for (int i = 1; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if (k == "--keep") {  // leave the scratch dir (the runtimes' logs) for a look
+      keep = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      usage(stderr);
+      return 2;
+    }
+    std::string v = argv[i + 1];
     if (k == "--dir") dir = v;
     else if (k == "--connections") connections = std::stoi(v);
     else if (k == "--seconds") seconds = std::stoi(v);
     else if (k == "--ingest-files") ingest_files = std::stoi(v);
+    else if (k == "--consolidate-percepts") consolidate_percepts = std::stoull(v);
+    else if (k == "--only") only = v;
     else {
-      std::fprintf(stderr,
-                   "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S] "
-                   "[--ingest-files N]\n");
+      usage(stderr);
       return 2;
     }
   }
@@ -200,18 +247,27 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir + "/outbox");
   std::filesystem::create_directories(dir + "/http");
   json out;
-  // A throwaway first run: the process's first allocations fault their
-  // pages in (tens of µs each on this VM), which landed in the first
-  // measured layout's p99 whatever it was. Each measured run below still
-  // builds its own engine, so every rule set meets its texts cold.
-  (void)BenchReflexes(1000, false);
-  out["reflexes"] = {BenchReflexes(1000, false), BenchReflexes(10000, false), BenchReflexes(1000, true),
-                     BenchReflexes(10000, true)};
-  out["outbox"] = BenchOutbox(dir + "/outbox", 2000);
-  out["http"] = BenchHttp(limbic, dir + "/http", connections, seconds);
-  std::filesystem::create_directories(dir + "/ingest");
-  out["memory_ingest"] = BenchIngestHealth(limbic, dir + "/ingest", ingest_files);
+  auto want = [&](const char* what) { return only.empty() || only == what; };
+  if (want("reflexes")) {
+    // A throwaway first run: the process's first allocations fault their
+    // pages in (tens of µs each on this VM), which landed in the first
+    // measured layout's p99 whatever it was. Each measured run below still
+    // builds its own engine, so every rule set meets its texts cold.
+    (void)BenchReflexes(1000, false);
+    out["reflexes"] = {BenchReflexes(1000, false), BenchReflexes(10000, false),
+                       BenchReflexes(1000, true), BenchReflexes(10000, true)};
+  }
+  if (want("outbox")) out["outbox"] = BenchOutbox(dir + "/outbox", 2000);
+  if (want("http")) out["http"] = BenchHttp(limbic, dir + "/http", connections, seconds);
+  if (want("memory_ingest")) {
+    std::filesystem::create_directories(dir + "/ingest");
+    out["memory_ingest"] = BenchIngestHealth(limbic, dir + "/ingest", ingest_files);
+  }
+  if (want("consolidate")) {
+    std::filesystem::create_directories(dir + "/consolidate");
+    out["consolidate"] = BenchConsolidateHealth(limbic, dir + "/consolidate", consolidate_percepts);
+  }
   std::printf("%s\n", out.dump(2).c_str());
-  std::filesystem::remove_all(dir);
+  if (!keep) std::filesystem::remove_all(dir);
   return 0;
 }

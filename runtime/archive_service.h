@@ -7,8 +7,15 @@
 //
 //   - staging follows the log: an applied entry_staged event schedules a
 //     catch-up;
-//   - every archive.consolidate_every, consolidation plans from the pools
-//     (on the io thread, which owns the state) and submits the events;
+//   - every archive.consolidate_every (and on demand), a consolidation
+//     pass: its steps (state/consolidate.h) are planned on a worker of
+//     their own ("consolidate"), which reads the projection (any thread
+//     may), and each is submitted on the io thread once the one before is
+//     applied. A step is bounded, so the io thread spends a few
+//     milliseconds per step (filtering stale expiries, submitting) and
+//     serves requests between steps, whatever the size of the pools. One
+//     pass runs at a time; asking while one runs gets the answer of the
+//     next one, which starts when it ends;
 //   - at each UTC day boundary (and once at start), past days with staged
 //     entries are rolled up, when archive.rollup is set.
 //
@@ -32,7 +39,9 @@
 
 #include "archive/store.h"
 #include "base/model_worker.h"
+#include "base/worker.h"
 #include "runtime/config.h"
+#include "state/consolidate.h"
 #include "state/engine.h"
 
 namespace limbic::runtime {
@@ -45,6 +54,7 @@ class ArchiveService {
   // Destroying it stops the worker after the job it is running.
   ArchiveService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
                  std::shared_ptr<spdlog::logger> log);
+  ~ArchiveService();
 
   // Opens the store (on the calling thread, before the loop runs) and
   // catches staging up with the log.
@@ -62,11 +72,32 @@ class ArchiveService {
 
   // Sees every applied group: entry_staged events schedule a catch-up.
   void OnApplied(std::span<const state::Event> events);
-  // One consolidation pass now; replies {entries, threads, percepts,
-  // actions} once the events are durable and staged.
+  // One consolidation pass (after the one running, if any); replies
+  // {entries, threads, percepts, actions, expired} once its events are
+  // durable and staged. A pass cut short by Stop answers what it did; one
+  // that fails answers the error (what it committed before stays).
   void Consolidate(Reply reply);
+  //! Whether a consolidation pass is under way.
+  bool consolidating() const { return pass_ != nullptr; }
 
  private:
+  struct Pass;
+  void StartPass(std::vector<Reply> replies);
+  // Plans the pass's next step on the planner; OnPlanned gets it.
+  void PlanStep();
+  void OnPlanned(Result<state::ConsolidationPlan> step);
+  // Sizes the next step by the io thread's time on this one.
+  void Pace(double io_ms);
+  // Submits a step's events as one batch; when the state no longer allows
+  // one of them (the pools changed since the step was planned), each on
+  // its own, leaving out those refused.
+  void SubmitStep(state::Events events);
+  void SubmitEach(state::Events events);
+  // A batch of the step is applied (or failed): once none is in flight,
+  // the next step is planned, or the pass ends.
+  void OnSubmitted(const Status& status, std::span<const state::Event> committed);
+  void StepSettled();
+  void EndPass(Status status);
   void ScheduleConsolidate();
   void ScheduleRollup();
   void CatchUp();
@@ -81,7 +112,11 @@ class ArchiveService {
   std::vector<archive::Problem> unreadable_;
   bool catch_up_queued_ = false;
   bool stopped_ = false;
-  Store store_;  // last: its worker stops before the members its jobs use go
+  boost::asio::io_context& io_;
+  std::unique_ptr<Pass> pass_;          // the pass under way, if any
+  std::vector<Reply> next_pass_;        // those who asked while it ran
+  Store store_;  // last but one: its worker stops before the members its jobs use go
+  Worker planner_{"consolidate"};  // last: stops first, its jobs use pass_
 };
 
 }  // namespace limbic::runtime

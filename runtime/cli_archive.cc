@@ -174,27 +174,20 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
         [&](state::Engine& engine, archive::ArchiveStore& store) {
           auto now = ctx.Now();
           if (!now.ok()) return Fail(now.status());
-          size_t threads = 0, percepts = 0, actions = 0, entries = 0, expired = 0;
-          // Each run takes at most max_events; go on until nothing is left.
-          for (;;) {
-            auto plan = state::BuildConsolidation(engine.projection(), policy, *now);
-            if (!plan.ok()) return Fail(plan.status());
-            if (plan->events.empty()) break;
-            Status s = engine.Commit(plan->events);
+          // One pass, a step at a time: it drains everything due at `now`.
+          state::ConsolidationPass pass(engine.projection(), policy, *now);
+          state::ConsolidationCounts done;
+          while (!pass.done()) {
+            auto step = pass.Next();
+            if (!step.ok()) return Fail(step.status());
+            if (step->events.empty()) continue;
+            Status s = engine.Commit(step->events);
             if (!s.ok()) return Fail(s);
-            threads += plan->threads;
-            percepts += plan->percepts;
-            actions += plan->actions;
-            entries += plan->entries();
-            expired += plan->expired;
+            done.Add(step->events);
           }
           auto staged = store.CatchUp(engine.applied_seq());
           if (!staged.ok()) return Fail(staged.status());
-          PrintConsolidated(ctx, {{"entries", entries},
-                                  {"threads", threads},
-                                  {"percepts", percepts},
-                                  {"actions", actions},
-                                  {"expired", expired}});
+          PrintConsolidated(ctx, done.ToJson());
           return 0;
         },
         [&](const Status& busy) {

@@ -49,11 +49,27 @@ double FreshTable::KeyOf(const FreshPercept& p) const {
   return static_cast<double>(half_life_) * std::log2(p.intensity) + static_cast<double>(p.ts);
 }
 
+double FreshTable::DueOf(const FreshPercept& p) const {
+  const ExpiryRule& r = *rule_;
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  if (!(r.below > 0)) return kNever;
+  double wait = 0;  // from arrival until the effective intensity is below r.below
+  if (p.intensity > 0) {
+    if (r.half_life <= 0)
+      wait = p.intensity < r.below ? 0 : 1;  // Decay is 0 once age > 0
+    else
+      wait = static_cast<double>(r.half_life) * std::log2(p.intensity / r.below);
+  }
+  return static_cast<double>(p.ts) + std::max(static_cast<double>(r.after), wait);
+}
+
 void FreshTable::Build(std::unordered_map<std::string, FreshPercept> percepts) {
   rows_ = std::move(percepts);
   order_.clear();
+  due_.clear();
   built_ = true;
   if (half_life_ > 0) Rekey(half_life_);
+  if (rule_) Redue(*rule_);
 }
 
 void FreshTable::Set(const std::string& id, const std::optional<FreshPercept>& percept) {
@@ -61,6 +77,7 @@ void FreshTable::Set(const std::string& id, const std::optional<FreshPercept>& p
   if (it != rows_.end()) {
     if (half_life_ > 0)
       order_.erase(Rank{KeyOf(it->second), it->second.ts, it->second.seq, &it->first});
+    if (rule_) due_.erase(Due{DueOf(it->second), it->second.ts, it->second.seq, &it->first});
     if (!percept) {
       rows_.erase(it);
       return;
@@ -73,6 +90,37 @@ void FreshTable::Set(const std::string& id, const std::optional<FreshPercept>& p
   if (percept->intensity > max_intensity_) max_intensity_ = percept->intensity;
   if (half_life_ > 0)
     order_.insert(Rank{KeyOf(it->second), it->second.ts, it->second.seq, &it->first});
+  if (rule_) due_.insert(Due{DueOf(it->second), it->second.ts, it->second.seq, &it->first});
+}
+
+void FreshTable::Redue(const ExpiryRule& rule) {
+  rule_ = rule;
+  std::vector<Due> dues;
+  dues.reserve(rows_.size());
+  for (const auto& [id, p] : rows_) dues.push_back(Due{DueOf(p), p.ts, p.seq, &id});
+  std::sort(dues.begin(), dues.end());
+  due_ = std::set<Due>(dues.begin(), dues.end());  // linear: sorted
+}
+
+std::vector<std::string> FreshTable::Expired(TimeMs now, const ExpiryRule& rule, size_t limit) {
+  std::vector<std::string> ids;
+  if (limit == 0 || rule.after <= 0) return ids;
+  if (!rule_ || *rule_ != rule) Redue(rule);
+  RecencyParams p;
+  p.percept_half_life = rule.half_life;
+  // The moment is computed in doubles of the magnitude of ts (an ulp is
+  // 2^-12 ms); a percept due within 2 ms of now is checked exactly, so
+  // rounding never stops the walk before one that has expired.
+  const double until = static_cast<double>(now) + 2;
+  for (const Due& d : due_) {
+    if (d.at > until || ids.size() >= limit) break;
+    ++expiry_visits_;
+    const FreshPercept& f = rows_.find(*d.id)->second;
+    const TimeMs age = now - f.ts;
+    if (age >= rule.after && EffectiveIntensity(f.intensity, std::max<TimeMs>(0, age), p) < rule.below)
+      ids.push_back(*d.id);
+  }
+  return ids;
 }
 
 void FreshTable::Rekey(TimeMs h) {

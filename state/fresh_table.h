@@ -47,6 +47,27 @@ struct FreshPercept {
   double intensity = 0;
 };
 
+// When a new percept has expired (consolidation's expiry, consolidate.h):
+// it is at least `after` old and its effective intensity is below `below`.
+//
+// Like the ranking key, the moment a percept expires never changes as time
+// passes: with i its intensity, ts its arrival and h the half-life,
+//
+//   i * 2^(-age/h) < below  <=>  age > h * log2(i / below)
+//
+// so it is due at ts + max(after, h * log2(i / below)) (at ts + after when
+// i is 0; never when below <= 0, since an intensity is never below 0: the
+// event schema holds it to [0, 1]). The table
+// keeps the new percepts in order of that moment, and Expired walks them
+// from the earliest: its cost is that of the percepts it returns, never
+// that of the pool.
+struct ExpiryRule {
+  TimeMs after = 0;     // percepts.expire_after (> 0)
+  double below = 0;     // attention.percept_threshold
+  TimeMs half_life = 0; // recency.percept_half_life
+  bool operator==(const ExpiryRule&) const = default;
+};
+
 class FreshTable {
  public:
   // Whether Build has been called (Projection builds it on first use).
@@ -72,6 +93,15 @@ class FreshTable {
   // made (tests read it to see that the walk stops early).
   size_t visits() const { return visits_; }
 
+  // The ids of up to `limit` new percepts that have expired at `now` under
+  // `rule` (ExpiryRule above), the earliest due first (ties: older, then
+  // the earlier arrival, then by id). Each is checked with the exact
+  // formula (EffectiveIntensity), as the old full scan did. The order is
+  // made on the first call with a rule and remade when the rule changes.
+  std::vector<std::string> Expired(TimeMs now, const ExpiryRule& rule, size_t limit);
+  // Percepts Expired has looked at since the table was made.
+  size_t expiry_visits() const { return expiry_visits_; }
+
  private:
   struct Rank {
     double key;
@@ -86,8 +116,23 @@ class FreshTable {
       return *id < *o.id;
     }
   };
+  // A percept in the order it expires.
+  struct Due {
+    double at;  // ms; +infinity: never
+    TimeMs ts;
+    uint64_t seq;
+    const std::string* id;  // the key of its row in rows_ (stable)
+    bool operator<(const Due& o) const {
+      if (at != o.at) return at < o.at;
+      if (ts != o.ts) return ts < o.ts;
+      if (seq != o.seq) return seq < o.seq;
+      return *id < *o.id;
+    }
+  };
   double KeyOf(const FreshPercept& p) const;
   void Rekey(TimeMs h);
+  double DueOf(const FreshPercept& p) const;
+  void Redue(const ExpiryRule& rule);
 
   std::unordered_map<std::string, FreshPercept> rows_;
   std::set<Rank> order_;
@@ -96,6 +141,10 @@ class FreshTable {
   // At least every row's intensity (for the subnormal margin in Top).
   double max_intensity_ = 0;
   size_t visits_ = 0;
+  // The expiry order, kept once Expired has been asked with a rule.
+  std::set<Due> due_;
+  std::optional<ExpiryRule> rule_;
+  size_t expiry_visits_ = 0;
 };
 
 }  // namespace limbic::state

@@ -240,6 +240,8 @@ void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes)
     for (const auto& [id, delta] : w->unprocessed) threads_.AddUnprocessed(id, delta);
     if (fresh_.built())
       for (const auto& [id, percept] : w->fresh) fresh_.Set(id, percept);
+    else if (fresh_building_)
+      fresh_during_.insert(fresh_during_.end(), w->fresh.begin(), w->fresh.end());
   }
 }
 

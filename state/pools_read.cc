@@ -217,10 +217,10 @@ Result<std::vector<json>> Projection::TopNewPercepts(TimeMs now, const RecencyPa
                                                      double threshold, size_t limit) const {
   if (p.percept_half_life <= 0 || limit == 0)
     return Status::InvalidArgument("ranking new percepts needs a half-life and a limit");
+  LIMBIC_RETURN_IF_ERROR(EnsureFresh());
   std::vector<std::string> ids;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
-    if (!fresh_.built()) LIMBIC_RETURN_IF_ERROR(BuildFreshLocked());
     ids = fresh_.Top(now, p, threshold, limit);
   }
   std::vector<json> out;
@@ -233,25 +233,63 @@ Result<std::vector<json>> Projection::TopNewPercepts(TimeMs now, const RecencyPa
   return out;
 }
 
-// Every new percept, from the P|u| index and each one's record. Commits
-// that land meanwhile wait for threads_mu_ and then set their percepts
-// again, which is harmless (FreshTable::Set is idempotent).
-Status Projection::BuildFreshLocked() const {
+Result<std::vector<std::string>> Projection::ExpiredPercepts(TimeMs now, const ExpiryRule& rule,
+                                                             size_t limit) const {
+  LIMBIC_RETURN_IF_ERROR(EnsureFresh());
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  return fresh_.Expired(now, rule, limit);
+}
+
+// Every new percept, from the P|u| index and each one's record, read from
+// a snapshot without holding threads_mu_: commits go on meanwhile (a
+// million new percepts take seconds to read), and what they change in the
+// table is kept in fresh_during_ and set over the snapshot's rows after,
+// in commit order. A commit both in the snapshot and in fresh_during_ is
+// set twice, which is harmless (FreshTable::Set is idempotent).
+Status Projection::EnsureFresh() const {
+  const rocksdb::Snapshot* snapshot = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(threads_mu_);
+    fresh_cv_.wait(lock, [this] { return !fresh_building_; });
+    if (fresh_.built()) return Status::OK();
+    fresh_building_ = true;
+    fresh_during_.clear();
+    snapshot = db_->GetSnapshot();
+  }
   std::unordered_map<std::string, FreshPercept> fresh;
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
   const std::string prefix = std::string("P|u|new") + '\0';
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->index()));
+  Status status;
+  for (it->Seek(prefix); status.ok() && it->Valid() && it->key().starts_with(prefix); it->Next()) {
     std::string_view key = it->key().ToStringView();
     if (key.size() < prefix.size() + 16) continue;
     std::string id(key.substr(prefix.size() + 16));
-    auto rec = GetPercept(id);
-    if (!rec.ok()) return rec.status();
-    if (!rec->has_value()) continue;
-    if (auto f = FreshOf(Record(std::move(**rec)))) fresh.emplace(std::move(id), *f);
+    rocksdb::PinnableSlice value;
+    rocksdb::Status got = db_->Get(ro, cf_->pool(Pool::kPercepts), id, &value);
+    if (got.IsNotFound()) continue;
+    if (!got.ok()) {
+      status = FromRocks(got, "reading percepts/" + id);
+      break;
+    }
+    auto rec = AsPercept(id)(value.ToStringView());
+    if (!rec.ok()) status = rec.status();
+    else if (rec->has_value())
+      if (auto f = FreshOf(Record(std::move(**rec)))) fresh.emplace(std::move(id), *f);
   }
-  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading the new percepts"));
-  fresh_.Build(std::move(fresh));
-  return Status::OK();
+  if (status.ok()) status = FromRocks(it->status(), "reading the new percepts");
+  it.reset();
+  db_->ReleaseSnapshot(snapshot);
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  if (status.ok()) {
+    fresh_.Build(std::move(fresh));
+    for (const auto& [id, percept] : fresh_during_) fresh_.Set(id, percept);
+  }
+  fresh_during_ = {};
+  fresh_building_ = false;
+  fresh_cv_.notify_all();
+  return status;
 }
 
 // The thread table from the thread index (status, salience, last_active)
@@ -314,6 +352,79 @@ Result<std::vector<json>> Projection::ListActions(std::optional<std::string> sta
   }
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing actions"));
   return out;
+}
+
+namespace {
+
+// Reads `rec` of the index key `key` (whose id starts at `id_at`) and hands
+// it to fn; a record gone since the key was read is passed over.
+template <typename Fn>
+Result<bool> PassRecord(const Projection& p, Pool pool, std::string_view key, size_t id_at, Fn& fn) {
+  auto rec = p.Get(pool, key.substr(id_at));
+  if (!rec.ok()) return rec.status();
+  if (!rec->has_value()) return true;
+  return fn(std::move(**rec));
+}
+
+}  // namespace
+
+Status Projection::WalkPerceptsOldestFirst(std::string_view status, TimeMs until, std::string* cursor,
+                                           size_t limit, const std::function<bool(json&&)>& fn) const {
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("percept", std::string(status), kPerceptStatuses));
+  // P|u|STATUS \0 RT8 RSEQ8 ID is newest first: walk it backwards.
+  const std::string prefix = "P|u|" + std::string(status) + '\0';
+  std::string upper = prefix;
+  upper.back() = '\1';
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice lower_bound(prefix), upper_bound(upper);
+  ro.iterate_lower_bound = &lower_bound;
+  ro.iterate_upper_bound = &upper_bound;
+  ro.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->index()));
+  if (cursor->empty()) {
+    it->SeekToLast();
+  } else {
+    it->SeekForPrev(*cursor);
+    if (it->Valid() && it->key().ToStringView() == *cursor) it->Prev();
+  }
+  size_t passed = 0;
+  for (; it->Valid(); it->Prev()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() < prefix.size() + 16) continue;
+    if (FromRt8(key.substr(prefix.size(), 8)) > until) break;
+    *cursor = std::string(key);
+    auto more = PassRecord(*this, Pool::kPercepts, key, prefix.size() + 16, fn);
+    if (!more.ok()) return more.status();
+    if (!*more || (limit && ++passed >= limit)) break;
+  }
+  return FromRocks(it->status(), "walking the percepts");
+}
+
+Status Projection::WalkActionsOldestFirst(std::string_view status, TimeMs until, std::string* cursor,
+                                          size_t limit, const std::function<bool(json&&)>& fn) const {
+  LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("action", std::string(status), kActionStatuses));
+  // A|u|STATUS \0 TS8 ID is oldest first.
+  const std::string prefix = "A|u|" + std::string(status) + '\0';
+  std::string upper = prefix;
+  upper.back() = '\1';
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper_bound(upper);
+  ro.iterate_upper_bound = &upper_bound;
+  ro.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->index()));
+  it->Seek(cursor->empty() ? prefix : *cursor);
+  if (!cursor->empty() && it->Valid() && it->key().ToStringView() == *cursor) it->Next();
+  size_t passed = 0;
+  for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() < prefix.size() + 8) continue;
+    if (FromTs8(key.substr(prefix.size(), 8)) > until) break;
+    *cursor = std::string(key);
+    auto more = PassRecord(*this, Pool::kActions, key, prefix.size() + 8, fn);
+    if (!more.ok()) return more.status();
+    if (!*more || (limit && ++passed >= limit)) break;
+  }
+  return FromRocks(it->status(), "walking the actions");
 }
 
 Status Projection::ForEach(Pool pool,

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -229,6 +230,23 @@ class Projection final : public RecordReader {
   // of its record is left out. Any thread may call it.
   Result<std::vector<json>> TopNewPercepts(TimeMs now, const RecencyParams& p, double threshold,
                                            size_t limit) const;
+  // The ids of up to `limit` new percepts that have expired at `now` under
+  // `rule`, the earliest due first (FreshTable::Expired: the walk costs
+  // the percepts it returns, not the pool's size). From the same table as
+  // TopNewPercepts. Any thread may call it.
+  Result<std::vector<std::string>> ExpiredPercepts(TimeMs now, const ExpiryRule& rule,
+                                                   size_t limit) const;
+  // Calls fn with each percept of `status` (a percept status) oldest first
+  // (by ts, then the earlier arrival) whose ts is at most `until`, after
+  // the one *cursor names ("" = from the oldest), until fn returns false or
+  // `limit` percepts were passed (0 = no limit); *cursor is left naming
+  // the last one passed, so a later call goes on from there. Reads the
+  // status index (P|u|), never the whole pool. Any thread may call it.
+  Status WalkPerceptsOldestFirst(std::string_view status, TimeMs until, std::string* cursor,
+                                 size_t limit, const std::function<bool(json&&)>& fn) const;
+  // The same for actions of `status` (kActionStatuses), oldest ts first.
+  Status WalkActionsOldestFirst(std::string_view status, TimeMs until, std::string* cursor,
+                                size_t limit, const std::function<bool(json&&)>& fn) const;
   // Actions, optionally only those with `status` (kActionStatuses), oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Memory lookups over the index (grammar in pool_layout.h); ids in key
@@ -345,9 +363,14 @@ class Projection final : public RecordReader {
   mutable std::mutex threads_mu_;
   mutable ThreadTable threads_;
   // The new percepts, under threads_mu_ too; built by the first
-  // TopNewPercepts (BuildFreshLocked), followed by Commit after that.
+  // TopNewPercepts or ExpiredPercepts (EnsureFresh), followed by Commit
+  // after that. While it is built (without the lock), commits leave their
+  // changes to it in fresh_during_; other callers wait on fresh_cv_.
   mutable FreshTable fresh_;
-  Status BuildFreshLocked() const;
+  mutable bool fresh_building_ = false;
+  mutable std::vector<std::pair<std::string, std::optional<FreshPercept>>> fresh_during_;
+  mutable std::condition_variable fresh_cv_;
+  Status EnsureFresh() const;
   bool bulk_load_ = false;
 };
 

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <thread>
 
 #include "http.h"
 #include "runtime_util.h"
@@ -288,4 +290,97 @@ TEST_CASE("a genuine COMB archive is imported, verified, rolled up after and rel
   CHECK(json::parse(run({"--json", "archive", "show", "2026-03-02"}).out)["hash"] == comb["hash"]);
   r = run({"--json", "archive", "relink"});
   CHECK(json::parse(r.out)["relinked"] == 0);  // the rollup already did
+}
+
+namespace {
+
+// `n` heartbeats more than a day old (new, intensity 0.05) as a log, and
+// `limbic replay` of it into `state`: a pool that expiry will empty.
+void ExpiredPool(const TempDir& dir, const std::string& state, int n) {
+  const std::string log = dir / "old.jsonl";
+  {
+    std::ofstream out(log);
+    const long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    const long long first = now_ms - 3LL * 86400000;
+    for (int i = 1; i <= n; ++i) {
+      std::time_t secs = static_cast<std::time_t>((first + i * 10) / 1000);
+      char ts[32];
+      std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", std::gmtime(&secs));
+      out << R"({"v":1,"seq":)" << i << R"(,"ts":")" << ts << "." << std::setw(3) << std::setfill('0')
+          << (first + i * 10) % 1000 << R"(Z","type":"percept_arrived","intensity":0.05,"percept_id":"hb-)"
+          << i << R"(","percept_type":"heartbeat","source":"timer"})" << "\n";
+    }
+  }
+  auto r = Limbic({"replay", "--from", log, "--into", state});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a consolidation pass over thousands of expired percepts drains them in steps, off the loop",
+          "[archive][consolidate]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  const int n = 5000;
+  ExpiredPool(dir, state, n);
+  json config = ArchiveConfig(dir);
+  config["archive"]["percepts_after"] = "1d";
+  config["percepts"] = {{"expire_after", "1d"}};
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    // Two asks at once: the second is answered by the pass after the first.
+    json first, second;
+    std::thread other([&] { first = HttpJson(l.port(), "POST", "/v1/consolidate", json::object()).Json(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto r = HttpJson(l.port(), "POST", "/v1/consolidate", json::object());
+    other.join();
+    REQUIRE(r.status == 200);
+    second = r.Json();
+    INFO(first.dump() << " then " << second.dump());
+    CHECK(first["expired"].get<int>() + second["expired"].get<int>() == n);
+    CHECK(first["percepts"].get<int>() + second["percepts"].get<int>() == n);
+    CHECK(l.WaitForLog("archive: consolidated"));
+    // Nothing is left: the pool is empty, the entries staged.
+    auto again = HttpJson(l.port(), "POST", "/v1/consolidate", json::object());
+    CHECK(again.Json()["expired"] == 0);
+    CHECK(Http(l.port(), "GET", "/v1/percepts?limit=5").Json()["percepts"].empty());
+    auto stats = Http(l.port(), "GET", "/v1/archive/stats").Json();
+    CHECK(stats["staged_pending"].get<int>() >= n / 200);
+  }
+  auto verify = Limbic({"replay", "--verify", state});
+  INFO(verify.out << verify.err);
+  CHECK(verify.exit_code == 0);
+}
+
+TEST_CASE("a runtime stopped during a consolidation pass answers, exits 0 and keeps a consistent state",
+          "[archive][consolidate]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  ExpiredPool(dir, state, 20000);
+  json config = ArchiveConfig(dir);
+  config["archive"]["percepts_after"] = "1d";
+  config["percepts"] = {{"expire_after", "1d"}};
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  HttpReply answer;
+  std::thread pass([&] { answer = HttpJson(l.port(), "POST", "/v1/consolidate", json::object()); });
+  // Stop once the pass has committed something.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline &&
+         Http(l.port(), "GET", "/v1/percepts?status=dropped&limit=1").Json()["percepts"].empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(l.child().pid(), SIGTERM);
+  pass.join();
+  INFO(answer.status << " " << answer.body);
+  CHECK((answer.status == 200 || answer.status == 0));  // answered, or the connection closed at exit
+  CHECK(l.child().Wait() == 0);
+  auto verify = Limbic({"replay", "--verify", state});
+  INFO(verify.out << verify.err);
+  CHECK(verify.exit_code == 0);
+  auto fsck = Limbic({"--state", state, "fsck"});
+  CHECK(fsck.exit_code == 0);
 }

@@ -208,3 +208,100 @@ TEST_CASE("fresh table: Top equals the full sort at half-lives of 1 ms to a minu
     }
   }
 }
+
+namespace {
+
+// Every new percept checked as consolidation's old full scan did: at least
+// `after` old and below `below`; the earliest due first.
+std::vector<std::string> ExpiredByScan(const Reference& ref, TimeMs now, const ExpiryRule& rule,
+                                       size_t limit) {
+  RecencyParams p;
+  p.percept_half_life = rule.half_life;
+  struct E {
+    double due;
+    TimeMs ts;
+    uint64_t seq;
+    std::string id;
+  };
+  std::vector<E> all;
+  for (const auto& [id, f] : ref.rows) {
+    TimeMs age = now - f.ts;
+    if (age < rule.after || !(EffectiveIntensity(f.intensity, std::max<TimeMs>(0, age), p) < rule.below))
+      continue;
+    double wait = f.intensity > 0 ? static_cast<double>(rule.half_life) * std::log2(f.intensity / rule.below) : 0;
+    all.push_back({static_cast<double>(f.ts) + std::max(static_cast<double>(rule.after), wait), f.ts, f.seq, id});
+  }
+  std::sort(all.begin(), all.end(), [](const E& a, const E& b) {
+    if (a.due != b.due) return a.due < b.due;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.id < b.id;
+  });
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < all.size() && i < limit; ++i) ids.push_back(all[i].id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("fresh table: Expired equals checking every new percept, through changes, times and rules") {
+  for (uint64_t seed : {11, 12, 13, 14}) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    FreshTable table;
+    Reference ref;
+    table.Build({});
+    ExpiryRule rule{30 * kMinute, 0.2, 10 * kMinute};
+    TimeMs now = 1'700'000'000'000;
+    uint64_t seq = 0;
+    for (int step = 0; step < 3000; ++step) {
+      int what = static_cast<int>(rng() % 10);
+      if (what < 4 || ref.rows.empty()) {
+        std::string id = "p-" + std::to_string(rng() % 500);
+        FreshPercept f;
+        f.ts = now - static_cast<TimeMs>(rng() % 4) * static_cast<TimeMs>(rng() % (90 * kMinute));
+        if (rng() % 20 == 0) f.ts = now + 5 * kMinute;
+        f.seq = ++seq;
+        f.intensity = static_cast<double>(rng() % 9) / 8.0;
+        if (rng() % 30 == 0) f.intensity = 0;  // never below 0: the event schema says [0, 1]
+        if (rng() % 30 == 0) f.intensity = 1.5;
+        table.Set(id, f);
+        ref.rows[id] = f;
+      } else if (what < 6) {
+        auto it = ref.rows.begin();
+        std::advance(it, static_cast<long>(rng() % ref.rows.size()));
+        table.Set(it->first, std::nullopt);
+        ref.rows.erase(it);
+      } else if (what < 8) {
+        now += static_cast<TimeMs>(rng() % 3) * static_cast<TimeMs>(rng() % (30 * kMinute));
+      } else {
+        if (rng() % 25 == 0) rule.half_life = (1 + static_cast<TimeMs>(rng() % 3)) * 5 * kMinute;
+        if (rng() % 25 == 0) rule.after = static_cast<TimeMs>(1 + rng() % 60) * kMinute;
+        if (rng() % 25 == 0) rule.below = static_cast<double>(rng() % 5) / 10.0;
+        size_t limit = 1 + rng() % 50;
+        CAPTURE(step, now, rule.after, rule.below, rule.half_life, limit);
+        CHECK(table.Expired(now, rule, limit) == ExpiredByScan(ref, now, rule, limit));
+      }
+    }
+  }
+}
+
+TEST_CASE("fresh table: Expired looks at the expired percepts, not at every new one") {
+  std::mt19937_64 rng(5);
+  FreshTable table;
+  table.Build({});
+  const TimeMs now = 1'700'000'000'000;
+  // 100,000 new percepts of the last day, the oldest 1,000 a day old.
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    TimeMs ts = i < 1000 ? now - 24 * 60 * kMinute - static_cast<TimeMs>(i)
+                         : now - static_cast<TimeMs>(rng() % (20 * 60)) * kMinute;
+    table.Set("p-" + std::to_string(i), FreshPercept{ts, i + 1, static_cast<double>(rng() % 101) / 100.0});
+  }
+  const ExpiryRule rule{22 * 60 * kMinute, 0.2, 10 * kMinute};
+  auto first = table.Expired(now, rule, 100);
+  CHECK(first.size() == 100);
+  size_t before = table.expiry_visits();
+  auto all = table.Expired(now, rule, 100'000);
+  CHECK(all.size() == 1000);
+  CHECK(table.expiry_visits() - before <= 1000 + 10);
+}
