@@ -23,6 +23,11 @@
 //             expires and digests into the archive: the pass's time,
 //             GET /healthz latency (p50/p99/max) while it runs, the
 //             runtime's RSS, and the percepts left in the pool after.
+//   keep_pace HTTP ingest at full speed for --keep-pace-seconds (120) with
+//             expiry and consolidation running every 5 s (percepts expire
+//             20 s after they arrive): the percepts left in the pool at the
+//             end against those ingested. A pool that expiry keeps up with
+//             holds about 30 s of ingest, whatever the run's length.
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -39,6 +44,7 @@
 #include "reflexes/engine.h"
 #include "runtime/outbox.h"
 #include "state/commands.h"
+#include "state/projection.h"
 
 using namespace limbic;
 using nlohmann::json;
@@ -200,6 +206,33 @@ json BenchConsolidateHealth(const std::string& limbic, const std::string& dir, s
           {"rss_after_mib", r->rss_after_mib}, {"percepts_left", r->percepts_left}};
 }
 
+json BenchKeepPace(const std::string& limbic, const std::string& dir, int connections, int seconds) {
+  bench::HttpIngestOptions o;
+  o.limbic = limbic;
+  o.dir = dir;
+  o.connections = connections;
+  o.seconds = seconds;
+  o.warmup_s = 0;
+  o.extra_config = {{"recency", {{"percept_half_life", "10s"}}},  // 0.5 falls below 0.2 in 13 s
+                    {"percepts", {{"expire_after", "20s"}}},
+                    {"archive", {{"consolidate_every", "5s"}, {"percepts_after", "20s"}, {"rollup", false}}},
+                    {"world", {{"daily", false}}}};
+  auto r = bench::RunHttpIngest(o);
+  if (!r.ok()) throw std::runtime_error(r.status().ToString());
+  state::ProjectionOptions po;
+  po.path = dir + "/state/db";
+  po.read_only = true;
+  auto projection = state::Projection::Open(po);
+  if (!projection.ok()) throw std::runtime_error(projection.status().ToString());
+  auto left_or = (*projection)->Count(state::Pool::kPercepts);
+  if (!left_or.ok()) throw std::runtime_error(left_or.status().ToString());
+  const size_t left = *left_or;
+  const double rate = static_cast<double>(r->percepts) / r->seconds;
+  return {{"seconds", r->seconds}, {"percepts", r->percepts}, {"percepts_per_s", rate},
+          {"failed", r->failed}, {"p99_us", bench::Quantile(r->latency_us, 0.99)},
+          {"percepts_left", left}, {"left_in_seconds_of_ingest", static_cast<double>(left) / rate}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -207,13 +240,14 @@ int main(int argc, char** argv) {
   std::string limbic = std::filesystem::path(argv[0]).parent_path() / "limbic";
   int connections = 64, seconds = 5, ingest_files = 4000;
   size_t consolidate_percepts = 1'000'000;
+  int keep_pace_seconds = 120;
   std::string only;
   bool keep = false;
   auto usage = [](FILE* to) {
     std::fprintf(to,
                  "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S] "
-                 "[--ingest-files N] [--consolidate-percepts N] "
-                 "[--only reflexes|outbox|http|memory_ingest|consolidate] [--keep]\n");
+                 "[--ingest-files N] [--consolidate-percepts N] [--keep-pace-seconds S] "
+                 "[--only reflexes|outbox|http|memory_ingest|consolidate|keep_pace] [--keep]\n");
   };
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
@@ -236,6 +270,7 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") seconds = std::stoi(v);
     else if (k == "--ingest-files") ingest_files = std::stoi(v);
     else if (k == "--consolidate-percepts") consolidate_percepts = std::stoull(v);
+    else if (k == "--keep-pace-seconds") keep_pace_seconds = std::stoi(v);
     else if (k == "--only") only = v;
     else {
       usage(stderr);
@@ -266,6 +301,10 @@ int main(int argc, char** argv) {
   if (want("consolidate")) {
     std::filesystem::create_directories(dir + "/consolidate");
     out["consolidate"] = BenchConsolidateHealth(limbic, dir + "/consolidate", consolidate_percepts);
+  }
+  if (want("keep_pace")) {
+    std::filesystem::create_directories(dir + "/keep_pace");
+    out["keep_pace"] = BenchKeepPace(limbic, dir + "/keep_pace", connections, keep_pace_seconds);
   }
   std::printf("%s\n", out.dump(2).c_str());
   if (!keep) std::filesystem::remove_all(dir);

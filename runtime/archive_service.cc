@@ -39,6 +39,13 @@ Status ArchiveService::Open() {
 }
 
 void ArchiveService::Start() {
+  // The table of new percepts that expiry and attention use, built now on
+  // the planner: with a large pool that takes seconds, which no request
+  // should wait for on the io thread.
+  planner_.Post([this] {
+    Status s = engine_.projection().LoadNewPercepts();
+    if (!s.ok()) log_->warn("loading the new percepts' table: {}", s.message());
+  });
   ScheduleConsolidate();
   if (config_.archive.rollup) {
     // Days missed while limbic was not running, then every midnight.

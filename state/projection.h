@@ -230,6 +230,11 @@ class Projection final : public RecordReader {
   // of its record is left out. Any thread may call it.
   Result<std::vector<json>> TopNewPercepts(TimeMs now, const RecencyParams& p, double threshold,
                                            size_t limit) const;
+  // Builds the table of new percepts TopNewPercepts and ExpiredPercepts
+  // use, when it is not built yet (they build it on first use otherwise,
+  // and a caller that comes while it is built waits for it): the runtime
+  // calls it on a worker at start, so that no request does the build.
+  Status LoadNewPercepts() const { return EnsureFresh(); }
   // The ids of up to `limit` new percepts that have expired at `now` under
   // `rule`, the earliest due first (FreshTable::Expired: the walk costs
   // the percepts it returns, not the pool's size). From the same table as
