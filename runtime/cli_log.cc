@@ -370,8 +370,7 @@ int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
     return 0;
   }
   // Prove that the log as it now is replays, before anything is changed.
-  const std::string trial = ctx.state_dir + "/.accept-check";
-  (void)state::RemoveTree(trial);
+  const std::string trial = state::ScratchStateDir("accept-check");
   state::ReplayOptions ro;
   ro.from = events_dir;
   ro.into = trial;

@@ -42,7 +42,9 @@ Status CheckFreshDir(const std::string& dir) {
   return Status::OK();
 }
 
-std::string TempDir(const std::string& purpose) {
+}  // namespace
+
+std::string ScratchStateDir(const std::string& purpose) {
   static std::atomic<int> counter{0};
   std::error_code ec;
   fs::path base = fs::temp_directory_path(ec);
@@ -51,8 +53,6 @@ std::string TempDir(const std::string& purpose) {
                   std::to_string(counter++)))
       .string();
 }
-
-}  // namespace
 
 Status RemoveTree(const std::string& path) {
   std::error_code ec;
@@ -332,7 +332,7 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env) {
 
   ReplayOptions ropts;
   ropts.from = EventsDirPath(state_dir);
-  ropts.into = TempDir("verify");
+  ropts.into = ScratchStateDir("verify");
   ropts.until_seq = result.applied_seq;
   ropts.env = env;
   auto replayed = Replay(ropts);
@@ -356,7 +356,7 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env) {
 Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_dir, uint64_t seq,
                                                      Env* env) {
   std::unique_ptr<TimeTravel> tt(new TimeTravel());
-  tt->dir_ = TempDir("at-seq");
+  tt->dir_ = ScratchStateDir("at-seq");
   ReplayOptions ropts;
   ropts.from = EventsDirPath(state_dir);
   ropts.into = tt->dir_;

@@ -136,6 +136,11 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env = nullptr,
 std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& where,
                                          std::string_view raw, size_t limit);
 
+// A new path in the temp dir (TMPDIR, else /tmp) for a scratch rebuild
+// that its caller removes when done: "limbic-PURPOSE-PID-N". Never inside
+// a state dir, as Replay requires.
+std::string ScratchStateDir(const std::string& purpose);
+
 // Removes a directory tree (used for temporary replay dirs).
 Status RemoveTree(const std::string& path);
 
