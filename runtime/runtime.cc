@@ -23,6 +23,26 @@ using state::EventType;
 
 std::string ApiFilePath(const std::string& state_dir) { return state_dir + "/api.json"; }
 
+namespace {
+
+// The last line of a run, once the log is flushed: the last seq durably in
+// the log, which the next start begins after; and the projections' when a
+// failed write left them behind it (they catch up from the log when the
+// engine closes, or at the next start) or ahead of it.
+std::string StoppedLine(const state::Engine& engine) {
+  const uint64_t durable = engine.durable_seq(), applied = engine.applied_seq();
+  std::string line = "stopped at seq " + std::to_string(durable);
+  if (applied < durable)
+    line += " (the projections end at seq " + std::to_string(applied) +
+            " and catch up from the log)";
+  if (applied > durable)  // interval or none, and the last fdatasync failed
+    line += " (the projections hold events through seq " + std::to_string(applied) +
+            " that the log could not sync)";
+  return line;
+}
+
+}  // namespace
+
 Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)),
       log_(std::move(log)),
@@ -476,7 +496,7 @@ void Runtime::ShutdownStep(int step) {
         Status removed = Env::Default()->RemoveFile(ApiFilePath(config_.state_dir));
         if (!removed.ok()) log_->warn("removing api.json: {}", removed.message());
       }
-      log_->info("stopped at seq {}", engine_->applied_seq());
+      log_->info("{}", StoppedLine(*engine_));
       ioc_.stop();
       return;
     }
