@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/input_json.h"
+#include "base/process_groups.h"
 #include "effectors/effector.h"
 #include "runtime/api.h"
 #include "runtime/attention.h"
@@ -67,6 +68,7 @@ Runtime::~Runtime() {
   archive_.reset();  // joins its worker
   memory_.reset();   // saves its vector index
   effectors_.clear();
+  SetProcessGroupJournal(nullptr);  // nothing spawns any more
   hub_.reset();
   engine_.reset();
 }
@@ -119,7 +121,7 @@ Status Runtime::Open() {
   if (!http.ok()) return http.status().WithMessage(http.status().message() + ApiFileHint());
   http_ = std::move(http).value();
 
-  // 3. The state dir: lock, recover.
+  // 3. The state dir: lock, recover; end what a SIGKILLed run left running.
   state::EngineOptions eo;
   eo.state_dir = config_.state_dir;
   eo.durability = config_.durability;
@@ -146,6 +148,7 @@ Status Runtime::Open() {
   if (recovery.reapplied > 0)
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
                recovery.applied_seq_at_open);
+  EndLeftoverGroups();
 
   // 4. The loop's parts, then intake.
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
