@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/env.h"
+#include "base/process_groups.h"
 
 namespace limbic {
 
@@ -107,6 +108,10 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SpawnOptions& o) {
 
   std::unique_ptr<Subprocess> p(new Subprocess());
   p->pid_ = pid;
+  // Written down before anything can reap the leader, so that a SIGKILLed
+  // runtime's successor finds the group (base/process_groups.h).
+  p->journal_ = CurrentProcessGroupJournal();
+  if (p->journal_) p->journal_->Started(pid, o.argv[0]);
   std::swap(p->in_, s.in[1]);
   std::swap(p->out_, s.out[0]);
   std::swap(p->err_, s.err[0]);
@@ -143,6 +148,8 @@ bool Subprocess::Exited() const {
 
 ExitStatus Subprocess::Reap() {
   if (reaped_) return status_;
+  // Every caller sent the group SIGKILL: nothing of it is left to find.
+  if (journal_) journal_->Ended(pid_);
   int status = 0;
   pid_t got;
   do {

@@ -1,5 +1,5 @@
 // Subprocess: the one way limbic starts a program (the exec sensor, the exec
-// effector). Infrastructure; a later change moves it to base/.
+// effector, a plug-in's programs).
 //
 // What it guarantees:
 //   - no shell and no PATH lookup: argv[0] is executed as given;
@@ -19,7 +19,10 @@
 //   - the leader is never reaped before the group has been sent SIGKILL
 //     (Wait and Terminate do that), so its pid -- the group id -- cannot
 //     be reused by an unrelated process while we may still signal it, and
-//     no process of the group outlives Wait or Terminate (except escapees).
+//     no process of the group outlives Wait or Terminate (except escapees);
+//   - while a ProcessGroupJournal is set (base/process_groups.h), the group
+//     is recorded there from Spawn until it was sent SIGKILL, so the next
+//     start of a runtime that was SIGKILLed ends what it left running.
 //
 // Errors: Spawn is IOError "exec /path: No such file or directory" (the
 // C library reports a failed exec as posix_spawn's result).
@@ -40,6 +43,8 @@
 #include "base/time.h"
 
 namespace limbic {
+
+class ProcessGroupJournal;
 
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0]: the program's path
@@ -93,6 +98,7 @@ class Subprocess {
   ExitStatus Reap();
 
   pid_t pid_ = -1;
+  std::shared_ptr<ProcessGroupJournal> journal_;  // where the group is recorded, or null
   int in_ = -1, out_ = -1, err_ = -1;
   bool reaped_ = false;
   ExitStatus status_;

@@ -270,11 +270,12 @@ Result<MemoryPlan> MemoryStore::RememberEpisode(const json& req, TimeMs now) {
 
 Result<MemoryPlan> MemoryStore::Relate(const json& req) {
   LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"entity_a", "relation", "entity_b"}));
-  for (const char* key : {"entity_a", "relation", "entity_b"})
-    if (!req.contains(key) || !state::IsName(req[key]))
-      return Status::InvalidArgument(
-          std::string("field \"") + key +
-          "\": must be a name (1-256 characters, no control characters)");
+  for (const char* key : {"entity_a", "relation", "entity_b"}) {
+    if (!req.contains(key))
+      return Status::InvalidArgument(std::string("field \"") + key + "\": required");
+    if (std::string why = state::NameError(key, req[key]); !why.empty())
+      return Status::InvalidArgument(why);
+  }
   const std::string a = req["entity_a"], rel = req["relation"], b = req["entity_b"];
   auto found = engine_.projection().FindAssociation(a, rel, b);
   if (!found.ok()) return found.status();

@@ -93,10 +93,13 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
       return Status::InvalidArgument("memories[" + std::to_string(i) + "]: " + why);
   for (size_t i = 0; i < assocs.size(); ++i) {
     const json& a = assocs[i];
-    for (const char* key : {"entity_a", "relation", "entity_b"})
-      if (!a.is_object() || !a.contains(key) || !state::IsName(a[key]))
-        return Status::InvalidArgument("associations[" + std::to_string(i) + "]." + key +
-                                       ": must be a name");
+    for (const char* key : {"entity_a", "relation", "entity_b"}) {
+      const std::string field = "associations[" + std::to_string(i) + "]." + key;
+      if (!a.is_object() || !a.contains(key))
+        return Status::InvalidArgument(field + ": must be " + std::string(kNameRule));
+      if (std::string why = state::NameError(field, a[key]); !why.empty())
+        return Status::InvalidArgument(why);
+    }
   }
   for (size_t i = 0; i < docs.size(); ++i)
     if (auto why = state::CheckDocument(docs[i]); !why.empty())

@@ -235,8 +235,9 @@ Step ParseStep(const std::string& kind, const json& args, const std::string& pat
     if (!args.contains("type") || !args["type"].is_string()) c.Fail(path + ".type", "required: a string");
     // What action_enqueued will accept, so the rule never plans an event
     // the log refuses (found by fuzz/rules).
-    else if (!state::IsName(args["type"]))
-      c.Fail(path + ".type", "must be a name (1-256 characters, no control characters)");
+    else if (std::string fault = NameFault(args["type"].get_ref<const std::string&>());
+             !fault.empty())
+      c.Fail(path + ".type", "must be " + std::string(kNameRule) + "; " + fault);
   } else if (kind == "create_thread") {
     step.kind = Step::Kind::kCreateThread;
     c.Keys(args, path, {"goal", "salience", "state"});

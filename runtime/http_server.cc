@@ -79,7 +79,7 @@ void HttpServer::Impl::OnAccept(tcp::socket socket) {
     LogRefusal("connection from " + remote + ": " +
                (verdict == Verdict::kClientFull ? "api.max_connections_per_client"
                                                 : "api.max_connections"));
-    if (refusing_ >= kRefusalSlots) {
+    if (refusing_ >= kRefusalSlots && !EvictRefusing()) {
       socket.close(ec);
       return;
     }
@@ -98,6 +98,15 @@ bool HttpServer::Impl::EvictIdle(const std::string* client) {
   if (!oldest) return false;
   log_->debug("http: closing an idle connection of {} to make room", oldest->remote());
   oldest->Close();
+  return true;
+}
+
+bool HttpServer::Impl::EvictRefusing() {
+  Session* oldest = nullptr;
+  for (Session* s : sessions_)
+    if (s->refusing_idle() && (!oldest || s->idle_since() < oldest->idle_since())) oldest = s;
+  if (!oldest) return false;
+  oldest->Close();  // releases its slot now
   return true;
 }
 

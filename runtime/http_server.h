@@ -24,6 +24,14 @@
 // full), with Retry-After, and closed. Event streams have their own, smaller
 // share, so they cannot take every connection.
 //
+// The health check is always answered: a connection over the limits reads
+// its one request first (it waits kRefusalWaitMs at most), and a GET of
+// HttpServerOptions::health_path goes to its handler as any request would
+// (the token, Host and draining rules hold), and only anything else gets
+// the 429/503. Those connections have slots of their own beyond the limits
+// (kRefusalSlots); when every one is taken, the one that has waited longest
+// without sending a byte is closed to make room for the newcomer.
+//
 // A handler answers through its Responder, now or later (long-poll), exactly
 // once. An SSE handler instead gets a stream it can Send() events on until
 // the client goes away.
@@ -59,6 +67,8 @@ struct HttpServerOptions {
   // (logged); it may reconnect with Last-Event-ID.
   size_t sse_max_queued_bytes = 4 << 20;
   ExposurePolicy exposure;  // Host and Origin allow lists
+  // Answered (GET) even over the connection limits: see the file comment.
+  std::string health_path = "/healthz";
 };
 
 struct HttpRequest {

@@ -89,7 +89,9 @@ void Session::DoRead() {
   if (buffer_.size() > 0) return DoReadRequest();  // pipelined
   idle_ = true;
   idle_since_ = std::chrono::steady_clock::now();
-  stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout));
+  stream_.expires_after(std::chrono::milliseconds(
+      refusal_ ? std::min(server_->options_.idle_timeout, HttpServer::Impl::kRefusalWaitMs)
+               : server_->options_.idle_timeout));
   stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](
                                                      beast::error_code ec, size_t n) {
     self->idle_ = false;
@@ -100,7 +102,9 @@ void Session::DoRead() {
 }
 
 void Session::DoReadRequest() {
-  stream_.expires_after(std::chrono::milliseconds(server_->options_.read_timeout));
+  // Over the limits, the whole request within the first byte's wait.
+  if (!refusal_)
+    stream_.expires_after(std::chrono::milliseconds(server_->options_.read_timeout));
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
 }
@@ -109,8 +113,12 @@ void Session::OnRead(beast::error_code ec) {
   if (IsDisconnect(ec)) return Close();
   keep_alive_ = false;
   if (ec) return Send(ReadError(ec));
-  if (refusal_) return Send(std::move(*refusal_));
   HttpRequest req = TakeRequest();
+  if (refusal_) {
+    keep_alive_ = false;  // this connection is over the limits: one answer
+    if (req.method != "GET" || req.path != server_->options_.health_path)
+      return Send(std::move(*refusal_));
+  }
   Dispatch(req);
 }
 

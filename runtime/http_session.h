@@ -49,8 +49,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   void MaybeDone();
 
   // A few connections beyond max_connections may be held just long enough
-  // to answer 429/503; past these, a connection is closed unanswered.
+  // to read one request and answer it: the health check, or 429/503. Past
+  // these, the one waiting longest for its first byte is closed to make
+  // room, else the newcomer is closed unanswered.
   static constexpr size_t kRefusalSlots = 16;
+  // How long such a connection waits for its request (first byte and all).
+  static constexpr TimeMs kRefusalWaitMs = 2000;
+  // Closes the refusing connection that has waited longest for its first
+  // byte; false when none waits.
+  bool EvictRefusing();
 
   net::io_context& ioc_;
   HttpServerOptions options_;
@@ -90,6 +97,8 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& remote() const { return remote_; }
   // Waiting for the first byte of a request, since `idle_since()`.
   bool idle() const { return idle_ && !released_ && !refusal_; }
+  // Over the limits and still waiting for the first byte of its request.
+  bool refusing_idle() const { return idle_ && !released_ && refusal_; }
   bool streaming() const { return streaming_ && !released_; }
   std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
 
@@ -123,7 +132,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoReadRequest();
 
   // Beast's on_read: the end of the connection closes it, a request that
-  // did not parse is answered, a parsed one is handed over.
+  // did not parse is answered, a parsed one is handed over (over the
+  // limits, only a health check; anything else gets the refusal).
   void OnRead(beast::error_code ec);
 
   // The peer went away or the read timed out: nothing to answer.

@@ -13,6 +13,7 @@
 #include "runtime/mcp_tools.h"
 #include "base/input_json.h"
 #include "base/json.h"
+#include "base/name.h"
 
 namespace limbic::runtime {
 namespace {
@@ -34,22 +35,15 @@ struct RpcError {
 };
 
 // "mcp:<clientInfo.name>", the actor of the client's changes
-// (state/provenance.h); "mcp" when it gave no name. Control characters
-// become '_' and the name is cut to 200 bytes (at a character boundary), so
-// it is a valid X-Limbic-Actor header and actor.
+// (state/provenance.h); "mcp" when it gave no name. Control and bidi-control
+// characters become '_' and the name is cut to 200 bytes (at a character
+// boundary), so it is a valid X-Limbic-Actor header and actor.
 std::string McpActor(const json& params) {
   auto info = params.find("clientInfo");
   if (info == params.end() || !info->is_object()) return "mcp";
   auto name = info->find("name");
   if (name == info->end() || !name->is_string()) return "mcp";
-  std::string n = name->get<std::string>();
-  if (n.size() > 200) {
-    size_t cut = 200;
-    while (cut > 0 && (static_cast<unsigned char>(n[cut]) & 0xC0) == 0x80) --cut;
-    n.resize(cut);
-  }
-  for (char& c : n)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  std::string n = SanitizeName(name->get<std::string>(), '_', 200);
   while (!n.empty() && n.back() == ' ') n.pop_back();
   return n.empty() ? "mcp" : "mcp:" + n;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/input_json.h"
+#include "base/process_groups.h"
 #include "effectors/effector.h"
 #include "runtime/api.h"
 #include "runtime/attention.h"
@@ -22,6 +23,26 @@ using state::Event;
 using state::EventType;
 
 std::string ApiFilePath(const std::string& state_dir) { return state_dir + "/api.json"; }
+
+namespace {
+
+// The last line of a run, once the log is flushed: the last seq durably in
+// the log, which the next start begins after; and the projections' when a
+// failed write left them behind it (they catch up from the log when the
+// engine closes, or at the next start) or ahead of it.
+std::string StoppedLine(const state::Engine& engine) {
+  const uint64_t durable = engine.durable_seq(), applied = engine.applied_seq();
+  std::string line = "stopped at seq " + std::to_string(durable);
+  if (applied < durable)
+    line += " (the projections end at seq " + std::to_string(applied) +
+            " and catch up from the log)";
+  if (applied > durable)  // interval or none, and the last fdatasync failed
+    line += " (the projections hold events through seq " + std::to_string(applied) +
+            " that the log could not sync)";
+  return line;
+}
+
+}  // namespace
 
 Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
     : config_(std::move(config)),
@@ -47,6 +68,7 @@ Runtime::~Runtime() {
   archive_.reset();  // joins its worker
   memory_.reset();   // saves its vector index
   effectors_.clear();
+  SetProcessGroupJournal(nullptr);  // nothing spawns any more
   hub_.reset();
   engine_.reset();
 }
@@ -99,7 +121,7 @@ Status Runtime::Open() {
   if (!http.ok()) return http.status().WithMessage(http.status().message() + ApiFileHint());
   http_ = std::move(http).value();
 
-  // 3. The state dir: lock, recover.
+  // 3. The state dir: lock, recover; end what a SIGKILLed run left running.
   state::EngineOptions eo;
   eo.state_dir = config_.state_dir;
   eo.durability = config_.durability;
@@ -126,6 +148,7 @@ Status Runtime::Open() {
   if (recovery.reapplied > 0)
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
                recovery.applied_seq_at_open);
+  EndLeftoverGroups();
 
   // 4. The loop's parts, then intake.
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
@@ -476,7 +499,7 @@ void Runtime::ShutdownStep(int step) {
         Status removed = Env::Default()->RemoveFile(ApiFilePath(config_.state_dir));
         if (!removed.ok()) log_->warn("removing api.json: {}", removed.message());
       }
-      log_->info("stopped at seq {}", engine_->applied_seq());
+      log_->info("{}", StoppedLine(*engine_));
       ioc_.stop();
       return;
     }

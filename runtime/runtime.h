@@ -51,6 +51,10 @@
 #include "sensors/sensor.h"
 #include "state/engine.h"
 
+namespace limbic {
+class ProcessGroupJournal;
+}
+
 namespace limbic::runtime {
 
 class Api;
@@ -165,6 +169,9 @@ class Runtime {
   // percepts.dedup_window, if any (state/dedup.h).
   void PruneDedup();
   void DeclareMetrics();
+  // Start: ends the process groups a SIGKILLed run of this state dir left
+  // running, then records this run's (runtime_subprocesses.cc).
+  void EndLeftoverGroups();
   void ShutdownStep(int step);
   // The URL a local client reaches the API at; api.json.
   std::string LocalUrl() const;
@@ -179,6 +186,7 @@ class Runtime {
   boost::asio::io_context ioc_;
   boost::asio::signal_set signals_;
   std::unique_ptr<state::Engine> engine_;
+  std::shared_ptr<ProcessGroupJournal> groups_;  // base/process_groups.h
   Metrics metrics_;
   std::unique_ptr<EventHub> hub_;
   std::map<std::string, Outbox::EffectorSlot> effectors_;
@@ -214,5 +222,8 @@ class Runtime {
 
 // <state_dir>/api.json: where the running runtime's API listens.
 std::string ApiFilePath(const std::string& state_dir);
+// <state_dir>/subprocesses: the process groups the runtime started
+// (base/process_groups.h).
+std::string SubprocessesDirPath(const std::string& state_dir);
 
 }  // namespace limbic::runtime

@@ -40,8 +40,9 @@ std::string_view UiContentType(std::string_view path);
 bool IsUiPath(std::string_view path);
 
 // The file at `path` under `dir` (api.ui_dir), with an ETag from its
-// content; NotFound when there is none, InvalidArgument when `path` is not
-// IsUiPath or the file is over 8 MiB.
+// content; NotFound when there is none or reaching it would leave `dir` (a
+// symlink pointing out of it, however deep: the file is never opened),
+// InvalidArgument when `path` is not IsUiPath or the file is over 8 MiB.
 struct UiDiskFile {
   std::string body;
   std::string etag;

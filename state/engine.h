@@ -176,6 +176,10 @@ class Engine {
   uint64_t next_seq() const { return next_seq_; }
   // Last seq durable and applied to the projections.
   uint64_t applied_seq() const { return projection_->applied_seq(); }
+  // Last seq durable in the events log (EventLog::last_synced_seq): what a
+  // restart starts from. After a failed RocksDB write (see above) it is
+  // ahead of applied_seq until the projections catch up.
+  uint64_t durable_seq() const { return log_->last_synced_seq(); }
   // Batches submitted but not yet acknowledged.
   size_t pending_batches() const { return inflight_.size(); }
 

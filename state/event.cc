@@ -14,7 +14,7 @@ enum class Kind {
   kId,        // a well-formed id (see IsValidId)
   kText,      // any string
   kNonEmpty,  // a non-empty string
-  kName,      // 1..256 characters, no control characters (sources, types)
+  kName,      // a name (base/name.h: sources, types, actors)
   kUnit,      // a number in [0, 1]
   kNumber,    // any finite number
   kCount,     // an unsigned integer
@@ -255,13 +255,10 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v, Time
     case Kind::kNonEmpty:
       return v.is_string() && !v.get_ref<const std::string&>().empty() ? Status::OK()
                                                                        : bad("a non-empty string");
-    case Kind::kName: {
-      if (!v.is_string()) return bad("a name (1-256 characters, no control characters)");
-      const auto& str = v.get_ref<const std::string&>();
-      bool ok = !str.empty() && str.size() <= 256;
-      for (unsigned char c : str) ok = ok && c >= 0x20 && c != 0x7f;
-      return ok ? Status::OK() : bad("a name (1-256 characters, no control characters)");
-    }
+    case Kind::kName:
+      if (!v.is_string()) return bad(kNameRule);
+      return CheckName(std::string(spec.name) + "." + std::string(f.name),
+                       v.get_ref<const std::string&>(), NameRuleFor(times));
     case Kind::kUnit: {
       if (!v.is_number()) return bad("a number in [0, 1]");
       double d = v.get<double>();
@@ -327,7 +324,7 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v, Time
     case Kind::kDocument: {
       std::string why = f.kind == Kind::kMemory    ? CheckMemoryObject(v, times)
                         : f.kind == Kind::kTouches ? CheckTouches(v)
-                        : f.kind == Kind::kVectors ? CheckVectors(v)
+                        : f.kind == Kind::kVectors ? CheckVectors(v, times)
                                                    : CheckDocument(v);
       if (why.empty()) return Status::OK();
       return Status::InvalidArgument(std::string(spec.name) + "." + why);

@@ -174,6 +174,11 @@ class EventLog {
   uint64_t last_submitted_seq() const;
   // Last seq whose group callback has run with OK.
   uint64_t last_written_seq() const;
+  // Last seq the log holds durably: written and fdatasynced (with
+  // durability interval or none, a Flush syncs). A failed group cut back
+  // out of the log is not in it; one whose outcome is unknown is not
+  // counted.
+  uint64_t last_synced_seq() const;
   // The sticky error, if the log is broken.
   Status error() const;
 

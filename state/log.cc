@@ -363,6 +363,7 @@ Status EventLog::Flush() { return impl_->Flush(); }
 Status EventLog::Close() { return impl_->Close(); }
 uint64_t EventLog::last_submitted_seq() const { return impl_->submitted_seq_; }
 uint64_t EventLog::last_written_seq() const { return impl_->written_seq_; }
+uint64_t EventLog::last_synced_seq() const { return impl_->synced_seq(); }
 Status EventLog::error() const {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   return impl_->error_;

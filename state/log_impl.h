@@ -34,6 +34,10 @@ class EventLog::Impl {
   Status Close();
 
   Status Resume(uint64_t last_seq);
+  uint64_t synced_seq() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return synced_seq_;
+  }
 
   LogOptions options_;
   std::atomic<uint64_t> submitted_seq_{0};

@@ -47,13 +47,10 @@ std::string Need(const json& obj, const std::string& where, const char* key, boo
 
 }  // namespace
 
-bool IsName(const json& v) {
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  if (s.empty() || s.size() > 256) return false;
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7f) return false;
-  return true;
+std::string NameError(std::string_view field, const json& v, NameRule rule) {
+  if (!v.is_string()) return std::string(field) + ": must be " + std::string(kNameRule);
+  Status s = CheckName(field, v.get_ref<const std::string&>(), rule);
+  return s.ok() ? std::string() : s.message();
 }
 
 std::string CheckMemoryObject(const json& v, TimeRule times) {
@@ -73,21 +70,25 @@ std::string CheckMemoryObject(const json& v, TimeRule times) {
   auto check = [&](const char* key, bool required, auto ok, const char* want) {
     if (e.empty()) e = Need(v, w, key, required, ok, want);
   };
+  const NameRule names = NameRuleFor(times);
+  auto check_name = [&](const char* key, bool required) {
+    if (!e.empty()) return;
+    if (!v.contains(key)) {
+      if (required) e = w + "." + key + ": missing";
+      return;
+    }
+    e = NameError(w + "." + key, v[key], names);
+  };
   check("id", true, IsIdValue, "an id");
   check(
       "kind", true, [](const json& k) { return k == "fact" || k == "episode" || k == "chunk"; },
       "one of fact, episode, chunk");
   check("importance", true, IsUnit, "a number in [0, 1]");
-  check(
-      "tags", true,
-      [](const json& t) {
-        if (!t.is_array()) return false;
-        for (const json& x : t)
-          if (!IsName(x)) return false;
-        return true;
-      },
-      "an array of names");
-  check("namespace", true, IsName, "a name");
+  check("tags", true, [](const json& t) { return t.is_array(); }, "an array of names");
+  if (e.empty())
+    for (size_t i = 0; i < v["tags"].size() && e.empty(); ++i)
+      e = NameError(w + ".tags[" + std::to_string(i) + "]", v["tags"][i], names);
+  check_name("namespace", true);
   check(
       "strength", true,
       [](const json& s) { return s.is_number() && s.get<double>() > 0 && s.get<double>() <= 1; },
@@ -95,8 +96,8 @@ std::string CheckMemoryObject(const json& v, TimeRule times) {
   if (!e.empty()) return e;
   const std::string kind = v["kind"].get<std::string>();
   const bool fact = kind == "fact", chunk = kind == "chunk";
-  check("subject", fact, IsName, "a name (1-256 characters, no control characters)");
-  check("relation", fact, IsName, "a name (1-256 characters, no control characters)");
+  check_name("subject", fact);
+  check_name("relation", fact);
   check(
       "object", fact, [](const json& o) { return IsNonEmpty(o) && NoNul(o); },
       "a non-empty string without NUL");
@@ -112,9 +113,9 @@ std::string CheckMemoryObject(const json& v, TimeRule times) {
   check("valid_until", false, is_time, "an RFC 3339 time on a calendar day");
   check(
       "embedding", false,
-      [](const json& m) {
-        return m.is_object() && m.size() == 2 && m.contains("embedder") && IsName(m["embedder"]) &&
-               m.contains("vector") && IsStr(m["vector"]);
+      [names](const json& m) {
+        return m.is_object() && m.size() == 2 && m.contains("embedder") &&
+               IsName(m["embedder"], names) && m.contains("vector") && IsStr(m["vector"]);
       },
       "{embedder, vector}");
   if (!e.empty()) return e;
@@ -140,14 +141,16 @@ std::string CheckTouches(const json& v) {
   return {};
 }
 
-std::string CheckVectors(const json& v) {
+std::string CheckVectors(const json& v, TimeRule times) {
   if (!v.is_array() || v.empty()) return "vectors: must be a non-empty array";
   for (const json& t : v) {
     if (!t.is_object()) return "vectors: each must be {memory_id, embedder, vector}";
     if (auto k = UnknownKey(t, {"memory_id", "embedder", "vector"}); !k.empty())
       return "vectors: unknown key \"" + k + "\"";
     if (auto e = Need(t, "vectors[]", "memory_id", true, IsIdValue, "an id"); !e.empty()) return e;
-    if (auto e = Need(t, "vectors[]", "embedder", true, IsName, "a name"); !e.empty()) return e;
+    if (!t.contains("embedder")) return "vectors[].embedder: missing";
+    if (auto e = NameError("vectors[].embedder", t["embedder"], NameRuleFor(times)); !e.empty())
+      return e;
     if (auto e = Need(t, "vectors[]", "vector", true, IsStr, "a base64 string"); !e.empty())
       return e;
   }

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/name.h"
 #include "base/time.h"
 
 namespace limbic::state {
@@ -31,10 +32,20 @@ namespace limbic::state {
 // (base/time.h).
 std::string CheckMemoryObject(const nlohmann::json& v, TimeRule times = TimeRule::kCalendar);
 std::string CheckTouches(const nlohmann::json& v);
-std::string CheckVectors(const nlohmann::json& v);
+std::string CheckVectors(const nlohmann::json& v, TimeRule times = TimeRule::kCalendar);
 std::string CheckDocument(const nlohmann::json& v);
 
-// A name: 1-256 characters, no control characters (what kName accepts).
-bool IsName(const nlohmann::json& v);
+// New input (kCalendar) takes new names; what the log holds (kLogged), the
+// names limbic took when it was written (base/name.h).
+inline NameRule NameRuleFor(TimeRule times) {
+  return times == TimeRule::kLogged ? NameRule::kLogged : NameRule::kNew;
+}
+// "" when `v` is a name string (base/name.h); else "<field>: must be a
+// name ...; U+202E (a bidi control) at byte 3".
+std::string NameError(std::string_view field, const nlohmann::json& v,
+                      NameRule rule = NameRule::kNew);
+inline bool IsName(const nlohmann::json& v, NameRule rule = NameRule::kNew) {
+  return NameError("", v, rule).empty();
+}
 
 }  // namespace limbic::state

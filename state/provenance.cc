@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/name.h"
+
 namespace limbic::state {
 
 bool IsAttributed(EventType type) {
@@ -57,14 +59,6 @@ void Attribute(std::vector<Event>& events, std::string_view actor, std::string_v
   }
 }
 
-Status CheckActor(std::string_view actor) {
-  if (actor.empty() || actor.size() > 256)
-    return Status::InvalidArgument("actor: must be 1-256 characters, got " +
-                                   std::to_string(actor.size()));
-  for (unsigned char c : actor)
-    if (c < 0x20 || c == 0x7f)
-      return Status::InvalidArgument("actor: must have no control characters");
-  return Status::OK();
-}
+Status CheckActor(std::string_view actor) { return CheckName("actor", actor); }
 
 }  // namespace limbic::state

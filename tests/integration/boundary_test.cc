@@ -112,3 +112,67 @@ TEST_CASE("records nested 80,000 deep that an older limbic stored: fsck, replay 
   CHECK(context.status == 200);
   CHECK(context.Json()["used_tokens"].get<int>() <= 100);
 }
+
+TEST_CASE("names refuse control and bidi characters: 400 naming the field and the code point",
+          "[api][boundary]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string nel = "\xc2\x85";         // U+0085 NEXT LINE, a C1 control
+  const std::string rlo = "\xe2\x80\xae";     // U+202E RIGHT-TO-LEFT OVERRIDE
+  const std::string lri = "\xe2\x81\xa6";     // U+2066 LEFT-TO-RIGHT ISOLATE
+  auto last_seq = [&] {
+    return Http(port, "GET", "/v1/events?after=0&limit=1").Json().value("last_seq", uint64_t{0});
+  };
+  const uint64_t before = last_seq();
+  auto refused = [&](const HttpReply& r, const std::string& field, const std::string& cp) {
+    INFO(r.status << " " << r.body);
+    CHECK(r.status == 400);
+    const std::string message = r.Json()["error"]["message"].get<std::string>();
+    CHECK_THAT(message, Catch::Contains(field) && Catch::Contains(cp));
+  };
+  const json percept = {{"source", "s"}, {"type", "t"}};
+  const std::string body = percept.dump();
+
+  // The actor header.
+  refused(Http(port, "POST", "/v1/percepts", body, {{"X-Limbic-Actor", "bob" + nel}}),
+          "X-Limbic-Actor", "U+0085");
+  refused(Http(port, "POST", "/v1/percepts", body, {{"X-Limbic-Actor", "bob" + rlo + "evil"}}),
+          "actor", "U+202E");
+  // A percept's source and type, an action's type.
+  refused(HttpJson(port, "POST", "/v1/percepts", {{"source", "mail" + rlo}, {"type", "t"}}),
+          "source", "U+202E");
+  refused(HttpJson(port, "POST", "/v1/percepts", {{"source", "s"}, {"type", lri + "t"}}),
+          "percept_type", "U+2066");
+  refused(HttpJson(port, "POST", "/v1/actions",
+                   {{"effector", "log"}, {"type", "notify" + nel}, {"payload", json::object()}}),
+          "action_type", "U+0085");
+  // Memory: a fact's subject, a tag; an association's entities.
+  refused(HttpJson(port, "POST", "/v1/memory/facts",
+                   {{"subject", "al" + rlo + "ice"}, {"relation", "likes"}, {"object", "tea"}}),
+          "subject", "U+202E");
+  refused(HttpJson(port, "POST", "/v1/memory/facts",
+                   {{"subject", "alice"},
+                    {"relation", "likes"},
+                    {"object", "tea"},
+                    {"tags", {"ok", "x" + nel}}}),
+          "tags[1]", "U+0085");
+  refused(HttpJson(port, "POST", "/v1/memory/associations",
+                   {{"entity_a", "alice"}, {"relation", "knows"}, {"entity_b", "bob" + lri}}),
+          "entity_b", "U+2066");
+  // A rule's send type.
+  refused(HttpJson(port, "PUT", "/v1/reflexes/r1",
+                   {{"when", {{"type", "ping"}}},
+                    {"then", {{{"send", {{"effector", "log"}, {"type", "t" + rlo}}}}}}}),
+          "send.type", "U+202E");
+  CHECK(last_seq() == before);  // nothing was written
+
+  // Letters of any script, and marks that do not reorder, are names.
+  auto ok = Http(port, "POST", "/v1/percepts",
+                 json{{"source", "caf\xc3\xa9"}, {"type", "\xe6\x97\xa5\xe6\x9c\xac"}}.dump(),
+                 {{"X-Limbic-Actor", "mind:\xd7\xa2\xd7\x91\xd7\xa8\xd7\x99\xd7\xaa"}});
+  INFO(ok.body);
+  CHECK(ok.status == 201);
+  REQUIRE(l.child().Kill(SIGTERM) == 0);
+}

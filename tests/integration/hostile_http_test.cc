@@ -244,7 +244,7 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
   std::string answer;
   {
     RawConnection extra(port, {.from = "127.0.0.2"});
-    extra.Send(Req("GET", "/healthz"));
+    extra.Send(Req("GET", "/v1/percepts"));
     answer = extra.Read();
   }
   CHECK(StatusOf(answer) == 429);
@@ -283,7 +283,7 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
   }
   {
     RawConnection extra(port, {.from = "127.0.0.9"});
-    extra.Send(Req("GET", "/healthz"));
+    extra.Send(Req("GET", "/v1/percepts"));
     answer = extra.Read();
   }
   CHECK((StatusOf(answer) == 503 || StatusOf(answer) == 200));
@@ -292,6 +292,56 @@ TEST_CASE("connections and streams are bounded per client, not per server", "[ho
   CHECK(Healthy(port));
   CHECK(rt->WaitForLog("http: refused"));
   KillAndRestart(dir, config, rt);
+}
+
+TEST_CASE("with every connection taken, /healthz is still answered at once", "[hostile]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"].update({{"max_connections", 8},
+                        {"max_connections_per_client", 8},
+                        {"max_sse_streams", 4},
+                        {"max_sse_streams_per_client", 4}});
+  auto rt = std::make_unique<RunningLimbic>(dir, config);
+  const uint16_t port = rt->port();
+  REQUIRE(port != 0);
+  const std::string poll =
+      Req("GET", "/v1/events?after=" + std::to_string(LastSeq(port) + 1000) + "&wait=60");
+
+  // Every connection busy: long-polls from one client, then anything else
+  // is refused 503 (its request is read first).
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 7; ++i) {
+    held.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.2"}));
+    held.back()->Send(poll);
+  }
+  REQUIRE(WaitForBusy(port, 8));  // 7 and the one asking
+  held.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.2"}));
+  held.back()->Send(poll);
+  int status = 0;
+  for (int i = 0; i < 250 && status != 503; ++i) {
+    status = Ask(port, Req("GET", "/v1/percepts"));
+    if (status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(status == 503);
+  // And the slots beyond the limit taken by connections that say nothing.
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(std::make_unique<RawConnection>(port, RawConnection::Options{.from = "127.0.0.3"}));
+    REQUIRE(held.back()->ok());
+  }
+
+  for (int i = 0; i < 10; ++i) {
+    RawConnection check(port, {.from = "127.0.0.4"});
+    check.Send(Req("GET", "/healthz"));
+    // Well within the 2 s the silent connections may wait: not behind them.
+    std::string answer = check.Read(1500);
+    INFO("check " << i << ": " << answer);
+    REQUIRE(StatusOf(answer) == 200);
+    CHECK(answer.find("\"status\":\"ok\"") != std::string::npos);
+  }
+  // Anything else is still refused.
+  CHECK(Ask(port, Req("GET", "/v1/percepts")) == 503);
+  held.clear();
+  CHECK(Healthy(port));
 }
 
 namespace {

@@ -99,6 +99,37 @@ TEST_CASE("api.ui_dir serves the inspector from a directory, and api.ui false se
   CHECK(Http(off.port(), "GET", "/ui/").status == 404);
 }
 
+TEST_CASE("api.ui_dir never follows a symlink out of its directory", "[api][ui]") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  fs::create_directories(dir / "ui/views");
+  std::ofstream(dir / "ui/index.html") << "<html>mine</html>";
+  std::ofstream(dir / "ui/views/a.js") << "export const a = 1;\n";
+  std::ofstream(dir / "secret.txt") << "TOPSECRET";
+  fs::create_directories(dir / "outside");
+  std::ofstream(dir / "outside/b.js") << "TOPSECRET";
+  fs::create_symlink("../secret.txt", dir / "ui/leak.txt");               // relative, out
+  fs::create_symlink(dir / "secret.txt", dir / "ui/abs.txt");             // absolute, out
+  fs::create_symlink("../../secret.txt", dir / "ui/views/up.js");         // deeper, out
+  fs::create_symlink(dir / "outside", dir / "ui/out");                    // a directory, out
+  fs::create_symlink("views/a.js", dir / "ui/same.js");                   // stays inside
+  json config = BaseConfig(dir);
+  config["api"]["ui_dir"] = dir / "ui";
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  for (const char* path : {"/ui/leak.txt", "/ui/abs.txt", "/ui/views/up.js", "/ui/out/b.js"}) {
+    auto r = Http(l.port(), "GET", path);
+    INFO(path << ": " << r.status << " " << r.body);
+    CHECK(r.status == 404);
+    CHECK(r.body.find("TOPSECRET") == std::string::npos);
+  }
+  auto inside = Http(l.port(), "GET", "/ui/same.js");
+  CHECK(inside.status == 200);
+  CHECK(inside.body == "export const a = 1;\n");
+  CHECK(Http(l.port(), "GET", "/ui/").body == "<html>mine</html>");
+  REQUIRE(l.child().Kill(SIGTERM) == 0);
+}
+
 TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's digest",
           "[api][ui]") {
   TempDir dir;

@@ -2,11 +2,13 @@
 // exec sensor's restarts, and the Python adapters of docs/adapters.md.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -285,4 +287,113 @@ TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a 
                                  {"size", 18},
                                  {"percept", p["id"]}}));
   CHECK_FALSE(std::getline(notes, line));  // once
+}
+
+namespace {
+
+// /proc/PID/stat field 22: when the process started, in clock ticks after boot.
+uint64_t StartTicks(pid_t pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  REQUIRE(paren != std::string::npos);
+  std::istringstream in(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && in >> field; ++i) {
+  }
+  return std::stoull(field);
+}
+
+std::string BootId() {
+  std::string id = ReadFile("/proc/sys/kernel/random/boot_id");
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("what a SIGKILLed runtime's exec sensor left running is ended at the next start",
+          "[runtime][sensors]") {
+  TempDir dir;
+  // Each run of the program: a grandchild, a line "leader grandchild",
+  // then waiting on the grandchild.
+  std::string family = dir / "family";
+  std::string script = Script(dir, "leaves.sh",
+                              "sleep 300 &\n"
+                              "echo \"$$ $!\" >> " + family + "\n"
+                              "wait\n");
+  json sensors = {{"leaves", {{"kind", "exec"}, {"argv", {script}}}}};
+  json config = Config(dir, sensors);
+  auto lines = [&] {
+    std::vector<pid_t> pids = Pids(family);
+    return pids.size() / 2;
+  };
+  auto wait_lines = [&](size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (lines() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return lines() >= n;
+  };
+  auto l = std::make_unique<RunningLimbic>(dir, config);
+  REQUIRE(l->port() != 0);
+  REQUIRE(wait_lines(1));
+  const pid_t leader = Pids(family)[0], grandchild = Pids(family)[1];
+  const std::string record = dir / ("state/subprocesses/" + std::to_string(leader) + ".json");
+  CHECK(json::parse(ReadFile(record))["leader_start"] == StartTicks(leader));
+
+  CHECK(l->child().Kill(SIGKILL) == -SIGKILL);
+  // Nothing ended them: the program and its grandchild run on.
+  std::vector<pid_t> left = LiveGroupMembers(leader);
+  CHECK(std::count(left.begin(), left.end(), grandchild) == 1);
+  CHECK(left.size() == 2);
+
+  l = std::make_unique<RunningLimbic>(dir, config);
+  REQUIRE(l->port() != 0);
+  CHECK(GroupGone(leader));
+  CHECK(l->WaitForLog("subprocesses: ended process group " + std::to_string(leader) + " (" +
+                      script + ")"));
+  struct stat st;
+  CHECK(stat(record.c_str(), &st) != 0);
+  // The new run's program is recorded and runs.
+  REQUIRE(wait_lines(2));
+  const pid_t next = Pids(family)[2];
+  CHECK(LiveGroupMembers(next).size() == 2);
+  CHECK(l->child().Kill(SIGTERM) == 0);
+  CHECK(GroupGone(next));
+  // A clean stop leaves no record but the heartbeat.
+  CHECK(stat((dir / ("state/subprocesses/" + std::to_string(next) + ".json")).c_str(), &st) != 0);
+  for (size_t i = 0; i < Pids(family).size(); i += 2) kill(-Pids(family)[i], SIGKILL);
+}
+
+TEST_CASE("a recorded group whose id another process holds now is left alone at start",
+          "[runtime][sensors]") {
+  TempDir dir;
+  // Not limbic's: a process of this test, leading a group of its own.
+  pid_t other = fork();
+  if (other == 0) {
+    setpgid(0, 0);
+    execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(other, other);
+  const uint64_t start = StartTicks(other);
+  // A dead run's record of a group with that id, whose leader started
+  // earlier: the id was taken again since.
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  std::filesystem::create_directories(dir / "state/subprocesses");
+  std::ofstream(dir / ("state/subprocesses/" + std::to_string(other) + ".json"))
+      << json{{"pgid", other},           {"leader_start", start - 100},
+              {"recorded_at", start - 100}, {"boot_id", BootId()},
+              {"owner_pid", dead},       {"owner_start", 1},
+              {"argv0", "/bin/sh"}}
+             .dump();
+  RunningLimbic l(dir, Config(dir, json::object()));
+  REQUIRE(l.port() != 0);
+  CHECK(l.WaitForLog("subprocesses: left process group " + std::to_string(other)));
+  CHECK(LiveGroupMembers(other) == std::vector<pid_t>{other});
+  CHECK(l.child().Kill(SIGTERM) == 0);
+  CHECK(LiveGroupMembers(other) == std::vector<pid_t>{other});
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
 }

@@ -192,6 +192,7 @@ TEST_CASE("ENOSPC at write: the batch and those after it are not written, writes
     CHECK_FALSE(e->health().ok());
     CHECK_THAT(e->health().message(), Catch::Contains("injected write error"));
     CHECK(e->next_seq() == 2);  // their seqs are given out again
+    CHECK(e->durable_seq() == 1);  // cut back out of the log: not counted
     // Still failing: the next one is tried, and not written either.
     Status again = e->Commit(Percept("lost-3"));
     CHECK_THAT(again.message(), Catch::StartsWith("not written"));
@@ -227,6 +228,7 @@ TEST_CASE("ENOSPC at fdatasync: outcome unknown, and no write is accepted until 
     Status refused = e->Commit(Percept("refused"));
     CHECK(refused.IsUnavailable());
     CHECK_THAT(refused.message(), Catch::StartsWith("not written"));
+    CHECK(e->durable_seq() == 1);  // an unknown outcome is not counted
     CHECK_THAT(refused.message(), Catch::Contains("unknown"));
 
     env.SetSyncError(false);
@@ -260,11 +262,13 @@ TEST_CASE("ENOSPC in the RocksDB apply: the durable batch is acknowledged, the p
     CHECK(durable.ok());  // it is in the log: never "failed"
     CHECK(done[0].seq == 2);
     CHECK(e->applied_seq() == 1);
+    CHECK(e->durable_seq() == 2);  // what the log holds: the stop line's figure
     CHECK(published == std::vector<uint64_t>{1});  // not before it is applied
     CHECK_THAT(e->health().message(), Catch::Contains("No space left on device"));
     Status refused = e->Commit(Percept("refused"));
     CHECK(refused.IsUnavailable());
     CHECK_THAT(refused.message(), Catch::StartsWith("not written"));
+    CHECK(e->durable_seq() == 2);
 
     env.SetRocksWriteError(false);
     Status resumed = e->Commit(Percept("kept-3"), &done);

@@ -113,6 +113,32 @@ TEST_CASE("ids are checked") {
   CHECK(CheckId("thread id", "a/b").message().find("thread id \"a/b\"") != std::string::npos);
 }
 
+TEST_CASE("a committed name an older version took still decodes, a new one must be a name") {
+  // Before names refused C1 and bidi controls, a source could hold U+202E
+  // (RIGHT-TO-LEFT OVERRIDE) and an actor U+0085: the log stays readable.
+  const std::string line =
+      "{\"v\":1,\"seq\":3,\"ts\":\"2026-11-22T10:00:00.000Z\",\"type\":\"percept_arrived\","
+      "\"percept_id\":\"p-3\",\"source\":\"mail\xe2\x80\xae\",\"percept_type\":\"t\","
+      "\"intensity\":0.5,\"actor\":\"bob\xc2\x85\"}";
+  auto d = DecodeEvent(line);
+  REQUIRE(d.ok());
+  CHECK(d->Str("source") == "mail\xe2\x80\xae");
+  auto fresh = ValidateEventFields(EventType::kPerceptArrived, d->fields);
+  REQUIRE_FALSE(fresh.ok());
+  CHECK(fresh.message() ==
+        "percept_arrived.source: must be a name (1-256 bytes of UTF-8, no control or "
+        "bidi-control characters); U+202E (a bidi control) at byte 4");
+  d->fields["source"] = "mail";
+  fresh = ValidateEventFields(EventType::kPerceptArrived, d->fields);
+  CHECK_THAT(fresh.message(), Catch::StartsWith("percept_arrived.actor: ") &&
+                                  Catch::EndsWith("U+0085 (a control character) at byte 3"));
+  // A C0 control was refused then too.
+  const std::string c0 =
+      "{\"v\":1,\"seq\":3,\"ts\":\"2026-11-22T10:00:00.000Z\",\"type\":\"percept_arrived\","
+      "\"percept_id\":\"p-3\",\"source\":\"a\\tb\",\"percept_type\":\"t\",\"intensity\":0.5}";
+  CHECK_FALSE(DecodeEvent(c0).ok());
+}
+
 TEST_CASE("a committed time an older version took still decodes, a new one must be a calendar day") {
   // Older versions took February 29 in any year; their logs stay readable
   // (read as March 1, as they were then), while a new event is refused.

@@ -70,7 +70,15 @@ TEST_CASE("a request's reason is kept in every event it writes, and a body canno
 TEST_CASE("an actor from outside must be a name") {
   CHECK(CheckActor("http").ok());
   CHECK(CheckActor("mcp:Claude Desktop").ok());
-  CHECK_THAT(CheckActor("").message(), Catch::Contains("1-256 characters"));
-  CHECK_FALSE(CheckActor(std::string(257, 'a')).ok());
-  CHECK_THAT(CheckActor("a\tb").message(), Catch::Contains("control characters"));
+  CHECK(CheckActor("mind:\xd7\xa2\xd7\x91\xd7\xa8\xd7\x99\xd7\xaa").ok());  // Hebrew letters
+  CHECK_THAT(CheckActor("").message(), Catch::Contains("1-256 bytes") && Catch::EndsWith("empty"));
+  CHECK_THAT(CheckActor(std::string(257, 'a')).message(), Catch::EndsWith("257 bytes"));
+  CHECK(CheckActor("a\tb").message() ==
+        "actor: must be a name (1-256 bytes of UTF-8, no control or bidi-control characters); "
+        "U+0009 (a control character) at byte 1");
+  CHECK_THAT(CheckActor("bob\xc2\x85").message(),
+             Catch::EndsWith("U+0085 (a control character) at byte 3"));
+  CHECK_THAT(CheckActor("\xe2\x80\xae" "evil").message(),
+             Catch::EndsWith("U+202E (a bidi control) at byte 0"));
+  CHECK_THAT(CheckActor("x\xff").message(), Catch::EndsWith("not UTF-8 at byte 1"));
 }
