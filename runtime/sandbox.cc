@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "base/env.h"
-#include "base/json.h"
+#include "base/name.h"
 #include "state/engine.h"
 #include "state/replay.h"
 
@@ -78,24 +78,14 @@ Status CheckForkName(std::string_view name) {
   auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("field \"into\": a fork's name " + why);
   };
-  if (name.empty()) return bad("must not be empty");
   if (name.size() > kMaxForkNameBytes)
     return bad("is " + std::to_string(name.size()) + " bytes, more than " +
                std::to_string(kMaxForkNameBytes));
+  if (std::string fault = NameFault(name); !fault.empty())
+    return bad("must be " + std::string(kNameRule) + "; " + fault);
   if (name.find('/') != std::string_view::npos)
     return bad("is one path segment under api.fork_root: no '/'");
   if (name == "." || name == "..") return bad("must not be \".\" or \"..\"");
-  if (!IsValidUtf8(name)) return bad("must be UTF-8");
-  for (size_t i = 0; i < name.size(); ++i) {
-    auto c = static_cast<unsigned char>(name[i]);
-    auto next = [&](size_t k) { return i + k < name.size() ? static_cast<unsigned char>(name[i + k]) : 0; };
-    if (c < 0x20 || c == 0x7f || (c == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f))
-      return bad("must not hold control characters");
-    // U+202A-U+202E is E2 80 AA-AE, U+2066-U+2069 is E2 81 A6-A9.
-    if (c == 0xe2 && ((next(1) == 0x80 && next(2) >= 0xaa && next(2) <= 0xae) ||
-                      (next(1) == 0x81 && next(2) >= 0xa6 && next(2) <= 0xa9)))
-      return bad("must not hold bidi controls (U+202A-U+202E, U+2066-U+2069)");
-  }
   return Status::OK();
 }
 

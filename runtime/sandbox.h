@@ -70,10 +70,10 @@ inline constexpr size_t kMaxForkNameBytes = 128;
 //! directory. It is created when the first fork needs it.
 Result<std::string> ResolveForkRoot(const std::string& configured, const std::string& state_dir);
 
-//! Whether `name` may name a fork under the root: 1 to kMaxForkNameBytes
-//! bytes of UTF-8, one path segment (no '/', not "." or ".."), no control
-//! characters (C0, DEL, C1) and no bidi controls (U+202A-U+202E,
-//! U+2066-U+2069). InvalidArgument naming the rule broken.
+//! Whether `name` may name a fork under the root: a name (base/name.h: no
+//! control or bidi-control characters) of at most kMaxForkNameBytes bytes
+//! and one path segment (no '/', not "." or ".."). InvalidArgument naming
+//! the rule broken.
 Status CheckForkName(std::string_view name);
 
 //! The directory `root`/`name` for a fork, new and empty: `root` is created
