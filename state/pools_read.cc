@@ -1,13 +1,11 @@
-// Projection's reads: records, queries over the index CF, the thread
-// table, the digest and the index check. The key layout is in
-// pool_layout.h.
+// Projection's reads: records, queries and walks over the index CF, the
+// in-memory tables (threads, new percepts). The digest and the index check
+// are in pools_check.cc; the key layout is in pool_layout.h.
 #include <rocksdb/db.h>
 
 #include <algorithm>
-#include <map>
 
 #include "base/json.h"
-#include "base/sha256.h"
 #include "state/pool_layout.h"
 #include "state/projection.h"
 #include "state/recency.h"
@@ -446,115 +444,6 @@ Result<size_t> Projection::Count(Pool pool) const {
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
   LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "counting"));
   return n;
-}
-
-Result<std::string> Projection::Digest() const {
-  // One consistent view, though the writer thread may commit meanwhile.
-  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
-  struct Release {
-    rocksdb::DB* db;
-    const rocksdb::Snapshot* s;
-    ~Release() { db->ReleaseSnapshot(s); }
-  } release{db_.get(), snapshot};
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot;
-  std::string seq_text = "0";
-  rocksdb::Status gs = db_->Get(ro, cf_->meta(), std::string(kAppliedSeqKey), &seq_text);
-  if (!gs.ok() && !gs.IsNotFound()) return FromRocks(gs, "digest");
-  if (gs.IsNotFound()) seq_text = "0";
-  Sha256 sha;
-  // Fed in large pieces: each Update call has a fixed cost.
-  std::string buf;
-  auto feed = [&](std::string_view s) {
-    buf.append(s);
-    if (buf.size() >= (1 << 16)) {
-      sha.Update(buf);
-      buf.clear();
-    }
-  };
-  feed("applied_seq " + seq_text + "\n");
-  for (Pool pool : kAllPools) {
-    feed("pool " + std::string(PoolName(pool)) + "\n");
-    // Stored values are already canonical: compact, keys sorted.
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->pool(pool)));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      feed(it->key().ToStringView());
-      feed("\t");
-      feed(it->value().ToStringView());
-      feed("\n");
-    }
-    LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "digest"));
-  }
-  sha.Update(buf);
-  return sha.HexDigest();
-}
-
-Status Projection::CheckIndexes() const {
-  std::map<std::string, std::string> expected;
-  std::map<std::string, ThreadSummary> threads;  // what the thread table should hold
-  std::map<std::string, size_t> unprocessed;     // by thread id, existing or not
-  std::map<std::string, FreshPercept> fresh;     // what the new percepts' table should hold
-  for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions, Pool::kMemories,
-                    Pool::kAssociations}) {
-    Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
-      for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
-      if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));
-      if (pool == Pool::kPercepts) {
-        std::string owner = UnprocessedFor(rec);
-        if (!owner.empty()) ++unprocessed[owner];
-        if (auto f = FreshOf(rec)) fresh.emplace(std::string(id), *f);
-      }
-      return true;
-    });
-    LIMBIC_RETURN_IF_ERROR(s);
-  }
-  {
-    std::lock_guard<std::mutex> lock(threads_mu_);
-    if (threads_.size() != threads.size())
-      return Status::Corruption("thread table holds " + std::to_string(threads_.size()) +
-                                " threads, the pool " + std::to_string(threads.size()));
-    for (const auto& [id, want] : threads) {
-      auto t = threads_.Find(id);
-      if (!t || t->status != want.status || t->salience != want.salience ||
-          t->last_active != want.last_active)
-        return Status::Corruption("thread table entry of " + id + " does not match its record");
-    }
-    if (threads_.unprocessed_ids() != unprocessed.size())
-      return Status::Corruption(
-          "unprocessed counts held for " + std::to_string(threads_.unprocessed_ids()) +
-          " thread ids, the percepts count " + std::to_string(unprocessed.size()));
-    for (const auto& [id, n] : unprocessed)
-      if (threads_.Unprocessed(id) != n)
-        return Status::Corruption("unprocessed count of " + id + " is " +
-                                  std::to_string(threads_.Unprocessed(id)) +
-                                  ", its percepts count " + std::to_string(n));
-    if (fresh_.built()) {
-      if (fresh_.size() != fresh.size())
-        return Status::Corruption("the new percepts' table holds " + std::to_string(fresh_.size()) +
-                                  ", the pool " + std::to_string(fresh.size()));
-      for (const auto& [id, want] : fresh) {
-        const FreshPercept* f = fresh_.Find(id);
-        if (!f || f->ts != want.ts || f->seq != want.seq || f->intensity != want.intensity)
-          return Status::Corruption("the new percepts' table entry of " + id +
-                                    " does not match its record");
-      }
-    }
-  }
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
-  auto want = expected.begin();
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string key = it->key().ToString();
-    if (want != expected.end() && want->first < key)
-      return Status::Corruption("index entry missing: " + Printable(want->first));
-    if (want == expected.end() || want->first != key)
-      return Status::Corruption("index entry without a record: " + Printable(key));
-    if (it->value() != rocksdb::Slice(want->second))
-      return Status::Corruption("index entry with a stale value: " + Printable(key));
-    ++want;
-  }
-  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "checking indexes"));
-  if (want != expected.end()) return Status::Corruption("index entry missing: " + Printable(want->first));
-  return Status::OK();
 }
 
 }  // namespace limbic::state
