@@ -20,8 +20,12 @@ struct EventHub::Waiter {
   }
 };
 
-EventHub::EventHub(boost::asio::io_context& ioc, std::string events_dir, size_t capacity)
-    : ioc_(ioc), events_dir_(std::move(events_dir)), capacity_(std::max<size_t>(capacity, 1)) {}
+EventHub::EventHub(boost::asio::io_context& ioc, std::string events_dir, size_t capacity,
+                   size_t max_bytes)
+    : ioc_(ioc),
+      events_dir_(std::move(events_dir)),
+      capacity_(std::max<size_t>(capacity, 1)),
+      max_bytes_(max_bytes) {}
 
 EventHub::~EventHub() { Close(); }
 
@@ -32,7 +36,12 @@ bool EventHub::Wanted(const Types& types, state::EventType type) {
 void EventHub::Publish(std::span<const state::Event> events) {
   for (const state::Event& e : events) {
     ring_.push_back(Item{e.seq, e.type, state::EncodeEvent(e)});
-    if (ring_.size() > capacity_) ring_.pop_front();
+    ring_bytes_ += ring_.back().line.size();
+    // The newest event stays, however large; older ones are read from disk.
+    while (ring_.size() > 1 && (ring_.size() > capacity_ || ring_bytes_ > max_bytes_)) {
+      ring_bytes_ -= ring_.front().line.size();
+      ring_.pop_front();
+    }
     last_seq_ = e.seq;
     const Item& item = ring_.back();
     // Only live subscribers: one catching up reads this event when it

@@ -50,13 +50,18 @@ class EventHub {
   // Receives one encoded event.
   using Sink = std::function<Take(const Item& item)>;
 
-  // `events_dir` is the log to read older events from; `capacity` events are
-  // kept in memory.
-  EventHub(boost::asio::io_context& ioc, std::string events_dir, size_t capacity = 65536);
+  // `events_dir` is the log to read older events from; the last `capacity`
+  // events are kept in memory, as long as their lines take at most
+  // `max_bytes` (consolidation's entries are kilobytes each).
+  EventHub(boost::asio::io_context& ioc, std::string events_dir, size_t capacity = 65536,
+           size_t max_bytes = size_t{32} << 20);
   ~EventHub();
 
   void Publish(std::span<const state::Event> events);
   uint64_t last_seq() const { return last_seq_; }
+  //! The events the ring holds now, and the bytes of their lines.
+  size_t ring_events() const { return ring_.size(); }
+  size_t ring_bytes() const { return ring_bytes_; }
   void set_last_seq(uint64_t seq) { last_seq_ = seq; }
 
   // Up to `limit` events with seq > after (of `types`), oldest first.
@@ -109,6 +114,8 @@ class EventHub {
   boost::asio::io_context& ioc_;
   std::string events_dir_;
   size_t capacity_;
+  size_t max_bytes_;
+  size_t ring_bytes_ = 0;  // the ring's lines
   std::deque<Item> ring_;
   uint64_t last_seq_ = 0;
   std::list<std::shared_ptr<Waiter>> waiters_;

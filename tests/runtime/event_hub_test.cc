@@ -63,6 +63,31 @@ TEST_CASE("reads come from the ring, and from the log beyond it", "[hub]") {
   CHECK(hub.Read(13, 10, {})->empty());
 }
 
+TEST_CASE("the ring holds at most its bytes, and reads beyond it come from the log", "[hub]") {
+  limbic::testing::ScratchDir dir;
+  boost::asio::io_context ioc;
+  auto engine = Fill(dir.path(), 0);
+  EventHub hub{ioc, EventsDirPath(dir.path()), /*capacity=*/1000, /*max_bytes=*/2000};
+  engine->AddListener([&](std::span<const Event> ev) { hub.Publish(ev); });
+  for (int i = 0; i < 50; ++i) {
+    auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}, {"text", std::string(100, 'x')}},
+                              engine->next_seq());
+    REQUIRE(engine->Commit(*ev).ok());
+    CHECK(hub.ring_bytes() <= 2000);
+  }
+  CHECK(hub.ring_events() < 20);
+  auto all = hub.Read(0, 100, {});
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 50);
+  for (size_t i = 0; i < all->size(); ++i) CHECK((*all)[i].seq == i + 1);
+  // One event larger than the bound is still kept: the newest always is.
+  auto big = BuildPerceptAdd({{"source", "s"}, {"type", "t"}, {"text", std::string(5000, 'y')}},
+                             engine->next_seq());
+  REQUIRE(engine->Commit(*big).ok());
+  CHECK(hub.ring_events() == 1);
+  CHECK(hub.Read(50, 10, {})->size() == 1);
+}
+
 TEST_CASE("a filtered read looks at no more than it may, and says how far it looked", "[hub]") {
   RingAndDisk f;
   EventHub& hub = f.hub;
