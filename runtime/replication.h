@@ -95,8 +95,12 @@ class Replicator {
     std::string fenced;           // why, when fenced
     std::string error;            // the last failure, while failing
     uint64_t durable_seq = 0;     // the local log's
-    uint64_t replicated_seq = 0;  // the stream's (acknowledged by JetStream)
-    uint64_t stream_seq = 0;      // its last message's stream sequence
+    // The last seq through which the stream holds this log's events, as
+    // they are here (acknowledged by JetStream, or found there; when
+    // fenced: up to where the histories part).
+    uint64_t replicated_seq = 0;
+    uint64_t stream_seq = 0;       // the stream's last sequence, as last read or acknowledged
+    uint64_t stream_last_seq = 0;  // the agent's last event seq the stream holds
     uint64_t lag() const { return durable_seq > replicated_seq ? durable_seq - replicated_seq : 0; }
   };
   Snapshot snapshot() const;
@@ -113,8 +117,17 @@ class Replicator {
   bool SendMore(nats::Connection& conn);
   // A PubAck or a failure for event `seq` (a libnats thread).
   void OnPublished(uint64_t seq, const nats::PubResult& result);
-  void Fence(const std::string& why);
-  void NoteFailure(const Status& s);
+  // Refuses every write from now on, recording what the stream holds: its
+  // last sequence and the agent's last event seq in it.
+  void Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last);
+  // For a fenced primary's report: reads the stream from its start to find
+  // the seq through which it holds this log's events (replicated_), the
+  // stream ending at event `in_stream`, message `last`.
+  void NoteAgreed(nats::Connection& conn, uint64_t in_stream, const nats::Message& last);
+  // A failure, noted as the error health() shows. With `down`, NATS being
+  // unreachable: noted only while that connection is still down, so a
+  // reconnect (which clears it) is never followed by a stale one.
+  void NoteFailure(const Status& s, const nats::Connection* down = nullptr);
   void NoteSuccess();
   // io thread: release held acks, fire WhenReplicated callbacks, metrics.
   void Advance(uint64_t through);
@@ -132,11 +145,13 @@ class Replicator {
   int64_t stop_deadline_ms_ = 0;  // steady clock; drain until then
   uint64_t durable_ = 0;
   uint64_t replicated_ = 0;
-  uint64_t stream_seq_ = 0;  // the stream's last sequence, as this primary left it
+  uint64_t stream_seq_ = 0;   // the stream's last sequence, as this primary left it
+  uint64_t stream_last_ = 0;  // the agent's last event seq in it
   bool connected_ = false;
   bool checked_ = false;
   std::string fenced_;
   std::string error_;
+  std::string unreachable_;       // error_ while NATS is down; cleared when it is back
   int64_t failing_since_ms_ = 0;  // 0 = not failing
   bool gate_closed_ = false;      // quorum: writes refused for failing too long
   std::thread thread_;
