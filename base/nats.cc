@@ -61,6 +61,7 @@ jsPubOptions PubOptions(const OutMessage& message, int timeout_ms) {
   po.MaxWait = timeout_ms;
   if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
   po.ExpectLastSeq = message.expect_last_seq;
+  if (!message.expect_last_msg_id.empty()) po.ExpectLastMsgId = message.expect_last_msg_id.c_str();
   return po;
 }
 

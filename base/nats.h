@@ -98,6 +98,7 @@ struct OutMessage {
   std::string_view data;
   std::string msg_id;            // Nats-Msg-Id; "" = none
   uint64_t expect_last_seq = 0;  // Nats-Expected-Last-Sequence; 0 = no condition
+  std::string expect_last_msg_id = {};  // Nats-Expected-Last-Msg-Id; "" = no condition
 };
 
 struct PubResult {

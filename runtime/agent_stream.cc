@@ -133,16 +133,17 @@ Result<state::Event> PublishPromotion(nats::Connection& conn, const std::string&
   const std::string line = state::EncodeEvent(promoted);
   const std::string after = "event seq " + std::to_string(end.event_seq) + " (stream seq " +
                             std::to_string(end.stream_seq) + ")";
-  nats::PubResult pub = conn.Publish(
-      Subject(agent), {line, ReplicationMsgId(agent, promoted.seq), end.stream_seq}, timeout_ms);
+  nats::PubResult pub =
+      conn.Publish(Subject(agent),
+                   {line, ReplicationMsgId(agent, promoted.seq, line), end.stream_seq}, timeout_ms);
   // JetStream checks the msg id before the expected last sequence: a
-  // stream that moved on may already hold a message with this one's id.
-  if (pub.js_code == nats::kWrongLastSequence || (pub.status.ok() && pub.duplicate))
-    return Status::Unavailable(
-        "the stream " + stream + " moved on past " + after + ": the old primary is still writing" +
-        (pub.duplicate ? " (or an earlier promotion took seq " + std::to_string(promoted.seq) + ")"
-                       : "") +
-        "; stop it, then promote again");
+  // duplicate is this very line, stored before; right after `end` it is
+  // the claim, anywhere else the stream moved on.
+  const bool moved_on = pub.js_code == nats::kWrongLastSequence ||
+                        (pub.status.ok() && pub.duplicate && pub.stream_seq != end.stream_seq + 1);
+  if (moved_on)
+    return Status::Unavailable("the stream " + stream + " moved on past " + after +
+                               ": the old primary is still writing; stop it, then promote again");
   if (!pub.status.ok())
     return Status::Unavailable("publishing primary_promoted after " + after + ": " +
                                pub.status.message() +

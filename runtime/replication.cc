@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
+#include "base/sha256.h"
 #include "runtime/agent_stream.h"
 #include "state/event_log.h"
 
@@ -34,14 +35,15 @@ Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint
   return std::optional<std::string>(std::string((*reader)->raw_line()));
 }
 
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq) {
-  return agent + ":" + std::to_string(seq);
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line) {
+  return agent + ":" + std::to_string(seq) + ":" + Sha256::Hex(line).substr(0, 16);
 }
 
 uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
   const std::string prefix = agent + ":";
   if (message.msg_id.starts_with(prefix)) {
     std::string digits = message.msg_id.substr(prefix.size());
+    digits = digits.substr(0, digits.find(':'));
     if (!digits.empty() && digits.size() <= 19 &&
         digits.find_first_not_of("0123456789") == std::string::npos)
       return std::stoull(digits);
@@ -355,6 +357,7 @@ Status Replicator::Sync(nats::Connection& conn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     replicated_ = sent_ = sync_event_ = stream_last_ = in_stream;
+    sent_id_.clear();
     stream_seq_ = sync_stream_ = info->last_seq;
     acked_ahead_.clear();
     publish_failed_ = false;
@@ -410,10 +413,12 @@ bool Replicator::SendMore(nats::Connection& conn) {
     }
     nats::OutMessage m;
     m.data = reader_->raw_line();
-    m.msg_id = ReplicationMsgId(config_.agent, e.seq);
+    m.msg_id = ReplicationMsgId(config_.agent, e.seq, m.data);
     // The stream holds only this agent's events, one message each: event
-    // seq k follows stream seq sync_stream_ + (k - sync_event_ - 1).
+    // seq k follows stream seq sync_stream_ + (k - sync_event_ - 1), and
+    // (but for the first after Sync) this log's event k - 1.
     m.expect_last_seq = sync_stream_ + (e.seq - sync_event_ - 1);
+    m.expect_last_msg_id = sent_id_;
     Status s = conn.PublishAsync(subject, m, e.seq, static_cast<int>(config_.timeout));
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -424,6 +429,7 @@ bool Replicator::SendMore(nats::Connection& conn) {
       break;
     }
     sent = e.seq;
+    sent_id_ = std::move(m.msg_id);
     ++reader_next_;
   }
   {

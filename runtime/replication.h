@@ -4,11 +4,21 @@
 // the subject limbic.<agent>.events of the agent's own stream, one message
 // per event whose body is the event's line exactly as the local log holds it
 // (read back from the log), with
-//   Nats-Msg-Id = <agent>:<seq>        a resend after a reconnect is dropped
-//                                      by the server's duplicate window;
+//   Nats-Msg-Id = <agent>:<seq>:<h>    h: the line's SHA-256, 16 hex digits
+//                                      (ReplicationMsgId); a resend after a
+//                                      reconnect is dropped by the server's
+//                                      duplicate window;
 //   Nats-Expected-Last-Sequence = N    the stream must end where this primary
 //                                      left it, so a second writer for the
-//                                      same agent is refused by JetStream.
+//                                      same agent is refused by JetStream;
+//   Nats-Expected-Last-Msg-Id = id     on each publish but the first after a
+//                                      check: the id of this log's previous
+//                                      event. Sequence numbers alone let a
+//                                      pipeline line up again behind another
+//                                      writer's message (its event k refused,
+//                                      its k+1 expecting the very slot the
+//                                      other took); the ids, which differ
+//                                      between histories, do not.
 // Before it publishes (at start and after every failure) it reads the
 // stream's last message and checks it against the local log: the stream may
 // be behind (it catches up from the local log) but never ahead of it or
@@ -62,10 +72,15 @@ namespace limbic::runtime {
 // decoded); nullopt when the log does not reach it.
 Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq);
 
-// "<agent>:<seq>": the Nats-Msg-Id of event `seq`.
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq);
+// "<agent>:<seq>:<h>": the Nats-Msg-Id of event `seq` whose line is
+// `line`, h the first 16 hex digits of the line's SHA-256. Two histories
+// never share an id at the same seq, so JetStream's duplicate window drops
+// only a true resend, and an id names one event of one history (what each
+// publish expects its predecessor to be, above).
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line);
 // The event seq a replicated message carries: from its Nats-Msg-Id when
-// that names `agent`, else from its body's "seq". 0 when neither does.
+// that names `agent` ("<agent>:<seq>", with or without ":<h>"), else from
+// its body's "seq". 0 when neither does.
 uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
 class Replicator {
@@ -156,6 +171,10 @@ class Replicator {
   bool gate_closed_ = false;      // quorum: writes refused for failing too long
   std::thread thread_;
   uint64_t sent_ = 0;  // last seq handed to NATS
+  // Its Nats-Msg-Id, what the next publish expects the stream's last to
+  // be; "" right after Sync (the first publish expects only a sequence:
+  // a restarted server may not know the last id any more).
+  std::string sent_id_;
   // Where the last Sync found the stream: event sync_event_ at stream seq
   // sync_stream_ (what each message's expected last sequence is made from).
   uint64_t sync_event_ = 0;

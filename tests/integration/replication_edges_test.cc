@@ -218,22 +218,19 @@ TEST_CASE("a promotion refused while the old primary writes leaves the standby f
   WaitJson(standby.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 5; });
 
   // The old primary writes all along: the stream moves on under each promotion.
-  struct Writers {
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> threads;
-    void Join() {
-      stop = true;
-      for (auto& t : threads)
-        if (t.joinable()) t.join();
-    }
-    ~Writers() { Join(); }  // also when a check fails first
-  } writers;
-  for (int t = 0; t < 4; ++t)
-    writers.threads.emplace_back([&, port = primary->port()] {
-      while (!writers.stop)
-        HttpJson(port, "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}});
-    });
-  auto refused = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  Writers writers(primary->port(), 4);
+  // Each promotion starts with the standby well behind (stopped while the
+  // primary wrote 200 events), so it is still catching up while the
+  // primary writes on: the stream moves on under it, every time.
+  auto promote_behind = [&] {
+    const uint64_t from = Health(primary->port())["applied_seq"].get<uint64_t>();
+    kill(standby.pid(), SIGSTOP);
+    WaitJson(primary->port(), "/healthz",
+             [&](const json& h) { return h["applied_seq"].get<uint64_t>() >= from + 200; });
+    kill(standby.pid(), SIGCONT);
+    return HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  };
+  auto refused = promote_behind();
   CHECK(refused.status == 503);
   CHECK_THAT(refused.body, Catch::Contains("still writing"));
   // Still a standby: it follows on, and takes no write.
@@ -244,10 +241,11 @@ TEST_CASE("a promotion refused while the old primary writes leaves the standby f
   CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
         503);
   // A second try is refused the same way, not as "a promotion is under way".
-  auto again = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  auto again = promote_behind();
+  INFO("standby log:\n" << standby.LogText());
   CHECK(again.status == 503);
   CHECK_THAT(again.body, Catch::Contains("still writing"));
-  writers.Join();
+  writers.Stop();
 
   // Once the old primary is gone (its stream caught up: async), the
   // promotion goes through.
@@ -266,6 +264,57 @@ TEST_CASE("a promotion refused while the old primary writes leaves the standby f
   const std::vector<std::string> old = LogLines(dir / "state");
   REQUIRE(old.size() < log.size());
   CHECK(std::equal(old.begin(), old.end(), log.begin()));
+}
+
+// What fencing rests on: once another writer's message is in the stream,
+// nothing this primary still has in flight lands after it. (Expected last
+// sequences alone let the pipeline line up again behind it: event k refused,
+// k + 1 expecting exactly the slot the other writer took.)
+TEST_CASE(
+    "a primary with publishes in flight is fenced by another writer's message, none lands after it",
+    "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-i", "async"));
+  Writers writers(primary->port(), 4);
+  WaitJson(primary->port(), "/healthz",
+           [](const json& h) { return h["replication"]["replicated_seq"] >= 200; });
+
+  // Another writer claims the slot after the stream's last message, as a
+  // promotion does (tried until it wins the race with the primary).
+  limbic::nats::ConnectOptions co;
+  co.servers = nats->urls();
+  auto conn = limbic::nats::Connection::Connect(co);
+  REQUIRE(conn.ok());
+  const std::string subject = "limbic.agent-i.events";
+  std::string claim;
+  for (int i = 0; i < 200 && claim.empty(); ++i) {
+    auto last = (*conn)->LastMessage("LIMBIC", subject);
+    REQUIRE(last.ok());
+    REQUIRE(last->has_value());
+    const json prev = json::parse((*last)->data);
+    const uint64_t seq = prev["seq"].get<uint64_t>() + 1;
+    const std::string line = json{
+        {"v", 1},
+        {"seq", seq},
+        {"ts", prev["ts"]},
+        {"type", "primary_promoted"},
+        {"agent", "agent-i"},
+        {"stream", "LIMBIC"},
+        {"stream_seq",
+         (*last)->stream_seq}}.dump();
+    auto pub = (*conn)->Publish(
+        subject, {line, "agent-i:" + std::to_string(seq) + ":other", (*last)->stream_seq});
+    if (pub.status.ok() && !pub.duplicate) claim = line;
+  }
+  REQUIRE_FALSE(claim.empty());
+  json h = WaitJson(primary->port(), "/healthz", HasFenced, 30000);
+  writers.Stop();
+  INFO(h.dump());
+  auto last = (*conn)->LastMessage("LIMBIC", subject);
+  REQUIRE(last.ok());
+  REQUIRE(last->has_value());
+  CHECK((*last)->data == claim);
 }
 
 TEST_CASE("once NATS is back, neither a primary nor a standby says it is unreachable",

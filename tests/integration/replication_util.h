@@ -144,6 +144,14 @@ class Standby {
     if (reader_.joinable()) reader_.join();
   }
   uint16_t port() const { return port_; }
+  pid_t pid() const { return child_->pid(); }
+  // Its log so far, for failure messages.
+  std::string LogText() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out;
+    for (const std::string& l : log_) out += l + "\n";
+    return out;
+  }
   // Whether a log line so far contains `needle`.
   bool Logged(const std::string& needle) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,6 +170,28 @@ class Standby {
   std::mutex mu_;
   std::vector<std::string> log_;
   std::thread reader_;
+};
+
+// `n` clients posting percepts to `port` as fast as they are answered,
+// until Stop (or destruction, also when a check fails first).
+class Writers {
+ public:
+  Writers(uint16_t port, int n) {
+    for (int t = 0; t < n; ++t)
+      threads_.emplace_back([this, port] {
+        while (!stop_) HttpJson(port, "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}});
+      });
+  }
+  ~Writers() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
 };
 
 struct Storm {
