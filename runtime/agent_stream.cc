@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include "runtime/replication.h"
+#include "base/sha256.h"
 #include "state/event_log.h"
 
 namespace limbic::runtime {
@@ -14,6 +15,38 @@ namespace {
 std::string Subject(const std::string& agent) { return "limbic." + agent + ".events"; }
 
 }  // namespace
+
+Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq) {
+  state::LogReader::Options ro;
+  ro.from_seq = seq;
+  ro.decode = false;
+  auto reader = state::LogReader::Open(events_dir, ro);
+  if (!reader.ok()) return reader.status();
+  state::Event e;
+  auto got = (*reader)->Next(&e);
+  if (!got.ok()) return got.status();
+  if (!*got || e.seq != seq) return std::optional<std::string>();
+  return std::optional<std::string>(std::string((*reader)->raw_line()));
+}
+
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line) {
+  return agent + ":" + std::to_string(seq) + ":" + Sha256::Hex(line).substr(0, 16);
+}
+
+uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
+  const std::string prefix = agent + ":";
+  if (message.msg_id.starts_with(prefix)) {
+    std::string digits = message.msg_id.substr(prefix.size());
+    digits = digits.substr(0, digits.find(':'));
+    if (!digits.empty() && digits.size() <= 19 &&
+        digits.find_first_not_of("0123456789") == std::string::npos)
+      return std::stoull(digits);
+  }
+  auto doc = nlohmann::json::parse(message.data, nullptr, false);
+  if (doc.is_object() && doc.contains("seq") && doc["seq"].is_number_unsigned())
+    return doc["seq"].get<uint64_t>();
+  return 0;
+}
 
 Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
                                 const std::string& agent) {

@@ -1,6 +1,7 @@
 // An agent's events stream read as a log (runtime/replication.h,
-// docs/scale.md): where it ends, reading it in order, checking a local log
-// against it, and claiming it for a new primary (a promotion).
+// docs/scale.md): its messages' ids, where it ends, reading it in order,
+// checking a local log against it, and claiming it for a new primary (a
+// promotion).
 //
 // The stream holds the subject limbic.<agent>.events only, one message per
 // event, in seq order and without gaps (every publish carries the expected
@@ -14,7 +15,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/nats.h"
 #include "base/status.h"
@@ -22,6 +25,21 @@
 #include "state/event.h"
 
 namespace limbic::runtime {
+
+// The line of event `seq` in the log `events_dir`, as written (not
+// decoded); nullopt when the log does not reach it.
+Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq);
+
+// "<agent>:<seq>:<h>": the Nats-Msg-Id of event `seq` whose line is
+// `line`, h the first 16 hex digits of the line's SHA-256. Two histories
+// never share an id at the same seq, so JetStream's duplicate window drops
+// only a true resend, and an id names one event of one history (what each
+// publish expects its predecessor to be, runtime/replication.h).
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line);
+// The event seq a replicated message carries: from its Nats-Msg-Id when
+// that names `agent` ("<agent>:<seq>", with or without ":<h>"), else from
+// its body's "seq". 0 when neither does.
+uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
 // The agent's last message in its stream.
 struct StreamEnd {

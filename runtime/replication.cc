@@ -4,7 +4,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
-#include "base/sha256.h"
 #include "runtime/agent_stream.h"
 #include "state/event_log.h"
 
@@ -21,38 +20,6 @@ int64_t NowMs() {
 }
 
 }  // namespace
-
-Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq) {
-  state::LogReader::Options ro;
-  ro.from_seq = seq;
-  ro.decode = false;
-  auto reader = state::LogReader::Open(events_dir, ro);
-  if (!reader.ok()) return reader.status();
-  state::Event e;
-  auto got = (*reader)->Next(&e);
-  if (!got.ok()) return got.status();
-  if (!*got || e.seq != seq) return std::optional<std::string>();
-  return std::optional<std::string>(std::string((*reader)->raw_line()));
-}
-
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line) {
-  return agent + ":" + std::to_string(seq) + ":" + Sha256::Hex(line).substr(0, 16);
-}
-
-uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
-  const std::string prefix = agent + ":";
-  if (message.msg_id.starts_with(prefix)) {
-    std::string digits = message.msg_id.substr(prefix.size());
-    digits = digits.substr(0, digits.find(':'));
-    if (!digits.empty() && digits.size() <= 19 &&
-        digits.find_first_not_of("0123456789") == std::string::npos)
-      return std::stoull(digits);
-  }
-  auto doc = nlohmann::json::parse(message.data, nullptr, false);
-  if (doc.is_object() && doc.contains("seq") && doc["seq"].is_number_unsigned())
-    return doc["seq"].get<uint64_t>();
-  return 0;
-}
 
 Replicator::Replicator(boost::asio::io_context& ioc, state::Engine& engine,
                        ReplicationConfig config, Metrics& metrics,
@@ -335,8 +302,7 @@ Status Replicator::Sync(nats::Connection& conn) {
               "'s events through seq " + std::to_string(in_stream) +
               ", this log only through seq " + std::to_string(local) +
               ": another primary has written (a promoted standby?), or this log lost its tail",
-          info->last_seq, in_stream);
-    NoteAgreed(conn, in_stream, **last);
+          info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
     return Status::FailedPrecondition("fenced");
   }
   if (in_stream > 0) {
@@ -349,8 +315,7 @@ Status Replicator::Sync(nats::Connection& conn) {
                 " is not this log's: another primary has written a different history for "
                 "agent " +
                 config_.agent,
-            info->last_seq, in_stream);
-      NoteAgreed(conn, in_stream, **last);
+            info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
       return Status::FailedPrecondition("fenced");
     }
   }
@@ -487,8 +452,8 @@ void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
   if (advanced > 0) NoteSuccess();
 }
 
-void Replicator::NoteAgreed(nats::Connection& conn, uint64_t in_stream,
-                            const nats::Message& last) {
+uint64_t Replicator::AgreedWith(nats::Connection& conn, uint64_t in_stream,
+                                const nats::Message& last) {
   uint64_t local;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -500,15 +465,16 @@ void Replicator::NoteAgreed(nats::Connection& conn, uint64_t in_stream,
                               engine_.events_dir(), 1, std::min(local, in_stream), &agreed);
   if (!s.ok() && !s.IsFailedPrecondition())
     log_->warn("replication: checking this log against the stream: {}", s.message());
-  std::lock_guard<std::mutex> lock(mu_);
-  replicated_ = agreed;
+  return agreed;
 }
 
-void Replicator::Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last) {
+void Replicator::Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last,
+                       std::optional<uint64_t> agreed) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!fenced_.empty()) return;
     fenced_ = why;
+    if (agreed) replicated_ = *agreed;
     stream_seq_ = stream_seq;
     stream_last_ = stream_last;
   }

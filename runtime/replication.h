@@ -62,26 +62,12 @@
 
 #include "base/nats.h"
 #include "base/status.h"
+#include "runtime/agent_stream.h"
 #include "runtime/config.h"
 #include "runtime/metrics.h"
 #include "state/engine.h"
 
 namespace limbic::runtime {
-
-// The line of event `seq` in the log `events_dir`, as written (not
-// decoded); nullopt when the log does not reach it.
-Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq);
-
-// "<agent>:<seq>:<h>": the Nats-Msg-Id of event `seq` whose line is
-// `line`, h the first 16 hex digits of the line's SHA-256. Two histories
-// never share an id at the same seq, so JetStream's duplicate window drops
-// only a true resend, and an id names one event of one history (what each
-// publish expects its predecessor to be, above).
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line);
-// The event seq a replicated message carries: from its Nats-Msg-Id when
-// that names `agent` ("<agent>:<seq>", with or without ":<h>"), else from
-// its body's "seq". 0 when neither does.
-uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
 class Replicator {
  public:
@@ -133,12 +119,14 @@ class Replicator {
   // A PubAck or a failure for event `seq` (a libnats thread).
   void OnPublished(uint64_t seq, const nats::PubResult& result);
   // Refuses every write from now on, recording what the stream holds: its
-  // last sequence and the agent's last event seq in it.
-  void Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last);
-  // For a fenced primary's report: reads the stream from its start to find
-  // the seq through which it holds this log's events (replicated_), the
-  // stream ending at event `in_stream`, message `last`.
-  void NoteAgreed(nats::Connection& conn, uint64_t in_stream, const nats::Message& last);
+  // last sequence, the agent's last event seq in it and, when known, the
+  // seq through which it holds this log's events.
+  void Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last,
+             std::optional<uint64_t> agreed = std::nullopt);
+  // For a fenced primary's report: the seq through which a stream ending
+  // at event `in_stream` (message `last`) holds this log's events, read
+  // from the stream's start (CheckLogIsStream).
+  uint64_t AgreedWith(nats::Connection& conn, uint64_t in_stream, const nats::Message& last);
   // A failure, noted as the error health() shows. With `down`, NATS being
   // unreachable: noted only while that connection is still down, so a
   // reconnect (which clears it) is never followed by a stale one.
