@@ -220,13 +220,13 @@ TEST_CASE("a promotion refused while the old primary writes leaves the standby f
   // The old primary writes all along: the stream moves on under each promotion.
   Writers writers(primary->port(), 4);
   // Each promotion starts with the standby well behind (stopped while the
-  // primary wrote 200 events), so it is still catching up while the
-  // primary writes on: the stream moves on under it, every time.
+  // primary wrote 2,000 events), so it is still catching up while the
+  // primary writes on: the stream moves on under it.
   auto promote_behind = [&] {
     const uint64_t from = Health(primary->port())["applied_seq"].get<uint64_t>();
     kill(standby.pid(), SIGSTOP);
     WaitJson(primary->port(), "/healthz",
-             [&](const json& h) { return h["applied_seq"].get<uint64_t>() >= from + 200; });
+             [&](const json& h) { return h["applied_seq"].get<uint64_t>() >= from + 2000; });
     kill(standby.pid(), SIGCONT);
     return HttpJson(standby.port(), "POST", "/v1/promote", json::object());
   };

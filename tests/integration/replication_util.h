@@ -111,7 +111,8 @@ inline void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
 }
 
 // `limbic follow` on `state`, port 0; finds the port in its log, then goes
-// on reading the log (so the process never blocks on a full pipe).
+// on reading the log to its end (so the process never blocks on a full
+// pipe, and LogText has it all).
 class Standby {
  public:
   Standby(const std::string& state, const std::vector<std::string>& urls, const std::string& agent,
@@ -134,7 +135,14 @@ class Standby {
     }
     reader_ = std::thread([this] {
       std::string l;
-      while (!done_ && child_->ReadLine(&l, 200)) Note(l);
+      while (!done_) {
+        const auto asked = std::chrono::steady_clock::now();
+        if (child_->ReadLine(&l, 200)) {
+          Note(l);
+        } else if (std::chrono::steady_clock::now() - asked < std::chrono::milliseconds(150)) {
+          break;  // no timeout: the end of its output
+        }
+      }
     });
   }
   ~Standby() {
