@@ -3,6 +3,7 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <unordered_map>
@@ -60,6 +61,7 @@ jsPubOptions PubOptions(const OutMessage& message, int timeout_ms) {
   po.MaxWait = timeout_ms;
   if (!message.msg_id.empty()) po.MsgId = message.msg_id.c_str();
   po.ExpectLastSeq = message.expect_last_seq;
+  if (!message.expect_last_msg_id.empty()) po.ExpectLastMsgId = message.expect_last_msg_id.c_str();
   return po;
 }
 
@@ -101,6 +103,12 @@ Status CheckServerUrl(std::string_view url) {
   return Status::OK();
 }
 
+std::string JoinServers(const std::vector<std::string>& servers) {
+  std::string out;
+  for (const std::string& s : servers) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
 Status CheckName(std::string_view what, std::string_view name) {
   if (!IsToken(name))
     return Status::InvalidArgument(std::string(what) + ": \"" + std::string(name) +
@@ -136,6 +144,11 @@ class Connection::Impl {
   // message is destroyed, so an address is never taken for another's).
   std::mutex async_mu;
   std::unordered_map<natsMsg*, uint64_t> async_tokens;
+  // Set by the closed callback, the last connection callback libnats runs
+  // (its one callback thread runs them in the order posted).
+  std::mutex closed_mu;
+  std::condition_variable closed_cv;
+  bool closed_cb = false;
 
   // The token of a message in flight, forgotten; false when unknown.
   bool TakeToken(natsMsg* msg, uint64_t* token) {
@@ -156,6 +169,12 @@ class Connection::Impl {
     if (self->options.on_state) self->options.on_state(true);
   }
   static void OnConnected(natsConnection*, void* closure) { OnReconnected(nullptr, closure); }
+  static void OnClosed(natsConnection*, void* closure) {
+    auto* self = static_cast<Impl*>(closure);
+    std::lock_guard<std::mutex> lock(self->closed_mu);
+    self->closed_cb = true;
+    self->closed_cv.notify_all();
+  }
   static void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
     auto* self = static_cast<Impl*>(closure);
     uint64_t token = 0;
@@ -186,8 +205,7 @@ Result<std::unique_ptr<Connection>> Connection::Connect(ConnectOptions options) 
   c->impl_ = std::make_unique<Impl>();
   Impl& impl = *c->impl_;
   impl.options = std::move(options);
-  for (const std::string& s : impl.options.servers)
-    c->describe_ += (c->describe_.empty() ? "" : ",") + s;
+  c->describe_ = JoinServers(impl.options.servers);
 
   std::vector<std::string> urls;
   for (const std::string& s : impl.options.servers)
@@ -208,6 +226,7 @@ Result<std::unique_ptr<Connection>> Connection::Connect(ConnectOptions options) 
   if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(impl.opts, 2);
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(impl.opts, &Impl::OnDisconnected, &impl);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(impl.opts, &Impl::OnReconnected, &impl);
+  if (s == NATS_OK) s = natsOptions_SetClosedCB(impl.opts, &Impl::OnClosed, &impl);
   if (s == NATS_OK && impl.options.retry_on_failed_connect)
     s = natsOptions_SetRetryOnFailedConnect(impl.opts, true, &Impl::OnConnected, &impl);
   if (s != NATS_OK) return Err(s, 0, "NATS options");
@@ -232,6 +251,18 @@ Connection::~Connection() {
   if (impl_->js != nullptr) jsCtx_Destroy(impl_->js);
   if (impl_->nc != nullptr) {
     natsConnection_Close(impl_->nc);
+    // Close posts the disconnected and closed callbacks to libnats' callback
+    // thread and returns: they run later, with Impl as their closure. Impl
+    // goes only once the closed one, the last, has run; should that thread
+    // be stuck, Impl is left behind rather than freed under it.
+    std::unique_lock<std::mutex> lock(impl_->closed_mu);
+    if (!impl_->closed_cv.wait_for(lock, std::chrono::seconds(10),
+                                   [this] { return impl_->closed_cb; })) {
+      lock.unlock();
+      (void)impl_.release();
+      return;
+    }
+    lock.unlock();
     natsConnection_Destroy(impl_->nc);
   }
   if (impl_->opts != nullptr) natsOptions_Destroy(impl_->opts);
@@ -395,7 +426,13 @@ void Connection::WaitAsync(int timeout_ms) {
   jsPubOptions wait;
   jsPubOptions_Init(&wait);
   wait.MaxWait = std::max(timeout_ms, 1);
-  (void)js_PublishAsyncComplete(impl_->js, &wait);  // timed out: taken back below
+  // NATS_OK: nothing is pending (or nothing was ever published). Only a
+  // timeout leaves messages to take back, and only then may the pending
+  // list be asked for: libnats (3.4, and its master) makes the map of
+  // pending messages at the first asynchronous publish, and
+  // js_PublishAsyncGetPendingList reads that map without checking it
+  // exists, so on a context that never published it dereferences NULL.
+  if (js_PublishAsyncComplete(impl_->js, &wait) != NATS_TIMEOUT) return;
   natsMsgList pending;
   if (js_PublishAsyncGetPendingList(&pending, impl_->js) != NATS_OK) return;
   for (int i = 0; i < pending.Count; ++i) {

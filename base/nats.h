@@ -60,6 +60,8 @@ struct ConnectOptions {
 // "nats://h:p,nats://h2:p2" or a JSON-ish list already split: each must be
 // nats://HOST:PORT (or HOST:PORT). Errors name the bad one.
 Status CheckServerUrl(std::string_view url);
+// "nats://h:p,nats://h2:p2": every server of a list, for messages and logs.
+std::string JoinServers(const std::vector<std::string>& servers);
 // Subjects and stream, consumer and agent names: NATS tokens, 1..128 of
 // [A-Za-z0-9_-] (subjects: tokens joined by '.', '*' and '>' refused).
 Status CheckName(std::string_view what, std::string_view name);
@@ -96,6 +98,7 @@ struct OutMessage {
   std::string_view data;
   std::string msg_id;            // Nats-Msg-Id; "" = none
   uint64_t expect_last_seq = 0;  // Nats-Expected-Last-Sequence; 0 = no condition
+  std::string expect_last_msg_id = {};  // Nats-Expected-Last-Msg-Id; "" = no condition
 };
 
 struct PubResult {
@@ -140,7 +143,8 @@ class Connection {
                       int timeout_ms = 0);
   // Waits up to timeout_ms for every message handed over to have its
   // outcome; those still without one are taken back and reported as timed
-  // out (a late PubAck for them is dropped).
+  // out (a late PubAck for them is dropped). Safe whether or not anything
+  // was ever published on this connection.
   void WaitAsync(int timeout_ms);
 
   // A message delivered by a pull consumer; Ack tells JetStream it is done,

@@ -5,11 +5,15 @@
 // on this machine (R3 stream, file storage). The modes alternate, --reps
 // rounds of each, so all three see the same machine.
 //
-//   limbic_replication_bench [--limbic PATH] [--nats-server PATH] [--seconds 5]
-//                            [--reps 2] [--connections 64] [--modes local,async,quorum] [--dir D]
-//
 // Prints one JSON object: {mode: {"percepts_per_s", "p50_us", "p99_us",
-// "reps": [...]}, "async_vs_local", "quorum_vs_local"}.
+// "reps": [...]}, "async_vs_local", "quorum_vs_local"}. kUsage lists the
+// options; anything else is refused (exit 2) before anything starts.
+//
+// Scratch: without --dir, everything (the servers' stores, the state dirs)
+// goes under a new limbic-replication-bench-XXXXXX in the temp dir
+// ($TMPDIR, else /tmp), removed on every way out -- success, a failure,
+// SIGINT or SIGTERM (which stop the bench after the run under way) --
+// unless --keep is given. A --dir is the caller's and is left as it is.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -19,13 +23,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +49,128 @@ extern char** environ;
 namespace {
 
 using limbic::bench::Quantile;
+
+constexpr const char* kUsage =
+    "usage: limbic_replication_bench [options]\n"
+    "  --limbic PATH        the limbic binary (default ./limbic)\n"
+    "  --nats-server PATH   the nats-server binary (default /usr/sbin/nats-server, else PATH)\n"
+    "  --seconds S          seconds of ingest per run (default 5)\n"
+    "  --reps N             rounds of each mode (default 2)\n"
+    "  --connections N      HTTP connections (default 64)\n"
+    "  --modes LIST         of local,async,quorum (default all three)\n"
+    "  --dir DIR            work in DIR (kept) instead of a scratch dir in the temp dir\n"
+    "  --keep               keep the scratch dir (its path is printed)\n"
+    "  --help               print this and exit\n";
+
+// SIGINT/SIGTERM: stop after the run under way, through the normal way out.
+volatile std::sig_atomic_t g_signal = 0;
+void OnSignal(int sig) { g_signal = sig; }
+
+struct Args {
+  std::string limbic = "./limbic";
+  std::string server = "/usr/sbin/nats-server";
+  bool server_given = false;
+  std::string dir;
+  double seconds = 5;
+  int reps = 2;
+  int connections = 64;
+  std::string modes;  // "" = all
+  bool keep = false;
+};
+
+// Parses the command line; an error names the bad argument.
+std::optional<std::string> Parse(int argc, char** argv, Args* a, bool* help) {
+  auto number = [](const std::string& flag, const std::string& text, double lo,
+                   double* out) -> std::optional<std::string> {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno != 0 || !(v >= lo) || v > 1e9)
+      return flag + ": \"" + text + "\" is not a number >= " + std::to_string(static_cast<int>(lo));
+    *out = v;
+    return std::nullopt;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      *help = true;
+      return std::nullopt;
+    }
+    if (flag == "--keep") {
+      a->keep = true;
+      continue;
+    }
+    static const std::vector<std::string> kValued = {
+        "--limbic", "--nats-server", "--seconds", "--reps", "--connections", "--modes", "--dir"};
+    if (std::find(kValued.begin(), kValued.end(), flag) == kValued.end())
+      return "unknown argument \"" + flag + "\"";
+    if (i + 1 >= argc) return flag + " needs a value";
+    const std::string value = argv[++i];
+    double v = 0;
+    if (flag == "--limbic") {
+      a->limbic = value;
+    } else if (flag == "--nats-server") {
+      a->server = value;
+      a->server_given = true;
+    } else if (flag == "--dir") {
+      a->dir = value;
+    } else if (flag == "--modes") {
+      std::string rest = value + ",";
+      for (size_t at = 0, comma; (comma = rest.find(',', at)) != std::string::npos;
+           at = comma + 1) {
+        std::string m = rest.substr(at, comma - at);
+        if (m != "local" && m != "async" && m != "quorum")
+          return "--modes: \"" + m + "\" is not local, async or quorum";
+      }
+      a->modes = value;
+    } else if (flag == "--seconds") {
+      if (auto e = number(flag, value, 0, &v)) return e;
+      if (v <= 0) return "--seconds must be more than 0";
+      a->seconds = v;
+    } else if (auto e = number(flag, value, 1, &v)) {
+      return e;
+    } else if (v != static_cast<int>(v)) {
+      return flag + ": \"" + value + "\" is not a whole number";
+    } else {
+      (flag == "--reps" ? a->reps : a->connections) = static_cast<int>(v);
+    }
+  }
+  return std::nullopt;
+}
+
+// The scratch dir, removed when this goes out of scope unless kept. Made
+// before the cluster, so it is removed after the servers have stopped.
+class Scratch {
+ public:
+  ~Scratch() {
+    if (path_.empty()) return;
+    if (keep_) {
+      std::fprintf(stderr, "replication bench: kept %s\n", path_.c_str());
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    if (ec)
+      std::fprintf(stderr, "replication bench: could not remove %s: %s\n", path_.c_str(),
+                   ec.message().c_str());
+  }
+  // Makes limbic-replication-bench-XXXXXX in the temp dir.
+  bool Make(bool keep) {
+    keep_ = keep;
+    std::error_code ec;
+    std::string tmpl =
+        (std::filesystem::temp_directory_path(ec) / "limbic-replication-bench-XXXXXX").string();
+    if (ec) tmpl = "/tmp/limbic-replication-bench-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) return false;
+    path_ = tmpl;
+    return true;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool keep_ = false;
+};
 
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -124,7 +256,7 @@ bool StartCluster(const std::string& server, const std::string& dir, Cluster* c)
   }
   // Ready once an R3 stream can be made (the cluster has a meta leader).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (std::chrono::steady_clock::now() < deadline && g_signal == 0) {
     limbic::nats::ConnectOptions co;
     co.servers = c->urls;
     auto conn = limbic::nats::Connection::Connect(co);
@@ -137,40 +269,8 @@ bool StartCluster(const std::string& server, const std::string& dir, Cluster* c)
   return false;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string limbic = "./limbic", server = "/usr/sbin/nats-server", dir;
-  double seconds = 5;
-  int reps = 2;
-  std::string only;  // --modes local,async,quorum
-  int connections = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--limbic")
-      limbic = argv[i + 1];
-    else if (a == "--nats-server")
-      server = argv[i + 1];
-    else if (a == "--seconds")
-      seconds = std::stod(argv[i + 1]);
-    else if (a == "--reps")
-      reps = std::stoi(argv[i + 1]);
-    else if (a == "--dir")
-      dir = argv[i + 1];
-    else if (a == "--modes")
-      only = argv[i + 1];
-    else if (a == "--connections")
-      connections = std::stoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "unknown option %s\n", a.c_str());
-      return 2;
-    }
-  }
-  if (dir.empty()) {
-    char tmpl[] = "/tmp/limbic-replication-bench-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  if (access(server.c_str(), X_OK) != 0) server = "nats-server";
+int Bench(const Args& args, const std::string& dir) {
+  const std::string& server = args.server;
   Cluster cluster;
   if (!StartCluster(server, dir, &cluster)) {
     std::fprintf(stderr, "replication bench: the NATS cluster did not start (%s)\n",
@@ -184,18 +284,25 @@ int main(int argc, char** argv) {
     double nats_cpu = 0;  // CPU seconds of the three servers per second of the run
   };
   std::vector<Mode> modes = {{"local", {}, {}}, {"async", {}, {}}, {"quorum", {}, {}}};
+  const int reps = args.reps;
+  const std::string& only = args.modes;
   for (int rep = 0; rep < reps; ++rep) {
     for (Mode& m : modes) {
       if (!only.empty() && ("," + only + ",").find("," + m.name + ",") == std::string::npos) continue;
+      if (g_signal != 0) {
+        std::fprintf(stderr, "replication bench: stopped by signal %d\n",
+                     static_cast<int>(g_signal));
+        return 128 + g_signal;
+      }
       double cpu0 = 0;
       for (pid_t p : cluster.pids) cpu0 += CpuSeconds(p);
       auto t0 = std::chrono::steady_clock::now();
       limbic::bench::HttpIngestOptions o;
-      o.limbic = limbic;
+      o.limbic = args.limbic;
       o.dir = dir + "/" + m.name + "-" + std::to_string(rep);
       std::filesystem::create_directories(o.dir);
-      o.seconds = seconds;
-      o.connections = connections;
+      o.seconds = args.seconds;
+      o.connections = args.connections;
       if (m.name != "local")
         o.extra_config = {{"replication",
                            {{"nats", cluster.urls},
@@ -239,4 +346,50 @@ int main(int argc, char** argv) {
   }
   std::cout << out.dump(2) << std::endl;
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  bool help = false;
+  if (auto error = Parse(argc, argv, &args, &help)) {
+    std::fprintf(stderr, "limbic_replication_bench: %s\n%s", error->c_str(), kUsage);
+    return 2;
+  }
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::string server = args.server;
+  if (access(server.c_str(), X_OK) != 0) {
+    if (args.server_given) {
+      std::fprintf(stderr, "limbic_replication_bench: --nats-server %s: not an executable\n",
+                   server.c_str());
+      return 1;
+    }
+    server = "nats-server";  // on PATH
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  Scratch scratch;  // outlives everything below
+  std::string dir = args.dir;
+  if (dir.empty()) {
+    if (!scratch.Make(args.keep)) {
+      std::fprintf(stderr, "replication bench: cannot make a scratch dir: %s\n",
+                   std::strerror(errno));
+      return 1;
+    }
+    dir = scratch.path();
+  }
+  Args run = args;
+  run.server = server;
+  try {
+    return Bench(run, dir);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "replication bench: %s\n", e.what());
+    return 1;
+  }
 }

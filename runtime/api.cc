@@ -149,7 +149,8 @@ Router Api::MakeRouter() {
                      {"durable_seq", s.durable_seq},
                      {"replicated_seq", s.replicated_seq},
                      {"lag", s.lag()},
-                     {"stream_seq", s.stream_seq}};
+                     {"stream_seq", s.stream_seq},
+                     {"stream_last_seq", s.stream_last_seq}};
       if (!s.fenced.empty()) replication["fenced"] = s.fenced;
       if (!s.error.empty()) replication["error"] = s.error;
       lagging = r->health();

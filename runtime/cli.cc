@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "runtime/config.h"
+#include "runtime/follower.h"
 #include "runtime/mcp.h"
 #include "runtime/mcp_api.h"
 #include "runtime/mcp_tools.h"
@@ -27,12 +28,18 @@ Result<TimeMs> CliContext::Now() const {
   return *t;
 }
 
-Result<std::unique_ptr<Engine>> CliContext::OpenForWrite() const {
+Result<std::unique_ptr<Engine>> CliContext::OpenForWrite(const WriteOpen& how) const {
+  LIMBIC_RETURN_IF_ERROR(RefuseStandbyWrites(state_dir));
+  return OpenLocked(how);
+}
+
+Result<std::unique_ptr<Engine>> CliContext::OpenLocked(const WriteOpen& how) const {
   EngineOptions options;
   options.state_dir = state_dir;
   options.logger = logger;
   options.short_lived = true;
-  auto engine = Engine::Open(options);
+  options.accept_changed_segments = how.accept_changed_segments;
+  auto engine = Engine::Open(options, how.recovery);
   if (!engine.ok() && engine.status().IsBusy())
     return Status::Busy(engine.status().message() +
                         "; write through its HTTP API, or stop it first");
@@ -61,7 +68,7 @@ Result<std::unique_ptr<Engine>> CliContext::OpenForRead(ReadMode mode) const {
     reader = Engine::Open(options);
     if (reader.ok() && (*reader)->applied_seq() + 1 >= (*reader)->next_seq()) return reader;
   }
-  auto writer = OpenForWrite();
+  auto writer = OpenLocked();
   if (writer.ok() || !writer.status().IsBusy()) return writer;
   return reader.ok() ? std::move(reader) : Engine::Open(options);
 }

@@ -25,6 +25,14 @@ namespace limbic::runtime {
 
 int RunCli(int argc, char** argv);
 
+// How a write opens the state beyond the default: `fsck
+// --accept-changed-segments` accepts changed segments and wants the
+// recovery's report.
+struct WriteOpen {
+  bool accept_changed_segments = false;
+  state::EngineRecovery* recovery = nullptr;
+};
+
 // What every command gets: the global options, parsed.
 struct CliContext {
   std::string state_dir;
@@ -35,8 +43,16 @@ struct CliContext {
 
   // --now or the wall clock.
   Result<TimeMs> Now() const;
-  // Takes the lock; Busy (naming the holder's pid) while another process runs.
-  Result<std::unique_ptr<state::Engine>> OpenForWrite() const;
+  // Every write command opens the state here: takes the lock; Busy
+  // (naming the holder's pid) while another process runs. On a hot
+  // standby's state dir (standby.json) FailedPrecondition, naming the file
+  // and what to do: its log takes only its stream's events
+  // (RefuseStandbyWrites, runtime/follower.h).
+  Result<std::unique_ptr<state::Engine>> OpenForWrite(const WriteOpen& how = {}) const;
+  // Takes the lock without that refusal, for what a standby's log may
+  // take: recovery's repairs (OpenForRead) and the events of its stream
+  // (an offline `limbic promote`).
+  Result<std::unique_ptr<state::Engine>> OpenLocked(const WriteOpen& how = {}) const;
   // How a read opens the state.
   //   kAsIs     read-only, without the lock: nothing written, no recovery
   //             (the pools, memory); the lock only when the projections lag

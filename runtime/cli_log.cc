@@ -380,12 +380,8 @@ int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
     return Fail(replayed.status().WithContext(
         "the log as it now is does not replay, so nothing was accepted"));
 
-  EngineOptions eo;
-  eo.state_dir = ctx.state_dir;
-  eo.logger = ctx.logger;
-  eo.accept_changed_segments = true;
   state::EngineRecovery recovery;
-  auto engine = Engine::Open(eo, &recovery);
+  auto engine = ctx.OpenForWrite({.accept_changed_segments = true, .recovery = &recovery});
   if (!engine.ok()) return Fail(engine.status());
   json segments = json::array();
   for (const state::ChangedSegment& c : recovery.log.changed_segments)

@@ -132,7 +132,9 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
                ? 1
                : 0;
   }
-  if (!engine.ok() && engine.status().IsBusy() && access == Access::kWriteElseRead) {
+  // Busy, or a standby's state dir (which takes no local write).
+  if (!engine.ok() && access == Access::kWriteElseRead &&
+      (engine.status().IsBusy() || engine.status().IsFailedPrecondition())) {
     if (!a.quiet)
       std::cerr << "limbic: note: " << engine.status().message()
                 << "; recalling without reinforcing\n";

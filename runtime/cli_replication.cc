@@ -5,6 +5,7 @@
 
 #include "base/env.h"
 #include "base/nats.h"
+#include "runtime/agent_stream.h"
 #include "runtime/cli.h"
 #include "runtime/config.h"
 #include "runtime/follower.h"
@@ -67,10 +68,13 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
 
 namespace {
 
-// `limbic promote` on a standby's state dir no process holds: its stream
-// (standby.json) is applied through its last message, primary_promoted is
-// committed and published with the stream's last sequence expected (so the
-// stream, and the old primary, see it at once), and standby.json goes.
+// `limbic promote` on a standby's state dir no process holds, as a
+// running standby does it (runtime/follower.h): its whole log is checked
+// against its stream (standby.json), the rest of the stream is applied,
+// primary_promoted is published after the stream's last message (which
+// fences the old primary) and only then recorded here, and standby.json
+// goes. A refusal writes nothing but the stream's own events: the dir is
+// still a standby.
 Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
   auto text = Env::Default()->ReadFileToString(StandbyFilePath(ctx.state_dir));
   if (!text.ok())
@@ -87,60 +91,47 @@ Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
     if (u.is_string()) r.nats.push_back(u.get<std::string>());
   r.stream = doc["stream"].get<std::string>();
   r.agent = doc["agent"].get<std::string>();
-  const std::string subject = r.subject();
 
-  auto engine = ctx.OpenForWrite();
+  auto engine = ctx.OpenLocked();
   if (!engine.ok()) return engine.status();
   state::Engine& e = **engine;
   nats::ConnectOptions co;
   co.servers = r.nats;
   co.name = "limbic promote " + r.agent;
+  co.request_timeout_ms = static_cast<int>(r.timeout);
   auto conn = nats::Connection::Connect(co);
   if (!conn.ok()) return conn.status();
-  auto last = (*conn)->LastMessage(r.stream, subject);
-  if (!last.ok()) return last.status().WithContext("learning where the stream ends");
+  auto end = ReadStreamEnd(**conn, r.stream, r.agent);
+  if (!end.ok()) return end.status().WithContext("learning where the stream ends");
   const uint64_t local = e.applied_seq();
-  uint64_t end = 0, stream_seq = 0;
-  if (last->has_value()) {
-    end = ReplicatedSeq(**last, r.agent);
-    stream_seq = (*last)->stream_seq;
-  }
-  if (end < local)
-    return Status::FailedPrecondition("this state dir is at seq " + std::to_string(local) +
-                                      ", ahead of the stream (seq " + std::to_string(end) + ")");
+  LIMBIC_RETURN_IF_ERROR(CheckLogIsStream(**conn, r.stream, r.agent, *end, e.events_dir(), 1, local)
+                             .WithContext("not promoted"));
   // The rest of the stream, through its last message, as the standby would.
-  if (end > local) {
-    LIMBIC_RETURN_IF_ERROR(ReadStream(
-        **conn, r.stream, r.agent, stream_seq - (end - local) + 1, local + 1, end,
-        [&](const nats::Message& m, uint64_t) {
-          auto event = state::DecodeEvent(m.data);
-          if (!event.ok())
-            return event.status().WithContext("stream seq " + std::to_string(m.stream_seq));
-          return e.SubmitReplicated({std::move(event).value()}, nullptr);
-        }));
+  auto apply = [&](const nats::Message& m, uint64_t) {
+    auto event = state::DecodeEvent(m.data);
+    if (!event.ok())
+      return event.status().WithContext("stream seq " + std::to_string(m.stream_seq));
+    return e.SubmitReplicated({std::move(event).value()}, nullptr);
+  };
+  if (end->event_seq > local) {
+    LIMBIC_RETURN_IF_ERROR(ReadStream(**conn, r.stream, r.agent,
+                                      end->stream_seq - (end->event_seq - local) + 1, local + 1,
+                                      end->event_seq, apply));
     LIMBIC_RETURN_IF_ERROR(e.WaitIdle());
   }
-  std::vector<state::Event> committed;
-  LIMBIC_RETURN_IF_ERROR(e.Commit(
-      {state::Event{0,
-                    0,
-                    state::EventType::kPrimaryPromoted,
-                    {{"agent", r.agent}, {"stream", r.stream}, {"stream_seq", stream_seq}}}},
-      &committed));
-  const uint64_t seq = committed.back().seq;
-  std::string line = state::EncodeEvent(committed.back());
-  nats::PubResult pub =
-      (*conn)->Publish(subject, {line, ReplicationMsgId(r.agent, seq), stream_seq});
-  if (!pub.status.ok())
-    return pub.status.WithContext("primary_promoted (seq " + std::to_string(seq) +
-                                  ") is in this log but the stream did not take it" +
-                                  (pub.js_code == nats::kWrongLastSequence
-                                       ? " (the stream moved on: the old primary is still writing)"
-                                       : "") +
-                                  "; a primary started here will be fenced or will publish it");
+  auto promoted = PublishPromotion(**conn, r.stream, r.agent, *end, SystemClock::Default()->Now(),
+                                   static_cast<int>(r.timeout));
+  if (!promoted.ok()) return promoted.status().WithContext("not promoted, still a standby");
+  // What the stream now holds, this log takes.
+  LIMBIC_RETURN_IF_ERROR(e.SubmitReplicated({*promoted}, nullptr)
+                             .WithContext("the stream took primary_promoted but this state dir "
+                                          "could not record it; run limbic promote again"));
+  LIMBIC_RETURN_IF_ERROR(e.WaitIdle());
   (void)Env::Default()->RemoveFile(StandbyFilePath(ctx.state_dir));
-  return nlohmann::json{
-      {"promoted", true}, {"seq", seq}, {"stream_seq", stream_seq}, {"offline", true}};
+  return nlohmann::json{{"promoted", true},
+                        {"seq", promoted->seq},
+                        {"stream_seq", end->stream_seq},
+                        {"offline", true}};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/env.h"
 #include "state/event_log.h"
 
 namespace limbic::runtime {
@@ -17,35 +18,14 @@ constexpr uint64_t kFollowInflight = 16384;
 
 std::string StandbyFilePath(const std::string& state_dir) { return state_dir + "/standby.json"; }
 
-Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
-                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
-                  const std::function<Status(const nats::Message&, uint64_t)>& take) {
-  const std::string subject = "limbic." + agent + ".events";
-  auto sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
-  for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
-  }
-  if (!sub.ok()) return sub.status();
-  uint64_t expected = first;
-  while (expected <= last) {
-    auto next = (*sub)->Next(10000);
-    if (!next.ok()) return next.status();
-    if (!next->has_value())
-      return Status::Unavailable("the stream stopped sending at event seq " +
-                                 std::to_string(expected) + " of " + std::to_string(last));
-    const nats::Message& m = **next;
-    const uint64_t seq = ReplicatedSeq(m, agent);
-    if (seq < expected) continue;  // a duplicate
-    if (seq != expected)
-      return Status::Corruption(
-          "stream " + stream + " seq " + std::to_string(m.stream_seq) + " holds event seq " +
-          std::to_string(seq) + " where seq " + std::to_string(expected) + " was expected" +
-          (expected == 1 ? ": the stream does not hold the whole history" : ""));
-    LIMBIC_RETURN_IF_ERROR(take(m, seq));
-    ++expected;
-  }
-  return Status::OK();
+Status RefuseStandbyWrites(const std::string& state_dir) {
+  const std::string path = StandbyFilePath(state_dir);
+  if (!Env::Default()->FileExists(path)) return Status::OK();
+  return Status::FailedPrecondition(
+      state_dir + " is a hot standby's state dir (" + path +
+      "): its log takes only the events of its stream, never a local write. Make it the "
+      "primary with `limbic promote --state " +
+      state_dir + "`, or, to use it as a state dir of its own, remove " + path);
 }
 
 Follower::Follower(boost::asio::io_context& ioc, state::Engine& engine, Options options,
@@ -72,7 +52,7 @@ Status Follower::Start() {
     m.Set("limbic_replication_connected", "", s.connected ? 1 : 0);
   });
   log_->info("standby: following agent {} on stream {} at {} from seq {}", options_.agent,
-             options_.stream, options_.nats.front(), applied_);
+             options_.stream, nats::JoinServers(options_.nats), applied_);
   thread_ = std::thread([this] { Run(); });
   return Status::OK();
 }
@@ -84,6 +64,14 @@ void Follower::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  std::function<void(Status, Promoted)> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done = std::move(promote_done_);
+    promote_done_ = nullptr;
+    promotion_ = Promotion::kNone;
+  }
+  if (done) done(Status::Unavailable("the standby stopped before it was promoted"), {});
 }
 
 Follower::Snapshot Follower::snapshot() const {
@@ -96,31 +84,60 @@ Follower::Snapshot Follower::snapshot() const {
   return s;
 }
 
-void Follower::Drain(int64_t timeout_ms, std::function<void(Status, uint64_t)> done) {
-  auto fired = std::make_shared<bool>(false);
-  auto once = [fired, done = std::move(done)](Status s, uint64_t seq) {
-    if (*fired) return;
-    *fired = true;
-    done(std::move(s), seq);
-  };
+void Follower::Promote(int64_t timeout_ms, std::function<void(Status, Promoted)> done) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    draining_ = true;
+    if (!diverged_.ok()) return done(diverged_, {});
+    if (stop_) return done(Status::Unavailable("the standby has stopped"), {});
+    if (promotion_ != Promotion::kNone)
+      return done(Status::FailedPrecondition("a promotion is under way"), {});
+    promotion_ = Promotion::kDraining;
     drain_known_ = false;
-    drain_done_ = once;
+    promote_done_ = std::move(done);
   }
   cv_.notify_all();
+  ArmPromotionTimer(timeout_ms);
+}
+
+void Follower::ArmPromotionTimer(int64_t timeout_ms) {
   auto timer =
       std::make_shared<boost::asio::steady_timer>(ioc_, std::chrono::milliseconds(timeout_ms));
   std::weak_ptr<int> alive = alive_;
-  timer->async_wait([this, timer, once, alive](const boost::system::error_code& ec) mutable {
+  timer->async_wait([this, timer, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      draining_ = false;
-      drain_done_ = nullptr;
+    std::unique_lock<std::mutex> lock(mu_);
+    switch (promotion_) {
+      case Promotion::kNone:
+        return;
+      case Promotion::kPublishing:  // a publish has its own deadline: its outcome decides
+        lock.unlock();
+        return ArmPromotionTimer(1000);
+      case Promotion::kDraining:
+        return FinishPromotion(
+            Status::Unavailable("the standby did not reach the stream's last event in time" +
+                                (error_.empty() ? std::string() : " (" + error_ + ")") +
+                                "; it goes on following"),
+            {});
+      case Promotion::kPublished:
+        return FinishPromotion(
+            Status::Unavailable(
+                "the stream took primary_promoted (seq " + std::to_string(promoted_seq_) +
+                ") but this standby has not applied it in time; it goes on following and applies "
+                "it, and the old primary is fenced: promote again"),
+            {});
     }
-    once(Status::Unavailable("the standby did not reach the stream's last event in time"), 0);
+  });
+}
+
+void Follower::FinishPromotion(Status s, Promoted result) {
+  auto done = std::move(promote_done_);
+  promote_done_ = nullptr;
+  promotion_ = Promotion::kNone;
+  drain_known_ = false;
+  if (!done) return;
+  std::weak_ptr<int> alive = alive_;
+  boost::asio::post(ioc_, [alive, done = std::move(done), s = std::move(s), result] {
+    if (!alive.expired()) done(s, result);
   });
 }
 
@@ -128,11 +145,15 @@ void Follower::Run() {
   nats::ConnectOptions co;
   co.servers = options_.nats;
   co.name = "limbic standby " + options_.agent;
+  co.request_timeout_ms = static_cast<int>(options_.timeout_ms);
   co.retry_on_failed_connect = true;
   co.on_state = [this](bool up) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       connected_ = up;
+      // Once NATS is back, "unreachable" is no longer true; whatever the
+      // next step finds wrong is said by that step.
+      if (up && !unreachable_.empty() && error_ == unreachable_) error_.clear();
     }
     cv_.notify_all();
   };
@@ -146,6 +167,14 @@ void Follower::Run() {
     cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
   };
   while (!stopped()) {
+    {
+      // A log that is not the stream's stays so: nothing more to do but say why.
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!diverged_.ok()) {
+        cv_.wait(lock, [this] { return stop_; });
+        break;
+      }
+    }
     if (!conn) {
       auto c = nats::Connection::Connect(co);
       if (!c.ok()) {
@@ -162,8 +191,13 @@ void Follower::Run() {
     if (!conn->connected()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        connected_ = false;
-        error_ = "NATS at " + conn->describe() + " is unreachable";
+        // on_state(true) runs after the connection says it is connected:
+        // checked under the lock, a reconnect is never followed by a stale error.
+        if (!conn->connected()) {
+          connected_ = false;
+          unreachable_ = "NATS at " + conn->describe() + " is unreachable";
+          error_ = unreachable_;
+        }
       }
       if (conn->closed()) conn.reset();
       wait(250);
@@ -180,6 +214,7 @@ void Follower::Run() {
         std::lock_guard<std::mutex> lock(mu_);
         if (error_ != s.message()) log_->warn("standby: {}", s.message());
         error_ = s.message();
+        if (promotion_ == Promotion::kDraining && drain_known_) drain_known_ = false;
       }
       wait(500);
     }
@@ -189,6 +224,7 @@ void Follower::Run() {
 Status Follower::Follow(nats::Connection& conn) {
   const std::string subject = "limbic." + options_.agent + ".events";
   uint64_t local;
+  bool whole;
   {
     std::unique_lock<std::mutex> lock(mu_);
     // What was handed to the io thread is applied (or has failed) first.
@@ -196,91 +232,56 @@ Status Follower::Follow(nats::Connection& conn) {
     if (stop_) return Status::OK();
     restart_ = false;
     local = submitted_ = applied_;
+    whole = !checked_once_;
   }
-  auto last = conn.LastMessage(options_.stream, subject);
-  if (!last.ok()) return last.status();
-  uint64_t start = 1;
-  if (last->has_value()) {
-    uint64_t in_stream = ReplicatedSeq(**last, options_.agent);
-    if (in_stream == 0)
-      return Status::Corruption("the last message of " + subject + " is not an event of agent " +
-                                options_.agent);
-    if (in_stream < local)
-      return Status::FailedPrecondition("this standby's log is at seq " + std::to_string(local) +
-                                        ", ahead of the stream (seq " + std::to_string(in_stream) +
-                                        "): it is not a copy of this stream");
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stream_last_ = std::max(stream_last_, in_stream);
-    }
-    const uint64_t behind = in_stream - local;
-    start = (*last)->stream_seq > behind ? (*last)->stream_seq - behind + 1 : 1;
-    // This log must be the stream's so far: its last line is the stream's
-    // message for the same seq.
-    if (local > 0) {
-      if ((*last)->stream_seq <= behind)
-        return Status::FailedPrecondition("stream " + options_.stream + " does not hold seq " +
-                                          std::to_string(local) + " of agent " + options_.agent +
-                                          ", this standby's last event");
-      auto same = conn.GetMessage(options_.stream, start - 1);
-      if (!same.ok())
-        return same.status().WithContext("checking this standby's last event against the stream");
-      auto line = LogLineAt(engine_.events_dir(), local);
-      if (!line.ok()) return line.status();
-      if (ReplicatedSeq(*same, options_.agent) != local || !line->has_value() ||
-          **line != same->data)
-        return Status::FailedPrecondition("this standby's log differs from stream " +
-                                          options_.stream + " at seq " + std::to_string(local) +
-                                          ": it is not a copy of agent " + options_.agent +
-                                          "'s log (follow into an empty state dir)");
-    }
+  auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
+  if (!end.ok()) return end.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_last_ = std::max(stream_last_, end->event_seq);
   }
+  // This log must be the stream's: all of it the first time; after that
+  // what was applied came from the stream, and its last line is enough.
+  const auto began = std::chrono::steady_clock::now();
+  Status same = CheckLogIsStream(conn, options_.stream, options_.agent, *end, engine_.events_dir(),
+                                 whole ? 1 : local, local);
+  if (whole && same.ok() && local > 0)
+    log_->info("standby: this log is the stream's through seq {} (checked line by line in {} ms)",
+               local,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - began)
+                   .count());
+  if (!same.ok()) {
+    if (!same.IsFailedPrecondition()) return same;
+    std::lock_guard<std::mutex> lock(mu_);
+    diverged_ = same.WithContext("this standby follows no more (follow into an empty state dir)");
+    error_ = diverged_.message();
+    log_->warn("standby: {}", error_);
+    if (promotion_ != Promotion::kNone) FinishPromotion(diverged_, {});
+    return Status::OK();
+  }
+  const uint64_t behind = end->event_seq - local;
+  const uint64_t start = end->stream_seq > behind ? end->stream_seq - behind + 1 : 1;
   auto sub = conn.SubscribeOrdered(options_.stream, subject, start);
   if (!sub.ok()) return sub.status();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    checked_once_ = true;
     error_.clear();
   }
   uint64_t expected = local + 1;
   std::vector<state::Event> events;
   std::vector<std::string> lines;
   while (true) {
-    // Promotion: learn where the stream ends, then stop there.
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (stop_) return Status::OK();
       if (restart_) return Status::Unavailable(error_);
-      if (draining_ && !drain_known_) {
-        lock.unlock();
-        auto tail = conn.LastMessage(options_.stream, subject);
-        lock.lock();
-        if (!tail.ok()) {
-          auto done = std::move(drain_done_);
-          draining_ = false;
-          drain_done_ = nullptr;
-          std::weak_ptr<int> alive = alive_;
-          Status st = tail.status().WithContext("learning where the stream ends");
-          boost::asio::post(ioc_, [alive, done, st] {
-            if (!alive.expired() && done) done(st, 0);
-          });
-          continue;
-        }
-        drain_known_ = true;
-        drain_target_ = tail->has_value() ? ReplicatedSeq(**tail, options_.agent) : 0;
-        drain_stream_seq_ = tail->has_value() ? (*tail)->stream_seq : 0;
-      }
-      if (draining_ && drain_known_ && applied_ >= drain_target_) {
-        auto done = std::move(drain_done_);
-        uint64_t stream_seq = drain_stream_seq_;
-        draining_ = false;
-        drain_done_ = nullptr;
-        stop_ = true;
-        std::weak_ptr<int> alive = alive_;
-        boost::asio::post(ioc_, [alive, done, stream_seq] {
-          if (!alive.expired() && done) done(Status::OK(), stream_seq);
-        });
-        return Status::OK();
-      }
+      // The subscription waits out a lost connection; say so meanwhile
+      // (on_state clears it once NATS is back).
+      if (!connected_ && error_.empty())
+        error_ = unreachable_ = "NATS at " + conn.describe() + " is unreachable";
+      if (promotion_ != Promotion::kNone && !StepPromotion(conn, lock)) return Status::OK();
       if (submitted_ - applied_ >= kFollowInflight) {
         cv_.wait_for(lock, std::chrono::milliseconds(50));
         continue;
@@ -333,6 +334,48 @@ Status Follower::Follow(nats::Connection& conn) {
   }
 }
 
+bool Follower::StepPromotion(nats::Connection& conn, std::unique_lock<std::mutex>& lock) {
+  // 1. Learn where the stream ends now.
+  if (promotion_ == Promotion::kDraining && !drain_known_) {
+    lock.unlock();
+    auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
+    lock.lock();
+    if (promotion_ != Promotion::kDraining) return true;  // timed out meanwhile
+    if (!end.ok()) {
+      FinishPromotion(end.status().WithContext("learning where the stream ends"), {});
+      return true;
+    }
+    drain_known_ = true;
+    drain_end_ = std::move(end).value();
+  }
+  // 2. Applied through it: claim the stream.
+  if (promotion_ == Promotion::kDraining && applied_ >= drain_end_.event_seq) {
+    promotion_ = Promotion::kPublishing;
+    const StreamEnd end = drain_end_;
+    lock.unlock();
+    auto promoted =
+        PublishPromotion(conn, options_.stream, options_.agent, end, SystemClock::Default()->Now(),
+                         static_cast<int>(options_.timeout_ms));
+    lock.lock();
+    if (!promoted.ok()) {
+      log_->warn("promotion refused, still a standby: {}", promoted.status().message());
+      FinishPromotion(promoted.status(), {});
+      return true;
+    }
+    promotion_ = Promotion::kPublished;
+    promoted_seq_ = promoted->seq;
+    log_->info("promotion: the stream took primary_promoted as seq {} (stream seq {})",
+               promoted_seq_, end.stream_seq + 1);
+  }
+  // 3. It comes back through the subscription like any event; once applied,
+  // this is the primary's log and following is over.
+  if (promotion_ == Promotion::kPublished && applied_ >= promoted_seq_) {
+    stop_ = true;
+    FinishPromotion(Status::OK(), Promoted{promoted_seq_, drain_end_.stream_seq});
+    return false;
+  }
+  return true;
+}
 void Follower::Apply(std::vector<state::Event> events, std::vector<std::string> lines) {
   const uint64_t first = events.front().seq;
   const uint64_t last = events.back().seq;

@@ -1,13 +1,23 @@
 // The reading side of replication (runtime/replication.h, docs/scale.md):
-// a hot standby and the stream reader of `replay --from nats://` and an
-// offline `limbic promote`.
+// a hot standby, `limbic follow`, and its promotion.
 //
-// Standby (Follower, `limbic follow`): an ordered consumer on the stream
-// applies each event through Engine::SubmitReplicated, the primary's seq and
-// ts kept, so its log is the primary's line for line and its digest equals
-// the primary's at the same seq. Drain() stops at the stream's last message
-// for promotion (the Runtime then starts a Replicator and writes
-// primary_promoted, which fences the old primary).
+// Standby (Follower): an ordered consumer on the stream applies each event
+// through Engine::SubmitReplicated, the primary's seq and ts kept, so its
+// log is the primary's line for line and its digest equals the primary's
+// at the same seq. Before it applies anything it checks its log against
+// the stream (CheckLogIsStream, runtime/agent_stream.h): the whole log at
+// its first start in a process, then its last line at each restart of the
+// subscription (what it applied since came from the stream). A log that
+// differs is never applied to: the standby stops following, says why in
+// snapshot().error, and refuses to be promoted.
+//
+// Promotion (Promote): the stream is applied through its last message,
+// then primary_promoted is published with that message's stream sequence
+// expected (PublishPromotion) and applied from the stream like any other
+// event, so this log never holds what the stream does not. If the stream
+// refuses it (the old primary still writes) or NATS cannot be reached,
+// nothing was written: the standby goes on following and can be promoted
+// again later.
 //
 // Threading: the Follower runs one thread of its own for NATS; everything
 // that touches the engine is posted to the io thread. Public methods: io
@@ -28,6 +38,7 @@
 
 #include "base/nats.h"
 #include "base/status.h"
+#include "runtime/agent_stream.h"
 #include "runtime/metrics.h"
 #include "runtime/replication.h"
 #include "state/engine.h"
@@ -38,15 +49,10 @@ namespace limbic::runtime {
 // dir follows, written when `limbic follow` starts on it and removed by its
 // promotion; what `limbic promote` reads when no standby runs there.
 std::string StandbyFilePath(const std::string& state_dir);
-
-// Reads `agent`'s events from `stream` in order: a subscription from
-// stream seq `start_stream_seq` (1: the start), events `first` through
-// `last` handed to `take` (duplicates skipped; a gap is Corruption naming
-// the stream seq). Waits up to 10 s for each message; a cluster electing
-// leaders gets a few seconds before the subscription gives up.
-Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
-                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
-                  const std::function<Status(const nats::Message& message, uint64_t seq)>& take);
+// FailedPrecondition, naming the file and the two ways out, when
+// `state_dir` is a standby's (it has standby.json): its log takes only the
+// stream's events, so no local write (the command line, `limbic run`).
+Status RefuseStandbyWrites(const std::string& state_dir);
 
 class Follower {
  public:
@@ -54,16 +60,26 @@ class Follower {
     std::vector<std::string> nats;
     std::string stream;
     std::string agent;
+    int64_t timeout_ms = 5000;  // a NATS request's deadline (replication.timeout)
   };
   Follower(boost::asio::io_context& ioc, state::Engine& engine, Options options, Metrics& metrics,
            std::shared_ptr<spdlog::logger> log);
   ~Follower();
 
   Status Start();
-  // Applies the stream through its last message (as it is when this is
-  // called), then stops consuming; `done` gets the last message's stream
-  // sequence, or why it could not (NATS unreachable, a broken stream).
-  void Drain(int64_t timeout_ms, std::function<void(Status, uint64_t stream_seq)> done);
+  // Promotion (above): applies the stream through its last message (as it
+  // is when this is called), publishes primary_promoted after it and
+  // applies that too; then the follower has stopped and `done` gets the
+  // event's seq and the stream sequence it follows. Or `done` gets why not
+  // (FailedPrecondition: this log is not the stream's; Unavailable: NATS
+  // unreachable, the stream moved on, not in `timeout_ms`) and the
+  // standby goes on following. One at a time (the Runtime's promoting_).
+  struct Promoted {
+    uint64_t seq = 0;
+    uint64_t stream_seq = 0;
+  };
+  void Promote(int64_t timeout_ms, std::function<void(Status, Promoted)> done);
+  // Stops following; a promotion under way gets Unavailable.
   void Stop();
 
   struct Snapshot {
@@ -80,8 +96,15 @@ class Follower {
 
  private:
   void Run();
-  // Consumes until stopped or drained; errors restart it.
+  // Consumes until stopped, diverged or promoted; other errors restart it.
   Status Follow(nats::Connection& conn);
+  // The promotion's steps on the follower's thread, mu_ held (unlocked
+  // around NATS calls); false when Follow should return (promoted).
+  bool StepPromotion(nats::Connection& conn, std::unique_lock<std::mutex>& lock);
+  // Ends a promotion: `done` is posted with `s` (mu_ held).
+  void FinishPromotion(Status s, Promoted result);
+  // io thread: the promotion's deadline (re-armed while publishing).
+  void ArmPromotionTimer(int64_t timeout_ms);
   // io thread: apply a decoded batch.
   void Apply(std::vector<state::Event> events, std::vector<std::string> lines);
 
@@ -97,16 +120,22 @@ class Follower {
   bool stop_ = false;
   bool connected_ = false;
   std::string error_;
+  std::string unreachable_;    // error_ while NATS is down; cleared when it is back
+  Status diverged_;            // this log is not the stream's: follow no more
+  bool checked_once_ = false;  // the whole log was checked against the stream
   uint64_t applied_ = 0;      // applied on the io thread
   uint64_t submitted_ = 0;    // handed to the io thread
   uint64_t stream_last_ = 0;  // last event seq seen in the stream
-  // Drain: stop once applied_ reaches drain_target_.
   bool restart_ = false;  // a batch failed to apply: subscribe again from applied_
-  bool draining_ = false;
-  bool drain_known_ = false;  // drain_target_ read from the stream
-  uint64_t drain_target_ = 0;
-  uint64_t drain_stream_seq_ = 0;
-  std::function<void(Status, uint64_t)> drain_done_;
+  // Promotion: kDraining until applied_ reaches drain_end_ (once known),
+  // kPublishing while primary_promoted is being published, kPublished
+  // until it is applied.
+  enum class Promotion { kNone, kDraining, kPublishing, kPublished };
+  Promotion promotion_ = Promotion::kNone;
+  bool drain_known_ = false;
+  StreamEnd drain_end_;
+  uint64_t promoted_seq_ = 0;
+  std::function<void(Status, Promoted)> promote_done_;
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
+#include "runtime/agent_stream.h"
 #include "state/event_log.h"
 
 namespace limbic::runtime {
@@ -19,37 +20,6 @@ int64_t NowMs() {
 }
 
 }  // namespace
-
-Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq) {
-  state::LogReader::Options ro;
-  ro.from_seq = seq;
-  ro.decode = false;
-  auto reader = state::LogReader::Open(events_dir, ro);
-  if (!reader.ok()) return reader.status();
-  state::Event e;
-  auto got = (*reader)->Next(&e);
-  if (!got.ok()) return got.status();
-  if (!*got || e.seq != seq) return std::optional<std::string>();
-  return std::optional<std::string>(std::string((*reader)->raw_line()));
-}
-
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq) {
-  return agent + ":" + std::to_string(seq);
-}
-
-uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
-  const std::string prefix = agent + ":";
-  if (message.msg_id.starts_with(prefix)) {
-    std::string digits = message.msg_id.substr(prefix.size());
-    if (!digits.empty() && digits.size() <= 19 &&
-        digits.find_first_not_of("0123456789") == std::string::npos)
-      return std::stoull(digits);
-  }
-  auto doc = nlohmann::json::parse(message.data, nullptr, false);
-  if (doc.is_object() && doc.contains("seq") && doc["seq"].is_number_unsigned())
-    return doc["seq"].get<uint64_t>();
-  return 0;
-}
 
 Replicator::Replicator(boost::asio::io_context& ioc, state::Engine& engine,
                        ReplicationConfig config, Metrics& metrics,
@@ -67,9 +37,10 @@ Status Replicator::Start() {
   if (config_.mode == ReplicationConfig::Mode::kQuorum) {
     engine_.set_hold_acks(true);
     gate_closed_ = true;
-    engine_.set_write_gate(Status::Unavailable(
-        "quorum replication: the stream " + config_.stream + " on NATS (" + config_.nats.front() +
-        ", ...) has not been checked yet; writes are taken once it has"));
+    engine_.set_write_gate(
+        Status::Unavailable("quorum replication: the stream " + config_.stream + " on NATS (" +
+                            nats::JoinServers(config_.nats) +
+                            ") has not been checked yet; writes are taken once it has"));
   }
   metrics_.Declare("limbic_replication_lag_events", Metrics::Type::kGauge,
                    "durable events not yet acknowledged by JetStream");
@@ -89,7 +60,7 @@ Status Replicator::Start() {
     m.Set("limbic_replication_fenced", "", s.fenced.empty() ? 0 : 1);
   });
   log_->info("replication: {} mode, stream {} subject {} on {}", ReplicationModeName(config_.mode),
-             config_.stream, config_.subject(), config_.nats.front());
+             config_.stream, config_.subject(), nats::JoinServers(config_.nats));
   thread_ = std::thread([this] { Run(); });
   return Status::OK();
 }
@@ -157,6 +128,7 @@ Replicator::Snapshot Replicator::snapshot() const {
   s.durable_seq = durable_;
   s.replicated_seq = replicated_;
   s.stream_seq = stream_seq_;
+  s.stream_last_seq = stream_last_;
   return s;
 }
 
@@ -170,7 +142,10 @@ Status Replicator::health() const {
   }
   if (config_.mode == ReplicationConfig::Mode::kQuorum && gate)
     return Status::Unavailable("quorum replication cannot publish: " +
-                               (s.error.empty() ? std::string("not connected yet") : s.error));
+                               (!s.error.empty() ? s.error
+                                : s.connected
+                                    ? std::string("connected to NATS again, checking the stream")
+                                    : std::string("not connected yet")));
   if (s.lag() > config_.max_lag)
     return Status::Unavailable("replication lags " + std::to_string(s.lag()) +
                                " events behind (max_lag " + std::to_string(config_.max_lag) + ")" +
@@ -188,6 +163,9 @@ void Replicator::Run() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       connected_ = up;
+      // Once NATS is back, "unreachable" is no longer true; whatever the
+      // stream check then finds wrong is said by it.
+      if (up && !unreachable_.empty() && error_ == unreachable_) error_.clear();
     }
     cv_.notify_all();
   };
@@ -219,17 +197,16 @@ void Replicator::Run() {
       conn = std::move(c).value();
     }
     if (!conn->connected()) {
-      const std::string where = conn->describe();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        checked_ = false;
+      }
+      NoteFailure(Status::Unavailable("NATS at " + conn->describe() + " is unreachable"),
+                  conn.get());
       if (conn->closed()) {
         log_->warn("replication: the NATS connection closed; connecting again");
         conn.reset();
       }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        connected_ = false;
-        checked_ = false;
-      }
-      NoteFailure(Status::Unavailable("NATS at " + where + " is unreachable"));
       wait(250);
       continue;
     }
@@ -298,8 +275,9 @@ Status Replicator::Sync(nats::Connection& conn) {
     std::string subjects;
     for (const std::string& s : info->subjects) subjects += (subjects.empty() ? "" : ", ") + s;
     Fence("stream " + config_.stream + " holds subjects [" + subjects +
-          "]: replication needs the agent's own stream, with subject " + subject +
-          " only (set replication.stream)");
+              "]: replication needs the agent's own stream, with subject " + subject +
+              " only (set replication.stream)",
+          info->last_seq, 0);
     return Status::FailedPrecondition("fenced");
   }
   auto last = conn.LastMessage(config_.stream, subject);
@@ -309,7 +287,8 @@ Status Replicator::Sync(nats::Connection& conn) {
     in_stream = ReplicatedSeq(**last, config_.agent);
     if (in_stream == 0) {
       Fence("the last message of " + subject + " (stream seq " +
-            std::to_string((*last)->stream_seq) + ") is not an event of agent " + config_.agent);
+                std::to_string((*last)->stream_seq) + ") is not an event of agent " + config_.agent,
+            info->last_seq, 0);
       return Status::FailedPrecondition("fenced");
     }
   }
@@ -320,9 +299,10 @@ Status Replicator::Sync(nats::Connection& conn) {
   }
   if (in_stream > local) {
     Fence("the stream " + config_.stream + " holds agent " + config_.agent +
-          "'s events through seq " + std::to_string(in_stream) + ", this log only through seq " +
-          std::to_string(local) +
-          ": another primary has written (a promoted standby?), or this log lost its tail");
+              "'s events through seq " + std::to_string(in_stream) +
+              ", this log only through seq " + std::to_string(local) +
+              ": another primary has written (a promoted standby?), or this log lost its tail",
+          info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
     return Status::FailedPrecondition("fenced");
   }
   if (in_stream > 0) {
@@ -332,14 +312,17 @@ Status Replicator::Sync(nats::Connection& conn) {
       return Status::Unavailable("the local log has no seq " + std::to_string(in_stream) + " yet");
     if (**line != (**last).data) {
       Fence("the stream's event seq " + std::to_string(in_stream) +
-            " is not this log's: another primary has written a different history for agent " +
-            config_.agent);
+                " is not this log's: another primary has written a different history for "
+                "agent " +
+                config_.agent,
+            info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
       return Status::FailedPrecondition("fenced");
     }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    replicated_ = sent_ = sync_event_ = in_stream;
+    replicated_ = sent_ = sync_event_ = stream_last_ = in_stream;
+    sent_id_.clear();
     stream_seq_ = sync_stream_ = info->last_seq;
     acked_ahead_.clear();
     publish_failed_ = false;
@@ -395,10 +378,12 @@ bool Replicator::SendMore(nats::Connection& conn) {
     }
     nats::OutMessage m;
     m.data = reader_->raw_line();
-    m.msg_id = ReplicationMsgId(config_.agent, e.seq);
+    m.msg_id = ReplicationMsgId(config_.agent, e.seq, m.data);
     // The stream holds only this agent's events, one message each: event
-    // seq k follows stream seq sync_stream_ + (k - sync_event_ - 1).
+    // seq k follows stream seq sync_stream_ + (k - sync_event_ - 1), and
+    // (but for the first after Sync) this log's event k - 1.
     m.expect_last_seq = sync_stream_ + (e.seq - sync_event_ - 1);
+    m.expect_last_msg_id = sent_id_;
     Status s = conn.PublishAsync(subject, m, e.seq, static_cast<int>(config_.timeout));
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -409,6 +394,7 @@ bool Replicator::SendMore(nats::Connection& conn) {
       break;
     }
     sent = e.seq;
+    sent_id_ = std::move(m.msg_id);
     ++reader_next_;
   }
   {
@@ -442,6 +428,7 @@ void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
       acked_ahead_.erase(acked_ahead_.begin());
     }
     stream_seq_ = sync_stream_ + (replicated_ - sync_event_);
+    stream_last_ = replicated_;
     advanced = replicated_;
     if (!advance_posted_) {
       advance_posted_ = true;
@@ -465,11 +452,31 @@ void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
   if (advanced > 0) NoteSuccess();
 }
 
-void Replicator::Fence(const std::string& why) {
+uint64_t Replicator::AgreedWith(nats::Connection& conn, uint64_t in_stream,
+                                const nats::Message& last) {
+  uint64_t local;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    local = durable_;
+  }
+  uint64_t agreed = 0;
+  Status s = CheckLogIsStream(conn, config_.stream, config_.agent,
+                              StreamEnd{in_stream, last.stream_seq, last.data},
+                              engine_.events_dir(), 1, std::min(local, in_stream), &agreed);
+  if (!s.ok() && !s.IsFailedPrecondition())
+    log_->warn("replication: checking this log against the stream: {}", s.message());
+  return agreed;
+}
+
+void Replicator::Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last,
+                       std::optional<uint64_t> agreed) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!fenced_.empty()) return;
     fenced_ = why;
+    if (agreed) replicated_ = *agreed;
+    stream_seq_ = stream_seq;
+    stream_last_ = stream_last;
   }
   log_->critical("replication: FENCED, refusing writes: {}", why);
   std::weak_ptr<int> alive = alive_;
@@ -484,11 +491,17 @@ void Replicator::Fence(const std::string& why) {
   });
 }
 
-void Replicator::NoteFailure(const Status& s) {
+void Replicator::NoteFailure(const Status& s, const nats::Connection* down) {
   bool close = false;
   std::string error = s.message();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (down != nullptr) {
+      // on_state(true) runs (under mu_) once the connection says it is up.
+      if (down->connected()) return;
+      connected_ = false;
+      unreachable_ = error;
+    }
     if (error_ != error) log_->warn("replication: {}", error);
     error_ = error;
     const int64_t now = NowMs();

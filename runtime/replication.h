@@ -4,11 +4,21 @@
 // the subject limbic.<agent>.events of the agent's own stream, one message
 // per event whose body is the event's line exactly as the local log holds it
 // (read back from the log), with
-//   Nats-Msg-Id = <agent>:<seq>        a resend after a reconnect is dropped
-//                                      by the server's duplicate window;
+//   Nats-Msg-Id = <agent>:<seq>:<h>    h: the line's SHA-256, 16 hex digits
+//                                      (ReplicationMsgId); a resend after a
+//                                      reconnect is dropped by the server's
+//                                      duplicate window;
 //   Nats-Expected-Last-Sequence = N    the stream must end where this primary
 //                                      left it, so a second writer for the
-//                                      same agent is refused by JetStream.
+//                                      same agent is refused by JetStream;
+//   Nats-Expected-Last-Msg-Id = id     on each publish but the first after a
+//                                      check: the id of this log's previous
+//                                      event. Sequence numbers alone let a
+//                                      pipeline line up again behind another
+//                                      writer's message (its event k refused,
+//                                      its k+1 expecting the very slot the
+//                                      other took); the ids, which differ
+//                                      between histories, do not.
 // Before it publishes (at start and after every failure) it reads the
 // stream's last message and checks it against the local log: the stream may
 // be behind (it catches up from the local log) but never ahead of it or
@@ -52,21 +62,12 @@
 
 #include "base/nats.h"
 #include "base/status.h"
+#include "runtime/agent_stream.h"
 #include "runtime/config.h"
 #include "runtime/metrics.h"
 #include "state/engine.h"
 
 namespace limbic::runtime {
-
-// The line of event `seq` in the log `events_dir`, as written (not
-// decoded); nullopt when the log does not reach it.
-Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq);
-
-// "<agent>:<seq>": the Nats-Msg-Id of event `seq`.
-std::string ReplicationMsgId(const std::string& agent, uint64_t seq);
-// The event seq a replicated message carries: from its Nats-Msg-Id when
-// that names `agent`, else from its body's "seq". 0 when neither does.
-uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
 class Replicator {
  public:
@@ -95,8 +96,12 @@ class Replicator {
     std::string fenced;           // why, when fenced
     std::string error;            // the last failure, while failing
     uint64_t durable_seq = 0;     // the local log's
-    uint64_t replicated_seq = 0;  // the stream's (acknowledged by JetStream)
-    uint64_t stream_seq = 0;      // its last message's stream sequence
+    // The last seq through which the stream holds this log's events, as
+    // they are here (acknowledged by JetStream, or found there; when
+    // fenced: up to where the histories part).
+    uint64_t replicated_seq = 0;
+    uint64_t stream_seq = 0;       // the stream's last sequence, as last read or acknowledged
+    uint64_t stream_last_seq = 0;  // the agent's last event seq the stream holds
     uint64_t lag() const { return durable_seq > replicated_seq ? durable_seq - replicated_seq : 0; }
   };
   Snapshot snapshot() const;
@@ -113,8 +118,19 @@ class Replicator {
   bool SendMore(nats::Connection& conn);
   // A PubAck or a failure for event `seq` (a libnats thread).
   void OnPublished(uint64_t seq, const nats::PubResult& result);
-  void Fence(const std::string& why);
-  void NoteFailure(const Status& s);
+  // Refuses every write from now on, recording what the stream holds: its
+  // last sequence, the agent's last event seq in it and, when known, the
+  // seq through which it holds this log's events.
+  void Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last,
+             std::optional<uint64_t> agreed = std::nullopt);
+  // For a fenced primary's report: the seq through which a stream ending
+  // at event `in_stream` (message `last`) holds this log's events, read
+  // from the stream's start (CheckLogIsStream).
+  uint64_t AgreedWith(nats::Connection& conn, uint64_t in_stream, const nats::Message& last);
+  // A failure, noted as the error health() shows. With `down`, NATS being
+  // unreachable: noted only while that connection is still down, so a
+  // reconnect (which clears it) is never followed by a stale one.
+  void NoteFailure(const Status& s, const nats::Connection* down = nullptr);
   void NoteSuccess();
   // io thread: release held acks, fire WhenReplicated callbacks, metrics.
   void Advance(uint64_t through);
@@ -132,15 +148,21 @@ class Replicator {
   int64_t stop_deadline_ms_ = 0;  // steady clock; drain until then
   uint64_t durable_ = 0;
   uint64_t replicated_ = 0;
-  uint64_t stream_seq_ = 0;  // the stream's last sequence, as this primary left it
+  uint64_t stream_seq_ = 0;   // the stream's last sequence, as this primary left it
+  uint64_t stream_last_ = 0;  // the agent's last event seq in it
   bool connected_ = false;
   bool checked_ = false;
   std::string fenced_;
   std::string error_;
+  std::string unreachable_;       // error_ while NATS is down; cleared when it is back
   int64_t failing_since_ms_ = 0;  // 0 = not failing
   bool gate_closed_ = false;      // quorum: writes refused for failing too long
   std::thread thread_;
   uint64_t sent_ = 0;  // last seq handed to NATS
+  // Its Nats-Msg-Id, what the next publish expects the stream's last to
+  // be; "" right after Sync (the first publish expects only a sequence:
+  // a restarted server may not know the last id any more).
+  std::string sent_id_;
   // Where the last Sync found the stream: event sync_event_ at stream seq
   // sync_stream_ (what each message's expected last sequence is made from).
   uint64_t sync_event_ = 0;

@@ -100,6 +100,8 @@ Status Runtime::Open() {
     errors.push_back("replication: a standby needs replication.nats, .stream and .agent");
   Status checked = ConfigErrors(errors);
   if (!checked.ok()) return checked.WithContext(config_.source);
+  // A standby's log takes only its stream's events (runtime/follower.h).
+  if (!following_) LIMBIC_RETURN_IF_ERROR(RefuseStandbyWrites(config_.state_dir));
 
   // 2. The API's address is taken now, before the state dir is touched, so
   // a runtime that cannot serve has written nothing. It accepts once
@@ -191,7 +193,8 @@ Status Runtime::Open() {
                                                FileDurability::kSynced);
     if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
     follower_ = std::make_unique<Follower>(
-        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent}, metrics_, log_);
+        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, metrics_,
+        log_);
     LIMBIC_RETURN_IF_ERROR(follower_->Start());
   } else {
     if (config_.replication.enabled()) {
@@ -228,12 +231,14 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
         json());
   promoting_ = true;
   log_->info("promotion: applying the stream through its last event");
-  follower_->Drain(20000, [this, done](Status s, uint64_t stream_seq) {
+  // The follower claims the stream (primary_promoted, published first and
+  // then applied from it); a refusal leaves it following (runtime/follower.h).
+  follower_->Promote(20000, [this, done](Status s, Follower::Promoted promoted) {
+    promoting_ = false;
     if (stopping_) return done(Status::Unavailable("shutting down"), json());
     if (!s.ok()) {
-      promoting_ = false;
       log_->warn("promotion refused: {}", s.message());
-      return done(s.WithContext("not promoted"), json());
+      return done(s.WithContext("not promoted, still a standby"), json());
     }
     follower_->Stop();
     follower_.reset();
@@ -244,40 +249,20 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
     engine_->set_write_gate(Status::OK());
     if (Status l = LoadReflexes(file_rules_, false); !l.ok())
       log_->warn("promotion: loading the reflexes: {}", l.message());
-    const ReplicationConfig& rc = config_.replication;
-    Event promoted{0,
-                   0,
-                   EventType::kPrimaryPromoted,
-                   {{"agent", rc.agent}, {"stream", rc.stream}, {"stream_seq", stream_seq}}};
-    uint64_t seq = engine_->next_seq();
-    Status submitted = engine_->Submit({promoted}, nullptr);
-    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, rc, metrics_, log_);
-    if (submitted.ok()) submitted = replicator_->Start();
-    if (!submitted.ok()) {
-      log_->error("promotion failed: {}", submitted.message());
-      return done(submitted.WithContext("promotion"), json());
+    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, metrics_, log_);
+    Status started = replicator_->Start();
+    uint64_t after = 0;
+    if (started.ok()) started = CatchUpReflexes(&after);
+    if (started.ok()) started = StartPrimary();
+    if (!started.ok()) {
+      log_->error("promotion: starting the primary: {}", started.message());
+      return done(started, json());
     }
-    replicator_->WhenReplicated(
-        seq, std::max<int64_t>(10000, rc.timeout * 2), [this, done, seq, stream_seq](Status r) {
-          if (!r.ok()) {
-            log_->error("promotion: primary_promoted (seq {}) was not replicated: {}", seq,
-                        r.message());
-            return done(
-                r.WithContext("promoted locally, but the stream did not take primary_promoted"),
-                json());
-          }
-          uint64_t after = 0;
-          Status started = CatchUpReflexes(&after);
-          if (started.ok()) started = StartPrimary();
-          if (!started.ok()) {
-            log_->error("promotion: starting the primary: {}", started.message());
-            return done(started, json());
-          }
-          log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
-                     config_.replication.agent, seq, stream_seq);
-          (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
-          done(Status::OK(), json{{"promoted", true}, {"seq", seq}, {"stream_seq", stream_seq}});
-        });
+    (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
+    log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
+               config_.replication.agent, promoted.seq, promoted.stream_seq);
+    done(Status::OK(),
+         json{{"promoted", true}, {"seq", promoted.seq}, {"stream_seq", promoted.stream_seq}});
   });
 }
 

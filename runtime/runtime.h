@@ -105,9 +105,11 @@ class Runtime {
   Replicator* replicator() { return replicator_.get(); }
   Follower* follower() { return follower_.get(); }
   // A standby becomes the primary: it applies the stream through its last
-  // message, starts replicating, writes primary_promoted and waits for its
-  // PubAck (which fences the old primary), then starts what a primary runs.
-  // `done` gets {"seq", "stream_seq"} or why not (io thread).
+  // message, publishes primary_promoted after it (which fences the old
+  // primary) and applies it from the stream (Follower::Promote), then
+  // starts replicating and what a primary runs. `done` gets {"seq",
+  // "stream_seq"} or why not (io thread); when not, nothing was written
+  // and this limbic is still a standby, following.
   void Promote(std::function<void(Status, nlohmann::json)> done);
 
  private:

@@ -1,0 +1,432 @@
+// Replication's edge cases (docs/scale.md), through the real binary and
+// real nats-server processes on loopback: a clean stop of a primary that
+// published nothing, promotions that must be refused (a log that is not
+// the stream's; the old primary still writing) and what they leave, a
+// standby's state dir that takes no local write, health that tells what
+// the stream holds, and the replication bench's command line.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "replication_util.h"
+
+using nlohmann::json;
+using namespace limbic::testing;
+
+namespace {
+
+// SIGTERM, then the exit code, with the log read to its end.
+int Terminate(RunningLimbic& r) {
+  kill(r.child().pid(), SIGTERM);
+  r.WaitForLog("replication: stopped at seq", 20000);
+  return r.child().Wait();
+}
+
+// A clean stop: exit 0, the replication's last line, api.json gone.
+void CheckCleanStop(RunningLimbic& r, const TempDir& dir) {
+  CHECK(Terminate(r) == 0);
+  CHECK(r.WaitForLog("replication: stopped at seq", 0));
+  CHECK_FALSE(std::filesystem::exists(dir / "state/api.json"));
+}
+
+bool HasFenced(const json& h) {
+  return h.contains("replication") && h["replication"].contains("fenced");
+}
+
+std::string ErrorOf(const json& h) {
+  return h.contains("replication") && h["replication"].contains("error")
+             ? h["replication"]["error"].get<std::string>()
+             : "";
+}
+
+}  // namespace
+
+TEST_CASE("a fenced old primary says what the stream holds, and exits 0 on SIGTERM",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-f", "quorum");
+  uint64_t durable = 0;
+  {
+    auto primary = StartPrimary(dir, config);
+    AddPercepts(primary->port(), 5);  // quorum: each acknowledged one is in the stream
+    durable = Health(primary->port())["applied_seq"].get<uint64_t>();
+    primary->child().Kill(SIGKILL);
+    primary->child().Wait();
+  }
+  Standby standby(standby_dir / "state", nats->urls(), "agent-f");
+  REQUIRE(standby.port() != 0);
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  REQUIRE(promoted.status == 200);
+  const uint64_t promoted_seq = promoted.Json()["seq"].get<uint64_t>();
+  CHECK(promoted_seq == durable + 1);
+
+  // The old primary comes back: fenced, and it says what the stream holds:
+  // every event it had acknowledged, up to where the histories part (its
+  // restart may write a first event of its own, which the stream never
+  // takes), then the new primary's.
+  RunningLimbic back(dir, config);
+  REQUIRE(back.port() != 0);
+  json h = WaitJson(back.port(), "/healthz", HasFenced, 30000);
+  const json& r = h["replication"];
+  INFO(h.dump());
+  CHECK(r["replicated_seq"] == durable);
+  CHECK(r["lag"] == r["durable_seq"].get<uint64_t>() - durable);
+  CHECK(r["stream_last_seq"] >= promoted_seq);
+  CHECK(r["stream_seq"] == r["stream_last_seq"]);  // one message per event
+  CheckCleanStop(back, dir);
+}
+
+TEST_CASE("a quorum primary that never reached NATS names every server and exits 0 on SIGTERM",
+          "[replication]") {
+  TempDir dir;
+  // Nothing listens on these ports.
+  const std::vector<std::string> urls = {"nats://127.0.0.1:1", "nats://127.0.0.1:2"};
+  RunningLimbic primary(dir, ReplicatedConfig(dir, urls, "agent-u", "quorum"));
+  REQUIRE(primary.port() != 0);
+  CHECK(primary.WaitForLog("on nats://127.0.0.1:1,nats://127.0.0.1:2", 0));
+  json h = WaitJson(primary.port(), "/healthz", [](const json& h) {
+    return ErrorOf(h).find("unreachable") != std::string::npos;
+  });
+  CHECK_THAT(ErrorOf(h), Catch::Contains("nats://127.0.0.1:1,nats://127.0.0.1:2"));
+  CHECK(Http(primary.port(), "GET", "/healthz").status == 503);
+  CheckCleanStop(primary, dir);
+}
+
+TEST_CASE("a primary restarted on an up-to-date stream exits 0 on SIGTERM", "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-h", "quorum");
+  uint64_t durable = 0;
+  // Restarted until a run finds nothing to write (the first restart may
+  // record the reflexes' cursor) and so nothing to publish.
+  for (int run = 0; run < 3; ++run) {
+    auto primary = StartPrimary(dir, config);
+    if (run == 0) AddPercepts(primary->port(), 3);
+    WaitReplicated(primary->port());
+    json h = Health(primary->port());
+    const uint64_t now = h["applied_seq"].get<uint64_t>();
+    CHECK(h["replication"]["replicated_seq"] == now);
+    if (run > 0 && now == durable) {
+      CheckCleanStop(*primary, dir);
+      CHECK(primary->WaitForLog("stopped at seq " + std::to_string(durable), 0));
+      return;
+    }
+    durable = now;
+    CHECK(Terminate(*primary) == 0);
+  }
+  FAIL("every restart wrote something");
+}
+
+TEST_CASE(
+    "promotion refuses a standby whose log is not the stream's, naming the first differing seq",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-x", "quorum");
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 12);
+  const uint64_t at = Health(primary->port())["applied_seq"].get<uint64_t>();
+  const std::string state = standby_dir / "state";
+  {
+    Standby standby(state, nats->urls(), "agent-x");
+    REQUIRE(standby.port() != 0);
+    WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == at; });
+  }
+  // A local write on the stopped standby, as an older limbic took it
+  // (standby.json moved aside: this one refuses it).
+  std::filesystem::rename(state + "/standby.json", state + "/standby.json.aside");
+  REQUIRE(
+      Limbic({"--state", state, "percept", "add", "--source", "local", "--type", "x"}).exit_code ==
+      0);
+  std::filesystem::rename(state + "/standby.json.aside", state + "/standby.json");
+  // The primary goes on: seqs at+1 .. at+10, each acknowledged by the quorum.
+  AddPercepts(primary->port(), 10);
+  const std::string first_diff = "at seq " + std::to_string(at + 1);
+
+  auto offline = Limbic({"--state", state, "promote"});
+  INFO(offline.out << offline.err);
+  CHECK(offline.exit_code == 1);
+  CHECK_THAT(offline.err, Catch::Contains(first_diff));
+  CHECK(std::filesystem::exists(state + "/standby.json"));  // still a standby
+  // Nothing was published: the primary is not fenced and the stream is its log.
+  CHECK(
+      HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+      201);
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-x") == LogLines(dir / "state"));
+
+  // Online the same: the standby follows no more, says where, and refuses
+  // to be promoted (at once, not after the promotion's deadline).
+  Standby standby(state, nats->urls(), "agent-x");
+  REQUIRE(standby.port() != 0);
+  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK_THAT(ErrorOf(h), Catch::Contains(first_diff));
+  auto online = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  CHECK(online.status == 409);
+  CHECK_THAT(online.body, Catch::Contains(first_diff));
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-x") == LogLines(dir / "state"));
+}
+
+TEST_CASE("a standby's state dir takes no local write from the command line", "[replication]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  const std::vector<std::string> add = {"--state",  state,   "percept", "add",
+                                        "--source", "local", "--type",  "x"};
+  {
+    // NATS need not answer: the state dir is a standby's from its start.
+    Standby standby(state, {"nats://127.0.0.1:1"}, "agent-w");
+    REQUIRE(standby.port() != 0);
+    auto running = Limbic(add);
+    CHECK(running.exit_code == 1);
+    CHECK_THAT(running.err, Catch::Contains(state + "/standby.json"));
+  }
+  auto stopped = Limbic(add);
+  CHECK(stopped.exit_code == 1);
+  CHECK_THAT(stopped.err, Catch::Contains(state + "/standby.json"));
+  CHECK_THAT(stopped.err, Catch::Contains("limbic promote --state " + state));
+  CHECK_THAT(stopped.err, Catch::Contains("remove"));
+  // Another kind of write, the same refusal from the same place.
+  auto thread = Limbic({"--state", state, "thread", "create", "--goal", "g"});
+  CHECK(thread.exit_code == 1);
+  CHECK_THAT(thread.err, Catch::Contains("standby.json"));
+  // Nor does a primary start there.
+  std::ofstream(dir / "limbic.json") << BaseConfig(dir).dump();
+  auto run = Limbic({"--state", state, "run", "--config", dir / "limbic.json"});
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("standby.json"));
+  // Reads are served; a recall that would reinforce what it finds does not.
+  auto list = Limbic({"--state", state, "--json", "percept", "list"});
+  CHECK(list.exit_code == 0);
+  auto recall = Limbic({"--state", state, "memory", "recall", "anything"});
+  CHECK(recall.exit_code == 0);
+  CHECK_THAT(recall.err, Catch::Contains("recalling without reinforcing"));
+  CHECK(LogLines(state).empty());
+}
+
+TEST_CASE("a promotion refused while the old primary writes leaves the standby following",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-r", "async"));
+  AddPercepts(primary->port(), 5);
+  Standby standby(standby_dir / "state", nats->urls(), "agent-r");
+  REQUIRE(standby.port() != 0);
+  WaitJson(standby.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 5; });
+
+  // The old primary writes all along: the stream moves on under each promotion.
+  Writers writers(primary->port(), 4);
+  // Each promotion starts with the standby well behind (stopped while the
+  // primary wrote 2,000 events), so it is still catching up while the
+  // primary writes on: the stream moves on under it.
+  auto promote_behind = [&] {
+    const uint64_t from = Health(primary->port())["applied_seq"].get<uint64_t>();
+    kill(standby.pid(), SIGSTOP);
+    WaitJson(primary->port(), "/healthz",
+             [&](const json& h) { return h["applied_seq"].get<uint64_t>() >= from + 2000; });
+    kill(standby.pid(), SIGCONT);
+    return HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  };
+  auto refused = promote_behind();
+  CHECK(refused.status == 503);
+  CHECK_THAT(refused.body, Catch::Contains("still writing"));
+  // Still a standby: it follows on, and takes no write.
+  json h = Health(standby.port());
+  CHECK(h["replication"]["role"] == "standby");
+  const uint64_t applied = h["applied_seq"].get<uint64_t>();
+  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] > applied; });
+  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        503);
+  // A second try is refused the same way, not as "a promotion is under way".
+  auto again = promote_behind();
+  INFO("standby log:\n" << standby.LogText());
+  CHECK(again.status == 503);
+  CHECK_THAT(again.body, Catch::Contains("still writing"));
+  writers.Stop();
+
+  // Once the old primary is gone (its stream caught up: async), the
+  // promotion goes through.
+  WaitReplicated(primary->port());
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  REQUIRE(promoted.status == 200);
+  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        201);
+  WaitReplicated(standby.port());
+  const std::vector<std::string> log = LogLines(standby_dir / "state");
+  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-r") == log);
+  // The old primary's log is a prefix of it: nothing it wrote was lost.
+  const std::vector<std::string> old = LogLines(dir / "state");
+  REQUIRE(old.size() < log.size());
+  CHECK(std::equal(old.begin(), old.end(), log.begin()));
+}
+
+// What fencing rests on: once another writer's message is in the stream,
+// nothing this primary still has in flight lands after it. (Expected last
+// sequences alone let the pipeline line up again behind it: event k refused,
+// k + 1 expecting exactly the slot the other writer took.)
+TEST_CASE(
+    "a primary with publishes in flight is fenced by another writer's message, none lands after it",
+    "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-i", "async"));
+  Writers writers(primary->port(), 4);
+  WaitJson(primary->port(), "/healthz",
+           [](const json& h) { return h["replication"]["replicated_seq"] >= 200; });
+
+  // Another writer claims the slot after the stream's last message, as a
+  // promotion does (tried until it wins the race with the primary).
+  limbic::nats::ConnectOptions co;
+  co.servers = nats->urls();
+  auto conn = limbic::nats::Connection::Connect(co);
+  REQUIRE(conn.ok());
+  const std::string subject = "limbic.agent-i.events";
+  std::string claim;
+  for (int i = 0; i < 200 && claim.empty(); ++i) {
+    auto last = (*conn)->LastMessage("LIMBIC", subject);
+    REQUIRE(last.ok());
+    REQUIRE(last->has_value());
+    const json prev = json::parse((*last)->data);
+    const uint64_t seq = prev["seq"].get<uint64_t>() + 1;
+    const std::string line = json{
+        {"v", 1},
+        {"seq", seq},
+        {"ts", prev["ts"]},
+        {"type", "primary_promoted"},
+        {"agent", "agent-i"},
+        {"stream", "LIMBIC"},
+        {"stream_seq",
+         (*last)->stream_seq}}.dump();
+    auto pub = (*conn)->Publish(
+        subject, {line, "agent-i:" + std::to_string(seq) + ":other", (*last)->stream_seq});
+    if (pub.status.ok() && !pub.duplicate) claim = line;
+  }
+  REQUIRE_FALSE(claim.empty());
+  json h = WaitJson(primary->port(), "/healthz", HasFenced, 30000);
+  writers.Stop();
+  INFO(h.dump());
+  auto last = (*conn)->LastMessage("LIMBIC", subject);
+  REQUIRE(last.ok());
+  REQUIRE(last->has_value());
+  CHECK((*last)->data == claim);
+}
+
+TEST_CASE("once NATS is back, neither a primary nor a standby says it is unreachable",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  json config = ReplicatedConfig(dir, nats->urls(), "agent-n", "async");
+  config["replication"]["timeout"] = "5s";
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 3);
+  WaitReplicated(primary->port());
+  Standby standby(standby_dir / "state", nats->urls(), "agent-n");
+  REQUIRE(standby.port() != 0);
+  WaitJson(standby.port(), "/healthz", [](const json& h) { return h["replication"]["lag"] == 0; });
+
+  nats->Stop(0);
+  auto unreachable = [](const json& h) {
+    return ErrorOf(h).find("unreachable") != std::string::npos;
+  };
+  WaitJson(primary->port(), "/healthz", unreachable, 30000);
+  WaitJson(
+      standby.port(), "/healthz",
+      [](const json& h) { return h["replication"]["connected"] == false; }, 30000);
+  nats->Restart(0);
+  // From the moment each says it is connected, until it is back to normal,
+  // it never says NATS is unreachable.
+  int stale = 0;
+  std::string seen;
+  bool primary_ok = false, standby_ok = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!(primary_ok && standby_ok) && std::chrono::steady_clock::now() < deadline) {
+    for (uint16_t port : {primary->port(), standby.port()}) {
+      json h = Health(port);
+      if (!h.contains("replication")) continue;
+      const json& r = h["replication"];
+      if (r["connected"] == true && unreachable(h)) {
+        ++stale;
+        seen = h.dump();
+      }
+      const bool ok = r["connected"] == true && ErrorOf(h).empty() && r["lag"] == 0;
+      (port == primary->port() ? primary_ok : standby_ok) = ok;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  INFO(seen);
+  CHECK(primary_ok);
+  CHECK(standby_ok);
+  CHECK(stale == 0);
+}
+
+namespace {
+
+std::string BenchBinary() { return LIMBIC_REPLICATION_BENCH; }
+
+// The bench's scratch dirs in `dir`.
+size_t BenchDirs(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().filename().string().starts_with("limbic-replication-bench-")) ++n;
+  return n;
+}
+
+// The bench with $TMPDIR = `tmp`.
+RunResult Bench(const TempDir& tmp, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp.path(), BenchBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv, "", 60000);
+}
+
+}  // namespace
+
+TEST_CASE("the replication bench refuses unknown arguments and starts nothing",
+          "[replication][bench]") {
+  TempDir tmp;
+  const size_t in_tmp = BenchDirs("/tmp");
+  auto help = Bench(tmp, {"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("usage: limbic_replication_bench"));
+  CHECK_THAT(help.out, Catch::Contains("--keep"));
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--bogus"},
+                                             {"--seconds"},
+                                             {"--reps", "two"},
+                                             {"--reps", "1.5"},
+                                             {"--modes", "local,sync"},
+                                             {"--seconds", "1", "extra"}}) {
+    auto r = Bench(tmp, args);
+    INFO(args.front() << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("usage: limbic_replication_bench"));
+  }
+  CHECK(BenchDirs(tmp.path()) == 0);
+  CHECK(BenchDirs("/tmp") == in_tmp);
+}
+
+TEST_CASE("the replication bench removes its scratch dir when a run fails, unless --keep",
+          "[replication][bench]") {
+  TempDir tmp;
+  const size_t in_tmp = BenchDirs("/tmp");
+  const std::vector<std::string> failing = {
+      "--limbic", "/nonexistent/limbic", "--modes", "local", "--reps", "1", "--seconds", "1"};
+  auto failed = Bench(tmp, failing);
+  INFO(failed.err);
+  CHECK(failed.exit_code == 1);
+  CHECK_THAT(failed.err, Catch::Contains("limbic did not start"));
+  CHECK(BenchDirs(tmp.path()) == 0);
+  CHECK(BenchDirs("/tmp") == in_tmp);
+
+  std::vector<std::string> keep = failing;
+  keep.push_back("--keep");
+  auto kept = Bench(tmp, keep);
+  CHECK(kept.exit_code == 1);
+  CHECK(BenchDirs(tmp.path()) == 1);
+  CHECK_THAT(kept.err, Catch::Contains("kept " + tmp.path() + "/limbic-replication-bench-"));
+}
