@@ -2,13 +2,12 @@
 
 #include <algorithm>
 
-
 namespace limbic::runtime {
 
 using nlohmann::json;
 
-ArchiveService::ArchiveService(boost::asio::io_context& io, state::Engine& engine, const Config& config,
-                               std::shared_ptr<spdlog::logger> log)
+ArchiveService::ArchiveService(boost::asio::io_context& io, state::Engine& engine,
+                               const Config& config, std::shared_ptr<spdlog::logger> log)
     : engine_(engine),
       config_(config),
       log_(std::move(log)),
@@ -30,7 +29,8 @@ Status ArchiveService::Open() {
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return store.status().WithContext("opening the archive");
   auto caught = (*store)->CatchUp(engine_.applied_seq());
-  if (!caught.ok()) return caught.status().WithContext("catching the archive's staging up with the log");
+  if (!caught.ok())
+    return caught.status().WithContext("catching the archive's staging up with the log");
   if (*caught > 0) log_->info("archive: staged {} entries from the log", *caught);
   NoteUnreadable((*store)->unreadable());
   store_.Start(std::move(store).value());
@@ -49,10 +49,13 @@ void ArchiveService::Start() {
   ScheduleConsolidate();
   if (config_.archive.rollup) {
     // Days missed while limbic was not running, then every midnight.
-    Run([this](archive::ArchiveStore& s) { return s.RollupBefore(FormatDate(engine_.clock().Now())); },
+    Run([this](
+            archive::ArchiveStore& s) { return s.RollupBefore(FormatDate(engine_.clock().Now())); },
         [this](Result<json> r) {
-          if (!r.ok()) log_->warn("archive: rollup failed: {}", r.status().message());
-          else if (!(*r)["rolled_up"].empty()) log_->info("archive: rolled up {}", (*r)["rolled_up"].dump());
+          if (!r.ok())
+            log_->warn("archive: rollup failed: {}", r.status().message());
+          else if (!(*r)["rolled_up"].empty())
+            log_->info("archive: rolled up {}", (*r)["rolled_up"].dump());
         });
     ScheduleRollup();
   }
@@ -93,7 +96,8 @@ void ArchiveService::CatchUp() {
       },
       [this](Result<json> r) {
         catch_up_queued_ = false;
-        if (!r.ok()) log_->error("archive: staging the log's entries failed: {}", r.status().message());
+        if (!r.ok())
+          log_->error("archive: staging the log's entries failed: {}", r.status().message());
       });
 }
 
@@ -114,9 +118,9 @@ struct ArchiveService::Pass {
   std::vector<Reply> replies;
   size_t steps = 0;
   double io_ms = 0, max_io_ms = 0;  // the io thread's time on the steps
-  size_t inflight = 0;  // batches of the step submitted, not yet applied
-  size_t accepted = 0;  // batches of the step the engine took
-  Status error;         // a failure of the step: the pass ends with it
+  size_t inflight = 0;              // batches of the step submitted, not yet applied
+  size_t accepted = 0;              // batches of the step the engine took
+  Status error;                     // a failure of the step: the pass ends with it
 };
 
 namespace {
@@ -145,7 +149,8 @@ void ArchiveService::Consolidate(Reply reply) {
 }
 
 void ArchiveService::StartPass(std::vector<Reply> replies) {
-  pass_ = std::make_unique<Pass>(engine_.projection(), config_.archive.policy, engine_.clock().Now());
+  pass_ =
+      std::make_unique<Pass>(engine_.projection(), config_.archive.policy, engine_.clock().Now());
   pass_->replies = std::move(replies);
   PlanStep();
 }
@@ -153,7 +158,8 @@ void ArchiveService::StartPass(std::vector<Reply> replies) {
 void ArchiveService::PlanStep() {
   planner_.Post([this, pass = pass_.get()] {
     auto step = planner_.Guarded<state::ConsolidationPlan>([pass] { return pass->plan.Next(); });
-    boost::asio::post(io_, [this, step = std::move(step)]() mutable { OnPlanned(std::move(step)); });
+    boost::asio::post(io_,
+                      [this, step = std::move(step)]() mutable { OnPlanned(std::move(step)); });
   });
 }
 
@@ -165,7 +171,8 @@ void ArchiveService::OnPlanned(Result<state::ConsolidationPlan> step) {
   if (!stale.ok()) return EndPass(stale.status());
   if (step->events.empty()) return pass_->plan.done() ? EndPass(Status::OK()) : PlanStep();
   SubmitStep(std::move(step->events));
-  if (pass_) Pace(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (pass_)
+    Pace(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // A step's io-thread time is about proportional to its items: keep it
@@ -178,17 +185,20 @@ void ArchiveService::Pace(double io_ms) {
   pass_->io_ms += io_ms;
   pass_->max_io_ms = std::max(pass_->max_io_ms, io_ms);
   size_t n = pass_->plan.step_items();
-  if (io_ms > 2 * kStepMs) n = std::max(kMinItems, n / 2);
-  else if (io_ms < kStepMs / 2) n = std::min(kMaxItems, n + n / 2);
+  if (io_ms > 2 * kStepMs)
+    n = std::max(kMinItems, n / 2);
+  else if (io_ms < kStepMs / 2)
+    n = std::min(kMaxItems, n + n / 2);
   pass_->plan.set_step_items(n);
 }
 
 void ArchiveService::SubmitStep(state::Events events) {
   pass_->accepted = 0;
   // A copy goes to the engine: the step is kept for SubmitEach.
-  Status s = engine_.Submit(events, [this](const Status& st, std::span<const state::Event> committed) {
-    OnSubmitted(st, committed);
-  });
+  Status s =
+      engine_.Submit(events, [this](const Status& st, std::span<const state::Event> committed) {
+        OnSubmitted(st, committed);
+      });
   if (s.ok()) {
     ++pass_->inflight;
     ++pass_->accepted;
@@ -201,9 +211,10 @@ void ArchiveService::SubmitStep(state::Events events) {
 void ArchiveService::SubmitEach(state::Events events) {
   for (state::Event& e : events) {
     const std::string what = std::string(state::EventTypeName(e.type));
-    Status s = engine_.Submit({std::move(e)}, [this](const Status& st, std::span<const state::Event> committed) {
-      OnSubmitted(st, committed);
-    });
+    Status s = engine_.Submit({std::move(e)},
+                              [this](const Status& st, std::span<const state::Event> committed) {
+                                OnSubmitted(st, committed);
+                              });
     if (s.ok()) {
       ++pass_->inflight;
       ++pass_->accepted;
@@ -219,8 +230,10 @@ void ArchiveService::SubmitEach(state::Events events) {
 
 void ArchiveService::OnSubmitted(const Status& status, std::span<const state::Event> committed) {
   --pass_->inflight;
-  if (status.ok()) pass_->done.Add(committed);
-  else if (pass_->error.ok()) pass_->error = status;
+  if (status.ok())
+    pass_->done.Add(committed);
+  else if (pass_->error.ok())
+    pass_->error = status;
   StepSettled();
 }
 
@@ -237,8 +250,10 @@ void ArchiveService::EndPass(Status status) {
   std::unique_ptr<Pass> pass = std::move(pass_);
   json summary = pass->done.ToJson();
   if (pass->steps > 0)
-    log_->info("archive: consolidated {} in {} steps, {:.0f} ms of them on the io thread (at most {:.1f} ms a step)",
-               summary.dump(), pass->steps, pass->io_ms, pass->max_io_ms);
+    log_->info(
+        "archive: consolidated {} in {} steps, {:.0f} ms of them on the io thread (at most {:.1f} "
+        "ms a step)",
+        summary.dump(), pass->steps, pass->io_ms, pass->max_io_ms);
   auto answer = [replies = std::move(pass->replies)](const Result<json>& r) {
     for (const Reply& reply : replies) reply(r);
   };
@@ -258,7 +273,8 @@ void ArchiveService::EndPass(Status status) {
   std::vector<Reply> next = std::move(next_pass_);
   next_pass_.clear();
   if (!stopped_) return StartPass(std::move(next));
-  for (const Reply& reply : next) reply(Status::Unavailable("stopping: no consolidation pass starts now"));
+  for (const Reply& reply : next)
+    reply(Status::Unavailable("stopping: no consolidation pass starts now"));
 }
 
 void ArchiveService::ScheduleConsolidate() {
@@ -281,10 +297,13 @@ void ArchiveService::ScheduleRollup() {
   rollup_timer_.expires_after(std::chrono::milliseconds(next_midnight - now + 60000));
   rollup_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopped_) return;
-    Run([this](archive::ArchiveStore& s) { return s.RollupBefore(FormatDate(engine_.clock().Now())); },
+    Run([this](
+            archive::ArchiveStore& s) { return s.RollupBefore(FormatDate(engine_.clock().Now())); },
         [this](Result<json> r) {
-          if (!r.ok()) log_->warn("archive: rollup failed: {}", r.status().message());
-          else log_->info("archive: rolled up {}", (*r)["rolled_up"].dump());
+          if (!r.ok())
+            log_->warn("archive: rollup failed: {}", r.status().message());
+          else
+            log_->info("archive: rolled up {}", (*r)["rolled_up"].dump());
           ScheduleRollup();
         });
   });

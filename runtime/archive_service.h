@@ -113,8 +113,8 @@ class ArchiveService {
   bool catch_up_queued_ = false;
   bool stopped_ = false;
   boost::asio::io_context& io_;
-  std::unique_ptr<Pass> pass_;          // the pass under way, if any
-  std::vector<Reply> next_pass_;        // those who asked while it ran
+  std::unique_ptr<Pass> pass_;    // the pass under way, if any
+  std::vector<Reply> next_pass_;  // those who asked while it ran
   Store store_;  // last but one: its worker stops before the members its jobs use go
   Worker planner_{"consolidate"};  // last: stops first, its jobs use pass_
 };

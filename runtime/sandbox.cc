@@ -35,13 +35,16 @@ Result<std::optional<SandboxInfo>> ReadSandbox(const std::string& state_dir) {
   if (!text.ok()) return text.status();
   json doc = json::parse(*text, nullptr, false);
   auto bad = [&](const std::string& why) {
-    return Status::Corruption(path + ": " + why + " (a sandbox's marker, written by `limbic fork`)");
+    return Status::Corruption(path + ": " + why +
+                              " (a sandbox's marker, written by `limbic fork`)");
   };
   if (!doc.is_object()) return bad("not a JSON object");
   SandboxInfo info;
-  for (auto [key, out] : {std::pair{"forked_from", &info.forked_from}, std::pair{"at_time", &info.at_time},
-                          std::pair{"forked_at", &info.forked_at}, std::pair{"digest", &info.digest}}) {
-    if (!doc.contains(key) || !doc[key].is_string()) return bad(std::string(key) + " must be a string");
+  for (auto [key, out] :
+       {std::pair{"forked_from", &info.forked_from}, std::pair{"at_time", &info.at_time},
+        std::pair{"forked_at", &info.forked_at}, std::pair{"digest", &info.digest}}) {
+    if (!doc.contains(key) || !doc[key].is_string())
+      return bad(std::string(key) + " must be a string");
     *out = doc[key].get<std::string>();
   }
   if (!doc.contains("at_seq") || !doc["at_seq"].is_number_unsigned())
@@ -64,8 +67,8 @@ Result<std::string> ResolveForkRoot(const std::string& configured, const std::st
   // The state dir may not exist yet: compare the paths too.
   fs::path canonical_state = fs::weakly_canonical(state, ec);
   fs::path canonical_root = fs::weakly_canonical(root, ec);
-  auto [s, r] = std::mismatch(canonical_state.begin(), canonical_state.end(), canonical_root.begin(),
-                              canonical_root.end());
+  auto [s, r] = std::mismatch(canonical_state.begin(), canonical_state.end(),
+                              canonical_root.begin(), canonical_root.end());
   if (s == canonical_state.end())
     return Status::InvalidArgument("api.fork_root: " + shown + " is inside the state dir " +
                                    state.string() + "; forks go outside it");
@@ -93,16 +96,19 @@ Result<std::string> MakeForkDir(const std::string& root, const std::string& name
   LIMBIC_RETURN_IF_ERROR(CheckForkName(name));
   std::error_code ec;
   if (fs::is_symlink(root, ec))
-    return Status::InvalidArgument("api.fork_root " + root + " is a symlink; forks are not made through one");
+    return Status::InvalidArgument("api.fork_root " + root +
+                                   " is a symlink; forks are not made through one");
   fs::create_directories(root, ec);
   if (ec) return Status::IOError("creating api.fork_root " + root + ": " + ec.message());
   const std::string dir = root + "/" + name;
   if (::mkdir(dir.c_str(), 0755) == 0) return dir;
   if (errno != EEXIST) return Status::IOError("creating " + dir + ": " + std::strerror(errno));
   struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0) return Status::IOError("reading " + dir + ": " + std::strerror(errno));
+  if (::lstat(dir.c_str(), &st) != 0)
+    return Status::IOError("reading " + dir + ": " + std::strerror(errno));
   if (S_ISLNK(st.st_mode))
-    return Status::InvalidArgument("field \"into\": " + dir + " is a symlink; forks are not made through one");
+    return Status::InvalidArgument("field \"into\": " + dir +
+                                   " is a symlink; forks are not made through one");
   if (!S_ISDIR(st.st_mode) || !fs::is_empty(dir, ec))
     return Status::InvalidArgument("field \"into\": " + dir + " is taken (not an empty directory)");
   return dir;
@@ -125,11 +131,13 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
     short_of = "--at-seq " + std::to_string(*options.at_seq) + ": the log ends at seq " +
                std::to_string(r->last_seq);
   else if (options.at_time && r->events == 0)
-    short_of = "--at-time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
+    short_of =
+        "--at-time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
   if (!short_of.empty()) {
     // Take back what the replay built: nothing of it is the fork asked for.
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(options.into, ec)) fs::remove_all(entry.path(), ec);
+    for (const auto& entry : fs::directory_iterator(options.into, ec))
+      fs::remove_all(entry.path(), ec);
     return Status::InvalidArgument(short_of);
   }
   SandboxInfo info;

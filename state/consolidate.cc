@@ -27,10 +27,10 @@ void AppendPerceptLine(const json& p, std::string* out) {
 
 // "[updated_at] effector/type -> status (attempts N): result or error"
 void AppendActionLine(const json& a, std::string* out) {
-  *out += "[" + Field(a, "updated_at") + "] " + Field(a, "effector") + "/" + Field(a, "type") + " -> " +
-          Field(a, "status");
-  std::string detail = a.contains("result") && !a["result"].is_null() ? Field(a, "result")
-                                                                       : Field(a, "last_error");
+  *out += "[" + Field(a, "updated_at") + "] " + Field(a, "effector") + "/" + Field(a, "type") +
+          " -> " + Field(a, "status");
+  std::string detail =
+      a.contains("result") && !a["result"].is_null() ? Field(a, "result") : Field(a, "last_error");
   if (!detail.empty()) *out += ": " + detail;
   *out += "\n";
 }
@@ -38,10 +38,10 @@ void AppendActionLine(const json& a, std::string* out) {
 Event Staged(const std::string& date, json entry, json consolidates) {
   Event e;
   e.type = EventType::kEntryStaged;
-  e.fields = {{"date", date}, {"entry", std::move(entry)}, {"consolidates", std::move(consolidates)}};
+  e.fields = {
+      {"date", date}, {"entry", std::move(entry)}, {"consolidates", std::move(consolidates)}};
   return e;
 }
-
 
 // The episode of completed thread `t` (last active at `last`): its percepts
 // and its finished actions, as one staged entry.
@@ -86,7 +86,8 @@ constexpr size_t kAhead = 64;
 const char* const kLooseStatuses[] = {"processed", "dropped"};
 
 // The digest of `date` over `percepts` and `actions` (oldest first).
-Event Digest(const std::string& date, std::span<const json> percepts, std::span<const json> actions) {
+Event Digest(const std::string& date, std::span<const json> percepts,
+             std::span<const json> actions) {
   std::string text = "[digest] " + date + "\n";
   std::vector<std::string> percept_ids, action_ids;
   TimeMs latest = 0;
@@ -102,11 +103,13 @@ Event Digest(const std::string& date, std::span<const json> percepts, std::span<
     action_ids.push_back(Field(a, "id"));
     latest = std::max(latest, TimeOf(a, "updated_at"));
   }
-  json meta = {{"kind", "digest"}, {"percepts", percept_ids.size()}, {"actions", action_ids.size()}};
+  json meta = {
+      {"kind", "digest"}, {"percepts", percept_ids.size()}, {"actions", action_ids.size()}};
   json consolidates = json::object();
   if (!percept_ids.empty()) consolidates["percept_ids"] = json(percept_ids);
   if (!action_ids.empty()) consolidates["action_ids"] = json(action_ids);
-  return Staged(date, MakeStagedEntry(latest, std::move(text), std::move(meta)), std::move(consolidates));
+  return Staged(date, MakeStagedEntry(latest, std::move(text), std::move(meta)),
+                std::move(consolidates));
 }
 
 size_t IdsIn(const json& consolidates, const char* key) {
@@ -130,12 +133,19 @@ void ConsolidationCounts::Add(const Event& e) {
 }
 
 json ConsolidationCounts::ToJson() const {
-  return {{"entries", entries}, {"threads", threads}, {"percepts", percepts},
-          {"actions", actions}, {"expired", expired}};
+  return {{"entries", entries},
+          {"threads", threads},
+          {"percepts", percepts},
+          {"actions", actions},
+          {"expired", expired}};
 }
 
-ConsolidationPass::ConsolidationPass(const Projection& state, ConsolidationPolicy policy, TimeMs now)
-    : state_(state), policy_(std::move(policy)), now_(now), step_items_(std::max<size_t>(1, policy_.step_items)) {
+ConsolidationPass::ConsolidationPass(const Projection& state, ConsolidationPolicy policy,
+                                     TimeMs now)
+    : state_(state),
+      policy_(std::move(policy)),
+      now_(now),
+      step_items_(std::max<size_t>(1, policy_.step_items)) {
   if (policy_.expire_after <= 0) phase_ = Phase::kEpisodes;
   for (const char* status : kLooseStatuses) percepts_.push_back(Source{status, {}, {}, false});
   for (std::string_view status : kFinishedActionStatuses)
@@ -160,11 +170,20 @@ Result<ConsolidationPlan> ConsolidationPass::Next() {
   step_bytes_ = 0;
   Status s;
   switch (phase_) {
-    case Phase::kExpire: s = Expire(&plan); break;
-    case Phase::kEpisodes: s = Episodes(&plan); break;
-    case Phase::kPercepts: s = LoosePercepts(&plan); break;
-    case Phase::kActions: s = LooseActions(&plan); break;
-    case Phase::kDone: break;
+    case Phase::kExpire:
+      s = Expire(&plan);
+      break;
+    case Phase::kEpisodes:
+      s = Episodes(&plan);
+      break;
+    case Phase::kPercepts:
+      s = LoosePercepts(&plan);
+      break;
+    case Phase::kActions:
+      s = LooseActions(&plan);
+      break;
+    case Phase::kDone:
+      break;
   }
   if (!s.ok()) return s;
   Attribute(plan.events, "consolidation");
@@ -205,12 +224,13 @@ Status ConsolidationPass::FindEpisodes() {
   // Their finished actions: by status, oldest first, as an episode lists them.
   for (std::string_view status : kFinishedActionStatuses) {
     std::string cursor;
-    Status s = state_.WalkActionsOldestFirst(
-        status, std::numeric_limits<TimeMs>::max(), &cursor, 0, [&](json&& a) {
-          auto it = actions_of_.find(Field(a, "thread_id"));
-          if (it != actions_of_.end()) it->second.push_back(Field(a, "id"));
-          return true;
-        });
+    Status s = state_.WalkActionsOldestFirst(status, std::numeric_limits<TimeMs>::max(), &cursor, 0,
+                                             [&](json&& a) {
+                                               auto it = actions_of_.find(Field(a, "thread_id"));
+                                               if (it != actions_of_.end())
+                                                 it->second.push_back(Field(a, "id"));
+                                               return true;
+                                             });
     LIMBIC_RETURN_IF_ERROR(s);
   }
   return Status::OK();
@@ -266,8 +286,9 @@ Result<json*> ConsolidationPass::Oldest(std::vector<Source>& sources, TimeMs unt
         src.ahead.push_back(std::move(rec));
         return true;
       };
-      Status s = percepts ? state_.WalkPerceptsOldestFirst(src.status, until, &src.cursor, kAhead, push)
-                          : state_.WalkActionsOldestFirst(src.status, until, &src.cursor, kAhead, push);
+      Status s = percepts
+                     ? state_.WalkPerceptsOldestFirst(src.status, until, &src.cursor, kAhead, push)
+                     : state_.WalkActionsOldestFirst(src.status, until, &src.cursor, kAhead, push);
       LIMBIC_RETURN_IF_ERROR(s);
       if (src.cursor == was) src.exhausted = true;
     }

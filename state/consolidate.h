@@ -73,11 +73,11 @@ struct ConsolidationPolicy {
 
 //! What a pass did, counted from its events.
 struct ConsolidationCounts {
-  size_t entries = 0;   // entry_staged events
-  size_t threads = 0;   // threads, percepts and actions consolidated into entries
+  size_t entries = 0;  // entry_staged events
+  size_t threads = 0;  // threads, percepts and actions consolidated into entries
   size_t percepts = 0;
   size_t actions = 0;
-  size_t expired = 0;   // percept_dropped (reason "expired") events
+  size_t expired = 0;  // percept_dropped (reason "expired") events
   //! Counts `e`, an event of a pass (ignored when it is neither kind).
   void Add(const Event& e);
   void Add(std::span<const Event> events) {
@@ -138,8 +138,8 @@ class ConsolidationPass {
   const TimeMs now_;
   size_t step_items_;
   Phase phase_ = Phase::kExpire;
-  size_t step_bytes_ = 0;  // entry text in the step being planned
-  std::vector<std::string> episodes_;                           // thread ids, oldest first
+  size_t step_bytes_ = 0;              // entry text in the step being planned
+  std::vector<std::string> episodes_;  // thread ids, oldest first
   size_t next_episode_ = 0;
   bool episodes_found_ = false;
   std::map<std::string, std::vector<std::string>> actions_of_;  // action ids by thread
