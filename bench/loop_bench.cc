@@ -172,6 +172,16 @@ json BenchHttp(const std::string& limbic, const std::string& dir, int connection
           {"durability", "fsync"}};
 }
 
+// GET /healthz's answers while something else ran: how many, how many
+// failed, their latency's p50, p99 and max.
+json Healthz(const std::vector<double>& ms, uint64_t failed) {
+  return {{"answered", ms.size()},
+          {"failed", failed},
+          {"p50_ms", bench::Quantile(ms, 0.5)},
+          {"p99_ms", bench::Quantile(ms, 0.99)},
+          {"max_ms", ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end())}};
+}
+
 json BenchIngestHealth(const std::string& limbic, const std::string& dir, int files) {
   bench::IngestHealthOptions o;
   o.limbic = limbic;
@@ -181,10 +191,7 @@ json BenchIngestHealth(const std::string& limbic, const std::string& dir, int fi
   if (!r.ok()) throw std::runtime_error(r.status().ToString());
   return {{"files", files}, {"file_bytes", o.file_bytes}, {"ingest_status", r->ingest_status},
           {"files_ingested", r->files_ingested}, {"ingest_s", r->ingest_seconds},
-          {"healthz", r->healthz_ms.size()}, {"healthz_failed", r->healthz_failed},
-          {"healthz_p50_ms", bench::Quantile(r->healthz_ms, 0.5)},
-          {"healthz_p99_ms", bench::Quantile(r->healthz_ms, 0.99)},
-          {"healthz_max_ms", r->healthz_ms.empty() ? 0.0 : *std::max_element(r->healthz_ms.begin(), r->healthz_ms.end())}};
+          {"healthz", Healthz(r->healthz_ms, r->healthz_failed)}};
 }
 
 json BenchConsolidateHealth(const std::string& limbic, const std::string& dir, size_t percepts) {
@@ -198,10 +205,7 @@ json BenchConsolidateHealth(const std::string& limbic, const std::string& dir, s
           {"answer", r->answer}, {"pass_s", r->pass_seconds},
           {"events_per_s", static_cast<double>(r->answer.value("expired", 0) + r->answer.value("entries", 0)) /
                                r->pass_seconds},
-          {"healthz", r->healthz_ms.size()}, {"healthz_failed", r->healthz_failed},
-          {"healthz_p50_ms", bench::Quantile(r->healthz_ms, 0.5)},
-          {"healthz_p99_ms", bench::Quantile(r->healthz_ms, 0.99)},
-          {"healthz_max_ms", r->healthz_ms.empty() ? 0.0 : *std::max_element(r->healthz_ms.begin(), r->healthz_ms.end())},
+          {"healthz", Healthz(r->healthz_ms, r->healthz_failed)},
           {"rss_before_mib", r->rss_before_mib}, {"rss_max_mib", r->rss_max_mib},
           {"rss_after_mib", r->rss_after_mib}, {"percepts_left", r->percepts_left}};
 }

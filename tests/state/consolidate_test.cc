@@ -38,6 +38,16 @@ struct Fixture : limbic::testing::EngineFixture {
     }
     return all;
   }
+  // The digest of the log replayed into a new state dir.
+  std::string ReplayedDigest() {
+    ReplayOptions ro;
+    ro.from = EventsDirPath(dir / "live");
+    ro.into = dir / "copy";
+    auto r = Replay(ro);
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    return r->digest;
+  }
 };
 
 }  // namespace
@@ -104,13 +114,7 @@ TEST_CASE("consolidation stages an episode per finished thread and a digest per 
   CHECK(f.Pass(policy, later).events.empty());
 
   // Replay reproduces the consolidated state.
-  std::string live = *f.engine->projection().Digest();
-  ReplayOptions ro;
-  ro.from = EventsDirPath(f.dir / "live");
-  ro.into = f.dir / "copy";
-  auto r = Replay(ro);
-  REQUIRE(r.ok());
-  CHECK(r->digest == live);
+  CHECK(f.ReplayedDigest() == *f.engine->projection().Digest());
 }
 
 TEST_CASE("new percepts out of attention for good expire, and a later pass digests them",
@@ -251,13 +255,7 @@ TEST_CASE("a pass over many expired percepts goes in bounded steps and drains th
     if (e.type == EventType::kEntryStaged)
       CHECK(e.fields["consolidates"]["percept_ids"].size() <= policy.digest_items);
 
-  std::string live = *f.engine->projection().Digest();
-  ReplayOptions ro;
-  ro.from = EventsDirPath(f.dir / "live");
-  ro.into = f.dir / "copy";
-  auto r = Replay(ro);
-  REQUIRE(r.ok());
-  CHECK(r->digest == live);
+  CHECK(f.ReplayedDigest() == *f.engine->projection().Digest());
 }
 
 TEST_CASE("a pass's steps read a bounded number of percepts that wait for their thread",

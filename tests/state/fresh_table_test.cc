@@ -58,6 +58,32 @@ Reference Fill(FreshTable& table, const std::vector<std::pair<std::string, Fresh
   return ref;
 }
 
+// One random change of both the table and the reference: a percept
+// arriving (several in one millisecond, some from the future, intensities
+// that tie, halve -- a half-life later they tie again --, are 0 or out of
+// range, or `low` below 0), or one leaving. `what` < 4 adds, else removes.
+void RandomChange(std::mt19937_64& rng, int what, TimeMs now, uint64_t* seq, double low,
+                  FreshTable& table, Reference& ref) {
+  if (what < 4 || ref.rows.empty()) {
+    std::string id = "p-" + std::to_string(rng() % 500);
+    FreshPercept f;
+    f.ts = now - static_cast<TimeMs>(rng() % 4) * static_cast<TimeMs>(rng() % (90 * kMinute));
+    if (rng() % 20 == 0) f.ts = now + 5 * kMinute;
+    f.seq = ++*seq;
+    f.intensity = static_cast<double>(rng() % 9) / 8.0;
+    if (rng() % 30 == 0) f.intensity = low;
+    if (rng() % 30 == 0) f.intensity = 1.5;
+    table.Set(id, f);
+    ref.rows[id] = f;
+  } else {
+    auto it = ref.rows.begin();
+    std::advance(it, static_cast<long>(rng() % ref.rows.size()));
+    table.Set(it->first, std::nullopt);
+    ref.rows.erase(it);
+    table.Set("never-there", std::nullopt);  // idempotent
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fresh table: Top equals scoring every new percept, through random changes and times") {
@@ -72,26 +98,8 @@ TEST_CASE("fresh table: Top equals scoring every new percept, through random cha
     uint64_t seq = 0;
     for (int step = 0; step < 3000; ++step) {
       int what = static_cast<int>(rng() % 10);
-      if (what < 4 || ref.rows.empty()) {
-        std::string id = "p-" + std::to_string(rng() % 500);
-        FreshPercept f;
-        // Several arrivals in one millisecond, some from the future, and
-        // intensities that tie, halve (a half-life later they tie again),
-        // are 0 or out of range.
-        f.ts = now - static_cast<TimeMs>(rng() % 4) * static_cast<TimeMs>(rng() % (90 * kMinute));
-        if (rng() % 20 == 0) f.ts = now + 5 * kMinute;
-        f.seq = ++seq;
-        f.intensity = static_cast<double>(rng() % 9) / 8.0;
-        if (rng() % 30 == 0) f.intensity = -0.25;
-        if (rng() % 30 == 0) f.intensity = 1.5;
-        table.Set(id, f);
-        ref.rows[id] = f;
-      } else if (what < 6) {
-        auto it = ref.rows.begin();
-        std::advance(it, static_cast<long>(rng() % ref.rows.size()));
-        table.Set(it->first, std::nullopt);
-        ref.rows.erase(it);
-        table.Set("never-there", std::nullopt);  // idempotent
+      if (what < 6) {
+        RandomChange(rng, what, now, &seq, -0.25, table, ref);
       } else if (what < 8) {
         now += static_cast<TimeMs>(rng() % 3) * static_cast<TimeMs>(rng() % (30 * kMinute));
         if (rng() % 10 == 0) now -= 20 * kMinute;  // time travel
@@ -256,22 +264,9 @@ TEST_CASE("fresh table: Expired equals checking every new percept, through chang
     uint64_t seq = 0;
     for (int step = 0; step < 3000; ++step) {
       int what = static_cast<int>(rng() % 10);
-      if (what < 4 || ref.rows.empty()) {
-        std::string id = "p-" + std::to_string(rng() % 500);
-        FreshPercept f;
-        f.ts = now - static_cast<TimeMs>(rng() % 4) * static_cast<TimeMs>(rng() % (90 * kMinute));
-        if (rng() % 20 == 0) f.ts = now + 5 * kMinute;
-        f.seq = ++seq;
-        f.intensity = static_cast<double>(rng() % 9) / 8.0;
-        if (rng() % 30 == 0) f.intensity = 0;  // never below 0: the event schema says [0, 1]
-        if (rng() % 30 == 0) f.intensity = 1.5;
-        table.Set(id, f);
-        ref.rows[id] = f;
-      } else if (what < 6) {
-        auto it = ref.rows.begin();
-        std::advance(it, static_cast<long>(rng() % ref.rows.size()));
-        table.Set(it->first, std::nullopt);
-        ref.rows.erase(it);
+      if (what < 6) {
+        // Never below 0: the event schema holds intensity to [0, 1].
+        RandomChange(rng, what, now, &seq, 0, table, ref);
       } else if (what < 8) {
         now += static_cast<TimeMs>(rng() % 3) * static_cast<TimeMs>(rng() % (30 * kMinute));
       } else {
