@@ -39,12 +39,13 @@ Status ArchiveService::Open() {
 }
 
 void ArchiveService::Start() {
-  // The table of new percepts that expiry and attention use, built now on
-  // the planner: with a large pool that takes seconds, which no request
-  // should wait for on the io thread.
+  // The projection's in-memory tables (the new percepts, which expiry and
+  // attention use; the record counts /metrics reports), built now on the
+  // planner: with a large pool that takes seconds, which no request should
+  // wait for on the io thread.
   planner_.Post([this] {
-    Status s = engine_.projection().LoadNewPercepts();
-    if (!s.ok()) log_->warn("loading the new percepts' table: {}", s.message());
+    Status s = engine_.projection().LoadTables();
+    if (!s.ok()) log_->warn("loading the projection's tables: {}", s.message());
   });
   ScheduleConsolidate();
   if (config_.archive.rollup) {

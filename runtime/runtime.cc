@@ -421,17 +421,15 @@ void Runtime::DeclareMetrics() {
     if (archive_)
       m.Set("limbic_archive_unreadable_days", "",
             static_cast<double>(archive_->unreadable().size()));
-    for (state::Pool pool : state::kAllPools) {
-      auto n = engine_->projection().Count(pool);
-      if (n.ok())
-        m.Set("limbic_pool_records", "pool=\"" + std::string(state::PoolName(pool)) + "\"",
-              static_cast<double>(*n));
-    }
-    for (std::string_view status : state::kActionStatuses) {
-      auto actions = engine_->projection().ListActions(std::string(status));
-      if (actions.ok())
-        m.Set("limbic_outbox_actions", "status=\"" + std::string(status) + "\"",
-              static_cast<double>(actions->size()));
+    // Kept in step with the commits (no pool is read here); absent until
+    // counted, at start, on a worker.
+    if (auto counts = engine_->projection().Counts()) {
+      for (size_t i = 0; i < std::size(state::kAllPools); ++i)
+        m.Set("limbic_pool_records", "pool=\"" + std::string(state::PoolName(state::kAllPools[i])) + "\"",
+              static_cast<double>(counts->pools[i]));
+      for (size_t i = 0; i < state::kActionStatuses.size(); ++i)
+        m.Set("limbic_outbox_actions", "status=\"" + std::string(state::kActionStatuses[i]) + "\"",
+              static_cast<double>(counts->actions[i]));
     }
     m.Set("limbic_reflex_rules", "", static_cast<double>(reflexes_.List().size()));
     m.Set("limbic_applied_seq", "", static_cast<double>(engine_->applied_seq()));

@@ -165,6 +165,20 @@ std::optional<FreshPercept> FreshOf(const Record& percept) {
   return FreshPercept{typed->ts(), typed->seq(), typed->intensity()};
 }
 
+std::optional<size_t> ActionStatusIndex(std::string_view status) {
+  for (size_t i = 0; i < kActionStatuses.size(); ++i)
+    if (kActionStatuses[i] == status) return i;
+  return std::nullopt;
+}
+
+std::optional<size_t> ActionStatusIndexOf(const Record& action) {
+  if (const FlatRecord* flat = std::get_if<FlatRecord>(&action))
+    return ActionStatusIndex(std::string_view(flat->String("status").value_or("")));
+  if (const json* j = std::get_if<json>(&action))
+    return ActionStatusIndex(std::string_view(StrOf(*j, "status")));
+  return std::nullopt;
+}
+
 std::string UnprocessedFor(const Record& percept) {
   const PerceptRecord* typed = std::get_if<PerceptRecord>(&percept);
   if (!typed) return UnprocessedFor(RecordJson(percept));

@@ -102,6 +102,10 @@ ThreadSummary SummaryOf(const std::string& id, const Record& rec);
 // status is not "new".
 std::optional<FreshPercept> FreshOf(const json& percept);
 std::optional<FreshPercept> FreshOf(const Record& percept);
+// The position of an action's status (or of an action record's) in
+// kActionStatuses; nullopt for another.
+std::optional<size_t> ActionStatusIndex(std::string_view status);
+std::optional<size_t> ActionStatusIndexOf(const Record& action);
 // The thread an assigned, unprocessed percept counts for ("" if none).
 std::string UnprocessedFor(const json& percept);
 std::string UnprocessedFor(const Record& percept);

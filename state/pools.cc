@@ -175,7 +175,15 @@ Status Projection::PrepareRange(const Overlay& changes, size_t first, size_t las
         if (!now.HasKey(was.key(i))) out->Add(kIndexCf, true, was.key(i));
       for (size_t i = 0; i < now.size(); ++i)
         if (!was.Has(now.key(i), now.value(i))) out->Add(kIndexCf, false, now.key(i), now.value(i));
-      // The thread table follows the same changes.
+      // The record counts and the in-memory tables follow the same changes.
+      const int gained = (change.record ? 1 : 0) - (old->has_value() ? 1 : 0);
+      out->deltas.pools[static_cast<size_t>(pool)] += gained;
+      if (pool == Pool::kActions) {
+        if (auto was = old->has_value() ? ActionStatusIndexOf(**old) : std::nullopt)
+          out->deltas.actions[*was] -= 1;
+        if (auto is = change.record ? ActionStatusIndexOf(*change.record) : std::nullopt)
+          out->deltas.actions[*is] += 1;
+      }
       if (pool == Pool::kThreads) {
         out->threads.emplace_back(
             id, change.record ? std::optional<ThreadSummary>(SummaryOf(id, *change.record)) : std::nullopt);
@@ -223,13 +231,21 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
     write_failed_ = true;
     return FromRocks(written, "writing the projections");
   }
-  UpdateThreadTable(writes);
+  UpdateThreadTable(writes, last_seq);
   applied_seq_.store(last_seq, std::memory_order_release);
   return Status::OK();
 }
 
-void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes) {
+void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
   std::lock_guard<std::mutex> lock(threads_mu_);
+  if (counts_ || counts_loading_) {
+    RecordDeltas sum;
+    for (const PreparedWrite* w : writes) sum.Add(w->deltas);
+    if (counts_)
+      counts_->Add(sum);
+    else
+      counts_during_.emplace_back(last_seq, sum);
+  }
   for (const PreparedWrite* w : writes) {
     for (const auto& [id, summary] : w->threads) {
       if (summary)

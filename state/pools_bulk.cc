@@ -405,7 +405,7 @@ Status Projection::IngestBulkFiles(const BulkFiles& files) {
     LIMBIC_RETURN_IF_ERROR(
         FromRocks(db_->IngestExternalFiles(files.args), "loading table files into the projections"));
   const PreparedWrite* writes[] = {&files.writes[0], &files.writes[1]};
-  UpdateThreadTable(writes);
+  UpdateThreadTable(writes, files.last_seq);
   applied_seq_.store(files.last_seq, std::memory_order_release);
   return Status::OK();
 }

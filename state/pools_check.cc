@@ -91,6 +91,21 @@ Status Projection::CheckIndexes() const {
         return Status::Corruption("unprocessed count of " + id + " is " +
                                   std::to_string(threads_.Unprocessed(id)) +
                                   ", its percepts count " + std::to_string(n));
+    if (counts_) {
+      RecordCounts want;
+      for (size_t i = 0; i < std::size(kAllPools); ++i) {
+        auto n = Count(kAllPools[i]);
+        if (!n.ok()) return n.status();
+        want.pools[i] = *n;
+      }
+      for (size_t i = 0; i < kActionStatuses.size(); ++i) {
+        const std::string prefix = "A|u|" + std::string(kActionStatuses[i]) + '\0';
+        for (const auto& [key, v] : expected)
+          if (key.starts_with(prefix)) ++want.actions[i];
+      }
+      if (!(*counts_ == want))
+        return Status::Corruption("the record counts kept do not match the pools");
+    }
     if (fresh_.built()) {
       if (fresh_.size() != fresh.size())
         return Status::Corruption("the new percepts' table holds " + std::to_string(fresh_.size()) +

@@ -248,7 +248,7 @@ Status Projection::EnsureFresh() const {
   const rocksdb::Snapshot* snapshot = nullptr;
   {
     std::unique_lock<std::mutex> lock(threads_mu_);
-    fresh_cv_.wait(lock, [this] { return !fresh_building_; });
+    tables_cv_.wait(lock, [this] { return !fresh_building_; });
     if (fresh_.built()) return Status::OK();
     fresh_building_ = true;
     fresh_during_.clear();
@@ -286,7 +286,70 @@ Status Projection::EnsureFresh() const {
   }
   fresh_during_ = {};
   fresh_building_ = false;
-  fresh_cv_.notify_all();
+  tables_cv_.notify_all();
+  return status;
+}
+
+Status Projection::LoadTables() const {
+  LIMBIC_RETURN_IF_ERROR(EnsureFresh());
+  return LoadCounts();
+}
+
+std::optional<RecordCounts> Projection::Counts() const {
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  return counts_;
+}
+
+// Counted from a snapshot without holding threads_mu_, as EnsureFresh
+// builds its table; the commits that land meanwhile leave their deltas with
+// their last seq, and those past the snapshot's applied_seq are added.
+Status Projection::LoadCounts() const {
+  const rocksdb::Snapshot* snapshot = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(threads_mu_);
+    tables_cv_.wait(lock, [this] { return !counts_loading_; });
+    if (counts_) return Status::OK();
+    counts_loading_ = true;
+    counts_during_.clear();
+    snapshot = db_->GetSnapshot();
+  }
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  RecordCounts counted;
+  uint64_t at_seq = 0;
+  Status status;
+  std::string value;
+  rocksdb::Status got = db_->Get(ro, cf_->meta(), std::string(kAppliedSeqKey), &value);
+  if (got.ok()) at_seq = std::stoull(value);
+  else if (!got.IsNotFound()) status = FromRocks(got, "reading applied_seq");
+  for (size_t i = 0; status.ok() && i < std::size(kAllPools); ++i) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->pool(kAllPools[i])));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++counted.pools[i];
+    status = FromRocks(it->status(), "counting " + std::string(PoolName(kAllPools[i])));
+  }
+  if (status.ok()) {
+    // A|u|STATUS \0 TS8 ID: the status is in the key.
+    const std::string prefix = "A|u|";
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->index()));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      std::string_view key = it->key().ToStringView();
+      size_t nul = key.find('\0', prefix.size());
+      if (nul == std::string_view::npos) continue;
+      if (auto i = ActionStatusIndex(key.substr(prefix.size(), nul - prefix.size())))
+        ++counted.actions[*i];
+    }
+    status = FromRocks(it->status(), "counting actions by status");
+  }
+  db_->ReleaseSnapshot(snapshot);
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  if (status.ok()) {
+    for (const auto& [last_seq, deltas] : counts_during_)
+      if (last_seq > at_seq) counted.Add(deltas);
+    counts_ = counted;
+  }
+  counts_during_ = {};
+  counts_loading_ = false;
+  tables_cv_.notify_all();
   return status;
 }
 

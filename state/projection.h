@@ -97,6 +97,35 @@ struct PerceptQuery {
   size_t limit = 100;                 // 0 = no limit
 };
 
+// An action's statuses: pending_approval -> pending (approved) or rejected;
+// pending -> inflight -> complete, or failed -> inflight again, or dead.
+inline constexpr std::array<std::string_view, 7> kActionStatuses = {
+    "pending_approval", "pending", "inflight", "failed", "complete", "dead", "rejected"};
+// The finished ones: what prune and consolidation take out of the pool.
+inline constexpr std::array<std::string_view, 3> kFinishedActionStatuses = {"complete", "dead",
+                                                                            "rejected"};
+
+// Changes to RecordCounts.
+struct RecordDeltas {
+  std::array<int64_t, std::size(kAllPools)> pools{};
+  std::array<int64_t, kActionStatuses.size()> actions{};
+  void Add(const RecordDeltas& d) {
+    for (size_t i = 0; i < pools.size(); ++i) pools[i] += d.pools[i];
+    for (size_t i = 0; i < actions.size(); ++i) actions[i] += d.actions[i];
+  }
+};
+// How many records each pool holds (kAllPools order) and how many actions
+// each status (kActionStatuses order).
+struct RecordCounts {
+  std::array<uint64_t, std::size(kAllPools)> pools{};
+  std::array<uint64_t, kActionStatuses.size()> actions{};
+  void Add(const RecordDeltas& d) {
+    for (size_t i = 0; i < pools.size(); ++i) pools[i] += static_cast<uint64_t>(d.pools[i]);
+    for (size_t i = 0; i < actions.size(); ++i) actions[i] += static_cast<uint64_t>(d.actions[i]);
+  }
+  bool operator==(const RecordCounts&) const = default;
+};
+
 // The RocksDB operations that carry one set of changes. Built by Prepare on
 // the owner thread, written by Commit on the log's writer thread.
 //
@@ -143,15 +172,10 @@ struct PreparedWrite {
   // For the in-memory table of new percepts: percepts that were or became
   // new, as they are now (nullopt = no longer new, or deleted).
   std::vector<std::pair<std::string, std::optional<FreshPercept>>> fresh;
+  // For the record counts (RecordCounts): what the changes add to or take
+  // from each pool (kAllPools order) and each action status.
+  RecordDeltas deltas;
 };
-
-// An action's statuses: pending_approval -> pending (approved) or rejected;
-// pending -> inflight -> complete, or failed -> inflight again, or dead.
-inline constexpr std::array<std::string_view, 7> kActionStatuses = {
-    "pending_approval", "pending", "inflight", "failed", "complete", "dead", "rejected"};
-// The finished ones: what prune and consolidation take out of the pool.
-inline constexpr std::array<std::string_view, 3> kFinishedActionStatuses = {"complete", "dead",
-                                                                            "rejected"};
 
 class Projection final : public RecordReader {
  public:
@@ -230,11 +254,18 @@ class Projection final : public RecordReader {
   // of its record is left out. Any thread may call it.
   Result<std::vector<json>> TopNewPercepts(TimeMs now, const RecencyParams& p, double threshold,
                                            size_t limit) const;
-  // Builds the table of new percepts TopNewPercepts and ExpiredPercepts
-  // use, when it is not built yet (they build it on first use otherwise,
-  // and a caller that comes while it is built waits for it): the runtime
-  // calls it on a worker at start, so that no request does the build.
-  Status LoadNewPercepts() const { return EnsureFresh(); }
+  // Builds the in-memory tables reads use beside RocksDB, when they are
+  // not built yet: the new percepts (TopNewPercepts and ExpiredPercepts
+  // build it on first use otherwise, and a caller that comes while it is
+  // built waits) and the record counts (Counts). Each takes one pass over
+  // what it covers, read from a snapshot while commits go on. The runtime
+  // calls it on a worker at start, so that no request does the work.
+  Status LoadTables() const;
+  // How many records each pool holds and how many actions each status,
+  // kept in step with the commits once LoadTables has counted them
+  // (nullopt before): what /metrics reports, read without touching
+  // RocksDB. Any thread may call it.
+  std::optional<RecordCounts> Counts() const;
   // The ids of up to `limit` new percepts that have expired at `now` under
   // `rule`, the earliest due first (FreshTable::Expired: the walk costs
   // the percepts it returns, not the pool's size). From the same table as
@@ -297,8 +328,9 @@ class Projection final : public RecordReader {
   // Prepare for the changes at positions [first, last) of changes.changes().
   Status PrepareRange(const Overlay& changes, size_t first, size_t last, const RecordReader& before,
                       PreparedWrite* out) const;
-  // The thread table follows committed writes.
-  void UpdateThreadTable(std::span<const PreparedWrite* const> writes);
+  // The in-memory tables follow committed writes, through `last_seq`.
+  void UpdateThreadTable(std::span<const PreparedWrite* const> writes, uint64_t last_seq);
+  Status LoadCounts() const;
   class Flushing;
   // Bulk load: hands bulk_ to a thread that writes it (after the previous
   // one is written) and starts a new bulk_ over it.
@@ -370,12 +402,19 @@ class Projection final : public RecordReader {
   // The new percepts, under threads_mu_ too; built by the first
   // TopNewPercepts or ExpiredPercepts (EnsureFresh), followed by Commit
   // after that. While it is built (without the lock), commits leave their
-  // changes to it in fresh_during_; other callers wait on fresh_cv_.
+  // changes to it in fresh_during_; other callers wait on tables_cv_.
   mutable FreshTable fresh_;
   mutable bool fresh_building_ = false;
   mutable std::vector<std::pair<std::string, std::optional<FreshPercept>>> fresh_during_;
-  mutable std::condition_variable fresh_cv_;
+  mutable std::condition_variable tables_cv_;
   Status EnsureFresh() const;
+  // The record counts, under threads_mu_ too, once LoadCounts counted them
+  // from a snapshot at `seq`; while it counts, commits leave their deltas,
+  // with their last seq, in counts_during_, and those after the snapshot
+  // are added when it is done.
+  mutable std::optional<RecordCounts> counts_;
+  mutable bool counts_loading_ = false;
+  mutable std::vector<std::pair<uint64_t, RecordDeltas>> counts_during_;
   bool bulk_load_ = false;
 };
 

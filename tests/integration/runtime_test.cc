@@ -48,6 +48,18 @@ TEST_CASE("the HTTP API covers the pools and answers once durable", "[runtime]")
   std::string metrics = Http(l.port(), "GET", "/metrics").body;
   CHECK_THAT(metrics, Catch::Contains("limbic_fsync_seconds_count"));
   CHECK_THAT(metrics, Catch::Contains("limbic_delivery_attempts_total{effector=\"log\"} 1"));
+  // Pool sizes are kept with the commits (counted once, at start, off the
+  // loop): p-1 and the thread, the action complete.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (metrics.find("limbic_pool_records") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    metrics = Http(l.port(), "GET", "/metrics").body;
+  }
+  CHECK_THAT(metrics, Catch::Contains("limbic_pool_records{pool=\"percepts\"} 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_pool_records{pool=\"threads\"} 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_outbox_actions{status=\"complete\"} 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_outbox_actions{status=\"pending\"} 0\n"));
   CHECK(Http(l.port(), "DELETE", "/v1/threads/" + tid).status == 200);
   CHECK(Http(l.port(), "GET", "/v1/threads?status=all").Json()["threads"].empty());
 }

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <random>
+#include <thread>
 
 #include "pools_test_util.h"
 #include "state/pool_layout.h"
@@ -417,4 +418,48 @@ TEST_CASE("a read-only projection sees applied data and refuses to apply", "[pro
   CHECK(reader->Get(Pool::kPercepts, "p-1")->has_value());
   l.Percept("p-2");
   CHECK(reader->Apply(std::span<const Event>(l.events).subspan(1)).IsFailedPrecondition());
+}
+
+namespace {
+
+// What Counts() must say: every pool and action status counted from RocksDB.
+RecordCounts CountedNow(const Projection& db) {
+  RecordCounts c;
+  for (size_t i = 0; i < std::size(kAllPools); ++i) c.pools[i] = *db.Count(kAllPools[i]);
+  for (size_t i = 0; i < kActionStatuses.size(); ++i)
+    c.actions[i] = db.ListActions(std::string(kActionStatuses[i]))->size();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("record counts follow every commit once loaded, also those during the load",
+          "[projection]") {
+  ScratchDir dir;
+  auto db = OpenDb(dir / "db");
+  Log l;
+  l.Thread("t-1");
+  l.Percepts(0, 1999);
+  REQUIRE(db->Apply(l.events).ok());
+  CHECK_FALSE(db->Counts().has_value());  // not counted until asked
+  // Loaded on another thread while commits go on: counted once, no more.
+  Log more;
+  more.seq = l.seq;
+  for (int i = 0; i < 300; ++i) {
+    more.Add(EventType::kActionEnqueued, {{"action_id", "a-" + std::to_string(i)}, {"effector", "log"},
+                                          {"action_type", "x"}, {"payload", i},
+                                          {"idempotency_key", "k" + std::to_string(i)}});
+    if (i % 3 == 0) more.Add(EventType::kActionSent, {{"action_id", "a-" + std::to_string(i)}, {"attempt", 1}});
+    more.Add(EventType::kPerceptRemoved, {{"percept_id", "p-" + std::to_string(i)}});
+  }
+  std::thread loader([&] { REQUIRE(db->LoadTables().ok()); });
+  for (size_t at = 0; at < more.events.size(); at += 7) {
+    size_t n = std::min<size_t>(7, more.events.size() - at);
+    REQUIRE(db->Apply(std::span<const Event>(more.events).subspan(at, n)).ok());
+  }
+  loader.join();
+  REQUIRE(db->Counts().has_value());
+  CHECK(*db->Counts() == CountedNow(*db));
+  CHECK(db->Counts()->pools[static_cast<size_t>(Pool::kPercepts)] == 1700);
+  CHECK(db->CheckIndexes().ok());
 }
