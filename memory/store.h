@@ -233,6 +233,9 @@ class MemoryStore {
   // now and then). Errors are logged by the caller.
   Status SaveIndex();
   const Embedder& embedder() const { return *embedder_; }
+  // Why the environment's EMBEDDING_MODEL was not applied (EmbeddingEnvNote),
+  // "" when it was or is unset; Stats shows it as embedder_note.
+  const std::string& embedder_note() const { return embedder_note_; }
   const MemoryOptions& options() const { return options_; }
   // The memory directory: <state>/memory.
   std::string dir() const;
@@ -254,6 +257,7 @@ class MemoryStore {
   MemoryOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Embedder> embedder_;
+  std::string embedder_note_;
   std::unique_ptr<RecallIndex> index_;
   std::shared_ptr<bool> alive_;  // the listener checks it: the Engine may outlive us
 };

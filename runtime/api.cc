@@ -172,6 +172,8 @@ Router Api::MakeRouter() {
                 {"applied_seq", rt_.engine().applied_seq()},
                 {"version", LIMBIC_VERSION},
                 {"archive", std::move(archive)}};
+    out["embedder"] = rt_.memory().embedder().id();
+    if (!rt_.memory().embedder_note().empty()) out["embedder_note"] = rt_.memory().embedder_note();
     if (!replication.is_null()) out["replication"] = std::move(replication);
     if (rt_.sandbox()) out["sandbox"] = rt_.sandbox()->ToJson();
     if (!health.ok())

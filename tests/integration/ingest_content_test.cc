@@ -210,3 +210,35 @@ TEST_CASE("ingest of sent content is bounded: names, base64, sizes, kept origina
   CHECK(Http(port, "GET", "/healthz").status == 200);
 }
 
+// Issue 38 item 7: EMBEDDING_MODEL without memory.embedder.url changes
+// nothing, and says so where one looks; the embedder is named.
+TEST_CASE("EMBEDDING_MODEL without an embedder url is warned of at start, in stats and health",
+          "[memory]") {
+  TempDir dir;
+  ::setenv("EMBEDDING_MODEL", "some/model", 1);  // the children inherit it
+  struct Unset {
+    ~Unset() { ::unsetenv("EMBEDDING_MODEL"); }
+  } unset;
+  const std::string warning = "EMBEDDING_MODEL=some/model is ignored: memory.embedder.url is not set";
+  {
+    RunningLimbic l(dir, BaseConfig(dir));
+    REQUIRE(l.port() != 0);
+    CHECK(l.WaitForLog("memory: " + warning));
+    CHECK(l.WaitForLog("embedder hash-384, sensors ["));  // the start line
+    json health = Http(l.port(), "GET", "/healthz").Json();
+    CHECK(health["status"] == "ok");
+    CHECK(health["embedder"] == "hash-384");
+    CHECK_THAT(health["embedder_note"].get<std::string>(), Catch::StartsWith(warning));
+    json stats = Http(l.port(), "GET", "/v1/memory/stats").Json();
+    CHECK(stats["embedder"] == "hash-384");
+    CHECK_THAT(stats["embedder_note"].get<std::string>(), Catch::StartsWith(warning));
+  }
+  RunResult stats = Limbic({"--state", dir / "state", "memory", "stats"});
+  CHECK(stats.exit_code == 0);
+  CHECK_THAT(stats.out, Catch::Contains("embedder_note:") && Catch::Contains(warning));
+  ::unsetenv("EMBEDDING_MODEL");
+  json quiet = json::parse(Limbic({"--state", dir / "state", "memory", "stats", "--json"}).out);
+  CHECK_FALSE(quiet.contains("embedder_note"));
+  RunningLimbic l(dir, BaseConfig(dir));
+  CHECK_FALSE(Http(l.port(), "GET", "/healthz").Json().contains("embedder_note"));
+}
