@@ -6,6 +6,7 @@
 
 #include "base/base64.h"
 #include "base/json.h"
+#include "base/name.h"
 #include "base/sha256.h"
 
 #include "memory/ingest.h"
@@ -184,21 +185,14 @@ struct SentFile {
   std::string sha256;  // when content is absent
 };
 
-// "" when `name` may name a sent file; otherwise what is wrong with it.
+// "" when `name` may name a sent file; otherwise what is wrong with it:
+// the characters of a name (base/name.h), on up to kMaxIngestNameBytes.
 std::string BadName(const std::string& name) {
-  if (name.empty() || name.size() > kMaxIngestNameBytes)
-    return "must be 1-" + std::to_string(kMaxIngestNameBytes) + " bytes, got " +
-           std::to_string(name.size());
-  if (!IsValidUtf8(name)) return "not valid UTF-8";
-  for (size_t i = 0; i < name.size(); ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    const bool c1 = c == 0xC2 && i + 1 < name.size() &&
-                    static_cast<unsigned char>(name[i + 1]) >= 0x80 &&
-                    static_cast<unsigned char>(name[i + 1]) <= 0x9F;
-    if (c < 0x20 || c == 0x7F || c1)
-      return "has a control character at byte " + std::to_string(i);
-  }
-  return "";
+  if (name.empty()) return "empty";
+  std::string fault = TextFault(name, kMaxIngestNameBytes, false);
+  if (fault.empty()) return "";
+  return "must be 1-" + std::to_string(kMaxIngestNameBytes) +
+         " bytes of UTF-8 without control or bidi-control characters; " + fault;
 }
 
 // The shape of "files": errors name the field ("field \"files[2].content\"").

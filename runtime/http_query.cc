@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 
 #include "base/json.h"
+#include "base/name.h"
 #include "base/time.h"
 
 namespace limbic::runtime {
@@ -18,58 +18,26 @@ int HexDigit(char c) {
   return -1;
 }
 
-// The first code point of valid UTF-8 `s` at byte `i`; *len gets its length.
-char32_t CodePointAt(std::string_view s, size_t i, size_t* len) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return *len = 1, c;
-  if (c < 0xE0) return *len = 2, ((c & 0x1F) << 6) | (b(1) & 0x3F);
-  if (c < 0xF0) return *len = 3, ((c & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
-  return *len = 4, ((c & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
-}
-
-// U+0000-001F, U+007F-009F: C0, DEL and C1 controls.
-bool IsControl(char32_t c) { return c < 0x20 || (c >= 0x7F && c <= 0x9F); }
-// U+202A-202E and U+2066-2069: the embeddings, overrides and isolates that
-// make a name display as something else.
-bool IsBidiControl(char32_t c) { return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069); }
-
-// The first character of valid UTF-8 `s` that `bad` refuses, as "U+XXXX at
-// byte N"; "" when none.
-template <typename Bad>
-std::string FirstRefused(std::string_view s, Bad bad) {
-  for (size_t i = 0, len = 0; i < s.size(); i += len) {
-    char32_t c = CodePointAt(s, i, &len);
-    if (!bad(c)) continue;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "U+%04X at byte %zu", static_cast<unsigned>(c), i);
-    return buf;
-  }
-  return "";
-}
-
+// A value's characters: one rule for names (base/name.h) and, with tab and
+// line breaks, for free text. The length was checked before (the kind's).
 Status CheckText(std::string_view v) {
-  std::string bad = FirstRefused(v, [](char32_t c) {
-    return IsControl(c) && c != '\t' && c != '\n' && c != '\r';
-  });
-  if (!bad.empty()) return Status::InvalidArgument("has a control character (" + bad + ")");
-  bad = FirstRefused(v, IsBidiControl);
-  if (!bad.empty()) return Status::InvalidArgument("has a bidirectional control (" + bad + ")");
+  std::string fault = TextFault(v, v.size(), true);
+  if (!fault.empty()) return Status::InvalidArgument("must be " + std::string(kTextRule) + "; " + fault);
   return Status::OK();
 }
 
 Status CheckName(std::string_view v) {
-  std::string bad = FirstRefused(v, [](char32_t c) { return IsControl(c); });
-  if (!bad.empty()) return Status::InvalidArgument("has a control character (" + bad + ")");
-  bad = FirstRefused(v, IsBidiControl);
-  if (!bad.empty()) return Status::InvalidArgument("has a bidirectional control (" + bad + ")");
+  std::string fault = NameFault(v);
+  if (!fault.empty()) return Status::InvalidArgument("must be " + std::string(kNameRule) + "; " + fault);
   return Status::OK();
 }
 
 Status CheckNames(std::string_view v) {
   for (size_t start = 0; start <= v.size();) {
     size_t comma = std::min(v.find(',', start), v.size());
-    if (Status s = CheckName(v.substr(start, comma - start)); !s.ok()) return s;
+    // Empty pieces ("a,,b") are no names, and are skipped.
+    if (comma > start)
+      if (Status s = CheckName(v.substr(start, comma - start)); !s.ok()) return s;
     start = comma + 1;
   }
   return Status::OK();

@@ -158,9 +158,11 @@ TEST_CASE("ingest of sent content is bounded: names, base64, sizes, kept origina
       {one({{"name", "a.md"}, {"content", "!!!!"}}),
        "field \"files[0].content\": not base64 at byte 0"},
       {one({{"name", "a\x01.md"}, {"content", ""}}),
-       "field \"files[0].name\": has a control character at byte 1"},
+       "field \"files[0].name\": must be 1-4096 bytes of UTF-8 without control or "
+       "bidi-control characters; U+0001 (a control character) at byte 1"},
       {one({{"name", std::string(5000, 'a') + ".md"}, {"content", ""}}),
-       "field \"files[0].name\": must be 1-4096 bytes"},
+       "field \"files[0].name\": must be 1-4096 bytes of UTF-8 without control or "
+       "bidi-control characters; 5003 bytes"},
       {one({{"name", "a.md"}}), "give one of content (base64) and sha256"},
       {one({{"name", "a.md"}, {"content", ""}, {"sha256", std::string(64, 'a')}}),
        "give one of content"},

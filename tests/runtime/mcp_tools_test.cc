@@ -148,13 +148,15 @@ TEST_CASE("mcp tools: GET arguments are declared query parameters, checked by th
                         [&](const QueryParam& p) { return p.name == it.key(); }));
     }
   }
+  const std::string name =
+      "must be a name (1-256 bytes of UTF-8, no control or bidi-control characters); ";
   CHECK(Reject("events_since", {{"type", "a\x01"}}) ==
         std::pair<std::string, std::string>{
-            "argument \"type\": has a control character (U+0001 at byte 1)", "type"});
+            "argument \"type\": " + name + "U+0001 (a control character) at byte 1", "type"});
   CHECK(Reject("archive_search", {{"q", std::string(10240, 'a')}}).first ==
         "argument \"q\": 10240 bytes, more than the 2048 text may have");
   CHECK(Reject("get_percept", {{"id", "p\xe2\x80\xae"}}).first ==
-        "argument \"id\": has a bidirectional control (U+202E at byte 1)");
+        "argument \"id\": " + name + "U+202E (a bidi control) at byte 1");
   CHECK(Reject("world_surprise", {{"date", "2026-02-30"}}).first.rfind("argument \"date\": ", 0) == 0);
 }
 
