@@ -45,6 +45,22 @@ std::string CodePoint(char32_t cp) {
   return buf;
 }
 
+// The first character of `s` a name may not hold (but for tab and line
+// breaks when `line_breaks`), or where `s` stops being UTF-8; "" if none.
+std::string FirstFault(std::string_view s, bool line_breaks) {
+  for (size_t i = 0, len = 0; i < s.size(); i += len) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    if (i + len > s.size() || !IsValidUtf8(s.substr(i, len)))
+      return "not UTF-8 at byte " + std::to_string(i);
+    const char32_t cp = DecodeAt(s, i, &len);
+    if (line_breaks && (cp == '\t' || cp == '\n' || cp == '\r')) continue;
+    if (const char* what = Forbidden(cp))
+      return CodePoint(cp) + " (" + what + ") at byte " + std::to_string(i);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string NameFault(std::string_view s, NameRule rule) {
@@ -58,16 +74,12 @@ std::string NameFault(std::string_view s, NameRule rule) {
     }
     return {};
   }
-  for (size_t i = 0, len = 0; i < s.size(); i += len) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-    if (i + len > s.size() || !IsValidUtf8(s.substr(i, len)))
-      return "not UTF-8 at byte " + std::to_string(i);
-    const char32_t cp = DecodeAt(s, i, &len);
-    if (const char* what = Forbidden(cp))
-      return CodePoint(cp) + " (" + what + ") at byte " + std::to_string(i);
-  }
-  return {};
+  return FirstFault(s, false);
+}
+
+std::string TextFault(std::string_view s, size_t max_bytes, bool line_breaks) {
+  if (s.size() > max_bytes) return std::to_string(s.size()) + " bytes";
+  return FirstFault(s, line_breaks);
 }
 
 Status CheckName(std::string_view field, std::string_view s, NameRule rule) {

@@ -45,6 +45,16 @@ inline bool IsName(std::string_view s, NameRule rule = NameRule::kNew) {
 //! OK, or InvalidArgument "<field>: must be a name (1-256 bytes of UTF-8, no
 //! control or bidi-control characters); U+202E (a bidi control) at byte 3".
 Status CheckName(std::string_view field, std::string_view s, NameRule rule = NameRule::kNew);
+//! What text a person reads beside names may be, for messages.
+inline constexpr std::string_view kTextRule =
+    "text (UTF-8, no control or bidi-control characters but tab and line breaks)";
+//! Like NameFault, for text longer than a name (a search, a file's name sent
+//! with its content): "" when `s` is at most `max_bytes` of UTF-8 without
+//! the characters a name may not hold, but for tab, LF and CR when
+//! `line_breaks`; otherwise what is wrong, as NameFault says it. May be
+//! empty.
+std::string TextFault(std::string_view s, size_t max_bytes, bool line_breaks);
+
 //! `s` made fit for a name, for a label taken from elsewhere (an MCP
 //! client's name): invalid UTF-8 becomes U+FFFD, each character a name may
 //! not hold becomes `with`, and it is cut to `max_bytes` on a character

@@ -65,6 +65,10 @@ class RecordingStream final : public runtime::SseStream {
 
 }  // namespace
 
+void DropWait(runtime::HttpRequest& req) {
+  std::erase_if(req.query_items, [](const auto& item) { return item.first == "wait"; });
+}
+
 InProcessApi& InProcessApi::Get() {
   static InProcessApi* api = [] {
     // As the binary does (runtime/main.cc): every thread started from here

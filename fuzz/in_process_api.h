@@ -24,6 +24,10 @@
 
 namespace limbic::fuzz {
 
+// Drops `wait` from the request's query string: a long-poll would make one
+// input last up to 60 s.
+void DropWait(runtime::HttpRequest& req);
+
 class InProcessApi {
  public:
   // The process's, started on first use; lives until exit.

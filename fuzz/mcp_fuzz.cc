@@ -37,7 +37,7 @@ class InProcessClient final : public runtime::ApiClient {
     req.target = request.target;
     req.SetTarget(req.target);
     if (req.path == "/v1/memory/ingest") return Status::Unavailable("ingest is not fuzzed");
-    req.query.erase("wait");
+    fuzz::DropWait(req);
     req.body = request.body;
     if (!req.body.empty()) req.headers["content-type"] = "application/json";
     req.remote = "127.0.0.1";

@@ -229,6 +229,16 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec) {
   return std::unique_ptr<Embedder>(new OpenAiEmbedder(spec, std::move(endpoint)));
 }
 
+std::string EmbeddingEnvNote(const EmbedderSpec& spec) {
+  const char* value = std::getenv("EMBEDDING_MODEL");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "hash") return "";
+  if (!spec.url.empty() || spec.kind != "hash") return "";
+  return "EMBEDDING_MODEL=" + std::string(value) +
+         " is ignored: memory.embedder.url is not set, so there is no server to send the model "
+         "to, and the hash embedder is used; set memory.embedder.url (an OpenAI-compatible "
+         "server), or unset EMBEDDING_MODEL";
+}
+
 EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec) {
   const char* value = std::getenv("EMBEDDING_MODEL");
   if (value == nullptr || *value == '\0') return spec;

@@ -81,6 +81,10 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec);
 //                   MakeEmbedder for its missing url, as it would anyway).
 // Reads the environment: not safe concurrently with setenv.
 EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec);
+// Why EMBEDDING_MODEL changes nothing for `spec` (a hash spec without a
+// url: there is no server to send the model to), as a warning naming the
+// embedder used and the fix; "" when it is unset, "hash", or takes effect.
+std::string EmbeddingEnvNote(const EmbedderSpec& spec);
 
 // Cosine of two vectors of equal length (dot product; both unit length).
 float Cosine(std::span<const float> a, std::span<const float> b);

@@ -324,35 +324,46 @@ Status ListIngestable(const std::string& path, std::vector<std::string>* files,
   return Status::OK();
 }
 
-Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope) {
+Result<std::string> ReadIngestFile(const std::string& path, const IngestScope& scope) {
   auto fd = OpenInScope(path, scope);
   if (!fd.ok()) return fd.status();
   struct stat st;
   if (::fstat(fd->get(), &st) != 0) return Status::IOError(path + ": " + std::strerror(errno));
   LIMBIC_RETURN_IF_ERROR(CheckFile(path, st, scope));
+  return ReadAll(fd->get(), path, scope.max_bytes);
+}
 
+Result<LoadedFile> LoadContent(const std::string& name, std::string raw, uint64_t max_bytes) {
   LoadedFile f;
-  f.path = path;
-  f.ext = IngestExtension(path);
-  auto raw = ReadAll(fd->get(), path, scope.max_bytes);
-  if (!raw.ok()) return raw.status();
-  f.raw = std::move(*raw);
+  f.path = name;
+  f.ext = IngestExtension(name);
+  if (f.ext.empty())
+    return Status::InvalidArgument(name + ": " + UnsupportedReason(name) +
+                                   " (supported: " + SupportedList() + ")");
+  if (raw.size() > max_bytes) return Status::InvalidArgument(name + ": " + TooLarge(raw.size(), max_bytes));
+  f.raw = std::move(raw);
   f.bytes = f.raw.size();
   f.sha256 = Sha256::Hex(f.raw);
 
   if (f.ext == ".pdf") {
-    auto text = PdfText(path, f.raw);
+    auto text = PdfText(name, f.raw);
     if (!text.ok()) return text.status();
     if (InvalidUtf8Offset(*text) != std::string_view::npos)
-      return Status::InvalidArgument(path + ": not a readable PDF (text is not UTF-8)");
+      return Status::InvalidArgument(name + ": not a readable PDF (text is not UTF-8)");
     f.text = std::move(*text);
     return f;
   }
   size_t bad = InvalidUtf8Offset(f.raw);
   if (bad != std::string_view::npos)
-    return Status::InvalidArgument(path + ": not UTF-8 at byte offset " + std::to_string(bad));
+    return Status::InvalidArgument(name + ": not UTF-8 at byte offset " + std::to_string(bad));
   f.text = f.raw;
   return f;
+}
+
+Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope) {
+  auto raw = ReadIngestFile(path, scope);
+  if (!raw.ok()) return raw.status();
+  return LoadContent(path, std::move(*raw), scope.max_bytes);
 }
 
 std::vector<std::string> ChunkText(std::string_view text, size_t chars, size_t overlap) {

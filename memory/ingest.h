@@ -107,9 +107,18 @@ struct LoadedFile {
   std::string raw;     // the file's bytes
   std::string text;    // extracted text, valid UTF-8
 };
-// Reads, hashes and extracts one file. A folder or other non-regular file
-// is InvalidArgument, and so is one over scope.max_bytes (not read).
+// Reads, hashes and extracts one file: ReadIngestFile, then LoadContent.
 Result<LoadedFile> LoadFile(const std::string& path, const IngestScope& scope = {});
+// The bytes of one file under `scope`: a folder or other non-regular file
+// is InvalidArgument, and so are a type not ingested and a file over
+// scope.max_bytes (not read).
+Result<std::string> ReadIngestFile(const std::string& path, const IngestScope& scope = {});
+// Hashes and extracts `raw`, the bytes of a file called `name` (a path, or
+// any name sent with the content): its extension decides how it is read.
+// InvalidArgument naming `name` for an unsupported type, more than
+// `max_bytes`, text that is not UTF-8, a PDF that cannot be read.
+Result<LoadedFile> LoadContent(const std::string& name, std::string raw,
+                               uint64_t max_bytes = kDefaultIngestMaxBytes);
 
 // The chunks of `text` (valid UTF-8). chars >= 1, overlap < chars.
 std::vector<std::string> ChunkText(std::string_view text, size_t chars = 1000, size_t overlap = 500);

@@ -33,13 +33,16 @@ MemoryStore::~MemoryStore() {
 Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, MemoryOptions options,
                                                        std::shared_ptr<spdlog::logger> log,
                                                        std::unique_ptr<Embedder> embedder) {
+  std::string note;
   if (!embedder) {
     auto made = MakeEmbedder(ApplyEmbeddingEnv(options.embedder));
     if (!made.ok()) return made.status().WithContext("memory.embedder");
     embedder = std::move(*made);
+    note = EmbeddingEnvNote(options.embedder);
   }
   std::unique_ptr<MemoryStore> store(
       new MemoryStore(engine, std::move(options), std::move(log), std::move(embedder)));
+  store->embedder_note_ = std::move(note);
   LIMBIC_RETURN_IF_ERROR(store->Load());
   std::weak_ptr<bool> alive = store->alive_;
   MemoryStore* self = store.get();
@@ -422,7 +425,7 @@ Result<json> MemoryStore::Stats(TimeMs now) const {
   auto assocs = engine_.projection().Count(Pool::kAssociations);
   if (!assocs.ok()) return assocs.status();
   const size_t n = index_->size();
-  return json{{"memories", n},
+  json out{{"memories", n},
               {"facts", facts},
               {"superseded", superseded},
               {"episodes", episodes},
@@ -433,6 +436,8 @@ Result<json> MemoryStore::Stats(TimeMs now) const {
               {"embedder", embedder_->id()},
               {"vector_index", index_->vectors().approximate() ? "approximate" : "exact"},
               {"avg_strength", n ? strength / static_cast<double>(n) : 0.0}};
+  if (!embedder_note_.empty()) out["embedder_note"] = embedder_note_;
+  return out;
 }
 
 }  // namespace limbic::memory

@@ -131,7 +131,8 @@ Result<RecallRequest> ParseRecallRequest(const json& req);
 // An ingest's file work, done before its plan (PrepareIngest): read,
 // checked, chunked, embedded, the original kept. No events yet.
 struct PreparedFile {
-  std::string path;    // as listed
+  std::string path;        // as listed, or the name it was sent with
+  std::string source_uri;  // the document's: the absolute path, or the name sent
   std::string sha256;  // of the bytes
   std::string ext;
   uint64_t bytes = 0;
@@ -149,8 +150,19 @@ struct PreparedIngest {
   json errors = json::array();   // [{path, error}]
 };
 
-// The file work of an ingest request {path, episode_id?}: lists and reads
-// under `scope` (ingest.h), chunks with options' chunk sizes, embeds with
+// A request's "files": at most this many, each name at most this long.
+inline constexpr size_t kMaxIngestFiles = 1000;
+inline constexpr size_t kMaxIngestNameBytes = 4096;
+
+// The file work of an ingest request {path | files, episode_id?}. `path`:
+// lists and reads under `scope` (ingest.h). `files`: [{name, content}]
+// (content: the file's bytes, base64) or [{name, sha256}] (the file's
+// original, already kept as raw_dir/<sha256><ext>: `limbic memory ingest`
+// puts a file too big for one request there); the name's extension
+// decides how it is read, up to scope.max_bytes, and the name becomes the
+// document's source (made absolute and normal when it is a path, "/...").
+// Every sent file that cannot be read is listed in `errors`. Then: chunks
+// with options' chunk sizes, embeds with
 // `embedder` (which the caller owns: not the store's, so this may run on a
 // worker thread while the store serves its owner thread), keeps originals
 // under raw_dir. Any thread. Errors name the field or the file; a single
@@ -221,6 +233,9 @@ class MemoryStore {
   // now and then). Errors are logged by the caller.
   Status SaveIndex();
   const Embedder& embedder() const { return *embedder_; }
+  // Why the environment's EMBEDDING_MODEL was not applied (EmbeddingEnvNote),
+  // "" when it was or is unset; Stats shows it as embedder_note.
+  const std::string& embedder_note() const { return embedder_note_; }
   const MemoryOptions& options() const { return options_; }
   // The memory directory: <state>/memory.
   std::string dir() const;
@@ -242,6 +257,7 @@ class MemoryStore {
   MemoryOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Embedder> embedder_;
+  std::string embedder_note_;
   std::unique_ptr<RecallIndex> index_;
   std::shared_ptr<bool> alive_;  // the listener checks it: the Engine may outlive us
 };

@@ -1,7 +1,13 @@
 // MemoryStore: embed, export, import and ingest -- the operations that move
 // many memories at once.
 #include <filesystem>
+#include <optional>
 #include <set>
+
+#include "base/base64.h"
+#include "base/json.h"
+#include "base/name.h"
+#include "base/sha256.h"
 
 #include "memory/ingest.h"
 #include "memory/store.h"
@@ -169,14 +175,111 @@ Result<MemoryPlan> MemoryStore::Import(const json& doc) {
   return plan;
 }
 
+namespace {
+
+// A file of a request's "files", its content decoded (or the name of its
+// kept original).
+struct SentFile {
+  std::string name;
+  std::optional<std::string> content;
+  std::string sha256;  // when content is absent
+};
+
+// "" when `name` may name a sent file; otherwise what is wrong with it:
+// the characters of a name (base/name.h), on up to kMaxIngestNameBytes.
+std::string BadName(const std::string& name) {
+  if (name.empty()) return "empty";
+  std::string fault = TextFault(name, kMaxIngestNameBytes, false);
+  if (fault.empty()) return "";
+  return "must be 1-" + std::to_string(kMaxIngestNameBytes) +
+         " bytes of UTF-8 without control or bidi-control characters; " + fault;
+}
+
+// The shape of "files": errors name the field ("field \"files[2].content\"").
+Result<std::vector<SentFile>> ParseSentFiles(const json& files) {
+  if (!files.is_array() || files.empty() || files.size() > kMaxIngestFiles)
+    return Status::InvalidArgument("field \"files\": must be a list of 1-" +
+                                   std::to_string(kMaxIngestFiles) + " {name, content} objects");
+  std::vector<SentFile> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const json& f = files[i];
+    const std::string field = "field \"files[" + std::to_string(i) + "]";
+    if (!f.is_object()) return Status::InvalidArgument(field + "\": must be an object");
+    for (auto it = f.begin(); it != f.end(); ++it)
+      if (it.key() != "name" && it.key() != "content" && it.key() != "sha256")
+        return Status::InvalidArgument(field + "." + it.key() + "\": unknown (name, content, sha256)");
+    SentFile sent;
+    if (!f.contains("name") || !f["name"].is_string())
+      return Status::InvalidArgument(field + ".name\": required, a string (the file's path or name)");
+    sent.name = f["name"].get<std::string>();
+    if (std::string bad = BadName(sent.name); !bad.empty())
+      return Status::InvalidArgument(field + ".name\": " + bad);
+    if (f.contains("content") == f.contains("sha256"))
+      return Status::InvalidArgument(field + "\": give one of content (base64) and sha256");
+    if (f.contains("content")) {
+      if (!f["content"].is_string())
+        return Status::InvalidArgument(field + ".content\": must be a base64 string");
+      auto bytes = Base64Decode(f["content"].get_ref<const std::string&>());
+      if (!bytes.ok()) return bytes.status().WithContext(field + ".content\"");
+      sent.content = std::move(*bytes);
+    } else {
+      const json& sha = f["sha256"];
+      if (!sha.is_string() || sha.get_ref<const std::string&>().size() != 64 ||
+          sha.get_ref<const std::string&>().find_first_not_of("0123456789abcdef") !=
+              std::string::npos)
+        return Status::InvalidArgument(field + ".sha256\": must be 64 lower-case hex digits");
+      sent.sha256 = sha.get<std::string>();
+    }
+    out.push_back(std::move(sent));
+  }
+  return out;
+}
+
+// The bytes of a sent file: its content, or its original as kept in
+// raw_dir (read below raw_dir only, without following a symlink, and
+// checked against its name).
+Result<std::string> SentBytes(SentFile& f, const std::string& raw_dir, uint64_t max_bytes) {
+  if (f.content) return std::move(*f.content);
+  const std::string ext = IngestExtension(f.name);
+  if (ext.empty()) return LoadContent(f.name, "", max_bytes).status();  // names the type
+  const std::string kept = raw_dir + "/" + f.sha256 + ext;
+  IngestScope raw_scope{true, {raw_dir}, max_bytes};
+  auto raw = ReadIngestFile(kept, raw_scope);
+  if (!raw.ok())
+    return raw.status().WithContext(f.name + ": its original " + f.sha256 + ext +
+                                    " is not kept in " + raw_dir);
+  if (Sha256::Hex(*raw) != f.sha256)
+    return Status::InvalidArgument(f.name + ": the kept original " + kept +
+                                   " does not hash to its name");
+  return raw;
+}
+
+// The source_uri of a document: a path made absolute and normal (a sent
+// name that is not a path is kept as sent).
+std::string SourceUri(const std::string& path, bool sent) {
+  if (sent && (path.empty() || path.front() != '/')) return path;
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+}  // namespace
+
 Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
                                      const MemoryOptions& options, Embedder& embedder,
                                      const std::string& raw_dir,
                                      const std::shared_ptr<spdlog::logger>& log) {
-  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"path", "episode_id"}));
-  if (!req.contains("path") || !req["path"].is_string() ||
-      req["path"].get_ref<const std::string&>().empty())
+  LIMBIC_RETURN_IF_ERROR(CheckRequest(req, {"path", "files", "episode_id"}));
+  if (req.contains("path") == req.contains("files"))
+    return Status::InvalidArgument(
+        "give one of \"path\" (a file or folder the runtime reads) and \"files\" (their "
+        "content, sent)");
+  std::optional<std::vector<SentFile>> sent;
+  if (req.contains("files")) {
+    auto parsed = ParseSentFiles(req["files"]);
+    if (!parsed.ok()) return parsed.status();
+    sent = std::move(*parsed);
+  } else if (!req["path"].is_string() || req["path"].get_ref<const std::string&>().empty()) {
     return Status::InvalidArgument("field \"path\": must be a file or folder path");
+  }
   PreparedIngest out;
   if (req.contains("episode_id")) {
     if (!req["episode_id"].is_string() || !state::IsValidId(req["episode_id"].get<std::string>()))
@@ -184,32 +287,20 @@ Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
           "field \"episode_id\": must be an id (1-128 characters of [A-Za-z0-9._:-])");
     out.episode_id = req["episode_id"].get<std::string>();
   }
-  std::string path;
-  out.refusal = ScopeRefusal(req["path"], scope, &path);
-  if (!out.refusal.empty()) return out;
-  std::vector<std::string> files;
-  std::vector<SkippedFile> skipped;
-  LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped, scope));
-  const bool single = !std::filesystem::is_directory(path);
   out.embedder_id = embedder.id();
-  for (const SkippedFile& sk : skipped) out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
   std::set<std::string> kept;
-  for (const std::string& file : files) {
-    auto loaded = LoadFile(file, scope);
-    if (!loaded.ok()) {
-      if (single) return loaded.status();
-      out.errors.push_back({{"path", file}, {"error", loaded.status().ToString()}});
-      continue;
-    }
+  // Chunks, embeds and keeps one loaded file.
+  auto prepare = [&](LoadedFile loaded, bool from_request) -> Status {
     PreparedFile f;
-    f.path = file;
-    f.sha256 = loaded->sha256;
-    f.ext = loaded->ext;
-    f.bytes = loaded->bytes;
+    f.path = loaded.path;
+    f.source_uri = SourceUri(loaded.path, from_request);
+    f.sha256 = loaded.sha256;
+    f.ext = loaded.ext;
+    f.bytes = loaded.bytes;
     // The same bytes twice in one request are one document: PlanIngest
     // reports the second as a duplicate; no need to chunk it again.
     if (kept.insert(f.sha256).second) {
-      f.chunks = ChunkText(loaded->text, options.chunk_chars, options.chunk_overlap);
+      f.chunks = ChunkText(loaded.text, options.chunk_chars, options.chunk_overlap);
       auto v = embedder.Embed(f.chunks);
       if (v.ok()) {
         f.vectors = std::move(*v);
@@ -217,11 +308,46 @@ Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
         f.note = "embedder " + embedder.id() + " unavailable: " + v.status().message();
         if (log) log->warn("memory: {}; storing without a vector", f.note);
       }
-      auto raw = KeepRaw(raw_dir, *loaded);
+      auto raw = KeepRaw(raw_dir, loaded);
       if (!raw.ok()) return raw.status();
       f.raw = *raw;
     }
     out.files.push_back(std::move(f));
+    return Status::OK();
+  };
+
+  // Sent files: every one that cannot be read is listed in errors, as in
+  // a folder; nothing of the runtime's machine is read but kept originals.
+  if (sent) {
+    for (SentFile& f : *sent) {
+      auto bytes = SentBytes(f, raw_dir, scope.max_bytes);
+      auto loaded = bytes.ok() ? LoadContent(f.name, std::move(*bytes), scope.max_bytes)
+                               : Result<LoadedFile>(bytes.status());
+      if (!loaded.ok()) {
+        out.errors.push_back({{"path", f.name}, {"error", loaded.status().ToString()}});
+        continue;
+      }
+      LIMBIC_RETURN_IF_ERROR(prepare(std::move(*loaded), true));
+    }
+    return out;
+  }
+
+  std::string path;
+  out.refusal = ScopeRefusal(req["path"], scope, &path);
+  if (!out.refusal.empty()) return out;
+  std::vector<std::string> files;
+  std::vector<SkippedFile> skipped;
+  LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped, scope));
+  const bool single = !std::filesystem::is_directory(path);
+  for (const SkippedFile& sk : skipped) out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
+  for (const std::string& file : files) {
+    auto loaded = LoadFile(file, scope);
+    if (!loaded.ok()) {
+      if (single) return loaded.status();
+      out.errors.push_back({{"path", file}, {"error", loaded.status().ToString()}});
+      continue;
+    }
+    LIMBIC_RETURN_IF_ERROR(prepare(std::move(*loaded), false));
   }
   return out;
 }
@@ -250,7 +376,7 @@ Result<MemoryPlan> MemoryStore::PlanIngest(PreparedIngest prepared) {
     // Vectors of another embedder than the store's are not stored.
     const bool embedded = f.vectors && f.vectors->size() == f.chunks.size() &&
                           prepared.embedder_id == embedder_->id();
-    const std::string uri = std::filesystem::absolute(f.path).lexically_normal().string();
+    const std::string& uri = f.source_uri;
     json document = {{"sha256", f.sha256}, {"source_uri", uri},       {"ext", f.ext},
                      {"bytes", f.bytes},   {"chunks", f.chunks.size()}, {"raw", f.raw}};
     if (prepared.episode_id) document["episode_id"] = *prepared.episode_id;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/input_json.h"
 #include "effectors/effector.h"
@@ -121,7 +122,7 @@ void Api::Commit(const HttpRequest& req, Result<state::Events> events, const cha
 }
 
 Router Api::MakeRouter() {
-  Router r;
+  Router r(&ApiQueries());
   r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
     // 503 while writes fail (a full disk), until one gets through; the
     // archive's unreadable days degrade the status but not the answer code:
@@ -171,6 +172,8 @@ Router Api::MakeRouter() {
                 {"applied_seq", rt_.engine().applied_seq()},
                 {"version", LIMBIC_VERSION},
                 {"archive", std::move(archive)}};
+    out["embedder"] = rt_.memory().embedder().id();
+    if (!rt_.memory().embedder_note().empty()) out["embedder_note"] = rt_.memory().embedder_note();
     if (!replication.is_null()) out["replication"] = std::move(replication);
     if (rt_.sandbox()) out["sandbox"] = rt_.sandbox()->ToJson();
     if (!health.ok())
@@ -280,9 +283,13 @@ void Api::AddThreadRoutes(Router& r) {
     std::optional<std::string> status = Query(req, "status");
     if (!status) status = "active";
     if (*status == "all") status.reset();
+    auto limit = QueryCount(req, "limit", std::numeric_limits<size_t>::max(),
+                            std::numeric_limits<size_t>::max());
+    if (!limit.ok()) return respond(ErrorResponse(limit.status()));
     auto threads = state::ThreadsBySalience(rt_.engine().projection(), status,
                                             rt_.engine().clock().Now(), rt_.config().recency);
     if (!threads.ok()) return respond(ErrorResponse(threads.status()));
+    if (threads->size() > *limit) threads->erase(threads->begin() + *limit, threads->end());
     respond(HttpResponse::Json(200, {{"threads", std::move(*threads)}}));
   });
   r.Add("GET", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {

@@ -33,11 +33,15 @@ nlohmann::json CommitReceipt(std::span<const state::Event> done, const char* id_
 // Request helpers shared by the route files.
 // The body as JSON; an empty body is an empty object.
 Result<nlohmann::json> Body(HttpRequest& req);
+// Query helpers read values Dispatch has already checked against the
+// route's declared parameters (ApiQueries, runtime/http_query.h).
 // A query parameter; nullopt when absent or empty.
 std::optional<std::string> Query(const HttpRequest& req, const std::string& key);
 // A count (capped at `max`), `dflt` when absent; InvalidArgument naming the key.
 Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t dflt, size_t max);
 Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::string& key);
+// The query parameters of every route (api_query.cc): MakeRouter's table.
+const std::vector<RouteQueries>& ApiQueries();
 // A route parameter ({id}); "" when absent.
 const std::string& Param(const HttpRequest& req, const std::string& key);
 // Who a request's changes are attributed to (state/provenance.h): its

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <limits>
 
+#include "base/json.h"
 #include "reflexes/rule.h"
 #include "runtime/api.h"
 #include "runtime/runtime.h"
@@ -67,8 +68,9 @@ Result<EventHub::Keep> QueryFilter(const HttpRequest& req) {
     (std::string_view(key) == "since" ? since : until) = *t;
   }
   if (!actor && !id && !since && !until) return EventHub::Keep();
-  const std::string actor_text = actor ? json(*actor).dump() : "";
-  const std::string id_text = id ? json(*id).dump() : "";
+  // As the log writes them (the values are valid UTF-8: Dispatch checked).
+  const std::string actor_text = actor ? CompactJson(json(*actor)) : "";
+  const std::string id_text = id ? CompactJson(json(*id)) : "";
   return EventHub::Keep([=](const EventHub::Item& item) {
     if (actor && item.line.find(actor_text) == std::string::npos) return false;
     if (id && item.line.find(id_text) == std::string::npos) return false;

@@ -114,13 +114,15 @@ void PrintReceipt(const CliContext& ctx, const nlohmann::json& receipt) {
 
 Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
                                       const std::string& target, const nlohmann::json& body,
-                                      const Status& busy) {
+                                      const Status& busy, int timeout_ms) {
   auto url = FindRunningApi(ctx.state_dir, 0);
   // Nobody holds it any more, or a process that serves no API: the lock's message.
   if (!url.ok()) return url.status().IsNotFound() || url.status().IsBusy() ? busy : url.status();
   const char* token = std::getenv("LIMBIC_API_TOKEN");
   auto client = MakeHttpApiClient(*url, token ? token : "");
-  ApiRequest request{method, target, body.is_null() ? std::string() : body.dump(), 30000, "cli"};
+  // Compact JSON never throws (a file name that is not UTF-8 is replaced).
+  ApiRequest request{method, target, body.is_null() ? std::string() : CompactJson(body), timeout_ms,
+                     "cli"};
   auto answer = client->Call(request);
   if (!answer.ok())
     return answer.status().WithContext("sending the write to the running limbic at " + *url);

@@ -93,7 +93,18 @@ int ForwardWrite(const CliContext& ctx, const std::string& method, const std::st
 // answer's JSON object, or the API's error (naming the runtime).
 Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
                                       const std::string& target, const nlohmann::json& body,
-                                      const Status& busy);
+                                      const Status& busy, int timeout_ms = 30000);
+// `limbic memory ingest PATH` while a running `limbic run` holds the state
+// dir (`busy`): the files are listed and read here, as a local ingest reads
+// them (any path, options.ingest_max_bytes per file), and their content is
+// sent to POST /v1/memory/ingest in requests that fit the runtime's
+// api.body_limit; a file too big for one request is kept where the runtime
+// keeps originals (<state>/memory/raw/) and sent by its SHA-256. The answer
+// is a local ingest's: files, skipped and errors by their local paths,
+// seq and events_written (cli_ingest.cc).
+Result<nlohmann::json> IngestThroughApi(const CliContext& ctx, const std::string& path,
+                                        const std::string& episode_id, uint64_t max_bytes,
+                                        const Status& busy);
 
 // A flag's time: an RFC 3339 time, or a duration meaning "that long before
 // `now`" ("10m"); the error names the flag.

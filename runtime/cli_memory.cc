@@ -3,6 +3,7 @@
 // same JSON. Every command takes --json and --quiet (print nothing; the
 // exit code tells).
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <iterator>
 
@@ -112,6 +113,8 @@ struct Forwarding {
   std::string target;
   json body;
   std::string what;
+  // When set, makes the write itself instead (given the lock's error).
+  std::function<Result<json>(const Status& busy)> send;
 };
 
 // Opens the engine and the store. kWrite takes the lock -- or, while a
@@ -125,7 +128,9 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
   if (!settings.ok()) return Fail(settings.status());
   auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
   if (!engine.ok() && engine.status().IsBusy() && access == Access::kWrite && forward) {
-    auto reply = ForwardRequest(ctx, "POST", forward->target, forward->body, engine.status());
+    auto reply = forward->send ? forward->send(engine.status())
+                               : ForwardRequest(ctx, "POST", forward->target, forward->body,
+                                                engine.status());
     if (!reply.ok()) return Fail(reply.status());
     Print(ctx, a, *reply, forward->what);
     return forward->what == "ingest" && reply->contains("errors") && !(*reply)["errors"].empty()
@@ -170,7 +175,7 @@ int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine
 template <typename Plan>
 int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& target,
                 const json& remote, const std::string& what, Plan&& plan) {
-  Forwarding api{target, remote, what};
+  Forwarding api{target, remote, what, nullptr};
   return WithMemory(
       ctx, a, Access::kWrite,
       [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
@@ -463,11 +468,20 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   ingest->callback([&ctx, &rc, a] {
     json req = {{"path", a->path}};
     if (!a->episode.empty()) req["episode_id"] = a->episode;
-    // The runtime resolves paths from its own working directory.
-    json remote = req;
-    remote["path"] = std::filesystem::absolute(a->path).string();
-    rc = MemoryWrite(ctx, *a, "/v1/memory/ingest", remote, "ingest",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.Ingest(req); });
+    // Beside a running runtime, which may read only under its
+    // memory.ingest_roots, the files are read here and their content sent.
+    Forwarding api{"/v1/memory/ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
+                     auto settings = MemorySettings(a->config);
+                     if (!settings.ok()) return settings.status();
+                     return IngestThroughApi(ctx, a->path, a->episode,
+                                             settings->ingest_max_bytes, busy);
+                   }};
+    rc = WithMemory(
+        ctx, *a, Access::kWrite,
+        [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+          return CommitPlan(ctx, *a, e, m.Ingest(req), "ingest");
+        },
+        &api);
   });
 
   AddWorldCommands(cmd, ctx, rc, &a->config, &a->quiet);

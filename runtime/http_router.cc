@@ -9,29 +9,14 @@ namespace limbic::runtime {
 
 namespace {
 
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else if (plus_is_space && s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> parts;
+// The segments of a path, empty ones dropped ("/v1//a/" is v1, a).
+std::vector<std::string_view> Split(std::string_view path) {
+  std::vector<std::string_view> parts;
   size_t start = 1;
   while (start <= path.size()) {
     size_t slash = path.find('/', start);
     if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) parts.emplace_back(path.substr(start, slash - start));
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
     start = slash + 1;
   }
   return parts;
@@ -42,40 +27,56 @@ std::vector<std::string> Split(std::string_view path) {
 void HttpRequest::SetTarget(std::string t) {
   target = std::move(t);
   std::string_view view = target;
-  size_t q = view.find('?');
-  path = PercentDecode(view.substr(0, q), false);
+  const size_t q = view.find('?');
+  query_items.clear();
   query.clear();
+  target_error = Status::OK();
+  // A malformed escape is kept as sent in `path` (for messages and the 404
+  // it may get) and refused by Dispatch once a route matched.
+  auto path_decoded = PercentDecode(view.substr(0, q), false);
+  path = path_decoded.ok() ? std::move(*path_decoded) : std::string(view.substr(0, q));
+  if (!path_decoded.ok()) target_error = path_decoded.status().WithContext("path");
   if (q == std::string_view::npos) return;
-  std::string_view qs = view.substr(q + 1);
-  size_t start = 0;
-  while (start <= qs.size()) {
-    size_t amp = qs.find('&', start);
-    if (amp == std::string_view::npos) amp = qs.size();
-    std::string_view kv = qs.substr(start, amp - start);
-    size_t eq = kv.find('=');
-    if (!kv.empty())
-      query[PercentDecode(kv.substr(0, eq), true)] =
-          eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1), true);
-    start = amp + 1;
-  }
+  auto items = SplitQuery(view.substr(q + 1));
+  if (items.ok())
+    query_items = std::move(*items);
+  else if (target_error.ok())
+    target_error = items.status();
+}
+
+void Router::AddRoute(Route route) {
+  if (queries_)
+    for (const RouteQueries& q : *queries_)
+      if (q.method == route.method && q.pattern == route.pattern) route.query = &q.params;
+  route.segments.clear();
+  for (std::string_view seg : Split(route.pattern)) route.segments.emplace_back(seg);
+  routes_.push_back(std::move(route));
 }
 
 void Router::Add(const std::string& method, const std::string& pattern, Handler handler,
                  SignedBy signed_by) {
-  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr, std::move(signed_by)});
+  AddRoute(Route{method, {}, std::move(handler), nullptr, std::move(signed_by), false, pattern});
 }
 
 void Router::AddSse(const std::string& method, const std::string& pattern, SseHandler handler) {
-  routes_.push_back(Route{method, Split(pattern), nullptr, std::move(handler), nullptr});
+  AddRoute(Route{method, {}, nullptr, std::move(handler), nullptr, false, pattern});
 }
 
 void Router::AddPublic(const std::string& method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{method, Split(pattern), std::move(handler), nullptr, nullptr, true});
+  AddRoute(Route{method, {}, std::move(handler), nullptr, nullptr, true, pattern});
 }
 
 Router::Match Router::Find(HttpRequest& req) const {
   Match m;
-  std::vector<std::string> parts = Split(req.path);
+  // Routed on the path as sent, each segment decoded once: "%2F" is a
+  // character of its segment, not a separator.
+  std::string_view raw = req.target;
+  raw = raw.substr(0, raw.find('?'));
+  std::vector<std::string> parts;
+  for (std::string_view seg : Split(raw)) {
+    auto decoded = PercentDecode(seg, false);
+    parts.push_back(decoded.ok() ? std::move(*decoded) : std::string(seg));
+  }
   for (const Route& r : routes_) {
     if (r.segments.size() != parts.size()) continue;
     std::map<std::string, std::string> params;
@@ -83,7 +84,7 @@ Router::Match Router::Find(HttpRequest& req) const {
     for (size_t i = 0; i < parts.size() && ok; ++i) {
       const std::string& seg = r.segments[i];
       if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}')
-        params[seg.substr(1, seg.size() - 2)] = PercentDecode(parts[i], false);
+        params[seg.substr(1, seg.size() - 2)] = parts[i];
       else
         ok = seg == parts[i];
     }
@@ -98,6 +99,8 @@ Router::Match Router::Find(HttpRequest& req) const {
     m.sse = r.sse ? &r.sse : nullptr;
     m.signed_by = r.signed_by ? &r.signed_by : nullptr;
     m.open = r.open;
+    m.query = r.query;
+    m.route = r.method + " " + r.pattern;
     return m;
   }
   return m;
@@ -160,11 +163,28 @@ std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::
   return std::nullopt;
 }
 
+namespace {
+
+// The target's parameters, before any handler sees them: its encoding,
+// the route parameters, the query string (http_query.h). Fills req.query.
+Status CheckTarget(HttpRequest& req, const Router::Match& m) {
+  LIMBIC_RETURN_IF_ERROR(req.target_error);
+  for (const auto& [name, value] : req.params) LIMBIC_RETURN_IF_ERROR(CheckPathParam(name, value));
+  static const std::vector<QueryParam> kNone;
+  return CheckQuery(req.query_items, m.query ? *m.query : kNone, m.route, &req.query);
+}
+
+}  // namespace
+
 const SseHandler* Dispatch(const Router& router, const RequestGate& gate, HttpRequest& req,
                            const Responder& respond, spdlog::logger& log) {
   Router::Match m = router.Find(req);
   if (auto refused = RefuseRequest(req, m, gate)) {
     respond(std::move(*refused));
+    return nullptr;
+  }
+  if (Status bad = CheckTarget(req, m); !bad.ok()) {
+    respond(HttpResponse::Error(400, std::string(Status::CodeName(bad.code())), bad.message()));
     return nullptr;
   }
   if (m.sse) return m.sse;

@@ -14,7 +14,9 @@
 // (runtime/http_policy.h has the rules, Dispatch below applies them,
 // docs/api.md "Limits and exposure" the user's view): transfer codings
 // (501), Host (421), token (401), shutting down (503), route (404/405),
-// content coding and type (415), Origin of a state-changing request (403).
+// content coding and type (415), Origin of a state-changing request (403),
+// then the target's encoding, route parameters and query string (400,
+// runtime/http_query.h).
 //
 // Connections are bounded per server and per client (remote address). A
 // connection waiting for the first byte of a request is idle; when a new
@@ -48,6 +50,7 @@
 #include <vector>
 
 #include "runtime/http_policy.h"
+#include "runtime/http_query.h"
 #include "base/status.h"
 #include "base/time.h"
 
@@ -75,13 +78,20 @@ struct HttpRequest {
   std::string method;
   std::string target;                         // as sent
   std::string path;                           // decoded, without the query
-  std::map<std::string, std::string> query;   // decoded
-  std::map<std::string, std::string> params;  // from the route pattern
+  // The query string's items, decoded, in order, repeats kept; `target_error`
+  // says what is wrong with the target's percent-encoding, if anything.
+  std::vector<std::pair<std::string, std::string>> query_items;
+  Status target_error;
+  // By name, once Dispatch has checked query_items against the route's
+  // parameters (runtime/http_query.h): what handlers read.
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> params;  // from the route pattern, decoded and checked
   std::map<std::string, std::string> headers; // names lower-cased
   std::string body;
   std::string remote;
 
-  // Sets `target`, and `path` and `query` percent-decoded from it.
+  // Sets `target`, and `path` and `query_items` percent-decoded from it
+  // (or `target_error`).
   void SetTarget(std::string target);
   // "" when absent; `name` is case-insensitive.
   std::string Header(const std::string& name) const;
@@ -143,6 +153,11 @@ using SseHandler = std::function<void(HttpRequest&, std::shared_ptr<SseStream>)>
 
 class Router {
  public:
+  // `queries`: the query parameters of each route (http_query.h), looked up
+  // by method and pattern as routes are added; a route without an entry
+  // takes none. Must outlive the Router.
+  explicit Router(const std::vector<RouteQueries>* queries = nullptr) : queries_(queries) {}
+
   // `pattern` segments in braces are parameters: "/v1/threads/{id}".
   // `signed_by`: see SignedBy; empty for the ordinary rules.
   void Add(const std::string& method, const std::string& pattern, Handler handler,
@@ -158,8 +173,12 @@ class Router {
     const SseHandler* sse = nullptr;
     const SignedBy* signed_by = nullptr;  // null or empty: the ordinary rules
     bool open = false;                    // AddPublic: no token needed
+    const std::vector<QueryParam>* query = nullptr;  // the route's query parameters
+    std::string route;  // "GET /v1/threads/{id}", for messages
     std::string allow;  // methods of a path that matched with another method
   };
+  // The route of `req` (its path segments decoded one by one, so an
+  // escaped '/' stays inside its segment); sets req.params.
   Match Find(HttpRequest& req) const;
 
  private:
@@ -170,7 +189,12 @@ class Router {
     SseHandler sse;
     SignedBy signed_by;
     bool open = false;
+    std::string pattern;
+    const std::vector<QueryParam>* query = nullptr;
   };
+  void AddRoute(Route route);
+
+  const std::vector<RouteQueries>* queries_;
   std::vector<Route> routes_;
 };
 
@@ -188,7 +212,8 @@ std::optional<HttpResponse> RefuseRequest(const HttpRequest& req, const Router::
                                           const RequestGate& gate);
 
 // What the server does with a request once it is read: its route, the
-// gate's refusals (RefuseRequest), then its handler, answering 500 when the
+// gate's refusals (RefuseRequest), the target's parameters (400 naming the
+// one that is malformed), then its handler, answering 500 when the
 // handler throws. `respond` must ignore calls after the first (a handler
 // may have answered before it threw). An SSE route is not run: its handler
 // is returned for the caller to start with its stream, and nothing is

@@ -9,8 +9,10 @@
 // against the pool, ids, events) and its commit run on the io thread
 // (MemoryStore::PlanIngest). Requests are prepared one at a time, in order.
 //
-// The scope is the API's: memory.ingest_roots and memory.ingest_max_bytes
-// (MemoryStore::ApiIngestScope).
+// The scope is the API's: memory.ingest_roots for a path, and
+// memory.ingest_max_bytes per file (MemoryStore::ApiIngestScope). Files
+// sent whole (`files`) read nothing of this machine but kept originals
+// (memory::PrepareIngest).
 //
 // Thread-safety: Open and Run on the io thread; the worker touches only
 // what it was given at Open (a copy of the options, its embedder).
@@ -40,8 +42,8 @@ class IngestService {
   //! Copies the store's options and API scope, makes the worker's embedder
   //! (an error names memory.embedder) and starts the worker.
   Status Open(const memory::MemoryStore& store);
-  //! Prepares `req` ({path, episode_id?}) on the worker; `reply` gets the
-  //! result on the io thread.
+  //! Prepares `req` ({path | files, episode_id?}) on the worker (decoding
+  //! sent content too); `reply` gets the result on the io thread.
   void Run(nlohmann::json req, Reply reply);
 
  private:

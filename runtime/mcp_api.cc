@@ -68,19 +68,18 @@ std::string ApiUrlOf(const std::string& state_dir, long holder) {
   return doc["url"].get<std::string>();
 }
 
-// api.json's body_limit (the runtime's api.body_limit), or 0.
-size_t ApiFileBodyLimit(const std::string& state_dir) {
+}  // namespace
+
+std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token) {
+  return std::make_unique<HttpApiClient>(std::move(base_url), std::move(token));
+}
+
+size_t RunningApiBodyLimit(const std::string& state_dir) {
   auto text = Env::Default()->ReadFileToString(ApiFilePath(state_dir));
   if (!text.ok()) return 0;
   json doc = json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc["body_limit"].is_number_unsigned()) return 0;
   return doc["body_limit"].get<size_t>();
-}
-
-}  // namespace
-
-std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string token) {
-  return std::make_unique<HttpApiClient>(std::move(base_url), std::move(token));
 }
 
 Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms) {
@@ -131,7 +130,7 @@ Status ApiConnection::Connect() {
   if (running.ok()) {
     log_->info("mcp: using the runtime at {} (state {})", *running, config_.state_dir);
     client_ = MakeHttpApiClient(*running, token);
-    body_limit_ = ApiFileBodyLimit(config_.state_dir);
+    body_limit_ = RunningApiBodyLimit(config_.state_dir);
     return Status::OK();
   }
   if (!running.status().IsNotFound()) return running.status();

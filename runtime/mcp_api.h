@@ -50,6 +50,9 @@ std::unique_ptr<ApiClient> MakeHttpApiClient(std::string base_url, std::string t
 // no api.json (still recovering, or a CLI command) this waits up to
 // `wait_ms`, then is Busy naming the holder.
 Result<std::string> FindRunningApi(const std::string& state_dir, int wait_ms);
+// The api.body_limit of the runtime holding `state_dir`, from its api.json;
+// 0 when unknown.
+size_t RunningApiBodyLimit(const std::string& state_dir);
 
 class InProcessRuntime;
 

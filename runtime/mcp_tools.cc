@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/json.h"
+#include "runtime/api.h"
 
 namespace limbic::runtime {
 namespace {
@@ -474,6 +475,31 @@ Status CheckValue(const std::string& key, const json& schema, const json& v) {
   return Status::InvalidArgument("argument \"" + key + "\": must be " + want + ", got " + Shown(v));
 }
 
+// The arguments that go into the path or, for GET, the query string pass
+// the rules the API checks them by (runtime/http_query.h, ApiQueries), so a
+// bad one is the tool's error naming the argument, before anything is sent.
+// (Numbers and booleans the schema has checked.)
+Status CheckRouteParameters(const McpTool& tool, const json& arguments, std::string* argument) {
+  const std::vector<QueryParam>* params = nullptr;
+  for (const RouteQueries& q : ApiQueries())
+    if (q.method == tool.method && q.pattern == tool.path) params = &q.params;
+  for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+    if (!it->is_string()) continue;
+    *argument = it.key();
+    const std::string& text = it->get_ref<const std::string&>();
+    const std::string where = "argument \"" + it.key() + "\"";
+    if (tool.path.find("{" + it.key() + "}") != std::string::npos) {
+      LIMBIC_RETURN_IF_ERROR(CheckParamValue(where, QueryKind::kName, text));
+      continue;
+    }
+    if (tool.method != "GET" || !params) continue;
+    for (const QueryParam& p : *params)
+      if (p.name == it.key())
+        LIMBIC_RETURN_IF_ERROR(CheckParamValue(where, p.kind, text));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 const std::vector<McpTool>& McpTools() {
@@ -512,6 +538,7 @@ Status CheckToolArguments(const McpTool& tool, const json& arguments, std::strin
     if (!given(*argument))
       return Status::InvalidArgument("missing required argument \"" + *argument + "\"");
   }
+  LIMBIC_RETURN_IF_ERROR(CheckRouteParameters(tool, arguments, argument));
   argument->clear();
   if (!tool.exactly_one_of.empty()) {
     size_t n = std::count_if(tool.exactly_one_of.begin(), tool.exactly_one_of.end(), given);

@@ -160,7 +160,7 @@ Status Runtime::Open() {
     auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
     memory_ = std::move(*memory);
-    log_->debug("memory: embedder {}", memory_->embedder().id());
+    if (!memory_->embedder_note().empty()) log_->warn("memory: {}", memory_->embedder_note());
     ingest_ = std::make_unique<IngestService>(ioc_, log_);
     LIMBIC_RETURN_IF_ERROR(ingest_->Open(*memory_));
   }
@@ -554,10 +554,11 @@ int Runtime::Run() {
               DryRunFilePath(config_.state_dir) + ", the reflexes file is " +
               (sync_rules_ ? "synced" : "not synced (--sync-rules)");
   log_->info(
-      "limbic {} running: state {}, api http://{}:{}, sensors [{}], effectors [{}], {} reflex "
-      "rules, seq {}{}",
-      LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(), sensors, effectors,
-      reflexes_.List().size(), engine_->applied_seq(), sandbox);
+      "limbic {} running: state {}, api http://{}:{}, embedder {}, sensors [{}], effectors [{}], "
+      "{} reflex rules, seq {}{}",
+      LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(),
+      memory_->embedder().id(), sensors, effectors, reflexes_.List().size(),
+      engine_->applied_seq(), sandbox);
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log_->info("signal {} received", sig);

@@ -54,12 +54,15 @@ Result<std::vector<std::string>> Projection::MemoriesCreatedBefore(TimeMs t) con
 Result<std::optional<std::string>> Projection::FindAssociation(std::string_view a,
                                                                std::string_view relation,
                                                                std::string_view b) const {
-  std::string key = "S|k|" + Key({a, relation}) + std::string(b);
-  std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf_->index(), key, &value);
-  if (s.IsNotFound()) return std::optional<std::string>();
-  LIMBIC_RETURN_IF_ERROR(FromRocks(s, "reading the association index"));
-  return std::optional<std::string>(std::move(value));
+  // The first of the triple's associations in byte order of their ids:
+  // the same answer whatever order they were applied in.
+  std::string prefix = "S|k|" + Key({a, relation, b});
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  it->Seek(prefix);
+  if (it->Valid() && it->key().starts_with(prefix))
+    return std::optional<std::string>(it->key().ToString().substr(prefix.size()));
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "reading the association index"));
+  return std::optional<std::string>();
 }
 
 Result<std::vector<std::string>> Projection::AssociationsOf(std::string_view entity) const {

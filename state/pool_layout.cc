@@ -279,7 +279,7 @@ void AppendIndexEntries(Pool pool, std::string_view id, const json& rec, IndexEn
     }
   } else if (pool == Pool::kAssociations) {
     const std::string a = StrOf(rec, "entity_a"), b = StrOf(rec, "entity_b");
-    out->Add({"S|k|", a, kNul, StrOf(rec, "relation"), kNul, b}, id);
+    out->Add({"S|k|", a, kNul, StrOf(rec, "relation"), kNul, b, kNul, id});
     out->Add({"S|e|", a, kNul, id});
     if (b != a) out->Add({"S|e|", b, kNul, id});
   }

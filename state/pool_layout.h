@@ -27,7 +27,8 @@
 //   M|s|SUBJECT \0 ID          facts by subject, superseded ones too
 //   M|o|OBJECT \0 ID           facts by object
 //   M|c|TS8 ID                 every memory by created_at, oldest first
-//   S|k|A \0 RELATION \0 B     an association; value: its id
+//   S|k|A \0 RELATION \0 B \0 ID   associations by their triple (a log may
+//                              hold one triple twice: each has its entry)
 //   S|e|ENTITY \0 ID           associations by either end
 #pragma once
 
@@ -65,8 +66,10 @@ inline constexpr std::string_view kBulkFilePrefix = "bulk-";
 // the log (Engine) rather than read wrongly. 2: newest-first percept keys
 // (AT), P|n|, P|a|, thread index values, the percept's seq. 3: the memory
 // pools and their indexes. 4: the dedup pool (rebuilt from the log, so ids
-// removed before it existed are remembered too).
-inline constexpr std::string_view kSchema = "4";
+// removed before it existed are remembered too). 5: S|k| keys end with the
+// association's id (one key per triple held whichever association was
+// applied last, and a check of the indexes from the records disagreed).
+inline constexpr std::string_view kSchema = "5";
 
 struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;

@@ -293,7 +293,8 @@ class Projection final : public RecordReader {
   Result<std::vector<std::string>> FactsWith(std::string_view field, std::string_view value) const;
   // Memories created before `t`, oldest first.
   Result<std::vector<std::string>> MemoriesCreatedBefore(TimeMs t) const;
-  // The association (a, relation, b), if any.
+  // The association (a, relation, b), if any; of two (a log may hold a
+  // triple twice), the one whose id is first in byte order.
   Result<std::optional<std::string>> FindAssociation(std::string_view a, std::string_view relation,
                                                      std::string_view b) const;
   // Associations with `entity` at either end.

@@ -1,5 +1,6 @@
 #include "world/log_folder.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "base/time.h"

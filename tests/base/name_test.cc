@@ -8,6 +8,7 @@ using limbic::IsName;
 using limbic::NameFault;
 using limbic::NameRule;
 using limbic::SanitizeName;
+using limbic::TextFault;
 
 TEST_CASE("a name: 1-256 bytes of UTF-8 without control or bidi-control characters", "[base]") {
   CHECK(IsName("sensor:mail"));
@@ -65,4 +66,17 @@ TEST_CASE("SanitizeName makes a label from elsewhere a name", "[base]") {
   CHECK(SanitizeName("x\xff", '_', 200) == "x\xef\xbf\xbd");  // invalid UTF-8: U+FFFD
   CHECK(SanitizeName("ab\xc3\xa9", '_', 3) == "ab");         // cut on a character boundary
   CHECK(IsName(SanitizeName(std::string(300, 'a') + "\x01", '_', 200)));
+}
+
+TEST_CASE("TextFault: a name's characters, longer, and line breaks when asked", "[base]") {
+  CHECK(TextFault("", 10, false).empty());
+  CHECK(TextFault("two words\tand a tab", 100, true).empty());
+  CHECK(TextFault("a\tb", 100, false) == "U+0009 (a control character) at byte 1");
+  CHECK(TextFault("line\nbreak\r\n", 100, true).empty());
+  CHECK(TextFault("a\x01", 100, true) == "U+0001 (a control character) at byte 1");
+  CHECK(TextFault("a\xc2\x85", 100, true) == "U+0085 (a control character) at byte 1");
+  CHECK(TextFault("a\xe2\x80\xae", 100, true) == "U+202E (a bidi control) at byte 1");
+  CHECK(TextFault("\xff", 100, true) == "not UTF-8 at byte 0");
+  CHECK(TextFault(std::string(300, 'a'), 4096, false).empty());
+  CHECK(TextFault(std::string(300, 'a'), 256, false) == "300 bytes");
 }

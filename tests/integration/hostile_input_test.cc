@@ -8,6 +8,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "http.h"
 #include "runtime_util.h"
@@ -34,6 +37,43 @@ uint64_t AppliedSeq(uint16_t port) {
   auto health = Http(port, "GET", "/healthz");
   REQUIRE(health.status == 200);
   return health.Json()["applied_seq"].get<uint64_t>();
+}
+
+// Every GET route docs/api.md lists, its {parameters} filled in.
+std::vector<std::string> DocumentedGetRoutes() {
+  std::ifstream in(std::string(LIMBIC_SOURCE_DIR) + "/docs/api.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  std::set<std::string> routes;
+  const std::regex route("`GET (/[^` ?]*)");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), route); it != std::sregex_iterator();
+       ++it) {
+    std::string path = (*it)[1];
+    path = std::regex_replace(path, std::regex("\\{date\\}"), "2026-01-01");
+    path = std::regex_replace(path, std::regex("\\{[a-z_]+\\}"), "x-1");
+    routes.insert(path);
+  }
+  return {routes.begin(), routes.end()};
+}
+
+// The parameters a route takes, as its answer to an unknown one names them
+// ("... takes a, b" or "... takes none").
+std::vector<std::string> ParametersOf(uint16_t port, const std::string& path) {
+  auto reply = Http(port, "GET", path + "?zz_unknown=1");
+  INFO(path << " -> " << reply.status << " " << reply.body);
+  REQUIRE(reply.status == 400);
+  const std::string message = reply.Json()["error"]["message"].get<std::string>();
+  REQUIRE_THAT(message, Catch::StartsWith("query zz_unknown: unknown parameter; GET /"));
+  std::vector<std::string> names;
+  const size_t takes = message.rfind(" takes ");
+  REQUIRE(takes != std::string::npos);
+  std::string list = message.substr(takes + 7);
+  if (list == "none") return names;
+  std::stringstream parts(list);
+  for (std::string name; std::getline(parts, name, ',');)
+    names.push_back(name.substr(name.find_first_not_of(' ')));
+  return names;
 }
 
 struct Refusal {
@@ -81,7 +121,7 @@ TEST_CASE("hostile HTTP bodies are refused with 400, nothing is written, the run
          "level: number out of range"},
         // An id that is not UTF-8, let alone an id.
         {"PUT", "/v1/reflexes/%ff", R"({"when":{"source":"s"},"then":[]})", "invalid_argument",
-         "not a valid id"},
+         "path id: not valid UTF-8"},
     };
     for (const Refusal& r : refusals) {
       INFO(r.method << " " << r.path << " " << r.body.substr(0, 80));
@@ -348,4 +388,72 @@ TEST_CASE("a deep action an older limbic stored: start reports it, delivers it, 
   std::getline(in, delivered);
   CHECK(delivered.find("\"payload\":" + payload) != std::string::npos);
   CHECK(Http(l.port(), "GET", "/healthz").status == 200);
+}
+
+// Issue 38 item 2: no query string gets a 5xx. Every GET route (from
+// docs/api.md), every parameter it takes (from its own answer to an unknown
+// one) and one it does not: invalid UTF-8, a control character, a bidi
+// override, a malformed escape, an empty value, 10 KB, the key twice.
+TEST_CASE("hostile query strings on every GET route get a 4xx naming the parameter, never a 5xx",
+          "[hostile]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts", {{"source", "s"}, {"type", "t"}, {"id", "x-1"}})
+              .status == 201);
+  const uint64_t seq = AppliedSeq(l.port());
+  const std::vector<std::string> routes = DocumentedGetRoutes();
+  REQUIRE(routes.size() >= 30);
+  size_t requests = 0, parameters = 0;
+  auto expect = [&](const std::string& target, int low, int high, const std::string& mention) {
+    auto reply = Http(l.port(), "GET", target);
+    ++requests;
+    INFO(target.substr(0, 120) << " -> " << reply.status << " " << reply.body.substr(0, 300));
+    CHECK(reply.status >= low);
+    CHECK(reply.status < high);
+    if (!mention.empty()) CHECK_THAT(reply.body, Catch::Contains(mention));
+  };
+  for (const std::string& path : routes) {
+    if (path.rfind("/ui", 0) == 0) continue;  // the inspector's files: below
+    std::vector<std::string> names = ParametersOf(l.port(), path);
+    names.push_back("zz_unknown");
+    for (const std::string& p : names) {
+      ++parameters;
+      const bool known = p != "zz_unknown";
+      const std::string q = path + "?" + p + "=";
+      // What the value is refused for, when the name is known.
+      auto why = [&](const std::string& what) {
+        return known ? "query " + p + ": " + what : "query " + p + ": unknown parameter";
+      };
+      expect(q + "%ff", 400, 401, why("not valid UTF-8"));
+      expect(q + "a%ffb", 400, 401, why("not valid UTF-8"));
+      expect(q + "a%01b", 400, 401, "query " + p + ": ");
+      expect(q + "%E2%80%AE", 400, 401, "query " + p + ": ");
+      expect(q + "%zz", 400, 401, "query " + p + ": malformed percent-encoding");
+      expect(q + std::string(10240, 'a'), 400, 500, "");
+      expect(q + std::string(3000, '7'), 400, 401, "query " + p + ": ");
+      // An empty value is no value: whatever the route makes of its absence.
+      if (path != "/v1/events/stream") expect(q, 200, 500, "");
+      const bool list = p == "type" && path.rfind("/v1/events", 0) == 0;
+      if (path != "/v1/events/stream" || !list)
+        expect(q + "1&" + p + "=1", list ? 200 : 400, list ? 500 : 401,
+               known && !list ? "query " + p + ": given more than once" : "");
+    }
+    // A route parameter gets the same care.
+    for (const std::string filled : {"x-1", "2026-01-01"}) {
+      const size_t at = path.find(filled);
+      if (at == std::string::npos) continue;
+      for (const char* bad : {"%ff", "a%01", "%E2%80%AE", "%C2%85", "%4"}) {
+        std::string target = path;
+        target.replace(at, filled.size(), bad);
+        expect(target, 400, 401, "path");
+      }
+    }
+  }
+  CHECK(parameters >= 60);
+  // The inspector's files take no query either, and no stray one crashes.
+  expect("/ui/?x=%ff", 400, 401, "");
+  INFO(requests << " requests");
+  CHECK(Http(l.port(), "GET", "/healthz").status == 200);
+  CHECK(AppliedSeq(l.port()) == seq);
 }

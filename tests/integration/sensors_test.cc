@@ -231,6 +231,21 @@ TEST_CASE("an exec sensor's grandchildren die with it: on restart and at shutdow
   for (pid_t g : groups) kill(-g, SIGKILL);  // whatever happened, leave nothing behind
 }
 
+// Issue 38 item 7: the page says what the test above shows, under the
+// kind it is about.
+TEST_CASE("docs/sensors.md describes the exec sensor's process group under exec",
+          "[runtime][sensors]") {
+  const std::string doc = ReadFile(std::string(LIMBIC_SOURCE_DIR) + "/docs/sensors.md");
+  auto section = [&](const std::string& heading) {
+    const size_t start = doc.find(heading);
+    REQUIRE(start != std::string::npos);
+    return doc.substr(start, doc.find("\n### ", start + heading.size()) - start);
+  };
+  CHECK(section("### `jsonl`").find("process group") == std::string::npos);
+  CHECK(section("### `exec`").find("The program runs in a process group of its own") !=
+        std::string::npos);
+}
+
 TEST_CASE("the Python adapters of docs/adapters.md: a file becomes a percept, a reflex notifies",
           "[runtime][sensors]") {
   const std::string examples = std::string(LIMBIC_SOURCE_DIR) + "/config/examples/adapters";

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/api.h"
+
 namespace limbic::runtime {
 namespace {
 
@@ -126,6 +128,36 @@ TEST_CASE("mcp tools: arguments are checked against the schema, naming the argum
 TEST_CASE("mcp tools: UrlEncode keeps only unreserved characters") {
   CHECK(UrlEncode("a-b_c.d~e") == "a-b_c.d~e");
   CHECK(UrlEncode("a b+c/é") == "a%20b%2Bc%2F%C3%A9");
+}
+
+// Issue 38 item 2: a GET tool's arguments become its route's query string,
+// so each is a parameter the route declares (api_query.cc) and is checked by
+// the same rules before anything is sent.
+TEST_CASE("mcp tools: GET arguments are declared query parameters, checked by their rules") {
+  for (const McpTool& tool : McpTools()) {
+    if (tool.method != "GET") continue;
+    const std::vector<QueryParam>* params = nullptr;
+    for (const RouteQueries& q : ApiQueries())
+      if (q.method == tool.method && q.pattern == tool.path) params = &q.params;
+    for (auto it = tool.input_schema["properties"].begin();
+         it != tool.input_schema["properties"].end(); ++it) {
+      if (tool.path.find("{" + it.key() + "}") != std::string::npos) continue;
+      INFO(tool.name << " argument " << it.key());
+      REQUIRE(params != nullptr);
+      CHECK(std::any_of(params->begin(), params->end(),
+                        [&](const QueryParam& p) { return p.name == it.key(); }));
+    }
+  }
+  const std::string name =
+      "must be a name (1-256 bytes of UTF-8, no control or bidi-control characters); ";
+  CHECK(Reject("events_since", {{"type", "a\x01"}}) ==
+        std::pair<std::string, std::string>{
+            "argument \"type\": " + name + "U+0001 (a control character) at byte 1", "type"});
+  CHECK(Reject("archive_search", {{"q", std::string(10240, 'a')}}).first ==
+        "argument \"q\": 10240 bytes, more than the 2048 text may have");
+  CHECK(Reject("get_percept", {{"id", "p\xe2\x80\xae"}}).first ==
+        "argument \"id\": " + name + "U+202E (a bidi control) at byte 1");
+  CHECK(Reject("world_surprise", {{"date", "2026-02-30"}}).first.rfind("argument \"date\": ", 0) == 0);
 }
 
 }  // namespace limbic::runtime
