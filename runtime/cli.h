@@ -75,12 +75,17 @@ void PrintJson(const nlohmann::json& value);
 // members one per line, "key:  value", keys aligned, strings as they are
 // and other values as compact JSON; anything else as compact JSON.
 void PrintFields(const nlohmann::json& value);
-// Commits `events`, attributed to "cli" (state/provenance.h), and prints
-// what happened: the created id and seqs, or
-// JSON {"id", "seq", "events"} with --json. `id_field` names the record id
-// in the first event (e.g. "percept_id"); empty prints only seqs.
+// Commits `events` as the command line (runtime/submit.h: attributed to
+// "cli", waiting until durable and applied) and prints what happened: the
+// created id and seqs, or JSON {"id", "seq", "events"} with --json.
+// `id_field` names the record id in the first event (e.g. "percept_id");
+// empty prints only seqs. `effectors`: what an enqueued action is checked
+// against (RememberedEffectors); null for a write that enqueues none.
+// `committed`, when not null, receives the events as committed.
 int CommitAndReport(const CliContext& ctx, state::Engine& engine,
-                    Result<std::vector<state::Event>> events, std::string_view id_field);
+                    Result<std::vector<state::Event>> events, std::string_view id_field,
+                    const nlohmann::json* effectors = nullptr,
+                    std::vector<state::Event>* committed = nullptr);
 // A write the command line cannot make itself because a running `limbic
 // run` holds the state dir (`busy`, OpenForWrite's answer): sends it as
 // `method target body` to that runtime's HTTP API, found through the state

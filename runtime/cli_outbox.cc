@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <iostream>
 
-#include "effectors/effector.h"
 #include "runtime/attention.h"
 #include "runtime/cli_pools.h"
 #include "runtime/config.h"
@@ -78,12 +77,12 @@ namespace {
 int EnqueueOffline(const CliContext& ctx, Engine& e, const json& req) {
   auto effectors = RememberedEffectors(ctx.state_dir);
   if (!effectors.ok()) return Fail(effectors.status());
-  auto events = state::BuildActionEnqueue(req, e.next_seq());
-  if (events.ok()) {
-    if (Status s = effectors::PrepareEnqueued(*effectors, &*events); !s.ok()) return Fail(s);
-  }
-  const bool waits = events.ok() && events->front().fields.value("require_approval", false);
-  int code = CommitAndReport(ctx, e, std::move(events), "action_id");
+  std::vector<state::Event> committed;
+  int code = CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id",
+                             &*effectors, &committed);
+  // The policy marks an action whose effector requires approval.
+  const bool waits =
+      !committed.empty() && committed.front().fields.value("require_approval", false);
   if (code == 0 && !ctx.json)
     std::cerr << "limbic: no runtime holds " << ctx.state_dir << ": the action stays "
               << (waits ? "pending_approval until approved, then pending" : "pending")
