@@ -10,16 +10,18 @@
 // command line itself is wrong.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <spdlog/logger.h>
 #include <string>
 
-#include "state/engine.h"
-#include "state/recency.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "state/engine.h"
+#include "state/recency.h"
 
 namespace limbic::runtime {
 
@@ -110,6 +112,16 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& 
 Result<nlohmann::json> IngestThroughApi(const CliContext& ctx, const std::string& path,
                                         const std::string& episode_id, uint64_t max_bytes,
                                         const Status& busy);
+
+// The CLI11 callback of a command whose action is the named function
+// `action`: on the parsed flags it runs `rc = action(ctx, *args)`. Each
+// command group keeps its flags in a small struct shared by its table and
+// its actions; `ctx` and `rc` must outlive the app.
+template <typename Args>
+std::function<void()> Action(const CliContext& ctx, int& rc, std::shared_ptr<Args> args,
+                             int (*action)(const CliContext&, const Args&)) {
+  return [&ctx, &rc, args = std::move(args), action] { rc = action(ctx, *args); };
+}
 
 // A flag's time: an RFC 3339 time, or a duration meaning "that long before
 // `now`" ("10m"); the error names the flag.
