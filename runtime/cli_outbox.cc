@@ -12,61 +12,68 @@
 
 namespace limbic::runtime::pools {
 
+namespace {
+
+struct ArousalArgs {
+  std::optional<double> level;
+  std::vector<std::string> factors;
+  std::string reason;
+};
+
+int GetArousal(const CliContext& ctx, const ArousalArgs&) {
+  return WithReader(ctx, [&](Engine& e, TimeMs now) {
+    auto arousal = e.projection().GetArousal();
+    if (!arousal.ok()) return Fail(arousal.status());
+    state::PerceptQuery q;
+    q.max_age = ctx.recency.arousal_window;
+    q.limit = 0;
+    auto recent = e.projection().QueryPercepts(q, now);
+    if (!recent.ok()) return Fail(recent.status());
+    json out = *arousal;
+    out["effective"] = state::EffectiveArousal(*arousal, *recent, now, ctx.recency);
+    if (ctx.json) {
+      PrintJson(out);
+      return 0;
+    }
+    std::printf("level %.2f  effective %.2f  factors %s\n", out["level"].get<double>(),
+                out["effective"].get<double>(), out["factors"].dump().c_str());
+    return 0;
+  });
+}
+
+int SetArousal(const CliContext& ctx, const ArousalArgs& s) {
+  json req = json::object();
+  PutIf(req, "level", s.level);
+  PutIf(req, "reason", s.reason);
+  for (const std::string& f : s.factors) {
+    auto eq = f.find('=');
+    if (eq == std::string::npos)
+      return Fail(Status::InvalidArgument("--factor \"" + f + "\": want NAME=VALUE"));
+    std::string value = f.substr(eq + 1);
+    auto v = ParseInputJson(value);
+    // A bare word is a string.
+    req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
+  }
+  return WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
+    return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
+  });
+}
+
+}  // namespace
+
 void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
+  auto s = std::make_shared<ArousalArgs>();
   auto* cmd = app.add_subcommand("arousal", "get or set the agent's arousal");
   cmd->require_subcommand(1);
   auto* get = cmd->add_subcommand("get", "level, factors and effective level");
-  get->callback([&ctx, &rc] {
-    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
-      auto arousal = e.projection().GetArousal();
-      if (!arousal.ok()) return Fail(arousal.status());
-      state::PerceptQuery q;
-      q.max_age = ctx.recency.arousal_window;
-      q.limit = 0;
-      auto recent = e.projection().QueryPercepts(q, now);
-      if (!recent.ok()) return Fail(recent.status());
-      json out = *arousal;
-      out["effective"] = state::EffectiveArousal(*arousal, *recent, now, ctx.recency);
-      if (ctx.json) {
-        PrintJson(out);
-        return 0;
-      }
-      std::printf("level %.2f  effective %.2f  factors %s\n", out["level"].get<double>(),
-                  out["effective"].get<double>(), out["factors"].dump().c_str());
-      return 0;
-    });
-  });
+  get->callback(Action(ctx, rc, s, GetArousal));
 
-  struct Set {
-    std::optional<double> level;
-    std::vector<std::string> factors;
-    std::string reason;
-  };
-  auto s = std::make_shared<Set>();
   auto* set = cmd->add_subcommand("set", "set the level and/or factors");
   set->add_option("--level", s->level, "0..1");
   set->add_option("--factor", s->factors,
                   "NAME=VALUE, VALUE a JSON scalar (true, 3, \"x\", null); repeatable");
   set->add_option("--reason", s->reason, "why");
-  set->callback([&ctx, &rc, s] {
-    json req = json::object();
-    PutIf(req, "level", s->level);
-    PutIf(req, "reason", s->reason);
-    for (const std::string& f : s->factors) {
-      auto eq = f.find('=');
-      if (eq == std::string::npos) {
-        rc = Fail(Status::InvalidArgument("--factor \"" + f + "\": want NAME=VALUE"));
-        return;
-      }
-      std::string value = f.substr(eq + 1);
-      auto v = ParseInputJson(value);
-      // A bare word is a string.
-      req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
-    }
-    rc = WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
-    });
-  });
+  set->callback(Action(ctx, rc, s, SetArousal));
 }
 
 namespace {
@@ -254,14 +261,39 @@ void PrintAttentionText(const json& a) {
                 Short(Str(x["effector"]) + "/" + Str(x["type"]), 24).c_str(),
                 Short(Str(x["payload"]), 60).c_str());
 }
+
+struct AttentionArgs {
+  std::string config;
+  std::optional<uint64_t> at_seq;
+};
+
+int ShowAttention(const CliContext& ctx, const AttentionArgs& a) {
+  auto c = a.config.empty() ? DefaultConfig() : LoadConfigFile(a.config);
+  if (!c.ok()) return Fail(c.status());
+  AttentionParams params{a.config.empty() ? ctx.recency : c->recency, c->attention_threshold,
+                         c->attention_limit};
+  auto print = [&](const state::Projection& p, TimeMs now) {
+    auto out = AttentionFromPools(p, now, params);
+    if (!out.ok()) return Fail(out.status());
+    if (ctx.json)
+      PrintJson(*out);
+    else
+      PrintAttentionText(*out);
+    return 0;
+  };
+  if (!a.at_seq)
+    return WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
+  auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+  if (!past.ok()) return Fail(past.status());
+  // The seq's own time, unless --now says otherwise.
+  auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
+  return now.ok() ? print((*past)->projection(), *now) : Fail(now.status());
+}
+
 }  // namespace
 
 void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
-  struct Args {
-    std::string config;
-    std::optional<uint64_t> at_seq;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<AttentionArgs>();
   auto* cmd = app.add_subcommand(
       "attention",
       "what to work on now: the focused thread, its percepts, new percepts by intensity");
@@ -269,36 +301,7 @@ void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
                   "config whose attention and recency settings to use (default: the built-in one)");
   cmd->add_option("--at-seq", args->at_seq,
                   "as it was right after this seq, at that event's time (time travel)");
-  cmd->callback([&ctx, &rc, args] {
-    auto c = args->config.empty() ? DefaultConfig() : LoadConfigFile(args->config);
-    if (!c.ok()) {
-      rc = Fail(c.status());
-      return;
-    }
-    AttentionParams params{args->config.empty() ? ctx.recency : c->recency, c->attention_threshold,
-                           c->attention_limit};
-    auto print = [&](const state::Projection& p, TimeMs now) {
-      auto out = AttentionFromPools(p, now, params);
-      if (!out.ok()) return Fail(out.status());
-      if (ctx.json)
-        PrintJson(*out);
-      else
-        PrintAttentionText(*out);
-      return 0;
-    };
-    if (!args->at_seq) {
-      rc = WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
-      return;
-    }
-    auto past = state::TimeTravel::Open(ctx.state_dir, *args->at_seq);
-    if (!past.ok()) {
-      rc = Fail(past.status());
-      return;
-    }
-    // The seq's own time, unless --now says otherwise.
-    auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
-    rc = now.ok() ? print((*past)->projection(), *now) : Fail(now.status());
-  });
+  cmd->callback(Action(ctx, rc, args, ShowAttention));
 }
 
 }  // namespace limbic::runtime::pools
