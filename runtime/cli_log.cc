@@ -427,14 +427,38 @@ int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
   return 0;
 }
 
+struct FsckArgs {
+  bool accept = false;
+  std::string reason;
+  size_t max_json_depth = kDefaultMaxJsonDepth;
+};
+
+int Fsck(const CliContext& ctx, const FsckArgs& a) {
+  if (a.accept) return AcceptChangedSegments(ctx, a.reason);
+  auto r = state::Fsck(ctx.state_dir, nullptr, a.max_json_depth);
+  if (!r.ok()) return Fail(r.status());
+  if (ctx.json) {
+    PrintJson({{"ok", r->ok},
+               {"events", r->events},
+               {"last_seq", r->last_seq},
+               {"applied_seq", r->applied_seq},
+               {"segments", r->segments},
+               {"problems", r->problems},
+               {"warnings", r->warnings}});
+  } else {
+    std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
+                r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events), r->segments,
+                static_cast<unsigned long long>(r->last_seq),
+                static_cast<unsigned long long>(r->applied_seq));
+    for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
+    for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
+  }
+  return r->ok ? 0 : 1;
+}
+
 void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("fsck", "check the log and the pools without changing them");
-  struct Accept {
-    bool accept = false;
-    std::string reason;
-    size_t max_json_depth = kDefaultMaxJsonDepth;
-  };
-  auto a = std::make_shared<Accept>();
+  auto a = std::make_shared<FsckArgs>();
   cmd->add_option("--max-json-depth", a->max_json_depth,
                   "warn of events nesting deeper than this (the runtime's api.max_json_depth)")
       ->capture_default_str()
@@ -443,54 +467,30 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
                 "take segments that no longer match their seals as they now are: reseal them, "
                 "rebuild the pools from the log, record a segments_accepted event");
   cmd->add_option("--reason", a->reason, "why (kept in the segments_accepted event)");
-  cmd->callback([&ctx, &rc, a] {
-    if (a->accept) {
-      rc = AcceptChangedSegments(ctx, a->reason);
-      return;
-    }
-    auto r = state::Fsck(ctx.state_dir, nullptr, a->max_json_depth);
-    if (!r.ok()) {
-      rc = Fail(r.status());
-      return;
-    }
-    if (ctx.json) {
-      PrintJson({{"ok", r->ok}, {"events", r->events}, {"last_seq", r->last_seq},
-                 {"applied_seq", r->applied_seq}, {"segments", r->segments},
-                 {"problems", r->problems}, {"warnings", r->warnings}});
-    } else {
-      std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
-                  r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events),
-                  r->segments, static_cast<unsigned long long>(r->last_seq),
-                  static_cast<unsigned long long>(r->applied_seq));
-      for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
-      for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
-    }
-    rc = r->ok ? 0 : 1;
-  });
+  cmd->callback(Action(ctx, rc, a, Fsck));
 }
-
-}  // namespace
 
 // `limbic why ID`: the causal chain from the log (state/why.h). It reads
 // only the log, so it works beside a running runtime.
+int Why(const CliContext& ctx, const std::string& id) {
+  auto why = state::Why(state::EventsDirPath(ctx.state_dir), id);
+  if (!why.ok()) return Fail(why.status());
+  if (ctx.json)
+    PrintJson(*why);
+  else
+    std::cout << state::WhyText(*why);
+  return 0;
+}
+
 void AddWhy(CLI::App& app, CliContext& ctx, int& rc) {
   auto id = std::make_shared<std::string>();
   auto* cmd =
       app.add_subcommand("why", "why a percept, thread or action is what it is: its causal chain");
   cmd->add_option("id", *id, "a percept, thread or action id")->required();
-  cmd->callback([&ctx, &rc, id] {
-    auto why = state::Why(state::EventsDirPath(ctx.state_dir), *id);
-    if (!why.ok()) {
-      rc = Fail(why.status());
-      return;
-    }
-    if (ctx.json)
-      PrintJson(*why);
-    else
-      std::cout << state::WhyText(*why);
-    rc = 0;
-  });
+  cmd->callback(Action(ctx, rc, id, Why));
 }
+
+}  // namespace
 
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc) {
   AddEvents(app, ctx, rc);
