@@ -7,9 +7,10 @@
 // (state::Attribute) and submits them (Engine::Submit, or Engine::Commit for
 // the command line, which runs no loop). Every such writer goes through it:
 // the HTTP API (Api::Commit), the command line (CommitAndReport, an offline
-// `action enqueue`), the reflexes (Runtime::FireReflexes) and the sensors'
-// sink (Runtime::MakeSensors); so each attributes alike, and none enqueues an
-// action that the runtime would refuse.
+// `action enqueue`), the reflexes (Runtime::FireReflexes), the sensors'
+// sink (Runtime::MakeSensors), and the loop's own attributed writes (the
+// rules file's sync, the outbox's records and pruning); so each attributes
+// alike, and none enqueues an action that the runtime would refuse.
 //
 // Thread-safety: the engine's owner thread, as Engine::Submit.
 #pragma once
@@ -47,9 +48,10 @@ struct Writer {
 //!      approval is marked require_approval;
 //!   4. attribution: state::Attribute(events, writer.actor);
 //!   5. Engine::Submit (Engine::Commit with `writer.wait`).
-//! Returns the first refusal, and then never runs `done`; otherwise `done`
-//! (which may be empty) runs once, with the events as committed. With
-//! `writer.wait` a failed write is returned, not passed to `done`.
+//! Returns the first refusal, and then never runs `done`. Otherwise `done`
+//! (which may be empty) runs once: with OK and the events as committed, or,
+//! without `writer.wait`, with the error that kept them from the log (as
+//! Engine::Done). With `writer.wait` such an error is returned instead.
 Status SubmitCommand(state::Engine& engine, Result<state::Events> events, const Writer& writer,
                      state::Engine::Done done);
 
