@@ -10,9 +10,9 @@
 #include "base/process_groups.h"
 #include "effectors/effector.h"
 #include "runtime/attention.h"
+#include "runtime/submit.h"
 #include "state/commands.h"
 #include "state/dedup.h"
-#include "state/provenance.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -310,10 +310,8 @@ void Runtime::MakeSensors(std::vector<std::string>* errors) {
     // Sinks run only once the sensor is started, after the engine is open.
     auto sink = [this, actor = "sensor:" + name](json request, sensors::Committed done) -> Status {
       if (stopping_) return Status::Unavailable("shutting down");
-      auto events = state::BuildPerceptAdd(request, engine_->next_seq());
-      if (!events.ok()) return events.status();
-      state::Attribute(*events, actor);
-      return engine_->Submit(std::move(events).value(), std::move(done));
+      return SubmitCommand(*engine_, state::BuildPerceptAdd(request, engine_->next_seq()),
+                           {actor, &config_.effectors}, std::move(done));
     };
     auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
     if (!sensor.ok()) {
@@ -375,9 +373,8 @@ void Runtime::SchedulePrune() {
     if (ec || stopping_) return;
     auto events = state::BuildActionsPrune(engine_->projection(), config_.outbox.retention,
                                            engine_->clock().Now());
-    if (events.ok() && !events->empty()) {
-      state::Attribute(*events, "outbox");
-      Status s = engine_->Submit(std::move(events).value(), nullptr);
+    if (events.ok()) {
+      Status s = SubmitCommand(*engine_, std::move(events), {"outbox"}, nullptr);
       if (!s.ok()) log_->warn("outbox: pruning failed: {}", s.message());
     }
     PruneDedup();

@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "base/input_json.h"
-#include "effectors/effector.h"
 #include "runtime/attention.h"
 #include "runtime/runtime.h"
+#include "runtime/submit.h"
 #include "state/provenance.h"
 #include "state/recency.h"
 
@@ -109,11 +109,8 @@ void Api::Commit(const HttpRequest& req, Result<state::Events> events, const cha
   if (events->empty()) return respond(HttpResponse::Json(200, {{"events", json::array()}}));
   auto actor = ActorOf(req);
   if (!actor.ok()) return respond(ErrorResponse(actor.status()));
-  if (Status s = effectors::PrepareEnqueued(rt_.config().effectors, &*events); !s.ok())
-    return respond(ErrorResponse(s));
-  state::Attribute(*events, *actor);
-  Status s = rt_.engine().Submit(
-      std::move(events).value(),
+  Status s = SubmitCommand(
+      rt_.engine(), std::move(events), {*actor, &rt_.config().effectors},
       [respond, id_field, created](const Status& st, std::span<const Event> done) {
         if (!st.ok()) return respond(ErrorResponse(st));
         respond(HttpResponse::Json(created ? 201 : 200, CommitReceipt(done, id_field)));

@@ -3,6 +3,7 @@
 // the same JSON.
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "archive/store.h"
 #include "runtime/cli/cli.h"
@@ -119,6 +120,8 @@ struct ArchiveArgs {
   std::string metadata;
   std::string dir;
   bool relink = false;
+  // consolidate: the policy's ages, overriding the config's
+  std::string threads_after, percepts_after, actions_after;
 };
 
 // Opens the engine (`write`: with the lock) and the store, runs `fn`.
@@ -136,74 +139,197 @@ int WithStore(const CliContext& ctx, const ArchiveArgs& a, bool write, Fn&& fn,
   return fn(**engine, **store);
 }
 
+// The store's answer to `call`, printed as `what`; `write` opens it with the lock.
+int StoreCall(const CliContext& ctx, const ArchiveArgs& a, bool write, const std::string& what,
+              const std::function<Result<json>(archive::ArchiveStore&)>& call) {
+  return WithStore(ctx, a, write, [&](state::Engine&, archive::ArchiveStore& store) {
+    auto out = call(store);
+    if (!out.ok()) return Fail(out.status());
+    Print(ctx, *out, what);
+    return 0;
+  });
+}
+
+// `consolidate`: the config's policy with the flags' ages over it; the
+// exit code of a bad flag in `rc`.
+std::optional<state::ConsolidationPolicy> ConsolidationPolicyOf(const ArchiveArgs& a, int* rc) {
+  auto settings = ArchiveSettings(a.config);
+  if (!settings.ok()) {
+    *rc = Fail(settings.status());
+    return std::nullopt;
+  }
+  state::ConsolidationPolicy policy = settings->policy;
+  for (auto [text, field, name] :
+       {std::tuple{&a.threads_after, &policy.threads_after, "--threads-after"},
+        std::tuple{&a.percepts_after, &policy.percepts_after, "--percepts-after"},
+        std::tuple{&a.actions_after, &policy.actions_after, "--actions-after"}}) {
+    if (text->empty()) continue;
+    auto d = ParseDuration(*text);
+    if (!d.ok()) {
+      *rc = UsageError(std::string(name) + ": " + d.status().message());
+      return std::nullopt;
+    }
+    *field = *d;
+  }
+  return policy;
+}
+
+// One pass, a step at a time: it drains everything due at `now`.
+int ConsolidateHere(const CliContext& ctx, const state::ConsolidationPolicy& policy,
+                    state::Engine& engine, archive::ArchiveStore& store) {
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  state::ConsolidationPass pass(engine.projection(), policy, *now);
+  state::ConsolidationCounts done;
+  while (!pass.done()) {
+    auto step = pass.Next();
+    if (!step.ok()) return Fail(step.status());
+    if (step->events.empty()) continue;
+    Status s = engine.Commit(step->events);
+    if (!s.ok()) return Fail(s);
+    done.Add(step->events);
+  }
+  auto staged = store.CatchUp(engine.applied_seq());
+  if (!staged.ok()) return Fail(staged.status());
+  PrintConsolidated(ctx, done.ToJson());
+  return 0;
+}
+
+// The runtime consolidates with its own policy, one pass.
+int ConsolidateThroughApi(const CliContext& ctx, const ArchiveArgs& a, const Status& busy) {
+  if (!a.threads_after.empty() || !a.percepts_after.empty() || !a.actions_after.empty() ||
+      !a.config.empty())
+    return Fail(busy.WithMessage(busy.message() +
+                                 "; it consolidates with its own policy: drop --threads-after, "
+                                 "--percepts-after, --actions-after and --config, or stop it"));
+  auto out = ForwardRequest(ctx, "POST", "/v1/consolidate", json::object(), busy);
+  if (!out.ok()) return Fail(out.status());
+  PrintConsolidated(ctx, *out);
+  return 0;
+}
+
+int Consolidate(const CliContext& ctx, const ArchiveArgs& a) {
+  int rc = 0;
+  auto policy = ConsolidationPolicyOf(a, &rc);
+  if (!policy) return rc;
+  return WithStore(
+      ctx, a, true,
+      [&](state::Engine& engine, archive::ArchiveStore& store) {
+        return ConsolidateHere(ctx, *policy, engine, store);
+      },
+      [&](const Status& busy) { return ConsolidateThroughApi(ctx, a, busy); });
+}
+
+int Rollup(const CliContext& ctx, const ArchiveArgs& a) {
+  return WithStore(
+      ctx, a, true,
+      [&](state::Engine&, archive::ArchiveStore& store) {
+        std::string before;  // every day before today, unless --date
+        if (a.date.empty()) {
+          auto now = ctx.Now();
+          if (!now.ok()) return Fail(now.status());
+          before = FormatDate(*now);
+        }
+        Result<json> out = a.date.empty() ? store.RollupBefore(before) : store.Rollup(a.date);
+        if (!out.ok()) return Fail(out.status());
+        Print(ctx, *out, "rollup");
+        return 0;
+      },
+      [&](const Status& busy) {
+        json req = json::object();
+        if (!a.date.empty()) req["date"] = a.date;
+        auto out = ForwardRequest(ctx, "POST", "/v1/archive/rollup", req, busy);
+        if (!out.ok()) return Fail(out.status());
+        Print(ctx, *out, "rollup");
+        return 0;
+      });
+}
+
+int Verify(const CliContext& ctx, const ArchiveArgs& a) {
+  return WithStore(ctx, a, false, [&](state::Engine&, archive::ArchiveStore& store) {
+    auto out = store.Verify();
+    if (!out.ok()) return Fail(out.status());
+    Print(ctx, *out, "verify");
+    if (!(*out)["ok"].get<bool>()) {
+      const json& first = (*out)["problems"][0];
+      return Fail(Status::Corruption("archive broken from " + first["date"].get<std::string>() +
+                                     ": " + first["what"].get<std::string>()));
+    }
+    return 0;
+  });
+}
+
+int Import(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, true, "import",
+                   [&](archive::ArchiveStore& store) { return store.Import(a.dir, a.relink); });
+}
+
+int Relink(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, true, "relink",
+                   [](archive::ArchiveStore& store) { return store.Relink(); });
+}
+
+int Search(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, false, "search",
+                   [&](archive::ArchiveStore& store) { return store.Search(a.query, a.k); });
+}
+
+int Show(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, false, "show",
+                   [&](archive::ArchiveStore& store) { return store.Show(a.date); });
+}
+
+int Walk(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, false, "walk", [&](archive::ArchiveStore& store) {
+    return store.Walk(a.date, a.direction, a.depth);
+  });
+}
+
+int Stats(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, false, "stats",
+                   [](archive::ArchiveStore& store) { return store.Stats(); });
+}
+
+int Recall(const CliContext& ctx, const ArchiveArgs& a) {
+  return StoreCall(ctx, a, false, "recall",
+                   [&](archive::ArchiveStore& store) { return store.Recall(a.k); });
+}
+
+int Blink(const CliContext& ctx, const ArchiveArgs& a) {
+  json req = {{"text", a.text}};
+  if (!a.metadata.empty()) {
+    auto meta = state::ParseJsonObject(a.metadata, "--metadata");
+    if (!meta.ok()) return Fail(meta.status());
+    req["metadata"] = *meta;
+  }
+  return WithStore(
+      ctx, a, true,
+      [&](state::Engine& engine, archive::ArchiveStore& store) {
+        auto now = ctx.Now();
+        if (!now.ok()) return Fail(now.status());
+        int code = CommitAndReport(ctx, engine, state::BuildBlink(req, *now), "");
+        if (code != 0) return code;
+        auto staged = store.CatchUp(engine.applied_seq());
+        return staged.ok() ? 0 : Fail(staged.status());
+      },
+      [&](const Status& busy) {
+        return ForwardWrite(ctx, "POST", "/v1/archive/blink", req, busy);
+      });
+}
+
 }  // namespace
 
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto a = std::make_shared<ArchiveArgs>();
 
-  // consolidate
-  struct Policy {
-    std::string threads_after, percepts_after, actions_after;
-  };
-  auto p = std::make_shared<Policy>();
   auto* cons = app.add_subcommand("consolidate", "move finished work from the pools into the archive's staging");
   cons->add_option("--config", a->config, "config whose archive policy to use (default: the built-in one)");
-  cons->add_option("--threads-after", p->threads_after, "completed threads idle at least this long (e.g. 7d)");
-  cons->add_option("--percepts-after", p->percepts_after, "processed/dropped percepts at least this old");
-  cons->add_option("--actions-after", p->actions_after, "complete/dead actions at least this old");
-  cons->callback([&ctx, &rc, a, p] {
-    auto settings = ArchiveSettings(a->config);
-    if (!settings.ok()) {
-      rc = Fail(settings.status());
-      return;
-    }
-    state::ConsolidationPolicy policy = settings->policy;
-    for (auto [text, field, name] : {std::tuple{&p->threads_after, &policy.threads_after, "--threads-after"},
-                                     std::tuple{&p->percepts_after, &policy.percepts_after, "--percepts-after"},
-                                     std::tuple{&p->actions_after, &policy.actions_after, "--actions-after"}}) {
-      if (text->empty()) continue;
-      auto d = ParseDuration(*text);
-      if (!d.ok()) {
-        rc = UsageError(std::string(name) + ": " + d.status().message());
-        return;
-      }
-      *field = *d;
-    }
-    rc = WithStore(
-        ctx, *a, true,
-        [&](state::Engine& engine, archive::ArchiveStore& store) {
-          auto now = ctx.Now();
-          if (!now.ok()) return Fail(now.status());
-          // One pass, a step at a time: it drains everything due at `now`.
-          state::ConsolidationPass pass(engine.projection(), policy, *now);
-          state::ConsolidationCounts done;
-          while (!pass.done()) {
-            auto step = pass.Next();
-            if (!step.ok()) return Fail(step.status());
-            if (step->events.empty()) continue;
-            Status s = engine.Commit(step->events);
-            if (!s.ok()) return Fail(s);
-            done.Add(step->events);
-          }
-          auto staged = store.CatchUp(engine.applied_seq());
-          if (!staged.ok()) return Fail(staged.status());
-          PrintConsolidated(ctx, done.ToJson());
-          return 0;
-        },
-        [&](const Status& busy) {
-          // The runtime consolidates with its own policy, one pass.
-          if (!p->threads_after.empty() || !p->percepts_after.empty() ||
-              !p->actions_after.empty() || !a->config.empty())
-            return Fail(
-                busy.WithMessage(busy.message() +
-                                 "; it consolidates with its own policy: drop --threads-after, "
-                                 "--percepts-after, --actions-after and --config, or stop it"));
-          auto out = ForwardRequest(ctx, "POST", "/v1/consolidate", json::object(), busy);
-          if (!out.ok()) return Fail(out.status());
-          PrintConsolidated(ctx, *out);
-          return 0;
-        });
-  });
+  cons->add_option("--threads-after", a->threads_after,
+                   "completed threads idle at least this long (e.g. 7d)");
+  cons->add_option("--percepts-after", a->percepts_after,
+                   "processed/dropped percepts at least this old");
+  cons->add_option("--actions-after", a->actions_after, "complete/dead actions at least this old");
+  cons->callback(Action(ctx, rc, a, Consolidate));
 
   auto* cmd = app.add_subcommand("archive", "the hash-chained daily archive: rollup, verify, search, ...");
   cmd->require_subcommand(1);
@@ -211,45 +337,10 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
 
   auto* rollup = cmd->add_subcommand("rollup", "roll staged entries up into day documents");
   rollup->add_option("--date", a->date, "only this day (default: every day before today with staged entries)");
-  rollup->callback([&ctx, &rc, a] {
-    rc = WithStore(
-        ctx, *a, true,
-        [&](state::Engine&, archive::ArchiveStore& store) {
-          std::string before;  // every day before today, unless --date
-          if (a->date.empty()) {
-            auto now = ctx.Now();
-            if (!now.ok()) return Fail(now.status());
-            before = FormatDate(*now);
-          }
-          Result<json> out = a->date.empty() ? store.RollupBefore(before) : store.Rollup(a->date);
-          if (!out.ok()) return Fail(out.status());
-          Print(ctx, *out, "rollup");
-          return 0;
-        },
-        [&](const Status& busy) {
-          json req = json::object();
-          if (!a->date.empty()) req["date"] = a->date;
-          auto out = ForwardRequest(ctx, "POST", "/v1/archive/rollup", req, busy);
-          if (!out.ok()) return Fail(out.status());
-          Print(ctx, *out, "rollup");
-          return 0;
-        });
-  });
+  rollup->callback(Action(ctx, rc, a, Rollup));
 
   auto* verify = cmd->add_subcommand("verify", "recompute the hash chain and the links; exit 1 if broken");
-  verify->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Verify();
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "verify");
-      if (!(*out)["ok"].get<bool>()) {
-        const json& first = (*out)["problems"][0];
-        return Fail(Status::Corruption("archive broken from " + first["date"].get<std::string>() + ": " +
-                                       first["what"].get<std::string>()));
-      }
-      return 0;
-    });
-  });
+  verify->callback(Action(ctx, rc, a, Verify));
 
   auto* import_cmd =
       cmd->add_subcommand("import", "bring in a COMB archive (into an empty archive)");
@@ -258,48 +349,20 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
       ->required();
   import_cmd->add_flag("--relink", a->relink,
                        "recompute every link by limbic's rules instead of keeping COMB's");
-  import_cmd->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Import(a->dir, a->relink);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "import");
-      return 0;
-    });
-  });
+  import_cmd->callback(Action(ctx, rc, a, Import));
 
   auto* relink =
       cmd->add_subcommand("relink", "recompute every document's links by limbic's rules");
-  relink->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, true, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Relink();
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "relink");
-      return 0;
-    });
-  });
+  relink->callback(Action(ctx, rc, a, Relink));
 
   auto* search = cmd->add_subcommand("search", "BM25 search over archived days and staged entries");
   search->add_option("query", a->query, "words to search for")->required();
   search->add_option("-k", a->k, "how many results")->capture_default_str();
-  search->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Search(a->query, a->k);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "search");
-      return 0;
-    });
-  });
+  search->callback(Action(ctx, rc, a, Search));
 
   auto* show = cmd->add_subcommand("show", "print one day's document");
   show->add_option("date", a->date, "YYYY-MM-DD")->required();
-  show->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Show(a->date);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "show");
-      return 0;
-    });
-  });
+  show->callback(Action(ctx, rc, a, Show));
 
   auto* walk = cmd->add_subcommand("walk", "follow a day's temporal or semantic links");
   walk->add_option("date", a->date, "YYYY-MM-DD")->required();
@@ -307,63 +370,19 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
       ->check(CLI::IsMember({"temporal", "semantic"}))
       ->capture_default_str();
   walk->add_option("--depth", a->depth, "steps to follow")->check(CLI::Range(1, 100))->capture_default_str();
-  walk->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Walk(a->date, a->direction, a->depth);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "walk");
-      return 0;
-    });
-  });
+  walk->callback(Action(ctx, rc, a, Walk));
 
   auto* stats = cmd->add_subcommand("stats", "documents, bytes, tokens, staged entries");
-  stats->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Stats();
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "stats");
-      return 0;
-    });
-  });
+  stats->callback(Action(ctx, rc, a, Stats));
 
   auto* blink = cmd->add_subcommand("blink", "stage a text now (e.g. before the agent restarts)");
   blink->add_option("text", a->text, "what to keep")->required();
   blink->add_option("--metadata", a->metadata, "a JSON object stored with the entry");
-  blink->callback([&ctx, &rc, a] {
-    json req = {{"text", a->text}};
-    if (!a->metadata.empty()) {
-      auto meta = state::ParseJsonObject(a->metadata, "--metadata");
-      if (!meta.ok()) {
-        rc = Fail(meta.status());
-        return;
-      }
-      req["metadata"] = *meta;
-    }
-    rc = WithStore(
-        ctx, *a, true,
-        [&](state::Engine& engine, archive::ArchiveStore& store) {
-          auto now = ctx.Now();
-          if (!now.ok()) return Fail(now.status());
-          int code = CommitAndReport(ctx, engine, state::BuildBlink(req, *now), "");
-          if (code != 0) return code;
-          auto staged = store.CatchUp(engine.applied_seq());
-          return staged.ok() ? 0 : Fail(staged.status());
-        },
-        [&](const Status& busy) {
-          return ForwardWrite(ctx, "POST", "/v1/archive/blink", req, busy);
-        });
-  });
+  blink->callback(Action(ctx, rc, a, Blink));
 
   auto* recall = cmd->add_subcommand("recall", "the most recent staged and archived context");
   recall->add_option("-k", a->k, "how many items")->capture_default_str();
-  recall->callback([&ctx, &rc, a] {
-    rc = WithStore(ctx, *a, false, [&](state::Engine&, archive::ArchiveStore& store) {
-      auto out = store.Recall(a->k);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *out, "recall");
-      return 0;
-    });
-  });
+  recall->callback(Action(ctx, rc, a, Recall));
 }
 
 }  // namespace limbic::runtime

@@ -15,7 +15,7 @@
 #include "runtime/mcp/tools.h"
 #include "runtime/api/api.h"
 #include "runtime/runtime.h"
-#include "state/provenance.h"
+#include "runtime/submit.h"
 
 namespace limbic::runtime {
 
@@ -158,21 +158,20 @@ int ForwardWrite(const CliContext& ctx, const std::string& method, const std::st
 }
 
 int CommitAndReport(const CliContext& ctx, Engine& engine, Result<std::vector<state::Event>> events,
-                    std::string_view id_field) {
-  if (!events.ok()) return Fail(events.status());
-  if (events->empty()) {
-    if (ctx.json) PrintJson({{"events", nlohmann::json::array()}});
-    else std::cout << "nothing to do\n";
-    return 0;
-  }
-  state::Attribute(*events, "cli");
-  std::vector<state::Event> committed;
-  Status s = engine.Commit(std::move(events).value(), &committed);
+                    std::string_view id_field, const nlohmann::json* effectors,
+                    std::vector<state::Event>* committed) {
+  nlohmann::json out = {{"events", nlohmann::json::array()}};
+  Status s = SubmitCommand(engine, std::move(events), {"cli", effectors, /*wait=*/true},
+                           [&](const Status&, std::span<const state::Event> done) {
+                             if (done.empty()) return;
+                             std::string id = id_field.empty() ? "" : done.front().Str(id_field);
+                             out["seq"] = done.front().seq;
+                             if (!id.empty()) out["id"] = id;
+                             for (const auto& e : done)
+                               out["events"].push_back(state::EventToJson(e));
+                             if (committed) committed->assign(done.begin(), done.end());
+                           });
   if (!s.ok()) return Fail(s);
-  std::string id = id_field.empty() ? "" : committed.front().Str(id_field);
-  nlohmann::json out = {{"seq", committed.front().seq}, {"events", nlohmann::json::array()}};
-  if (!id.empty()) out["id"] = id;
-  for (const auto& e : committed) out["events"].push_back(state::EventToJson(e));
   PrintReceipt(ctx, out);
   return 0;
 }

@@ -10,16 +10,18 @@
 // command line itself is wrong.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <spdlog/logger.h>
 #include <string>
 
-#include "state/engine.h"
-#include "state/recency.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "state/engine.h"
+#include "state/recency.h"
 
 namespace limbic::runtime {
 
@@ -75,12 +77,17 @@ void PrintJson(const nlohmann::json& value);
 // members one per line, "key:  value", keys aligned, strings as they are
 // and other values as compact JSON; anything else as compact JSON.
 void PrintFields(const nlohmann::json& value);
-// Commits `events`, attributed to "cli" (state/provenance.h), and prints
-// what happened: the created id and seqs, or
-// JSON {"id", "seq", "events"} with --json. `id_field` names the record id
-// in the first event (e.g. "percept_id"); empty prints only seqs.
+// Commits `events` as the command line (runtime/submit.h: attributed to
+// "cli", waiting until durable and applied) and prints what happened: the
+// created id and seqs, or JSON {"id", "seq", "events"} with --json.
+// `id_field` names the record id in the first event (e.g. "percept_id");
+// empty prints only seqs. `effectors`: what an enqueued action is checked
+// against (RememberedEffectors); null for a write that enqueues none.
+// `committed`, when not null, receives the events as committed.
 int CommitAndReport(const CliContext& ctx, state::Engine& engine,
-                    Result<std::vector<state::Event>> events, std::string_view id_field);
+                    Result<std::vector<state::Event>> events, std::string_view id_field,
+                    const nlohmann::json* effectors = nullptr,
+                    std::vector<state::Event>* committed = nullptr);
 // A write the command line cannot make itself because a running `limbic
 // run` holds the state dir (`busy`, OpenForWrite's answer): sends it as
 // `method target body` to that runtime's HTTP API, found through the state
@@ -105,6 +112,16 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& 
 Result<nlohmann::json> IngestThroughApi(const CliContext& ctx, const std::string& path,
                                         const std::string& episode_id, uint64_t max_bytes,
                                         const Status& busy);
+
+// The CLI11 callback of a command whose action is the named function
+// `action`: on the parsed flags it runs `rc = action(ctx, *args)`. Each
+// command group keeps its flags in a small struct shared by its table and
+// its actions; `ctx` and `rc` must outlive the app.
+template <typename Args>
+std::function<void()> Action(const CliContext& ctx, int& rc, std::shared_ptr<Args> args,
+                             int (*action)(const CliContext&, const Args&)) {
+  return [&ctx, &rc, args = std::move(args), action] { rc = action(ctx, *args); };
+}
 
 // A flag's time: an RFC 3339 time, or a duration meaning "that long before
 // `now`" ("10m"); the error names the flag.

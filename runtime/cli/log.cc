@@ -66,18 +66,154 @@ Status ForEachEvent(const std::string& state_dir, Fn&& fn) {
   }
 }
 
+struct EventsArgs {
+  // tail
+  bool follow = false;
+  std::vector<std::string> types;
+  std::string since, until, id;
+  size_t lines = 20;
+  // show
+  uint64_t seq = 0;
+  // export
+  std::string output;
+};
+
+// What `events tail` prints: the flags' filter over the log.
+struct TailFilter {
+  std::optional<TimeMs> since, until;
+  const EventsArgs* args = nullptr;
+
+  bool Wants(const state::Event& e) const {
+    if (since && e.ts < *since) return false;
+    if (until && e.ts > *until) return false;
+    if (!args->id.empty()) {
+      const auto ids = state::EventIds(e);
+      if (std::find(ids.begin(), ids.end(), args->id) == ids.end()) return false;
+    }
+    if (args->types.empty()) return true;
+    for (const std::string& type : args->types)
+      if (state::EventTypeName(e.type) == type) return true;
+    return false;
+  }
+};
+
+// A flag's time (a time, or a duration before now); nullopt when not given.
+Result<std::optional<TimeMs>> TimeBound(const CliContext& ctx, const char* flag,
+                                        const std::string& text) {
+  if (text.empty()) return std::optional<TimeMs>();
+  auto now = ctx.Now();
+  if (!now.ok()) return now.status();
+  auto at = ParseTimeOrAgo(flag, text, *now);
+  if (!at.ok()) return at.status();
+  return std::optional<TimeMs>(*at);
+}
+
+// `events tail -f` after the last lines: prints what is appended until
+// interrupted, or until the log passes --until.
+int FollowTail(const CliContext& ctx, LogReader& reader, const TailFilter& filter) {
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  state::Event e;
+  while (!g_interrupted) {
+    auto more = reader.Next(&e);
+    if (!more.ok()) return Fail(more.status());
+    if (!*more) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (filter.until && e.ts > *filter.until)
+      return 0;  // the log is in time order: nothing more to print
+    if (filter.Wants(e)) std::cout << TailLine(e, reader.raw_line(), ctx.json) << std::endl;
+  }
+  return 0;
+}
+
+int Tail(const CliContext& ctx, const EventsArgs& t) {
+  for (const std::string& type : t.types)
+    if (!state::ParseEventType(type))
+      return UsageError("--type: unknown event type \"" + type + "\"");
+  auto from = TimeBound(ctx, "--since", t.since), to = TimeBound(ctx, "--until", t.until);
+  if (!from.ok() || !to.ok()) return Fail(from.ok() ? to.status() : from.status());
+  const TailFilter filter{*from, *to, &t};
+  auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
+  if (!reader.ok()) return Fail(reader.status());
+  // Keep the last N matching lines, print them, then follow.
+  std::deque<std::string> last;
+  state::Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) return Fail(more.status());
+    if (!*more) break;
+    if (!filter.Wants(e)) continue;
+    if (t.lines == 0) {
+      std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << "\n";
+      continue;
+    }
+    last.emplace_back(TailLine(e, (*reader)->raw_line(), ctx.json));
+    if (last.size() > t.lines) last.pop_front();
+  }
+  for (const std::string& line : last) std::cout << line << "\n";
+  std::cout.flush();
+  // Nothing appended from now on can be at or before a past --until.
+  if (!t.follow) return 0;
+  if (auto now = ctx.Now(); filter.until && now.ok() && *filter.until <= *now) return 0;
+  return FollowTail(ctx, **reader, filter);
+}
+
+int ShowEvent(const CliContext& ctx, const EventsArgs& t) {
+  bool found = false;
+  Status read = ForEachEvent(ctx.state_dir, [&](const state::Event& e, std::string_view line) {
+    if (e.seq == t.seq) {
+      std::cout << TailLine(e, line, ctx.json) << "\n";
+      found = true;
+    }
+    return e.seq < t.seq;
+  });
+  if (!read.ok()) return Fail(read);
+  if (!found)
+    return Fail(Status::NotFound("no event with seq " + std::to_string(t.seq) + " in the log"));
+  return 0;
+}
+
+int ExportEvents(const CliContext& ctx, const EventsArgs& t) {
+  const std::string& out = t.output;
+  std::string tmp = out + ".tmp";
+  std::ofstream file;
+  if (!out.empty()) {
+    file.open(tmp, std::ios::binary | std::ios::trunc);
+    if (!file) return Fail(Status::IOError("cannot write " + tmp));
+  }
+  std::ostream& os = out.empty() ? std::cout : file;
+  uint64_t n = 0;
+  Status read = ForEachEvent(ctx.state_dir, [&](const state::Event&, std::string_view line) {
+    os << line << '\n';
+    ++n;
+    return true;
+  });
+  if (!read.ok()) {
+    int code = Fail(read);
+    if (!out.empty()) {  // leave nothing half-written behind
+      file.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+    }
+    return code;
+  }
+  if (out.empty()) return 0;
+  file.close();
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (!file || ec) return Fail(Status::IOError("writing " + out + ": " + ec.message()));
+  std::fprintf(stderr, "exported %llu events to %s\n", static_cast<unsigned long long>(n),
+               out.c_str());
+  return 0;
+}
+
 void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("events", "read the events log");
   cmd->require_subcommand(1);
+  auto t = std::make_shared<EventsArgs>();
 
-  struct Tail {
-    bool follow = false;
-    std::vector<std::string> types;
-    std::string since, until, id;
-    size_t lines = 20;
-    uint64_t seq = 0;
-  };
-  auto t = std::make_shared<Tail>();
   auto* tail = cmd->add_subcommand("tail", "print the last events as JSON lines");
   tail->add_flag("-f,--follow", t->follow, "keep printing events as they are appended");
   tail->add_option("--type", t->types, "only events of this type (repeatable)");
@@ -86,155 +222,112 @@ void AddEvents(CLI::App& app, CliContext& ctx, int& rc) {
   tail->add_option("--id", t->id, "only events that name this percept, thread or action id");
   tail->add_option("-n,--lines", t->lines, "how many to print first (0 = all)")
       ->capture_default_str();
-  tail->callback([&ctx, &rc, t] {
-    for (const std::string& type : t->types)
-      if (!state::ParseEventType(type)) {
-        rc = UsageError("--type: unknown event type \"" + type + "\"");
-        return;
-      }
-    // A flag's time (a time, or a duration before now); nullopt when not given.
-    auto bound = [&](const char* flag, const std::string& text) -> Result<std::optional<TimeMs>> {
-      if (text.empty()) return std::optional<TimeMs>();
-      auto now = ctx.Now();
-      if (!now.ok()) return now.status();
-      auto at = ParseTimeOrAgo(flag, text, *now);
-      if (!at.ok()) return at.status();
-      return std::optional<TimeMs>(*at);
-    };
-    auto from = bound("--since", t->since), to = bound("--until", t->until);
-    if (!from.ok() || !to.ok()) {
-      rc = Fail(from.ok() ? to.status() : from.status());
-      return;
-    }
-    const std::optional<TimeMs> since = *from, until = *to;
-    auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
-    if (!reader.ok()) {
-      rc = Fail(reader.status());
-      return;
-    }
-    auto wanted = [&](const state::Event& e) {
-      if (since && e.ts < *since) return false;
-      if (until && e.ts > *until) return false;
-      if (!t->id.empty()) {
-        const auto ids = state::EventIds(e);
-        if (std::find(ids.begin(), ids.end(), t->id) == ids.end()) return false;
-      }
-      if (t->types.empty()) return true;
-      for (const std::string& type : t->types)
-        if (state::EventTypeName(e.type) == type) return true;
-      return false;
-    };
-    // Keep the last N matching lines, print them, then follow.
-    std::deque<std::string> last;
-    state::Event e;
-    for (;;) {
-      auto more = (*reader)->Next(&e);
-      if (!more.ok()) {
-        rc = Fail(more.status());
-        return;
-      }
-      if (!*more) break;
-      if (!wanted(e)) continue;
-      if (t->lines == 0) {
-        std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << "\n";
-        continue;
-      }
-      last.emplace_back(TailLine(e, (*reader)->raw_line(), ctx.json));
-      if (last.size() > t->lines) last.pop_front();
-    }
-    for (const std::string& line : last) std::cout << line << "\n";
-    std::cout.flush();
-    // Nothing appended from now on can be at or before a past --until.
-    if (!t->follow) return;
-    if (auto now = ctx.Now(); until && now.ok() && *until <= *now) return;
-    std::signal(SIGINT, OnInterrupt);
-    std::signal(SIGTERM, OnInterrupt);
-    while (!g_interrupted) {
-      auto more = (*reader)->Next(&e);
-      if (!more.ok()) {
-        rc = Fail(more.status());
-        return;
-      }
-      if (!*more) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      if (until && e.ts > *until) return;  // the log is in time order: nothing more to print
-      if (wanted(e)) std::cout << TailLine(e, (*reader)->raw_line(), ctx.json) << std::endl;
-    }
-  });
+  tail->callback(Action(ctx, rc, t, Tail));
 
   auto* show = cmd->add_subcommand("show", "print one event, by its seq");
   show->add_option("seq", t->seq, "its seq")->required()->check(CLI::PositiveNumber);
-  show->callback([&ctx, &rc, t] {
-    bool found = false;
-    Status read = ForEachEvent(ctx.state_dir, [&](const state::Event& e, std::string_view line) {
-      if (e.seq == t->seq) {
-        std::cout << TailLine(e, line, ctx.json) << "\n";
-        found = true;
-      }
-      return e.seq < t->seq;
-    });
-    if (!read.ok())
-      rc = Fail(read);
-    else if (!found)
-      rc = Fail(Status::NotFound("no event with seq " + std::to_string(t->seq) + " in the log"));
-    else
-      rc = 0;
-  });
+  show->callback(Action(ctx, rc, t, ShowEvent));
 
-  auto out = std::make_shared<std::string>();
   auto* exp = cmd->add_subcommand("export", "write the whole log as one events.jsonl");
-  exp->add_option("-o,--output", *out, "file to write (default: standard output)");
-  exp->callback([&ctx, &rc, out] {
-    std::string tmp = *out + ".tmp";
-    std::ofstream file;
-    if (!out->empty()) {
-      file.open(tmp, std::ios::binary | std::ios::trunc);
-      if (!file) {
-        rc = Fail(Status::IOError("cannot write " + tmp));
-        return;
-      }
-    }
-    std::ostream& os = out->empty() ? std::cout : file;
-    uint64_t n = 0;
-    Status read = ForEachEvent(ctx.state_dir, [&](const state::Event&, std::string_view line) {
-      os << line << '\n';
-      ++n;
-      return true;
-    });
-    if (!read.ok()) {
-      rc = Fail(read);
-      if (!out->empty()) {  // leave nothing half-written behind
-        file.close();
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-      }
-      return;
-    }
-    if (!out->empty()) {
-      file.close();
+  exp->add_option("-o,--output", t->output, "file to write (default: standard output)");
+  exp->callback(Action(ctx, rc, t, ExportEvents));
+}
+
+struct ReplayArgs {
+  std::string from, into, verify, until_time;
+  std::string stream = "LIMBIC", agent;
+  std::optional<uint64_t> until_seq;
+  size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
+  size_t write_records = state::ReplayOptions().flush_records;
+};
+
+// `replay --verify DIR`: exit 1 when the digests differ.
+int VerifyReplay(const CliContext& ctx, const std::string& dir) {
+  auto v = state::Verify(dir);
+  if (!v.ok()) return Fail(v.status());
+  if (ctx.json) {
+    PrintJson({{"match", v->match},
+               {"applied_seq", v->applied_seq},
+               {"live_digest", v->live_digest},
+               {"replay_digest", v->replay_digest},
+               {"first_difference", v->first_difference}});
+  } else if (v->match) {
+    std::printf("ok: state at seq %llu matches its log (digest %s)\n",
+                static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str());
+  } else {
+    std::printf("MISMATCH at seq %llu\n  live     %s\n  replayed %s\n  first difference: %s\n",
+                static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
+                v->replay_digest.c_str(), v->first_difference.c_str());
+  }
+  return v->match ? 0 : 1;
+}
+
+// `replay --from nats://...`: the stream's events, read into a .jsonl file
+// beside the new dir (the caller removes it after), replayed like an
+// exported log. Sets *downloaded to that file; an exit code on failure.
+std::optional<int> DownloadForReplay(const ReplayArgs& a, std::string* downloaded) {
+  if (a.agent.empty())
+    return UsageError("--from nats://... needs --agent NAME (and --stream, default LIMBIC)");
+  std::error_code ec;
+  if (std::filesystem::exists(a.into, ec) && !std::filesystem::is_empty(a.into, ec))
+    return Fail(Status::FailedPrecondition("--into " + a.into + " exists and is not empty"));
+  std::filesystem::path into(a.into);
+  *downloaded =
+      (into.has_parent_path() ? into.parent_path() / "" : std::filesystem::path()).string() + "." +
+      into.filename().string() + ".from-nats.jsonl";
+  auto last = DownloadStream(a.from, a.stream, a.agent, *downloaded);
+  if (!last.ok()) {
+    std::filesystem::remove(*downloaded, ec);
+    return Fail(last.status().WithContext("reading " + a.from));
+  }
+  return std::nullopt;
+}
+
+int Replay(const CliContext& ctx, const ReplayArgs& a) {
+  if (!a.verify.empty()) return VerifyReplay(ctx, a.verify);
+  if (a.from.empty()) return UsageError("give --from LOG --into DIR, or --verify DIR");
+  state::ReplayOptions options;
+  options.from = a.from;
+  options.into = a.into;
+  std::string downloaded;
+  if (a.from.starts_with("nats://")) {
+    if (auto failed = DownloadForReplay(a, &downloaded)) return *failed;
+    options.from = downloaded;
+  }
+  struct RemoveAfter {
+    std::string path;
+    ~RemoveAfter() {
       std::error_code ec;
-      std::filesystem::rename(tmp, *out, ec);
-      if (!file || ec) {
-        rc = Fail(Status::IOError("writing " + *out + ": " + ec.message()));
-        return;
-      }
-      std::fprintf(stderr, "exported %llu events to %s\n", static_cast<unsigned long long>(n),
-                   out->c_str());
+      if (!path.empty()) std::filesystem::remove(path, ec);
     }
-  });
+  } remove_after{downloaded};
+  options.until_seq = a.until_seq;
+  options.resident_bytes = a.resident_mib << 20;
+  options.flush_records = a.write_records;
+  if (!a.until_time.empty()) {
+    auto t = ParseTime(a.until_time);
+    if (!t.ok()) return Fail(t.status().WithContext("--until-time"));
+    options.until_time = *t;
+  }
+  auto r = state::Replay(options);
+  if (!r.ok()) return Fail(r.status());
+  if (ctx.json) {
+    PrintJson({{"events", r->events},
+               {"last_seq", r->last_seq},
+               {"digest", r->digest},
+               {"seconds", r->seconds},
+               {"into", a.into}});
+  } else {
+    std::printf("replayed %llu events (last seq %llu) into %s in %.3f s\ndigest %s\n",
+                static_cast<unsigned long long>(r->events),
+                static_cast<unsigned long long>(r->last_seq), a.into.c_str(), r->seconds,
+                r->digest.c_str());
+  }
+  return 0;
 }
 
 void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
-  struct Args {
-    std::string from, into, verify, until_time;
-    std::string stream = "LIMBIC", agent;
-    std::optional<uint64_t> until_seq;
-    size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
-    size_t write_records = state::ReplayOptions().flush_records;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand("replay", "rebuild state from an events log, or verify a state dir");
   auto* from = cmd->add_option(
       "--from", a->from, "events dir or .jsonl file, or nats://HOST:PORT (with --stream, --agent)");
@@ -262,93 +355,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   seq->excludes(time);
   for (CLI::Option* o : {from, into, seq, time, resident, write_records, stream, agent})
     verify->excludes(o);
-  cmd->callback([&ctx, &rc, a] {
-    if (!a->verify.empty()) {
-      auto v = state::Verify(a->verify);
-      if (!v.ok()) {
-        rc = Fail(v.status());
-        return;
-      }
-      if (ctx.json) {
-        PrintJson({{"match", v->match}, {"applied_seq", v->applied_seq},
-                   {"live_digest", v->live_digest}, {"replay_digest", v->replay_digest},
-                   {"first_difference", v->first_difference}});
-      } else if (v->match) {
-        std::printf("ok: state at seq %llu matches its log (digest %s)\n",
-                    static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str());
-      } else {
-        std::printf("MISMATCH at seq %llu\n  live     %s\n  replayed %s\n  first difference: %s\n",
-                    static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
-                    v->replay_digest.c_str(), v->first_difference.c_str());
-      }
-      rc = v->match ? 0 : 1;
-      return;
-    }
-    if (a->from.empty()) {
-      rc = UsageError("give --from LOG --into DIR, or --verify DIR");
-      return;
-    }
-    state::ReplayOptions options;
-    options.from = a->from;
-    options.into = a->into;
-    // From a JetStream stream: its events, read into a .jsonl file beside
-    // the new dir (removed after), are replayed like an exported log.
-    std::string downloaded;
-    if (a->from.starts_with("nats://")) {
-      if (a->agent.empty()) {
-        rc = UsageError("--from nats://... needs --agent NAME (and --stream, default LIMBIC)");
-        return;
-      }
-      std::error_code ec;
-      if (std::filesystem::exists(a->into, ec) && !std::filesystem::is_empty(a->into, ec)) {
-        rc = Fail(Status::FailedPrecondition("--into " + a->into + " exists and is not empty"));
-        return;
-      }
-      std::filesystem::path into(a->into);
-      downloaded =
-          (into.has_parent_path() ? into.parent_path() / "" : std::filesystem::path()).string() +
-          "." + into.filename().string() + ".from-nats.jsonl";
-      auto last = DownloadStream(a->from, a->stream, a->agent, downloaded);
-      if (!last.ok()) {
-        std::filesystem::remove(downloaded, ec);
-        rc = Fail(last.status().WithContext("reading " + a->from));
-        return;
-      }
-      options.from = downloaded;
-    }
-    struct RemoveAfter {
-      std::string path;
-      ~RemoveAfter() {
-        std::error_code ec;
-        if (!path.empty()) std::filesystem::remove(path, ec);
-      }
-    } remove_after{downloaded};
-    options.until_seq = a->until_seq;
-    options.resident_bytes = a->resident_mib << 20;
-    options.flush_records = a->write_records;
-    if (!a->until_time.empty()) {
-      auto t = ParseTime(a->until_time);
-      if (!t.ok()) {
-        rc = Fail(t.status().WithContext("--until-time"));
-        return;
-      }
-      options.until_time = *t;
-    }
-    auto r = state::Replay(options);
-    if (!r.ok()) {
-      rc = Fail(r.status());
-      return;
-    }
-    if (ctx.json) {
-      PrintJson({{"events", r->events}, {"last_seq", r->last_seq}, {"digest", r->digest},
-                 {"seconds", r->seconds}, {"into", a->into}});
-    } else {
-      std::printf("replayed %llu events (last seq %llu) into %s in %.3f s\ndigest %s\n",
-                  static_cast<unsigned long long>(r->events),
-                  static_cast<unsigned long long>(r->last_seq), a->into.c_str(), r->seconds,
-                  r->digest.c_str());
-    }
-  });
+  cmd->callback(Action(ctx, rc, a, Replay));
 }
 
 // `fsck --accept-changed-segments`: the operator takes the log as it now
@@ -420,14 +427,38 @@ int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
   return 0;
 }
 
+struct FsckArgs {
+  bool accept = false;
+  std::string reason;
+  size_t max_json_depth = kDefaultMaxJsonDepth;
+};
+
+int Fsck(const CliContext& ctx, const FsckArgs& a) {
+  if (a.accept) return AcceptChangedSegments(ctx, a.reason);
+  auto r = state::Fsck(ctx.state_dir, nullptr, a.max_json_depth);
+  if (!r.ok()) return Fail(r.status());
+  if (ctx.json) {
+    PrintJson({{"ok", r->ok},
+               {"events", r->events},
+               {"last_seq", r->last_seq},
+               {"applied_seq", r->applied_seq},
+               {"segments", r->segments},
+               {"problems", r->problems},
+               {"warnings", r->warnings}});
+  } else {
+    std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
+                r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events), r->segments,
+                static_cast<unsigned long long>(r->last_seq),
+                static_cast<unsigned long long>(r->applied_seq));
+    for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
+    for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
+  }
+  return r->ok ? 0 : 1;
+}
+
 void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("fsck", "check the log and the pools without changing them");
-  struct Accept {
-    bool accept = false;
-    std::string reason;
-    size_t max_json_depth = kDefaultMaxJsonDepth;
-  };
-  auto a = std::make_shared<Accept>();
+  auto a = std::make_shared<FsckArgs>();
   cmd->add_option("--max-json-depth", a->max_json_depth,
                   "warn of events nesting deeper than this (the runtime's api.max_json_depth)")
       ->capture_default_str()
@@ -436,54 +467,30 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
                 "take segments that no longer match their seals as they now are: reseal them, "
                 "rebuild the pools from the log, record a segments_accepted event");
   cmd->add_option("--reason", a->reason, "why (kept in the segments_accepted event)");
-  cmd->callback([&ctx, &rc, a] {
-    if (a->accept) {
-      rc = AcceptChangedSegments(ctx, a->reason);
-      return;
-    }
-    auto r = state::Fsck(ctx.state_dir, nullptr, a->max_json_depth);
-    if (!r.ok()) {
-      rc = Fail(r.status());
-      return;
-    }
-    if (ctx.json) {
-      PrintJson({{"ok", r->ok}, {"events", r->events}, {"last_seq", r->last_seq},
-                 {"applied_seq", r->applied_seq}, {"segments", r->segments},
-                 {"problems", r->problems}, {"warnings", r->warnings}});
-    } else {
-      std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
-                  r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events),
-                  r->segments, static_cast<unsigned long long>(r->last_seq),
-                  static_cast<unsigned long long>(r->applied_seq));
-      for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
-      for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
-    }
-    rc = r->ok ? 0 : 1;
-  });
+  cmd->callback(Action(ctx, rc, a, Fsck));
 }
-
-}  // namespace
 
 // `limbic why ID`: the causal chain from the log (state/why.h). It reads
 // only the log, so it works beside a running runtime.
+int Why(const CliContext& ctx, const std::string& id) {
+  auto why = state::Why(state::EventsDirPath(ctx.state_dir), id);
+  if (!why.ok()) return Fail(why.status());
+  if (ctx.json)
+    PrintJson(*why);
+  else
+    std::cout << state::WhyText(*why);
+  return 0;
+}
+
 void AddWhy(CLI::App& app, CliContext& ctx, int& rc) {
   auto id = std::make_shared<std::string>();
   auto* cmd =
       app.add_subcommand("why", "why a percept, thread or action is what it is: its causal chain");
   cmd->add_option("id", *id, "a percept, thread or action id")->required();
-  cmd->callback([&ctx, &rc, id] {
-    auto why = state::Why(state::EventsDirPath(ctx.state_dir), *id);
-    if (!why.ok()) {
-      rc = Fail(why.status());
-      return;
-    }
-    if (ctx.json)
-      PrintJson(*why);
-    else
-      std::cout << state::WhyText(*why);
-    rc = 0;
-  });
+  cmd->callback(Action(ctx, rc, id, Why));
 }
+
+}  // namespace
 
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc) {
   AddEvents(app, ctx, rc);

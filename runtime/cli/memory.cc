@@ -36,6 +36,7 @@ struct MemoryArgs {
   int depth = 1;
   std::string id, subject, older_than, path;
   bool force = false, all = false;
+  bool by_id = false, by_subject = false, by_age = false;  // which of forget's flags was given
   // context
   size_t budget = 2000;
 };
@@ -281,6 +282,135 @@ int Context(const CliContext& ctx, const MemoryArgs& a) {
       });
 }
 
+int Remember(const CliContext& ctx, const MemoryArgs& a) {
+  json req = Common(a);
+  req["subject"] = a.words[0];
+  req["relation"] = a.words[1];
+  req["object"] = a.words[2];
+  return MemoryWrite(ctx, a, "/v1/memory/facts", req, "remember",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.RememberFact(req); });
+}
+
+int RememberEpisode(const CliContext& ctx, const MemoryArgs& a) {
+  json req = Common(a);
+  req["text"] = a.query;
+  if (!a.episode.empty()) req["episode_id"] = a.episode;
+  return MemoryWrite(
+      ctx, a, "/v1/memory/episodes", req, "remember",
+      [&](memory::MemoryStore& m, TimeMs now) { return m.RememberEpisode(req, now); });
+}
+
+int Recall(const CliContext& ctx, const MemoryArgs& a) {
+  json req = {{"query", a.query},
+              {"k", a.k},
+              {"explain", a.explain},
+              {"reinforce", !a.no_reinforce},
+              {"include_superseded", a.include_superseded}};
+  if (!a.kind.empty()) req["kind"] = a.kind;
+  if (!a.tag.empty()) req["tag"] = a.tag;
+  if (!a.ns.empty()) req["namespace"] = a.ns;
+  if (!a.episode.empty()) req["episode_id"] = a.episode;
+  auto parsed = memory::ParseRecallRequest(req);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  // Recall reinforces, so it wants the lock; while another process holds
+  // it, recall reads without reinforcing.
+  auto hits = ArchiveHits(ctx, *parsed);
+  Access access = parsed->reinforce ? Access::kWriteElseRead : Access::kRead;
+  return WithMemory(ctx, a, access, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
+    if (e.read_only()) parsed->reinforce = false;
+    return CommitPlan(ctx, a, e, m.Recall(*parsed, now, hits), "recall");
+  });
+}
+
+int Relate(const CliContext& ctx, const MemoryArgs& a) {
+  json req = {{"entity_a", a.words[0]}, {"relation", a.words[1]}, {"entity_b", a.words[2]}};
+  return MemoryWrite(ctx, a, "/v1/memory/associations", req, "relate",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Relate(req); });
+}
+
+// A read of the store, printed as `what`.
+int MemoryRead(const CliContext& ctx, const MemoryArgs& a, const std::string& what,
+               const std::function<Result<json>(memory::MemoryStore&, TimeMs)>& read) {
+  return WithMemory(ctx, a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
+    auto out = read(m, now);
+    if (!out.ok()) return Fail(out.status());
+    Print(ctx, a, *out, what);
+    return 0;
+  });
+}
+
+int Related(const CliContext& ctx, const MemoryArgs& a) {
+  return MemoryRead(ctx, a, "related",
+                    [&](memory::MemoryStore& m, TimeMs) { return m.Related(a.subject, a.depth); });
+}
+
+int Forget(const CliContext& ctx, const MemoryArgs& a) {
+  if (!a.by_id && !a.by_subject && !a.by_age)
+    return UsageError("memory forget: give one of --id, --subject, --older-than");
+  json req = a.by_id        ? json{{"id", a.id}}
+             : a.by_subject ? json{{"subject", a.subject}}
+                            : json{{"older_than", a.older_than}};
+  if (a.force) req["force"] = true;
+  return MemoryWrite(ctx, a, "/v1/memory/forget", req, "forget",
+                     [&](memory::MemoryStore& m, TimeMs now) { return m.Forget(req, now); });
+}
+
+int Decay(const CliContext& ctx, const MemoryArgs& a) {
+  return MemoryWrite(ctx, a, "/v1/memory/decay", {{"force", a.force}}, "decay",
+                     [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a.force, now); });
+}
+
+int Stats(const CliContext& ctx, const MemoryArgs& a) {
+  return MemoryRead(ctx, a, "stats",
+                    [](memory::MemoryStore& m, TimeMs now) { return m.Stats(now); });
+}
+
+int Embed(const CliContext& ctx, const MemoryArgs& a) {
+  return MemoryWrite(ctx, a, "/v1/memory/embed", {{"all", a.all}}, "embed",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a.all); });
+}
+
+int Export(const CliContext& ctx, const MemoryArgs& a) {
+  return WithMemory(ctx, a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
+    auto out = m.Export();
+    if (!out.ok()) return Fail(out.status());
+    if (!a.quiet) PrintJson(*out);
+    return 0;
+  });
+}
+
+int Import(const CliContext& ctx, const MemoryArgs& a) {
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  auto doc = state::ParseJsonObject(text, "stdin");
+  if (!doc.ok()) return Fail(doc.status());
+  return MemoryWrite(ctx, a, "/v1/memory/import", *doc, "import",
+                     [&](memory::MemoryStore& m, TimeMs) { return m.Import(*doc); });
+}
+
+int Ingest(const CliContext& ctx, const MemoryArgs& a) {
+  json req = {{"path", a.path}};
+  if (!a.episode.empty()) req["episode_id"] = a.episode;
+  // Beside a running runtime, which may read only under its
+  // memory.ingest_roots, the files are read here and their content sent.
+  Forwarding api{"/v1/memory/ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
+                   auto settings = MemorySettings(a.config);
+                   if (!settings.ok()) return settings.status();
+                   return IngestThroughApi(ctx, a.path, a.episode, settings->ingest_max_bytes,
+                                           busy);
+                 }};
+  return WithMemory(
+      ctx, a, Access::kWrite,
+      [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+        return CommitPlan(ctx, a, e, m.Ingest(req), "ingest");
+      },
+      &api);
+}
+
+int Show(const CliContext& ctx, const MemoryArgs& a) {
+  return MemoryRead(ctx, a, "show",
+                    [&](memory::MemoryStore& m, TimeMs now) { return m.Get(a.id, now); });
+}
+
 }  // namespace
 
 void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
@@ -300,27 +430,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* remember = cmd->add_subcommand("remember", "remember a fact: SUBJECT RELATION OBJECT");
   remember->add_option("triple", a->words, "subject relation object")->required()->expected(3);
   tagging(remember);
-  remember->callback([&ctx, &rc, a] {
-    json req = Common(*a);
-    req["subject"] = a->words[0];
-    req["relation"] = a->words[1];
-    req["object"] = a->words[2];
-    rc = MemoryWrite(ctx, *a, "/v1/memory/facts", req, "remember",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.RememberFact(req); });
-  });
+  remember->callback(Action(ctx, rc, a, Remember));
 
   auto* episode = cmd->add_subcommand("remember-episode", "remember an episode (free text)");
   episode->add_option("text", a->query, "what happened")->required();
   episode->add_option("--episode", a->episode, "an episode id to file it under");
   tagging(episode);
-  episode->callback([&ctx, &rc, a] {
-    json req = Common(*a);
-    req["text"] = a->query;
-    if (!a->episode.empty()) req["episode_id"] = a->episode;
-    rc = MemoryWrite(
-        ctx, *a, "/v1/memory/episodes", req, "remember",
-        [&](memory::MemoryStore& m, TimeMs now) { return m.RememberEpisode(req, now); });
-  });
+  episode->callback(Action(ctx, rc, a, RememberEpisode));
 
   auto* recall = cmd->add_subcommand("recall", "hybrid search over memories and the archive");
   recall->add_option("query", a->query, "what to recall")->required();
@@ -332,82 +448,39 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   recall->add_flag("--explain", a->explain, "show each score component");
   recall->add_flag("--no-reinforce", a->no_reinforce, "do not strengthen what is recalled");
   recall->add_flag("--include-superseded", a->include_superseded, "also superseded facts");
-  recall->callback([&ctx, &rc, a] {
-    json req = {{"query", a->query},
-                {"k", a->k},
-                {"explain", a->explain},
-                {"reinforce", !a->no_reinforce},
-                {"include_superseded", a->include_superseded}};
-    if (!a->kind.empty()) req["kind"] = a->kind;
-    if (!a->tag.empty()) req["tag"] = a->tag;
-    if (!a->ns.empty()) req["namespace"] = a->ns;
-    if (!a->episode.empty()) req["episode_id"] = a->episode;
-    auto parsed = memory::ParseRecallRequest(req);
-    if (!parsed.ok()) {
-      rc = UsageError(parsed.status().message());
-      return;
-    }
-    // Recall reinforces, so it wants the lock; while another process holds
-    // it, recall reads without reinforcing.
-    auto hits = ArchiveHits(ctx, *parsed);
-    Access access = parsed->reinforce ? Access::kWriteElseRead : Access::kRead;
-    rc = WithMemory(ctx, *a, access, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
-      if (e.read_only()) parsed->reinforce = false;
-      return CommitPlan(ctx, *a, e, m.Recall(*parsed, now, hits), "recall");
-    });
-  });
+  recall->callback(Action(ctx, rc, a, Recall));
 
   auto* relate =
       cmd->add_subcommand("relate", "associate two entities: ENTITY_A RELATION ENTITY_B");
   relate->add_option("triple", a->words, "entity_a relation entity_b")->required()->expected(3);
-  relate->callback([&ctx, &rc, a] {
-    json req = {{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}};
-    rc = MemoryWrite(ctx, *a, "/v1/memory/associations", req, "relate",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.Relate(req); });
-  });
+  relate->callback(Action(ctx, rc, a, Relate));
 
   auto* related =
       cmd->add_subcommand("related", "what an entity is connected to (associations and facts)");
   related->add_option("entity", a->subject, "the entity")->required();
   related->add_option("--depth", a->depth, "hops, 1-3 (default 1)")->check(CLI::Range(1, 3));
-  related->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
-      auto out = m.Related(a->subject, a->depth);
-      if (!out.ok()) return Fail(out.status());
-      Print(ctx, *a, *out, "related");
-      return 0;
-    });
-  });
+  related->callback(Action(ctx, rc, a, Related));
 
   auto* forget = cmd->add_subcommand("forget", "delete memories: --id, --subject or --older-than");
-  auto* by_id = forget->add_option("--id", a->id, "one memory");
-  auto* by_subject = forget->add_option("--subject", a->subject, "every fact about this subject");
-  auto* by_age = forget->add_option("--older-than", a->older_than,
-                                    "memories created before now - this (e.g. 30d)");
+  auto* by_id = forget->add_option("--id", a->id, "one memory")->each([a](const std::string&) {
+    a->by_id = true;
+  });
+  auto* by_subject = forget->add_option("--subject", a->subject, "every fact about this subject")
+                         ->each([a](const std::string&) { a->by_subject = true; });
+  auto* by_age = forget
+                     ->add_option("--older-than", a->older_than,
+                                  "memories created before now - this (e.g. 30d)")
+                     ->each([a](const std::string&) { a->by_age = true; });
   by_id->excludes(by_subject)->excludes(by_age);
   by_subject->excludes(by_age);
   forget->add_flag("--force", a->force,
                    "with --older-than: even when that is more than half of all memories");
-  forget->callback([&ctx, &rc, a, by_id, by_subject, by_age] {
-    if (!*by_id && !*by_subject && !*by_age) {
-      rc = UsageError("memory forget: give one of --id, --subject, --older-than");
-      return;
-    }
-    json req = *by_id        ? json{{"id", a->id}}
-               : *by_subject ? json{{"subject", a->subject}}
-                             : json{{"older_than", a->older_than}};
-    if (a->force) req["force"] = true;
-    rc = MemoryWrite(ctx, *a, "/v1/memory/forget", req, "forget",
-                     [&](memory::MemoryStore& m, TimeMs now) { return m.Forget(req, now); });
-  });
+  forget->callback(Action(ctx, rc, a, Forget));
 
   auto* decay =
       cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
   decay->add_flag("--force", a->force, "even when that is more than half of all memories");
-  decay->callback([&ctx, &rc, a] {
-    rc = MemoryWrite(ctx, *a, "/v1/memory/decay", {{"force", a->force}}, "decay",
-                     [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a->force, now); });
-  });
+  decay->callback(Action(ctx, rc, a, Decay));
 
   auto* context = cmd->add_subcommand("context",
                                       "what a prompt needs now: arousal, the focused thread, its "
@@ -417,86 +490,34 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                       "what to remember about (default: the focused thread's goal)");
   context->add_option("--budget-tokens", a->budget, "at most this many tokens (default 2000)")
       ->check(CLI::Range(1, 1000000));
-  context->callback([&ctx, &rc, a] { rc = Context(ctx, *a); });
+  context->callback(Action(ctx, rc, a, Context));
 
   auto* stats = cmd->add_subcommand("stats", "counts, embedder, average strength");
-  stats->callback([&ctx, &rc, a] {
-    rc =
-        WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
-          auto out = m.Stats(now);
-          if (!out.ok()) return Fail(out.status());
-          Print(ctx, *a, *out, "stats");
-          return 0;
-        });
-  });
+  stats->callback(Action(ctx, rc, a, Stats));
 
   auto* embed = cmd->add_subcommand("embed", "fill in missing vectors (--all: redo every one)");
   embed->add_flag("--all", a->all, "re-embed every memory");
-  embed->callback([&ctx, &rc, a] {
-    rc = MemoryWrite(ctx, *a, "/v1/memory/embed", {{"all", a->all}}, "embed",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a->all); });
-  });
+  embed->callback(Action(ctx, rc, a, Embed));
 
   auto* exp =
       cmd->add_subcommand("export", "every memory, association and document as JSON on stdout");
-  exp->callback([&ctx, &rc, a] {
-    rc = WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs) {
-      auto out = m.Export();
-      if (!out.ok()) return Fail(out.status());
-      if (!a->quiet) PrintJson(*out);
-      return 0;
-    });
-  });
+  exp->callback(Action(ctx, rc, a, Export));
 
   auto* imp = cmd->add_subcommand(
       "import", "read an export from stdin (validated whole; existing items skipped)");
-  imp->callback([&ctx, &rc, a] {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    auto doc = state::ParseJsonObject(text, "stdin");
-    if (!doc.ok()) {
-      rc = Fail(doc.status());
-      return;
-    }
-    rc = MemoryWrite(ctx, *a, "/v1/memory/import", *doc, "import",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.Import(*doc); });
-  });
+  imp->callback(Action(ctx, rc, a, Import));
 
   auto* ingest = cmd->add_subcommand(
       "ingest", "ingest files or folders (.md .txt .py .csv .yaml .yml .json .pdf)");
   ingest->add_option("path", a->path, "a file or folder")->required();
   ingest->add_option("--episode", a->episode, "an episode id stored on every chunk");
-  ingest->callback([&ctx, &rc, a] {
-    json req = {{"path", a->path}};
-    if (!a->episode.empty()) req["episode_id"] = a->episode;
-    // Beside a running runtime, which may read only under its
-    // memory.ingest_roots, the files are read here and their content sent.
-    Forwarding api{"/v1/memory/ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
-                     auto settings = MemorySettings(a->config);
-                     if (!settings.ok()) return settings.status();
-                     return IngestThroughApi(ctx, a->path, a->episode,
-                                             settings->ingest_max_bytes, busy);
-                   }};
-    rc = WithMemory(
-        ctx, *a, Access::kWrite,
-        [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-          return CommitPlan(ctx, *a, e, m.Ingest(req), "ingest");
-        },
-        &api);
-  });
+  ingest->callback(Action(ctx, rc, a, Ingest));
 
   AddWorldCommands(cmd, ctx, rc, &a->config, &a->quiet);
 
   auto* show = cmd->add_subcommand("show", "one memory");
   show->add_option("id", a->id, "its id")->required();
-  show->callback([&ctx, &rc, a] {
-    rc =
-        WithMemory(ctx, *a, Access::kRead, [&](state::Engine&, memory::MemoryStore& m, TimeMs now) {
-          auto out = m.Get(a->id, now);
-          if (!out.ok()) return Fail(out.status());
-          Print(ctx, *a, *out, "show");
-          return 0;
-        });
-  });
+  show->callback(Action(ctx, rc, a, Show));
 }
 
 }  // namespace limbic::runtime

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <iostream>
 
-#include "effectors/effector.h"
 #include "runtime/attention.h"
 #include "runtime/cli/pools.h"
 #include "runtime/config.h"
@@ -13,61 +12,68 @@
 
 namespace limbic::runtime::pools {
 
+namespace {
+
+struct ArousalArgs {
+  std::optional<double> level;
+  std::vector<std::string> factors;
+  std::string reason;
+};
+
+int GetArousal(const CliContext& ctx, const ArousalArgs&) {
+  return WithReader(ctx, [&](Engine& e, TimeMs now) {
+    auto arousal = e.projection().GetArousal();
+    if (!arousal.ok()) return Fail(arousal.status());
+    state::PerceptQuery q;
+    q.max_age = ctx.recency.arousal_window;
+    q.limit = 0;
+    auto recent = e.projection().QueryPercepts(q, now);
+    if (!recent.ok()) return Fail(recent.status());
+    json out = *arousal;
+    out["effective"] = state::EffectiveArousal(*arousal, *recent, now, ctx.recency);
+    if (ctx.json) {
+      PrintJson(out);
+      return 0;
+    }
+    std::printf("level %.2f  effective %.2f  factors %s\n", out["level"].get<double>(),
+                out["effective"].get<double>(), out["factors"].dump().c_str());
+    return 0;
+  });
+}
+
+int SetArousal(const CliContext& ctx, const ArousalArgs& s) {
+  json req = json::object();
+  PutIf(req, "level", s.level);
+  PutIf(req, "reason", s.reason);
+  for (const std::string& f : s.factors) {
+    auto eq = f.find('=');
+    if (eq == std::string::npos)
+      return Fail(Status::InvalidArgument("--factor \"" + f + "\": want NAME=VALUE"));
+    std::string value = f.substr(eq + 1);
+    auto v = ParseInputJson(value);
+    // A bare word is a string.
+    req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
+  }
+  return WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
+    return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
+  });
+}
+
+}  // namespace
+
 void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
+  auto s = std::make_shared<ArousalArgs>();
   auto* cmd = app.add_subcommand("arousal", "get or set the agent's arousal");
   cmd->require_subcommand(1);
   auto* get = cmd->add_subcommand("get", "level, factors and effective level");
-  get->callback([&ctx, &rc] {
-    rc = WithReader(ctx, [&](Engine& e, TimeMs now) {
-      auto arousal = e.projection().GetArousal();
-      if (!arousal.ok()) return Fail(arousal.status());
-      state::PerceptQuery q;
-      q.max_age = ctx.recency.arousal_window;
-      q.limit = 0;
-      auto recent = e.projection().QueryPercepts(q, now);
-      if (!recent.ok()) return Fail(recent.status());
-      json out = *arousal;
-      out["effective"] = state::EffectiveArousal(*arousal, *recent, now, ctx.recency);
-      if (ctx.json) {
-        PrintJson(out);
-        return 0;
-      }
-      std::printf("level %.2f  effective %.2f  factors %s\n", out["level"].get<double>(),
-                  out["effective"].get<double>(), out["factors"].dump().c_str());
-      return 0;
-    });
-  });
+  get->callback(Action(ctx, rc, s, GetArousal));
 
-  struct Set {
-    std::optional<double> level;
-    std::vector<std::string> factors;
-    std::string reason;
-  };
-  auto s = std::make_shared<Set>();
   auto* set = cmd->add_subcommand("set", "set the level and/or factors");
   set->add_option("--level", s->level, "0..1");
   set->add_option("--factor", s->factors,
                   "NAME=VALUE, VALUE a JSON scalar (true, 3, \"x\", null); repeatable");
   set->add_option("--reason", s->reason, "why");
-  set->callback([&ctx, &rc, s] {
-    json req = json::object();
-    PutIf(req, "level", s->level);
-    PutIf(req, "reason", s->reason);
-    for (const std::string& f : s->factors) {
-      auto eq = f.find('=');
-      if (eq == std::string::npos) {
-        rc = Fail(Status::InvalidArgument("--factor \"" + f + "\": want NAME=VALUE"));
-        return;
-      }
-      std::string value = f.substr(eq + 1);
-      auto v = ParseInputJson(value);
-      // A bare word is a string.
-      req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
-    }
-    rc = WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
-    });
-  });
+  set->callback(Action(ctx, rc, s, SetArousal));
 }
 
 namespace {
@@ -78,17 +84,98 @@ namespace {
 int EnqueueOffline(const CliContext& ctx, Engine& e, const json& req) {
   auto effectors = RememberedEffectors(ctx.state_dir);
   if (!effectors.ok()) return Fail(effectors.status());
-  auto events = state::BuildActionEnqueue(req, e.next_seq());
-  if (events.ok()) {
-    if (Status s = effectors::PrepareEnqueued(*effectors, &*events); !s.ok()) return Fail(s);
-  }
-  const bool waits = events.ok() && events->front().fields.value("require_approval", false);
-  int code = CommitAndReport(ctx, e, std::move(events), "action_id");
+  std::vector<state::Event> committed;
+  int code = CommitAndReport(ctx, e, state::BuildActionEnqueue(req, e.next_seq()), "action_id",
+                             &*effectors, &committed);
+  // The policy marks an action whose effector requires approval.
+  const bool waits =
+      !committed.empty() && committed.front().fields.value("require_approval", false);
   if (code == 0 && !ctx.json)
     std::cerr << "limbic: no runtime holds " << ctx.state_dir << ": the action stays "
               << (waits ? "pending_approval until approved, then pending" : "pending")
               << " until `limbic run` starts and delivers it\n";
   return code;
+}
+
+struct ActionArgs {
+  std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h", reason;
+  bool require_approval = false;
+};
+
+int EnqueueAction(const CliContext& ctx, const ActionArgs& a) {
+  json req = {{"effector", a.effector}, {"type", a.type}};
+  if (!a.payload.empty()) {
+    auto p = ParseInputJson(a.payload);
+    if (!p.ok()) return Fail(p.status().WithContext("--payload"));
+    req["payload"] = std::move(p).value();
+  }
+  PutIf(req, "idempotency_key", a.key);
+  PutIf(req, "thread_id", a.thread);
+  PutIf(req, "percept_id", a.percept);
+  PutIf(req, "id", a.id);
+  PutIf(req, "reason", a.reason);
+  if (a.require_approval) req["require_approval"] = true;
+  return WithWriter(ctx, {"POST", "/v1/actions", req},
+                    [&](Engine& e) { return EnqueueOffline(ctx, e, req); });
+}
+
+// A decision on action a.id ({reason?}): `build` makes its events; a
+// running runtime gets POST /v1/actions/ID/`verb`.
+int DecideAction(const CliContext& ctx, const ActionArgs& a, const char* verb,
+                 Result<state::Events> (*build)(std::string_view, const json&)) {
+  json req = json::object();
+  PutIf(req, "reason", a.reason);
+  return WithWriter(ctx, {"POST", "/v1/actions/" + Seg(a.id) + "/" + verb, req}, [&](Engine& e) {
+    return CommitAndReport(ctx, e, build(a.id, req), "action_id");
+  });
+}
+
+int ApproveAction(const CliContext& ctx, const ActionArgs& a) {
+  return DecideAction(ctx, a, "approve", state::BuildActionApprove);
+}
+int RejectAction(const CliContext& ctx, const ActionArgs& a) {
+  return DecideAction(ctx, a, "reject", state::BuildActionReject);
+}
+int RetryAction(const CliContext& ctx, const ActionArgs& a) {
+  return DecideAction(ctx, a, "retry", state::BuildActionRetry);
+}
+
+int ShowAction(const CliContext& ctx, const ActionArgs& a) {
+  return ShowRecord(ctx, state::Pool::kActions, "action", a.id,
+                    [](Engine&, const json& action, TimeMs) -> Result<json> { return action; });
+}
+
+int ListActions(const CliContext& ctx, const ActionArgs& a) {
+  return WithReader(ctx, [&](Engine& e, TimeMs) {
+    std::optional<std::string> status;
+    if (!a.status.empty()) status = a.status;
+    auto actions = e.projection().ListActions(status);
+    if (!actions.ok()) return Fail(actions.status());
+    if (ctx.json) {
+      PrintJson(*actions);
+      return 0;
+    }
+    std::printf("%-12s %-16s %-12s %-16s %4s %s\n", "ID", "STATUS", "EFFECTOR", "TYPE", "TRY",
+                "LAST ERROR");
+    for (const json& x : *actions)
+      std::printf("%-12s %-16s %-12s %-16s %4s %s\n", Str(x["id"]).c_str(),
+                  Str(x["status"]).c_str(), Short(Str(x["effector"]), 12).c_str(),
+                  Short(Str(x["type"]), 16).c_str(), Str(x["attempts"]).c_str(),
+                  Short(Str(x["last_error"]), 40).c_str());
+    return 0;
+  });
+}
+
+int PruneActions(const CliContext& ctx, const ActionArgs& a) {
+  auto retention = ParseDuration(a.older_than);
+  if (!retention.ok()) return Fail(retention.status());
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  return WithWriter(ctx, {"POST", "/v1/actions/prune", {{"older_than", a.older_than}}},
+                    [&](Engine& e) {
+                      return CommitAndReport(
+                          ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");
+                    });
 }
 
 }  // namespace
@@ -97,12 +184,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd =
       app.add_subcommand("action", "enqueue, approve, retry, list and prune outbox actions");
   cmd->require_subcommand(1);
-  struct Args {
-    std::string id, effector, type, payload, key, thread, percept, status, older_than = "24h",
-                                                                           reason;
-    bool require_approval = false;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ActionArgs>();
   auto* enqueue = cmd->add_subcommand("enqueue", "queue an action for an effector");
   enqueue->add_option("--effector", args->effector, "effector name")->required();
   enqueue->add_option("--type", args->type, "action type (e.g. comment)")->required();
@@ -114,112 +196,39 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   enqueue->add_flag("--require-approval", args->require_approval,
                     "wait in pending_approval until `action approve` (or reject)");
   enqueue->add_option("--reason", args->reason, "why (kept in the event)");
-  enqueue->callback([&ctx, &rc, args] {
-    json req = {{"effector", args->effector}, {"type", args->type}};
-    if (!args->payload.empty()) {
-      auto p = ParseInputJson(args->payload);
-      if (!p.ok()) {
-        rc = Fail(p.status().WithContext("--payload"));
-        return;
-      }
-      req["payload"] = std::move(p).value();
-    }
-    PutIf(req, "idempotency_key", args->key);
-    PutIf(req, "thread_id", args->thread);
-    PutIf(req, "percept_id", args->percept);
-    PutIf(req, "id", args->id);
-    PutIf(req, "reason", args->reason);
-    if (args->require_approval) req["require_approval"] = true;
-    rc = WithWriter(ctx, {"POST", "/v1/actions", req},
-                    [&](Engine& e) { return EnqueueOffline(ctx, e, req); });
-  });
+  enqueue->callback(Action(ctx, rc, args, EnqueueAction));
 
   // approve ID / reject ID: a pending_approval action is delivered, or never.
-  for (bool approve : {true, false}) {
-    auto* decide =
-        cmd->add_subcommand(approve ? "approve" : "reject",
-                            approve ? "let an action waiting for approval be delivered"
-                                    : "refuse an action waiting for approval: never delivered");
-    decide->add_option("id", args->id, "action id")->required();
-    decide->add_option("--reason", args->reason, "why (kept in the event)");
-    decide->callback([&ctx, &rc, args, approve] {
-      json req = json::object();
-      PutIf(req, "reason", args->reason);
-      rc = WithWriter(
-          ctx, {"POST", "/v1/actions/" + Seg(args->id) + (approve ? "/approve" : "/reject"), req},
-          [&](Engine& e) {
-            return CommitAndReport(ctx, e,
-                                   approve ? state::BuildActionApprove(args->id, req)
-                                           : state::BuildActionReject(args->id, req),
-                                   "action_id");
-          });
-    });
-  }
+  auto* approve = cmd->add_subcommand("approve", "let an action waiting for approval be delivered");
+  approve->add_option("id", args->id, "action id")->required();
+  approve->add_option("--reason", args->reason, "why (kept in the event)");
+  approve->callback(Action(ctx, rc, args, ApproveAction));
+  auto* reject =
+      cmd->add_subcommand("reject", "refuse an action waiting for approval: never delivered");
+  reject->add_option("id", args->id, "action id")->required();
+  reject->add_option("--reason", args->reason, "why (kept in the event)");
+  reject->callback(Action(ctx, rc, args, RejectAction));
 
   // retry ID: a dead action goes out again, with a fresh attempt budget.
   auto* retry = cmd->add_subcommand("retry", "send a dead action again (its attempts start over)");
   retry->add_option("id", args->id, "action id")->required();
   retry->add_option("--reason", args->reason, "why (kept in the event)");
-  retry->callback([&ctx, &rc, args] {
-    json req = json::object();
-    PutIf(req, "reason", args->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/actions/" + Seg(args->id) + "/retry", req}, [&](Engine& e) {
-      return CommitAndReport(ctx, e, state::BuildActionRetry(args->id, req), "action_id");
-    });
-  });
+  retry->callback(Action(ctx, rc, args, RetryAction));
 
   auto* show = cmd->add_subcommand("show", "one action: status, attempts, last error");
   show->add_option("id", args->id, "action id")->required();
-  show->callback([&ctx, &rc, args] {
-    rc = ShowRecord(ctx, state::Pool::kActions, "action", args->id,
-                    [](Engine&, const json& a, TimeMs) -> Result<json> { return a; });
-  });
+  show->callback(Action(ctx, rc, args, ShowAction));
 
   auto* list = cmd->add_subcommand("list", "actions, oldest first");
   list->add_option("--status", args->status,
                    "pending_approval, pending, inflight, failed, complete, dead or rejected");
-  list->callback([&ctx, &rc, args] {
-    rc = WithReader(ctx, [&](Engine& e, TimeMs) {
-      std::optional<std::string> status;
-      if (!args->status.empty()) status = args->status;
-      auto actions = e.projection().ListActions(status);
-      if (!actions.ok()) return Fail(actions.status());
-      if (ctx.json) {
-        PrintJson(*actions);
-        return 0;
-      }
-      std::printf("%-12s %-16s %-12s %-16s %4s %s\n", "ID", "STATUS", "EFFECTOR", "TYPE", "TRY",
-                  "LAST ERROR");
-      for (const json& a : *actions)
-        std::printf("%-12s %-16s %-12s %-16s %4s %s\n", Str(a["id"]).c_str(),
-                    Str(a["status"]).c_str(), Short(Str(a["effector"]), 12).c_str(),
-                    Short(Str(a["type"]), 16).c_str(), Str(a["attempts"]).c_str(),
-                    Short(Str(a["last_error"]), 40).c_str());
-      return 0;
-    });
-  });
+  list->callback(Action(ctx, rc, args, ListActions));
 
   auto* prune =
       cmd->add_subcommand("prune", "remove complete, dead and rejected actions from the pool");
   prune->add_option("--older-than", args->older_than, "last updated at least this long ago")
       ->capture_default_str();
-  prune->callback([&ctx, &rc, args] {
-    auto retention = ParseDuration(args->older_than);
-    if (!retention.ok()) {
-      rc = Fail(retention.status());
-      return;
-    }
-    auto now = ctx.Now();
-    if (!now.ok()) {
-      rc = Fail(now.status());
-      return;
-    }
-    rc = WithWriter(ctx, {"POST", "/v1/actions/prune", {{"older_than", args->older_than}}},
-                    [&](Engine& e) {
-                      return CommitAndReport(
-                          ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");
-                    });
-  });
+  prune->callback(Action(ctx, rc, args, PruneActions));
 }
 
 namespace {
@@ -252,14 +261,39 @@ void PrintAttentionText(const json& a) {
                 Short(Str(x["effector"]) + "/" + Str(x["type"]), 24).c_str(),
                 Short(Str(x["payload"]), 60).c_str());
 }
+
+struct AttentionArgs {
+  std::string config;
+  std::optional<uint64_t> at_seq;
+};
+
+int ShowAttention(const CliContext& ctx, const AttentionArgs& a) {
+  auto c = a.config.empty() ? DefaultConfig() : LoadConfigFile(a.config);
+  if (!c.ok()) return Fail(c.status());
+  AttentionParams params{a.config.empty() ? ctx.recency : c->recency, c->attention_threshold,
+                         c->attention_limit};
+  auto print = [&](const state::Projection& p, TimeMs now) {
+    auto out = AttentionFromPools(p, now, params);
+    if (!out.ok()) return Fail(out.status());
+    if (ctx.json)
+      PrintJson(*out);
+    else
+      PrintAttentionText(*out);
+    return 0;
+  };
+  if (!a.at_seq)
+    return WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
+  auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+  if (!past.ok()) return Fail(past.status());
+  // The seq's own time, unless --now says otherwise.
+  auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
+  return now.ok() ? print((*past)->projection(), *now) : Fail(now.status());
+}
+
 }  // namespace
 
 void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
-  struct Args {
-    std::string config;
-    std::optional<uint64_t> at_seq;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<AttentionArgs>();
   auto* cmd = app.add_subcommand(
       "attention",
       "what to work on now: the focused thread, its percepts, new percepts by intensity");
@@ -267,36 +301,7 @@ void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
                   "config whose attention and recency settings to use (default: the built-in one)");
   cmd->add_option("--at-seq", args->at_seq,
                   "as it was right after this seq, at that event's time (time travel)");
-  cmd->callback([&ctx, &rc, args] {
-    auto c = args->config.empty() ? DefaultConfig() : LoadConfigFile(args->config);
-    if (!c.ok()) {
-      rc = Fail(c.status());
-      return;
-    }
-    AttentionParams params{args->config.empty() ? ctx.recency : c->recency, c->attention_threshold,
-                           c->attention_limit};
-    auto print = [&](const state::Projection& p, TimeMs now) {
-      auto out = AttentionFromPools(p, now, params);
-      if (!out.ok()) return Fail(out.status());
-      if (ctx.json)
-        PrintJson(*out);
-      else
-        PrintAttentionText(*out);
-      return 0;
-    };
-    if (!args->at_seq) {
-      rc = WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
-      return;
-    }
-    auto past = state::TimeTravel::Open(ctx.state_dir, *args->at_seq);
-    if (!past.ok()) {
-      rc = Fail(past.status());
-      return;
-    }
-    // The seq's own time, unless --now says otherwise.
-    auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
-    rc = now.ok() ? print((*past)->projection(), *now) : Fail(now.status());
-  });
+  cmd->callback(Action(ctx, rc, args, ShowAttention));
 }
 
 }  // namespace limbic::runtime::pools

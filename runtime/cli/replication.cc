@@ -135,17 +135,69 @@ Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
                         {"offline", true}};
 }
 
+struct FollowArgs {
+  std::string config_path;
+  std::vector<std::string> nats;
+  std::string stream = "LIMBIC";
+  std::string agent;
+  std::string mode = "async";
+  std::optional<uint16_t> port;
+};
+
+// `limbic follow`: the config's replication section with the flags over it;
+// `state_given`: --state or $LIMBIC_STATE overrides the config's state_dir.
+int Follow(const CliContext& ctx, const FollowArgs& f, bool state_given) {
+  auto config = f.config_path.empty() ? DefaultConfig() : LoadConfigFile(f.config_path);
+  if (!config.ok()) return Fail(config.status());
+  if (state_given) config->state_dir = ctx.state_dir;
+  ReplicationConfig& r = config->replication;
+  if (!f.nats.empty()) r.nats = SplitServers(f.nats);
+  if (!f.agent.empty()) r.agent = f.agent;
+  if (f.stream != "LIMBIC" || r.stream.empty()) r.stream = f.stream;
+  if (f.mode == "quorum") r.mode = ReplicationConfig::Mode::kQuorum;
+  std::vector<std::string> errors;
+  if (r.nats.empty()) errors.push_back("--nats: give the NATS server(s) of the stream");
+  for (const std::string& url : r.nats)
+    if (Status s = nats::CheckServerUrl(url); !s.ok()) errors.push_back("--nats: " + s.message());
+  if (r.agent.empty())
+    errors.push_back("--agent: give the agent's name");
+  else if (Status s = nats::CheckName("--agent", r.agent); !s.ok())
+    errors.push_back(s.message());
+  if (Status s = nats::CheckName("--stream", r.stream); !s.ok()) errors.push_back(s.message());
+  if (!errors.empty()) return UsageError(ConfigErrors(errors).message());
+  if (f.port) config->api_port = *f.port;
+  ctx.logger->set_level(spdlog::level::info);
+  Runtime runtime(std::move(config).value(), ctx.logger, MakeApi);
+  runtime.set_follow(true);
+  return runtime.Run();
+}
+
+// `limbic promote`: the running standby promotes itself; with none
+// running, the state dir is promoted here.
+int Promote(const CliContext& ctx) {
+  const Status none_running = Status::NotFound("no limbic serves " + ctx.state_dir);
+  auto answer = ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(), none_running);
+  if (!answer.ok() && answer.status().IsNotFound() &&
+      answer.status().message() == none_running.message())
+    answer = PromoteOffline(ctx);
+  if (!answer.ok()) return Fail(answer.status());
+  if (ctx.json) {
+    PrintJson(*answer);
+  } else {
+    std::printf(
+        "promoted: %s is the primary from seq %llu (stream seq %llu)%s\n", ctx.state_dir.c_str(),
+        static_cast<unsigned long long>(answer->value("seq", uint64_t{0})),
+        static_cast<unsigned long long>(answer->value("stream_seq", uint64_t{0})),
+        answer->value("offline", false)
+            ? "; start it with limbic run and a replication section naming its agent and stream"
+            : "");
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
-  struct FollowArgs {
-    std::string config_path;
-    std::vector<std::string> nats;
-    std::string stream = "LIMBIC";
-    std::string agent;
-    std::string mode = "async";
-    std::optional<uint16_t> port;
-  };
   auto f = std::make_shared<FollowArgs>();
   auto* follow = app.add_subcommand("follow",
                                     "run a hot standby that applies an agent's events stream from "
@@ -163,69 +215,16 @@ void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* follow_state = follow->add_option("--state", ctx.state_dir, "the standby's state dir");
   follow->add_option("--port", f->port, "serve the API on this port (0: any free port)");
   follow->callback([&ctx, &rc, &app, f, follow_state] {
-    auto config = f->config_path.empty() ? DefaultConfig() : LoadConfigFile(f->config_path);
-    if (!config.ok()) {
-      rc = Fail(config.status());
-      return;
-    }
-    if (app.get_option("--state")->count() > 0 || follow_state->count() > 0 ||
-        std::getenv("LIMBIC_STATE"))
-      config->state_dir = ctx.state_dir;
-    ReplicationConfig& r = config->replication;
-    if (!f->nats.empty()) r.nats = SplitServers(f->nats);
-    if (!f->agent.empty()) r.agent = f->agent;
-    if (f->stream != "LIMBIC" || r.stream.empty()) r.stream = f->stream;
-    if (f->mode == "quorum") r.mode = ReplicationConfig::Mode::kQuorum;
-    std::vector<std::string> errors;
-    if (r.nats.empty()) errors.push_back("--nats: give the NATS server(s) of the stream");
-    for (const std::string& url : r.nats)
-      if (Status s = nats::CheckServerUrl(url); !s.ok()) errors.push_back("--nats: " + s.message());
-    if (r.agent.empty())
-      errors.push_back("--agent: give the agent's name");
-    else if (Status s = nats::CheckName("--agent", r.agent); !s.ok())
-      errors.push_back(s.message());
-    if (Status s = nats::CheckName("--stream", r.stream); !s.ok()) errors.push_back(s.message());
-    if (!errors.empty()) {
-      rc = UsageError(ConfigErrors(errors).message());
-      return;
-    }
-    if (f->port) config->api_port = *f->port;
-    ctx.logger->set_level(spdlog::level::info);
-    Runtime runtime(std::move(config).value(), ctx.logger, MakeApi);
-    runtime.set_follow(true);
-    rc = runtime.Run();
+    rc = Follow(ctx, *f,
+                app.get_option("--state")->count() > 0 || follow_state->count() > 0 ||
+                    std::getenv("LIMBIC_STATE"));
   });
 
   auto* promote = app.add_subcommand(
       "promote",
       "make the hot standby running on --state the primary (POST /v1/promote; docs/scale.md)");
   promote->add_option("--state", ctx.state_dir, "the standby's state dir");
-  promote->callback([&ctx, &rc] {
-    // The running standby promotes itself; with none running, the state
-    // dir is promoted here.
-    const Status none_running = Status::NotFound("no limbic serves " + ctx.state_dir);
-    auto answer =
-        ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(), none_running);
-    if (!answer.ok() && answer.status().IsNotFound() &&
-        answer.status().message() == none_running.message())
-      answer = PromoteOffline(ctx);
-    if (!answer.ok()) {
-      rc = Fail(answer.status());
-      return;
-    }
-    if (ctx.json) {
-      PrintJson(*answer);
-    } else {
-      std::printf(
-          "promoted: %s is the primary from seq %llu (stream seq %llu)%s\n", ctx.state_dir.c_str(),
-          static_cast<unsigned long long>(answer->value("seq", uint64_t{0})),
-          static_cast<unsigned long long>(answer->value("stream_seq", uint64_t{0})),
-          answer->value("offline", false)
-              ? "; start it with limbic run and a replication section naming its agent and stream"
-              : "");
-    }
-    rc = 0;
-  });
+  promote->callback([&ctx, &rc] { rc = Promote(ctx); });
 }
 
 }  // namespace limbic::runtime

@@ -36,128 +36,141 @@ Status WithEffectiveValues(const state::Projection& p, state::Pool pool, TimeMs 
   return Status::OK();
 }
 
-void AddStateCommands(CLI::App& app, CliContext& ctx, int& rc) {
-  auto* cmd = app.add_subcommand("state", "inspect the pools");
-  cmd->require_subcommand(1);
-  auto digest_at = std::make_shared<std::optional<uint64_t>>();
-  auto* digest = cmd->add_subcommand("digest", "SHA-256 of every pool, and the seq it is at");
-  digest->add_option("--at-seq", *digest_at, "of the pools as they were right after this seq");
-  digest->callback([&ctx, &rc, digest_at] {
-    Result<std::string> d = Status::Internal("unset");
-    uint64_t seq = 0;
-    if (*digest_at) {
-      auto past = state::TimeTravel::Open(ctx.state_dir, **digest_at);
-      if (!past.ok()) {
-        rc = Fail(past.status());
-        return;
-      }
-      d = (*past)->replay().digest;
-      seq = (*past)->replay().last_seq;
-    } else {
-      auto engine = ctx.OpenForRead();
-      if (!engine.ok()) {
-        rc = Fail(engine.status());
-        return;
-      }
-      d = (*engine)->projection().Digest();
-      seq = (*engine)->applied_seq();
-    }
-    if (!d.ok()) {
-      rc = Fail(d.status());
-      return;
-    }
-    if (ctx.json)
-      PrintJson({{"applied_seq", seq}, {"digest", *d}});
-    else
-      std::printf("%s  seq %llu\n", d->c_str(), static_cast<unsigned long long>(seq));
-  });
+struct StateArgs {
+  std::string pool;
+  std::optional<uint64_t> at_seq;
+  // fork
+  std::string at_time, into;
+};
 
-  struct Show {
-    std::string pool;
-    std::optional<uint64_t> at_seq;
-  };
-  auto s = std::make_shared<Show>();
-  auto* show = cmd->add_subcommand("show", "print every record of a pool, one JSON per line");
-  show->add_option("pool", s->pool,
-                   "percepts, threads, arousal, actions, reflexes, memories, associations, "
-                   "documents or dedup")
-      ->required();
-  show->add_option("--at-seq", s->at_seq,
-                   "as it was right after this seq (time travel); effective values at that "
-                   "event's time");
-  show->callback([&ctx, &rc, s] {
-    auto pool = state::ParsePool(s->pool);
-    if (!pool) {
-      rc = UsageError("unknown pool \"" + s->pool +
+int Digest(const CliContext& ctx, const StateArgs& a) {
+  Result<std::string> d = Status::Internal("unset");
+  uint64_t seq = 0;
+  if (a.at_seq) {
+    auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+    if (!past.ok()) return Fail(past.status());
+    d = (*past)->replay().digest;
+    seq = (*past)->replay().last_seq;
+  } else {
+    auto engine = ctx.OpenForRead();
+    if (!engine.ok()) return Fail(engine.status());
+    d = (*engine)->projection().Digest();
+    seq = (*engine)->applied_seq();
+  }
+  if (!d.ok()) return Fail(d.status());
+  if (ctx.json)
+    PrintJson({{"applied_seq", seq}, {"digest", *d}});
+  else
+    std::printf("%s  seq %llu\n", d->c_str(), static_cast<unsigned long long>(seq));
+  return 0;
+}
+
+// Every record of `pool` in `projection`, in key order (arousal: its one record).
+Result<json> PoolRecords(const state::Projection& projection, state::Pool pool) {
+  json all = json::array();
+  if (pool == state::Pool::kArousal) {
+    auto a = projection.GetArousal();
+    if (!a.ok()) return a.status();
+    all.push_back(*a);
+    return all;
+  }
+  Status st = projection.ForEach(pool, [&](std::string_view, const json& rec) {
+    all.push_back(rec);
+    return true;
+  });
+  if (!st.ok()) return st;
+  return all;
+}
+
+int ShowPool(const CliContext& ctx, const StateArgs& a) {
+  auto pool = state::ParsePool(a.pool);
+  if (!pool)
+    return UsageError("unknown pool \"" + a.pool +
                       "\" (percepts, threads, arousal, actions, reflexes, memories, "
                       "associations, documents, dedup)");
-      return;
-    }
-    std::unique_ptr<state::Engine> engine;
-    std::unique_ptr<state::TimeTravel> past;
-    const state::Projection* projection = nullptr;
-    auto now = ctx.Now();
-    if (!now.ok()) {
-      rc = Fail(now.status());
-      return;
-    }
-    if (s->at_seq) {
-      auto tt = state::TimeTravel::Open(ctx.state_dir, *s->at_seq);
-      if (!tt.ok()) {
-        rc = Fail(tt.status());
-        return;
-      }
-      past = std::move(tt).value();
-      projection = &past->projection();
-      if (!ctx.now_text) *now = past->replay().last_ts;  // effective as it was then
-    } else {
-      auto e = ctx.OpenForRead();
-      if (!e.ok()) {
-        rc = Fail(e.status());
-        return;
-      }
-      engine = std::move(e).value();
-      projection = &engine->projection();
-    }
-    json all = json::array();
-    Status st;
-    if (*pool == state::Pool::kArousal) {
-      auto a = projection->GetArousal();
-      if (!a.ok())
-        st = a.status();
-      else
-        all.push_back(*a);
-    } else {
-      st = projection->ForEach(*pool, [&](std::string_view, const json& rec) {
-        all.push_back(rec);
-        return true;
-      });
-    }
-    if (!st.ok()) {
-      rc = Fail(st);
-      return;
-    }
-    st = WithEffectiveValues(*projection, *pool, *now, ctx.recency, &all);
-    if (!st.ok()) {
-      rc = Fail(st);
-      return;
-    }
-    if (ctx.json)
-      PrintJson(all);
-    else
-      for (const json& rec : all) PrintJson(rec);
-  });
+  std::unique_ptr<state::Engine> engine;
+  std::unique_ptr<state::TimeTravel> past;
+  const state::Projection* projection = nullptr;
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  if (a.at_seq) {
+    auto tt = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+    if (!tt.ok()) return Fail(tt.status());
+    past = std::move(tt).value();
+    projection = &past->projection();
+    if (!ctx.now_text) *now = past->replay().last_ts;  // effective as it was then
+  } else {
+    auto e = ctx.OpenForRead();
+    if (!e.ok()) return Fail(e.status());
+    engine = std::move(e).value();
+    projection = &engine->projection();
+  }
+  auto all = PoolRecords(*projection, *pool);
+  if (!all.ok()) return Fail(all.status());
+  Status st = WithEffectiveValues(*projection, *pool, *now, ctx.recency, &*all);
+  if (!st.ok()) return Fail(st);
+  if (ctx.json)
+    PrintJson(*all);
+  else
+    for (const json& rec : *all) PrintJson(rec);
+  return 0;
+}
+
+int ForkState(const CliContext& ctx, const StateArgs& a) {
+  auto now = ctx.Now();
+  if (!now.ok()) return Fail(now.status());
+  ForkOptions options;
+  options.from_state = ctx.state_dir;
+  options.into = a.into;
+  options.at_seq = a.at_seq;
+  options.now = *now;
+  if (!a.at_time.empty()) {
+    auto t = ParseTimeOrAgo("--at-time", a.at_time, *now);
+    if (!t.ok()) return Fail(t.status());
+    options.at_time = *t;
+  }
+  if (!options.at_seq && !options.at_time)
+    return UsageError("fork: give --at-seq SEQ or --at-time TIME");
+  auto info = Fork(options);
+  if (!info.ok()) return Fail(info.status());
+  if (ctx.json) {
+    nlohmann::json out = info->ToJson();
+    out["into"] = a.into;
+    PrintJson(out);
+    return 0;
+  }
+  std::printf(
+      "forked %s at seq %llu (%s) into %s: a sandbox\n"
+      "digest %s\n"
+      "run it: limbic run --state %s --port 7078\n"
+      "  its effectors only record what they would send (%s); the reflexes file is not\n"
+      "  synced into its rules unless you add --sync-rules\n",
+      info->forked_from.c_str(), static_cast<unsigned long long>(info->at_seq),
+      info->at_time.c_str(), a.into.c_str(), info->digest.c_str(), a.into.c_str(),
+      DryRunFilePath(a.into).c_str());
+  return 0;
 }
 
 }  // namespace
 
 void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc) {
-  AddStateCommands(app, ctx, rc);
-  struct Args {
-    std::optional<uint64_t> at_seq;
-    std::string at_time, into;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<StateArgs>();
+  auto* cmd = app.add_subcommand("state", "inspect the pools");
+  cmd->require_subcommand(1);
+  auto* digest = cmd->add_subcommand("digest", "SHA-256 of every pool, and the seq it is at");
+  digest->add_option("--at-seq", a->at_seq, "of the pools as they were right after this seq");
+  digest->callback(Action(ctx, rc, a, Digest));
+
+  auto* show = cmd->add_subcommand("show", "print every record of a pool, one JSON per line");
+  show->add_option("pool", a->pool,
+                   "percepts, threads, arousal, actions, reflexes, memories, associations, "
+                   "documents or dedup")
+      ->required();
+  show->add_option("--at-seq", a->at_seq,
+                   "as it was right after this seq (time travel); effective values at that "
+                   "event's time");
+  show->callback(Action(ctx, rc, a, ShowPool));
+
   auto* fork = app.add_subcommand(
       "fork",
       "a sandbox: this state as it was at a seq or a time, in a new state dir whose effectors "
@@ -168,50 +181,7 @@ void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc) {
   fork->add_option("--into", a->into, "the new state dir (must not exist, or be empty)")
       ->required();
   seq->excludes(time);
-  fork->callback([&ctx, &rc, a] {
-    auto now = ctx.Now();
-    if (!now.ok()) {
-      rc = Fail(now.status());
-      return;
-    }
-    ForkOptions options;
-    options.from_state = ctx.state_dir;
-    options.into = a->into;
-    options.at_seq = a->at_seq;
-    options.now = *now;
-    if (!a->at_time.empty()) {
-      auto t = ParseTimeOrAgo("--at-time", a->at_time, *now);
-      if (!t.ok()) {
-        rc = Fail(t.status());
-        return;
-      }
-      options.at_time = *t;
-    }
-    if (!options.at_seq && !options.at_time) {
-      rc = UsageError("fork: give --at-seq SEQ or --at-time TIME");
-      return;
-    }
-    auto info = Fork(options);
-    if (!info.ok()) {
-      rc = Fail(info.status());
-      return;
-    }
-    if (ctx.json) {
-      nlohmann::json out = info->ToJson();
-      out["into"] = a->into;
-      PrintJson(out);
-      return;
-    }
-    std::printf(
-        "forked %s at seq %llu (%s) into %s: a sandbox\n"
-        "digest %s\n"
-        "run it: limbic run --state %s --port 7078\n"
-        "  its effectors only record what they would send (%s); the reflexes file is not\n"
-        "  synced into its rules unless you add --sync-rules\n",
-        info->forked_from.c_str(), static_cast<unsigned long long>(info->at_seq),
-        info->at_time.c_str(), a->into.c_str(), info->digest.c_str(), a->into.c_str(),
-        DryRunFilePath(a->into).c_str());
-  });
+  fork->callback(Action(ctx, rc, a, ForkState));
 }
 
 }  // namespace limbic::runtime

@@ -28,6 +28,9 @@ struct WorldArgs {
   std::string file, date, type, name, other, evaluate;
   int hops = 1;
   bool force = false, stale = false, watch = false;
+  // The memory command's --config and --quiet (AddWorldCommands).
+  const std::string* config = nullptr;
+  const bool* quiet = nullptr;
 };
 
 // How often `extract DIR --watch` looks at the folder.
@@ -266,10 +269,60 @@ int RunExtract(const CliContext& ctx, const std::string& config, bool quiet, con
   });
 }
 
+int Extract(const CliContext& ctx, const WorldArgs& a) {
+  return RunExtract(ctx, *a.config, *a.quiet, a);
+}
+
+// The world model's answer to `query`, printed as `what`.
+int WorldQuery(const CliContext& ctx, const WorldArgs& a, const std::string& what,
+               const std::function<Result<json>(world::WorldModel&, const std::string&)>& query) {
+  return WithWorld(ctx, *a.config, [&](world::WorldModel& w, const std::string& today) {
+    return Print(ctx, *a.quiet, query(w, today), what);
+  });
+}
+
+int Neighbors(const CliContext& ctx, const WorldArgs& a) {
+  return WorldQuery(ctx, a, "neighbors", [&](world::WorldModel& w, const std::string&) {
+    return w.Neighbors(a.name, a.hops);
+  });
+}
+
+int Path(const CliContext& ctx, const WorldArgs& a) {
+  return WorldQuery(ctx, a, "path", [&](world::WorldModel& w, const std::string&) {
+    return w.Path(a.name, a.other);
+  });
+}
+
+int Entities(const CliContext& ctx, const WorldArgs& a) {
+  std::optional<world::EntityType> type;
+  if (!a.type.empty()) {
+    auto t = world::ParseType(a.type);
+    if (!t.ok()) return UsageError("--type: " + t.status().message());
+    type = *t;
+  }
+  return WorldQuery(ctx, a, "entities", [&](world::WorldModel& w, const std::string& today) {
+    return w.Entities(type, a.stale, today);
+  });
+}
+
+int Surprise(const CliContext& ctx, const WorldArgs& a) {
+  return WorldQuery(ctx, a, "surprise",
+                    [&](world::WorldModel& w, const std::string&) { return w.Surprise(a.date); });
+}
+
+int Consolidate(const CliContext& ctx, const WorldArgs& a) {
+  return WorldQuery(ctx, a, "consolidate", [](world::WorldModel& w, const std::string& today) {
+    return w.Consolidate(today);
+  });
+}
+
 }  // namespace
 
-void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::string* config, const bool* quiet) {
+void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::string* config,
+                      const bool* quiet) {
   auto a = std::make_shared<WorldArgs>();
+  a->config = config;
+  a->quiet = quiet;
 
   auto* extract = memory->add_subcommand(
       "extract",
@@ -284,60 +337,31 @@ void AddWorldCommands(CLI::App* memory, CliContext& ctx, int& rc, const std::str
                     "with a folder: keep running, extracting daily logs as they appear or change");
   extract->add_option("--evaluate", a->evaluate,
                       "score the extractor against a labelled sample (JSON lines); writes nothing");
-  extract->callback([&ctx, &rc, a, config, quiet] { rc = RunExtract(ctx, *config, *quiet, *a); });
+  extract->callback(Action(ctx, rc, a, Extract));
 
   auto* graph = memory->add_subcommand("graph", "the relation graph: neighbors and paths");
   graph->require_subcommand(1);
   auto* neighbors = graph->add_subcommand("neighbors", "what an entity is related to");
   neighbors->add_option("name", a->name, "the entity")->required();
   neighbors->add_option("--hops", a->hops, "how far, 1-5 (default 1)")->check(CLI::Range(1, 5));
-  neighbors->callback([&ctx, &rc, a, config, quiet] {
-    rc = WithWorld(ctx, *config, [&](world::WorldModel& w, const std::string&) {
-      return Print(ctx, *quiet, w.Neighbors(a->name, a->hops), "neighbors");
-    });
-  });
+  neighbors->callback(Action(ctx, rc, a, Neighbors));
   auto* path = graph->add_subcommand("path", "a shortest chain of relations from A to B");
   path->add_option("from", a->name, "A")->required();
   path->add_option("to", a->other, "B")->required();
-  path->callback([&ctx, &rc, a, config, quiet] {
-    rc = WithWorld(ctx, *config, [&](world::WorldModel& w, const std::string&) {
-      return Print(ctx, *quiet, w.Path(a->name, a->other), "path");
-    });
-  });
+  path->callback(Action(ctx, rc, a, Path));
 
   auto* entities = memory->add_subcommand("entities", "the entities of the world model");
   entities->add_option("--type", a->type, "person, company, project, tool or concept");
   entities->add_flag("--stale", a->stale, "only those not referenced for world.decay_days");
-  entities->callback([&ctx, &rc, a, config, quiet] {
-    std::optional<world::EntityType> type;
-    if (!a->type.empty()) {
-      auto t = world::ParseType(a->type);
-      if (!t.ok()) {
-        rc = UsageError("--type: " + t.status().message());
-        return;
-      }
-      type = *t;
-    }
-    rc = WithWorld(ctx, *config, [&](world::WorldModel& w, const std::string& today) {
-      return Print(ctx, *quiet, w.Entities(type, a->stale, today), "entities");
-    });
-  });
+  entities->callback(Action(ctx, rc, a, Entities));
 
   auto* surprise = memory->add_subcommand("surprise", "surprise scores, highest first");
   surprise->add_option("--date", a->date, "only this day, YYYY-MM-DD");
-  surprise->callback([&ctx, &rc, a, config, quiet] {
-    rc = WithWorld(ctx, *config, [&](world::WorldModel& w, const std::string&) {
-      return Print(ctx, *quiet, w.Surprise(a->date), "surprise");
-    });
-  });
+  surprise->callback(Action(ctx, rc, a, Surprise));
 
   auto* consolidate = memory->add_subcommand(
       "consolidate", "add surprising events to MEMORY.md and archive entities not referenced lately");
-  consolidate->callback([&ctx, &rc, config, quiet] {
-    rc = WithWorld(ctx, *config, [&](world::WorldModel& w, const std::string& today) {
-      return Print(ctx, *quiet, w.Consolidate(today), "consolidate");
-    });
-  });
+  consolidate->callback(Action(ctx, rc, a, Consolidate));
 }
 
 }  // namespace limbic::runtime
