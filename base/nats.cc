@@ -14,10 +14,10 @@ namespace limbic::nats {
 namespace {
 
 // libnats is opened on the first Connect, not linked: loading it and what
-// it needs (libssl, libcrypto, libprotobuf-c) and binding their symbols was
-// two thirds of the start of every command (docs/performance.md,
-// "Start-up"), and only replication and the jetstream sensor and effector
-// use NATS. Every libnats function this file calls is in this list.
+// it needs (libssl, libcrypto, libprotobuf-c) and binding their symbols
+// took over a third of the CPU time of every command's start (bench/
+// NOTES.md, "2026-11-28: start-up"), and only replication and the
+// jetstream sensor and effector use NATS. Every libnats function this file calls is in this list.
 #define LIMBIC_NATS_FUNCTIONS(X) \
   X(natsStatus_GetText) X(nats_GetLastError) X(natsOptions_Create) X(natsOptions_Destroy) \
   X(natsOptions_SetServers) X(natsOptions_SetName) X(natsOptions_SetTimeout) \
