@@ -33,6 +33,9 @@
 
 namespace limbic::archive {
 
+// A hash or a date link as a message shows it: "null" when there is none.
+inline std::string OrNull(const std::optional<std::string>& s) { return s ? *s : "null"; }
+
 class DocFiles {
  public:
   DocFiles(std::string dir, Env* env) : dir_(std::move(dir)), env_(env) {}

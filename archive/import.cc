@@ -11,7 +11,6 @@
 namespace limbic::archive {
 namespace {
 
-std::string Show(const std::optional<std::string>& s) { return s ? *s : "null"; }
 
 // 1. Every DATE.json of the COMB archive in `src`, parsed, in date order.
 Result<std::vector<Document>> ReadCombDocuments(Env* env, const std::string& src) {
@@ -51,7 +50,7 @@ Status CheckCombChain(const std::vector<Document>& docs, const std::string& src)
     const Document& d = docs[i];
     const std::string path = src + "/" + d.date + ".json";
     if (d.prev_hash != prev)
-      return Status::Corruption(path + ": prev_hash " + Show(d.prev_hash) + " is not " +
+      return Status::Corruption(path + ": prev_hash " + OrNull(d.prev_hash) + " is not " +
                                 (i == 0 ? std::string("null in the first document")
                                         : "the hash of " + docs[i - 1].date + " (" + *prev + ")"));
     if (std::string h = ChainHash(d.prev_hash, d.content); h != d.hash)
@@ -88,9 +87,9 @@ Status CheckCombLinks(std::vector<Document>& docs, const std::string& src,
     if (combs) ++result->comb_links;
     if (!relink) {
       if (d.links.prev != expected[i].prev || d.links.next != expected[i].next)
-        return Status::Corruption(path + ": temporal links are " + Show(d.links.prev) + " / " +
-                                  Show(d.links.next) + ", not " + Show(expected[i].prev) + " / " +
-                                  Show(expected[i].next) + " (--relink recomputes them)");
+        return Status::Corruption(path + ": temporal links are " + OrNull(d.links.prev) + " / " +
+                                  OrNull(d.links.next) + ", not " + OrNull(expected[i].prev) + " / " +
+                                  OrNull(expected[i].next) + " (--relink recomputes them)");
       if (!ours && !combs)
         return Status::Corruption(path +
                                   ": semantic or social links are neither COMB's nor limbic's "

@@ -27,7 +27,6 @@ struct Checked {
 
 std::string Short(const std::string& hash) { return hash.size() > 12 ? hash.substr(0, 12) + "…" : hash; }
 
-std::string Show(const std::optional<std::string>& s) { return s ? *s : "null"; }
 
 std::string Show(const std::vector<SemanticLink>& links) {
   std::string out = "[";
@@ -221,14 +220,14 @@ void CheckDocument(const Verifying& v, size_t i, VerifyReport* report) {
     if (c.prev_hash) problem("prev_hash is " + Short(*c.prev_hash) + " in the first document, not null");
   } else if (const Checked& before = v.checked[i - 1];
              before.status.ok() && c.prev_hash != before.hash) {
-    problem("prev_hash " + Short(Show(c.prev_hash)) + " is not the hash of " + v.dates[i - 1] +
+    problem("prev_hash " + Short(OrNull(c.prev_hash)) + " is not the hash of " + v.dates[i - 1] +
             " (" + Short(before.hash) + ")");
   }
   const Links& want = v.expected[i];
   if (c.links.prev != want.prev)
-    problem("temporal link prev is " + Show(c.links.prev) + ", not " + Show(want.prev));
+    problem("temporal link prev is " + OrNull(c.links.prev) + ", not " + OrNull(want.prev));
   if (c.links.next != want.next)
-    problem("temporal link next is " + Show(c.links.next) + ", not " + Show(want.next));
+    problem("temporal link next is " + OrNull(c.links.next) + ", not " + OrNull(want.next));
   if (!c.staged.empty()) problem(c.staged);
   if (Known(c)) CheckLinks(v, i, report);  // an unknown content's links cannot be recomputed
 }

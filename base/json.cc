@@ -233,6 +233,10 @@ void AppendCompactJson(const json& j, std::string* out) {
   }
 }
 
+std::string JsonQuote(std::string_view s) {
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string CompactJson(const json& j) {
   std::string out;
   AppendCompactJson(j, &out);

@@ -57,6 +57,10 @@ std::string CompactJson(const nlohmann::json& j);
 // The same for one string (an object's key, say) without making a json of it.
 void AppendJsonString(const std::string& s, std::string* out);
 
+// `s` as a JSON string literal ("..." with escapes), an ill-formed UTF-8
+// sequence replaced by U+FFFD.
+std::string JsonQuote(std::string_view s);
+
 // `from` copied into *to, iteratively: json's copy constructor recurses, and
 // a value nested some tens of thousands deep overflows the stack.
 void CopyJson(const nlohmann::json& from, nlohmann::json* to);

@@ -45,7 +45,7 @@ struct Slot {
 };
 
 // A hit under construction: its score and its slot.
-struct Candidate {
+struct SlotHit {
   float score;
   uint32_t slot;
 };
@@ -117,17 +117,17 @@ struct VectorIndex::Impl {
   bool UseGraph() const { return graph && slot_of.size() > opt.exact_limit; }
 
   // Best first: higher score, then smaller id.
-  bool Better(const Candidate& a, const Candidate& b) const {
+  bool Better(const SlotHit& a, const SlotHit& b) const {
     if (a.score != b.score) return a.score > b.score;
     return slots[a.slot].id < slots[b.slot].id;
   }
 
-  std::vector<VectorHit> Hits(std::vector<Candidate> c, size_t k) const {
-    std::sort(c.begin(), c.end(), [this](const Candidate& a, const Candidate& b) { return Better(a, b); });
+  std::vector<VectorHit> Hits(std::vector<SlotHit> c, size_t k) const {
+    std::sort(c.begin(), c.end(), [this](const SlotHit& a, const SlotHit& b) { return Better(a, b); });
     if (c.size() > k) c.resize(k);
     std::vector<VectorHit> out;
     out.reserve(c.size());
-    for (const Candidate& x : c) out.push_back({slots[x.slot].id, x.score});
+    for (const SlotHit& x : c) out.push_back({slots[x.slot].id, x.score});
     return out;
   }
 
@@ -174,21 +174,21 @@ std::vector<VectorHit> VectorIndex::Impl::Exact(
   // none left can enter. A bounded heap whose top is the worst hit kept;
   // only rows that would enter pay for the filter (maybe a map lookup).
   std::make_heap(cand.begin(), cand.end());
-  auto worse = [this](const Candidate& a, const Candidate& b) { return Better(a, b); };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
+  auto worse = [this](const SlotHit& a, const SlotHit& b) { return Better(a, b); };
+  std::priority_queue<SlotHit, std::vector<SlotHit>, decltype(worse)> heap(worse);
   while (!cand.empty()) {
     std::pop_heap(cand.begin(), cand.end());
     const auto [upper, s] = cand.back();
     cand.pop_back();
     if (upper < floor || (heap.size() == k && upper < heap.top().score)) break;
-    const Candidate c{Cosine(RowSpan(s), q), s};
+    const SlotHit c{Cosine(RowSpan(s), q), s};
     if (c.score < threshold) continue;
     if (heap.size() == k && !Better(c, heap.top())) continue;
     if (filter && !filter(slots[s].id)) continue;
     heap.push(c);
     if (heap.size() > k) heap.pop();
   }
-  std::vector<Candidate> kept;
+  std::vector<SlotHit> kept;
   kept.reserve(heap.size());
   for (; !heap.empty(); heap.pop()) kept.push_back(heap.top());
   return Hits(std::move(kept), k);
@@ -210,12 +210,12 @@ std::vector<VectorHit> VectorIndex::Impl::Approximate(
     return Exact(q, k, threshold, filter);
   }
   const size_t returned = found.size();
-  std::vector<Candidate> pass;
+  std::vector<SlotHit> pass;
   float lowest = 1;
   for (; !found.empty(); found.pop()) {
     const uint32_t s = static_cast<uint32_t>(found.top().second);
     // Rescored from the table: the same figure the exact scan gives.
-    const Candidate c{Cosine(RowSpan(s), q), s};
+    const SlotHit c{Cosine(RowSpan(s), q), s};
     lowest = std::min(lowest, c.score);
     if (c.score >= threshold && (!filter || filter(slots[s].id))) pass.push_back(c);
   }

@@ -142,12 +142,19 @@ def main():
     units = []  # (file, directory, compiler, flags, pch)
     for e in commands:
         f = os.path.realpath(e['file'])
-        if not f.startswith(source + os.sep) or f.startswith(build + os.sep):
-            continue  # generated (the PCH's own, embedded files): nothing to hide
         args = e.get('arguments') or shlex.split(e['command'])
         flags, pch = without_pch(args[1:])
         flags = [x for x in flags if x != f and x != e['file']]
-        units.append((f, e['directory'], a.compiler or args[0], flags, pch))
+        # A unity batch (LIMBIC_UNITY; tests): each file it includes is a
+        # unit of its own here, as it is in a build without unity batches.
+        files = [f]
+        if re.search(r'/Unity/unity_[^/]*\.cxx$', f):
+            files = [os.path.realpath(m) for m in
+                     re.findall(r'^#include "([^"]+)"', open(f).read(), re.M)]
+        for f in files:
+            if not f.startswith(source + os.sep) or f.startswith(build + os.sep):
+                continue  # generated (the PCH's own, embedded files): nothing to hide
+            units.append((f, e['directory'], a.compiler or args[0], flags, pch))
 
     # What each PCH holds, and which of its headers pull in the others.
     provides = {}  # pch -> {header name: set of names it brings}

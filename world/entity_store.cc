@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "base/json.h"
 #include "archive/text.h"
 #include "world/files.h"
 #include "world/page.h"
@@ -26,10 +27,6 @@ constexpr size_t kMaxFileName = 120;
 constexpr size_t kMaxPageBytes = 16 << 20;
 constexpr std::string_view kArchiveDir = "archive";
 constexpr std::string_view kLockFile = ".lock";
-
-std::string Quote(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -161,7 +158,7 @@ Result<std::vector<Merged>> MergeUpdates(const std::vector<PageUpdate>& updates)
     std::string display = DisplayName(in.name);
     auto safe = SafeFileName(display);
     if (!safe.ok())
-      return Status::InvalidArgument("entity name " + Quote(in.name) + " has no safe file name");
+      return Status::InvalidArgument("entity name " + JsonQuote(in.name) + " has no safe file name");
     std::string key = NameKey(display);
     auto [it, fresh] = by_key.emplace(key, merged.size());
     if (fresh)
@@ -172,8 +169,8 @@ Result<std::vector<Merged>> MergeUpdates(const std::vector<PageUpdate>& updates)
     for (const std::string& r : in.relations) u.relations.push_back(OneLine(r));
     for (const auto& [date, line] : in.timeline) {
       if (!IsValidDate(date))
-        return Status::InvalidArgument("entity " + Quote(in.name) + ": timeline date " +
-                                       Quote(date) + " is not a date (YYYY-MM-DD)");
+        return Status::InvalidArgument("entity " + JsonQuote(in.name) + ": timeline date " +
+                                       JsonQuote(date) + " is not a date (YYYY-MM-DD)");
       u.timeline.emplace_back(date, OneLine(line));
     }
   }
@@ -219,7 +216,7 @@ class PageBatch {
       staged_.push_back(std::move(s));
       return &staged_.back();
     }
-    return Status::Internal("no file for entity " + Quote(m.u.name));
+    return Status::Internal("no file for entity " + JsonQuote(m.u.name));
   }
 
   const std::vector<Staged>& staged() const { return staged_; }
@@ -351,7 +348,7 @@ Result<std::string> SafeFileName(std::string_view name) {
   out = std::string(archive::Utf8Prefix(out, kMaxFileName));
   TrimFileName(&out);
   if (out.empty())
-    return Status::InvalidArgument("entity name " + Quote(name) + " has no safe file name");
+    return Status::InvalidArgument("entity name " + JsonQuote(name) + " has no safe file name");
   return out;
 }
 
@@ -460,7 +457,7 @@ bool EntityStore::Exists(std::string_view name) const {
 Result<std::string> EntityStore::Read(std::string_view name) const {
   auto found = Find(name);
   if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no entity page for " + Quote(name));
+  if (!found->has_value()) return Status::NotFound("no entity page for " + JsonQuote(name));
   if (!(*found)->text.whole)
     return Status::FailedPrecondition(dir_ + "/" + (*found)->file + " is larger than " +
                                       std::to_string(kMaxPageBytes >> 20) + " MiB");
@@ -471,7 +468,7 @@ Result<std::vector<std::string>> EntityStore::Decay(const std::string& today, in
                                                     const std::set<EntityType>& protected_types) {
   auto now = ParseDate(today);
   if (!now.ok())
-    return Status::InvalidArgument("today: " + Quote(today) + " is not a date (YYYY-MM-DD)");
+    return Status::InvalidArgument("today: " + JsonQuote(today) + " is not a date (YYYY-MM-DD)");
   if (days < 0)
     return Status::InvalidArgument("decay days must not be negative, got " + std::to_string(days));
   auto lock = env_->LockFile(dir_ + "/" + std::string(kLockFile), LockWait::kYes);

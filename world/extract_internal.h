@@ -15,6 +15,8 @@
 
 namespace limbic::world::internal {
 
+constexpr size_t npos = std::string_view::npos;
+
 // Names longer than this many bytes are not names (a runaway wikilink, a
 // line of junk).
 inline constexpr size_t kMaxNameBytes = 100;

@@ -13,7 +13,6 @@ namespace limbic::world::internal {
 namespace {
 
 using std::string_view;
-constexpr size_t npos = string_view::npos;
 
 constexpr string_view kConnectors[] = {"of", "de", "van", "von"};
 constexpr string_view kPersonAfter[] = {"said",  "says",    "asked",     "wrote", "thinks",

@@ -6,7 +6,6 @@ namespace limbic::world::internal {
 namespace {
 
 using std::string_view;
-constexpr size_t npos = string_view::npos;
 
 constexpr string_view kLead = "([{<\"'_";
 constexpr string_view kLeftQuotes[] = {"\xE2\x80\x9C", "\xE2\x80\x98"};                   // “ ‘

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <deque>
 
+#include "base/json.h"
 #include "world/files.h"
 #include "base/time.h"
 
@@ -23,10 +24,6 @@ namespace {
 constexpr size_t kChunk = 1 << 20;
 constexpr size_t kMaxLine = 1 << 20;  // longer lines are bad lines, never held whole
 constexpr int kMaxHops = 5;
-
-std::string Quote(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 bool IsBlank(std::string_view s) {
   return s.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
@@ -44,7 +41,7 @@ std::string Problem(const Triplet& t) {
   if (IsBlank(t.subject)) return "empty subject";
   if (IsBlank(t.predicate)) return "empty predicate";
   if (IsBlank(t.object)) return "empty object";
-  if (!IsValidDate(t.date)) return "date " + Quote(t.date) + " is not a date (YYYY-MM-DD)";
+  if (!IsValidDate(t.date)) return "date " + JsonQuote(t.date) + " is not a date (YYYY-MM-DD)";
   return "";
 }
 
@@ -63,8 +60,8 @@ std::optional<Triplet> ParseLine(std::string_view line) {
 }
 
 std::string EdgeLine(const Triplet& t) {
-  return "{\"subject\":" + Quote(t.subject) + ",\"predicate\":" + Quote(t.predicate) +
-         ",\"object\":" + Quote(t.object) + ",\"date\":" + Quote(t.date) + "}\n";
+  return "{\"subject\":" + JsonQuote(t.subject) + ",\"predicate\":" + JsonQuote(t.predicate) +
+         ",\"object\":" + JsonQuote(t.object) + ",\"date\":" + JsonQuote(t.date) + "}\n";
 }
 
 json EdgeJson(const Triplet& t) {
@@ -171,8 +168,8 @@ void GraphStore::Insert(Triplet t) {
 Result<size_t> GraphStore::Add(const std::vector<Triplet>& triplets) {
   for (const Triplet& t : triplets)
     if (std::string why = Problem(t); !why.empty())
-      return Status::InvalidArgument("triplet " + Quote(t.subject) + " " + Quote(t.predicate) +
-                                     " " + Quote(t.object) + " " + Quote(t.date) + ": " + why);
+      return Status::InvalidArgument("triplet " + JsonQuote(t.subject) + " " + JsonQuote(t.predicate) +
+                                     " " + JsonQuote(t.object) + " " + JsonQuote(t.date) + ": " + why);
   if (triplets.empty()) return size_t{0};
 
   auto lock = LockNamedFile(env_, path_);  // creates the file
@@ -229,7 +226,7 @@ Result<json> GraphStore::Neighbors(std::string_view name, int hops) const {
                                    std::to_string(hops));
   const std::string start = NameKey(name);
   if (!by_entity_.count(start))
-    return Status::NotFound("entity " + Quote(name) + " is not in the graph");
+    return Status::NotFound("entity " + JsonQuote(name) + " is not in the graph");
   json neighbors = json::array();
   std::unordered_set<std::string> seen = {start};
   std::vector<std::string> frontier = {start};
@@ -255,7 +252,7 @@ Result<json> GraphStore::Path(std::string_view from, std::string_view to) const 
   const std::string a = NameKey(from), b = NameKey(to);
   for (auto [key, name] : {std::pair{&a, from}, std::pair{&b, to}})
     if (!by_entity_.count(*key))
-      return Status::NotFound("entity " + Quote(name) + " is not in the graph");
+      return Status::NotFound("entity " + JsonQuote(name) + " is not in the graph");
   // Breadth first from `a`; each entity remembers the edge it was reached by.
   std::unordered_map<std::string, size_t> via = {{a, SIZE_MAX}};
   std::deque<std::string> queue = {a};
@@ -269,7 +266,7 @@ Result<json> GraphStore::Path(std::string_view from, std::string_view to) const 
     }
   }
   if (!via.count(b))
-    return Status::NotFound("no path between " + Quote(from) + " and " + Quote(to) +
+    return Status::NotFound("no path between " + JsonQuote(from) + " and " + JsonQuote(to) +
                             " in the graph");
   json path = json::array();
   for (std::string key = b; key != a;) {

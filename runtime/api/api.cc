@@ -43,6 +43,13 @@ HttpResponse ErrorResponse(const Status& s) {
   return HttpResponse::Error(HttpStatusFor(s), std::move(code), s.message());
 }
 
+std::function<void(Result<json>)> AnswerJson(Responder respond) {
+  return [respond](Result<json> r) {
+    if (!r.ok()) return respond(ErrorResponse(r.status()));
+    respond(HttpResponse::Json(200, *r));
+  };
+}
+
 json CommitReceipt(std::span<const Event> done, const char* id_field) {
   json out = {{"seq", done.front().seq}, {"events", json::array()}};
   if (id_field) out["id"] = done.front().Str(id_field);

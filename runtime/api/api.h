@@ -27,6 +27,9 @@ int HttpStatusFor(const Status& status);
 HttpResponse ErrorResponse(const Status& status);
 // The answer to a durable write: {seq, events, id?}; `id_field` names the id
 // in the first event (nullptr: no id). `done` is not empty.
+// A worker job's reply (the archive's, the world model's) as the answer: 200
+// with its JSON, or the error.
+std::function<void(Result<nlohmann::json>)> AnswerJson(Responder respond);
 nlohmann::json CommitReceipt(std::span<const state::Event> done, const char* id_field);
 
 // Request helpers shared by the route files.

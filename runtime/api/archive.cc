@@ -12,20 +12,13 @@ using nlohmann::json;
 
 namespace {
 
-// Answers 200 with the job's JSON, or the error.
-ArchiveService::Reply Answer(Responder respond) {
-  return [respond](Result<json> r) {
-    if (!r.ok()) return respond(ErrorResponse(r.status()));
-    respond(HttpResponse::Json(200, *r));
-  };
-}
 
 }  // namespace
 
 void Api::AddArchiveRoutes(Router& r) {
   r.Add("POST", "/v1/consolidate", [this](HttpRequest& req, Responder respond) {
     if (auto body = Body(req); !body.ok()) return respond(ErrorResponse(body.status()));
-    rt_.archive().Consolidate(Answer(respond));
+    rt_.archive().Consolidate(AnswerJson(respond));
   });
   r.Add("POST", "/v1/archive/rollup", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
@@ -42,29 +35,29 @@ void Api::AddArchiveRoutes(Router& r) {
     std::string today = FormatDate(rt_.engine().clock().Now());
     rt_.archive().Run(
         [date, today](archive::ArchiveStore& s) { return date.empty() ? s.RollupBefore(today) : s.Rollup(date); },
-        Answer(respond));
+        AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/verify", [this](HttpRequest&, Responder respond) {
-    rt_.archive().Run([](archive::ArchiveStore& s) { return s.Verify(); }, Answer(respond));
+    rt_.archive().Run([](archive::ArchiveStore& s) { return s.Verify(); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/search", [this](HttpRequest& req, Responder respond) {
     auto q = Query(req, "q");
     if (!q) return respond(ErrorResponse(Status::InvalidArgument("query q: the words to search for are required")));
     auto k = QueryCount(req, "k", 5, 1000);
     if (!k.ok()) return respond(ErrorResponse(k.status()));
-    rt_.archive().Run([q = *q, k = *k](archive::ArchiveStore& s) { return s.Search(q, k); }, Answer(respond));
+    rt_.archive().Run([q = *q, k = *k](archive::ArchiveStore& s) { return s.Search(q, k); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/stats", [this](HttpRequest&, Responder respond) {
-    rt_.archive().Run([](archive::ArchiveStore& s) { return s.Stats(); }, Answer(respond));
+    rt_.archive().Run([](archive::ArchiveStore& s) { return s.Stats(); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/recall", [this](HttpRequest& req, Responder respond) {
     auto k = QueryCount(req, "k", 5, 1000);
     if (!k.ok()) return respond(ErrorResponse(k.status()));
-    rt_.archive().Run([k = *k](archive::ArchiveStore& s) { return s.Recall(k); }, Answer(respond));
+    rt_.archive().Run([k = *k](archive::ArchiveStore& s) { return s.Recall(k); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/days/{date}", [this](HttpRequest& req, Responder respond) {
     rt_.archive().Run([date = Param(req, "date")](archive::ArchiveStore& s) { return s.Show(date); },
-                      Answer(respond));
+                      AnswerJson(respond));
   });
   r.Add("GET", "/v1/archive/days/{date}/walk", [this](HttpRequest& req, Responder respond) {
     auto depth = QueryCount(req, "depth", 1, 1000);
@@ -74,7 +67,7 @@ void Api::AddArchiveRoutes(Router& r) {
         [date = Param(req, "date"), direction, depth = static_cast<int>(*depth)](archive::ArchiveStore& s) {
           return s.Walk(date, direction, depth);
         },
-        Answer(respond));
+        AnswerJson(respond));
   });
   r.Add("POST", "/v1/archive/blink", [this](HttpRequest& req, Responder respond) {
     auto body = req.JsonBody();

@@ -13,13 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-WorldService::Model::Reply Answer(Responder respond) {
-  return [respond](Result<json> r) {
-    if (!r.ok()) return respond(ErrorResponse(r.status()));
-    respond(HttpResponse::Json(200, *r));
-  };
-}
-
 // POST /v1/world/extract's body: {date?, force?} for a day of the state
 // dir, or {text, date, source?, force?} for a daily log sent whole.
 Result<world::ExtractInput> ExtractRequest(const json& body, const std::string& state_dir,
@@ -64,7 +57,7 @@ void Api::AddWorldRoutes(Router& r) {
           if (!input.ok()) return input.status();
           return w.Extract(*input, force);
         },
-        Answer(respond));
+        AnswerJson(respond));
   });
   r.Add("POST", "/v1/world/consolidate", [this](HttpRequest& req, Responder respond) {
     auto body = Body(req);
@@ -72,10 +65,10 @@ void Api::AddWorldRoutes(Router& r) {
     if (!body->is_object() || !body->empty())
       return respond(ErrorResponse(Status::InvalidArgument("this route takes no fields: send {}")));
     std::string today = FormatDate(rt_.engine().clock().Now());
-    rt_.world().Run([today](world::WorldModel& w) { return w.Consolidate(today); }, Answer(respond));
+    rt_.world().Run([today](world::WorldModel& w) { return w.Consolidate(today); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/world/memory", [this](HttpRequest&, Responder respond) {
-    rt_.world().Run([](world::WorldModel& w) { return w.MemoryMd(); }, Answer(respond));
+    rt_.world().Run([](world::WorldModel& w) { return w.MemoryMd(); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/world/entities", [this](HttpRequest& req, Responder respond) {
     std::optional<world::EntityType> type;
@@ -90,13 +83,13 @@ void Api::AddWorldRoutes(Router& r) {
     std::string today = FormatDate(rt_.engine().clock().Now());
     rt_.world().Run([type, stale = stale == "true", today](
                         world::WorldModel& w) { return w.Entities(type, stale, today); },
-                    Answer(respond));
+                    AnswerJson(respond));
   });
   // The name goes in the query: entity names hold '/' (owner/repo).
   r.Add("GET", "/v1/world/entity", [this](HttpRequest& req, Responder respond) {
     auto name = Query(req, "name");
     if (!name) return respond(ErrorResponse(Status::InvalidArgument("query name: the entity is required")));
-    rt_.world().Run([name = *name](world::WorldModel& w) { return w.Page(name); }, Answer(respond));
+    rt_.world().Run([name = *name](world::WorldModel& w) { return w.Page(name); }, AnswerJson(respond));
   });
   r.Add("GET", "/v1/world/graph/neighbors", [this](HttpRequest& req, Responder respond) {
     auto name = Query(req, "name");
@@ -105,18 +98,18 @@ void Api::AddWorldRoutes(Router& r) {
     if (!hops.ok()) return respond(ErrorResponse(hops.status()));
     rt_.world().Run([name = *name, hops = static_cast<int>(*hops)](
                         world::WorldModel& w) { return w.Neighbors(name, hops); },
-                    Answer(respond));
+                    AnswerJson(respond));
   });
   r.Add("GET", "/v1/world/graph/path", [this](HttpRequest& req, Responder respond) {
     auto from = Query(req, "from"), to = Query(req, "to");
     if (!from || !to)
       return respond(ErrorResponse(Status::InvalidArgument("query from and to: both entities are required")));
     rt_.world().Run([from = *from, to = *to](world::WorldModel& w) { return w.Path(from, to); },
-                    Answer(respond));
+                    AnswerJson(respond));
   });
   r.Add("GET", "/v1/world/surprise", [this](HttpRequest& req, Responder respond) {
     rt_.world().Run([date = Query(req, "date").value_or("")](world::WorldModel& w) { return w.Surprise(date); },
-                    Answer(respond));
+                    AnswerJson(respond));
   });
 }
 

@@ -41,7 +41,7 @@ Result<ArchiveConfig> ArchiveSettings(const std::string& config_path) {
   return config->archive;
 }
 
-void PrintText(const json& out, const std::string& what) {
+void PrintArchiveText(const json& out, const std::string& what) {
   if (what == "search") {
     if (out["results"].empty()) std::cout << "no matches\n";
     for (const json& r : out["results"])
@@ -98,7 +98,7 @@ void PrintText(const json& out, const std::string& what) {
 
 void Print(const CliContext& ctx, const json& out, const std::string& what) {
   if (ctx.json) PrintJson(out);
-  else PrintText(out, what);
+  else PrintArchiveText(out, what);
 }
 
 // {entries, threads, percepts, actions, expired} of `limbic consolidate`.

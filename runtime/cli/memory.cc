@@ -47,7 +47,7 @@ Result<memory::MemoryOptions> MemorySettings(const std::string& config_path) {
   return config->memory;
 }
 
-void PrintText(const json& out, const std::string& what) {
+void PrintMemoryText(const json& out, const std::string& what) {
   if (what == "recall") {
     if (out.contains("vector") && out["vector"].contains("note"))
       std::cerr << "limbic: note: " << out["vector"]["note"].get<std::string>() << "\n";
@@ -103,7 +103,7 @@ void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const st
   if (ctx.json)
     PrintJson(out);
   else
-    PrintText(out, what);
+    PrintMemoryText(out, what);
 }
 
 enum class Access { kRead, kWrite, kWriteElseRead };

@@ -54,7 +54,7 @@ int WithWorld(const CliContext& ctx, const std::string& config, Fn&& fn) {
   return fn(**model, FormatDate(*now));
 }
 
-void PrintText(const json& out, const std::string& what) {
+void PrintWorldText(const json& out, const std::string& what) {
   if (what == "extract") {
     if (out["skipped"].get<bool>()) {
       std::cout << out["source"].get<std::string>() << ": already extracted (--force to redo)\n";
@@ -94,7 +94,7 @@ int Print(const CliContext& ctx, bool quiet, const Result<json>& out, const std:
   if (!out.ok()) return Fail(out.status());
   if (quiet) return 0;
   if (ctx.json) PrintJson(*out);
-  else PrintText(*out, what);
+  else PrintWorldText(*out, what);
   return 0;
 }
 
@@ -214,7 +214,7 @@ Result<size_t> FolderPass(const CliContext& ctx, bool quiet, world::WorldModel& 
       ++unchanged;
     else
       ++extracted;
-    if (!quiet && !ctx.json && !(*out)["skipped"].get<bool>()) PrintText(*out, "extract");
+    if (!quiet && !ctx.json && !(*out)["skipped"].get<bool>()) PrintWorldText(*out, "extract");
     files.push_back(std::move(*out));
   }
   if (quiet || (!first && files.empty() && changes->ignored.empty())) return failed;

@@ -4,6 +4,9 @@
 #include "archive/archive_fixture.h"
 #include "base/fault_env.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace archive_crash_test {
+
 using namespace limbic;
 using namespace limbic::archive;
 using namespace limbic::archive::test;
@@ -103,3 +106,5 @@ TEST_CASE("readers see a committed rollup before its renames are finished", "[ar
   CHECK(rw->Load(Day(1))->metadata["staged_entries"] == 3);
   CHECK(rw->Verify()->ok());
 }
+
+}  // namespace archive_crash_test

@@ -4,6 +4,9 @@
 
 #include "archive/archive_fixture.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace archive_test {
+
 using namespace limbic;
 using namespace limbic::archive;
 using namespace limbic::archive::test;
@@ -337,3 +340,5 @@ TEST_CASE("verify finds each kind of tampering and names the date", "[archive]")
     CHECK(*a->Dates() == std::vector<std::string>{Day(1), Day(2), Day(3), Day(4), Day(5), Day(6)});
   }
 }
+
+}  // namespace archive_test

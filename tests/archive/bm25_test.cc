@@ -6,6 +6,9 @@
 #include "archive/search.h"
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace bm25_test {
+
 using namespace limbic;
 using namespace limbic::archive;
 using limbic::testing::ScratchDir;
@@ -326,3 +329,5 @@ TEST_CASE("corrupted values are Corruption naming the key", "[bm25]") {
     CHECK(r.status().message().find("\"99\"") != std::string::npos);
   }
 }
+
+}  // namespace bm25_test

@@ -3,6 +3,9 @@
 #include "archive/archive_fixture.h"
 #include "archive/doc_files.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace doc_reader_test {
+
 using namespace limbic;
 using namespace limbic::archive;
 using namespace limbic::archive::test;
@@ -106,3 +109,5 @@ TEST_CASE("DocReader reads what DocFiles::Read reads, and fails with its errors"
   CHECK(reader.Read(dir.path() + "/missing.json", nullptr).status().ToString() ==
         files.Read(dir.path() + "/missing.json").status().ToString());
 }
+
+}  // namespace doc_reader_test

@@ -9,6 +9,9 @@
 #include "archive/terms.h"
 #include "archive/text.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace links_test {
+
 using namespace limbic::archive;
 
 namespace {
@@ -324,3 +327,5 @@ TEST_CASE("stored links agree with links computed without unknown documents", "[
   CHECK(LinksAgree(expected, expected, {}, 3));
   CHECK_FALSE(LinksAgree(expected, expected, {}, 2));  // more than k
 }
+
+}  // namespace links_test

@@ -6,6 +6,9 @@
 #include "base/fault_env.h"
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace staging_test {
+
 using namespace limbic;
 using namespace limbic::archive;
 using limbic::testing::ScratchDir;
@@ -234,3 +237,5 @@ TEST_CASE("staging refuses bad dates and invalid UTF-8", "[staging]") {
   CHECK(staging.Append("2026-01-01", raw).IsInvalidArgument());
   CHECK(staging.Read("2026-01-01")->empty());
 }
+
+}  // namespace staging_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace text_test {
+
 using namespace limbic::archive;
 
 TEST_CASE("terms are lower-cased word runs without stop words", "[text]") {
@@ -31,3 +34,5 @@ TEST_CASE("prefixes and snippets never cut a UTF-8 character", "[text]") {
   CHECK(s.size() <= 60);
   CHECK(Snippet("  a \n b  ", {}, 100) == "a b");
 }
+
+}  // namespace text_test

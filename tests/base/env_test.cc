@@ -13,6 +13,9 @@
 #include "base/fault_env.h"
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace env_test {
+
 using namespace limbic;
 using limbic::testing::ScratchDir;
 using limbic::testing::Slurp;
@@ -133,3 +136,5 @@ TEST_CASE("the fault env loses exactly the unsynced bytes", "[env]") {
   CHECK((*f)->Append("x").IsIOError());
   CHECK(env.append_calls() == 3);
 }
+
+}  // namespace env_test

@@ -4,6 +4,9 @@
 
 #include "tests/http_server.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace http_client_test {
+
 using namespace limbic;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
@@ -161,3 +164,5 @@ TEST_CASE("OpenAiEndpoint completes a base URL, with or without /v1, once", "[ba
   CHECK(OpenAiEndpoint("http://h/openai/embeddings//", "/embeddings") == "http://h/openai/embeddings");
   CHECK(OpenAiEndpoint("http://h/api", "/embeddings") == "http://h/api/v1/embeddings");
 }
+
+}  // namespace http_client_test

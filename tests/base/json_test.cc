@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace json_test {
+
 using limbic::Status;
 using limbic::AppendCompactJson;
 using limbic::CompactJson;
@@ -258,3 +261,5 @@ TEST_CASE("MakeValidUtf8 mends strings and keys at any depth, refuses keys that 
   CHECK(s.IsInvalidArgument());
   CHECK_THAT(s.message(), Catch::Contains("k\xef\xbf\xbd") && Catch::Contains("twice"));
 }
+
+}  // namespace json_test

@@ -5,6 +5,9 @@
 #include <thread>
 #include <vector>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace kind_registry_test {
+
 using namespace limbic;
 using nlohmann::json;
 
@@ -39,3 +42,5 @@ TEST_CASE("KindRegistry takes new kinds and replaces old ones, from any thread",
   for (int i = 0; i < 4; ++i) CHECK((*kinds.Find(json{{"kind", "k" + std::to_string(i)}}, ""))() == 10 + i);
   CHECK((*kinds.Find(json{{"kind", "one"}}, ""))() == 100);
 }
+
+}  // namespace kind_registry_test

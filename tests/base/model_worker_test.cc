@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace model_worker_test {
+
 using limbic::ModelWorker;
 using limbic::Result;
 using limbic::Status;
@@ -98,3 +101,5 @@ TEST_CASE("jobs posted before Start wait for the model, and Stop drops what is s
   io.run();  // only what was answered before Stop
   CHECK(replies == 1);
 }
+
+}  // namespace model_worker_test

@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace name_test {
+
 using limbic::CheckName;
 using limbic::IsName;
 using limbic::NameFault;
@@ -80,3 +83,5 @@ TEST_CASE("TextFault: a name's characters, longer, and line breaks when asked", 
   CHECK(TextFault(std::string(300, 'a'), 4096, false).empty());
   CHECK(TextFault(std::string(300, 'a'), 256, false) == "300 bytes");
 }
+
+}  // namespace name_test

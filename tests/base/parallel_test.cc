@@ -9,6 +9,9 @@
 #include <thread>
 #include <vector>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace parallel_test {
+
 using namespace limbic;
 
 namespace {
@@ -91,3 +94,5 @@ TEST_CASE("ParallelFor rethrows the first exception on the calling thread", "[ba
   ParallelFor(100, [&](size_t) { after++; });
   CHECK(after == 100);
 }
+
+}  // namespace parallel_test

@@ -18,6 +18,9 @@
 #include "base/subprocess.h"
 #include "tests/process_group.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace process_groups_test {
+
 using limbic::LeftoverGroup;
 using limbic::ProcessGroupJournal;
 using limbic::testing::GroupGone;
@@ -308,3 +311,5 @@ TEST_CASE("the heartbeat says when the run was last alive", "[base][subprocess]"
   CHECK(hb["at"].get<uint64_t>() >= before);
   CHECK(hb["at"].get<uint64_t>() <= limbic::BootTicksNow());
 }
+
+}  // namespace process_groups_test

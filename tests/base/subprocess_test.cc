@@ -13,6 +13,9 @@
 
 #include "tests/process_group.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace subprocess_test {
+
 using limbic::ExitStatus;
 using limbic::SpawnOptions;
 using limbic::Subprocess;
@@ -116,3 +119,5 @@ TEST_CASE("the environment is applied over ours, and a missing program names its
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message() == "exec " + dir.path + "/missing: No such file or directory");
 }
+
+}  // namespace subprocess_test

@@ -6,6 +6,9 @@
 #include <map>
 #include <vector>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace template_test {
+
 using limbic::CheckTemplate;
 using limbic::RenderTemplate;
 using limbic::Result;
@@ -98,3 +101,5 @@ TEST_CASE("what checking passes renders without a form error", "[base][template]
   REQUIRE(out.ok());
   CHECK(*out == json({{"t", "1 and two"}, {"whole", 1}}));
 }
+
+}  // namespace template_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace time_test {
+
 using namespace limbic;
 
 TEST_CASE("FormatTime writes RFC 3339 UTC with milliseconds") {
@@ -142,3 +145,5 @@ TEST_CASE("ParseTime takes UTC offsets up to 23:59") {
                                       "3339, e.g. 2026-11-22T14:05:09.123Z)");
   }
 }
+
+}  // namespace time_test

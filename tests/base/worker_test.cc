@@ -8,6 +8,9 @@
 #include <thread>
 #include <vector>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace worker_test {
+
 using limbic::Worker;
 
 TEST_CASE("a worker runs jobs in the order posted, on one thread that is not the caller's",
@@ -82,3 +85,5 @@ TEST_CASE("Guarded answers what the job answers, and Internal naming the worker 
   CHECK(thrown.status().code() == limbic::Status::Code::kInternal);
   CHECK(thrown.status().message() == "archive: boom");
 }
+
+}  // namespace worker_test

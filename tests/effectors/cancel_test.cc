@@ -21,6 +21,9 @@
 #include "tests/http_server.h"
 #include "tests/process_group.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace cancel_test {
+
 using namespace limbic;
 using namespace limbic::effectors;
 using nlohmann::json;
@@ -138,3 +141,5 @@ TEST_CASE("an exec delivery that times out leaves no process of its group behind
   CHECK(limbic::testing::GroupGone(pgid));
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace cancel_test

@@ -7,6 +7,9 @@
 #include "effectors/effector.h"
 #include "effectors/policy.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace policy_test {
+
 using namespace limbic;
 using namespace limbic::effectors;
 using nlohmann::json;
@@ -152,3 +155,5 @@ TEST_CASE("the file effector appends one JSON line per delivery", "[effectors]")
   CHECK(j["payload"]["x"] == 1);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace policy_test

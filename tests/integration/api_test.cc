@@ -14,6 +14,9 @@
 #include "runtime_util.h"
 #include "tests/raw_connection.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace api_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -178,3 +181,5 @@ TEST_CASE("requests that arrive while limbic stops get 503", "[api]") {
   CHECK_THAT(GetOn(conn, "/healthz"), Catch::Contains("503"));
   CHECK(l.child().Wait() == 0);
 }
+
+}  // namespace api_test

@@ -12,6 +12,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace archive_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -384,3 +387,5 @@ TEST_CASE("a runtime stopped during a consolidation pass answers, exits 0 and ke
   auto fsck = Limbic({"--state", state, "fsck"});
   CHECK(fsck.exit_code == 0);
 }
+
+}  // namespace archive_test

@@ -10,6 +10,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace boundary_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -176,3 +179,5 @@ TEST_CASE("names refuse control and bidi characters: 400 naming the field and th
   CHECK(ok.status == 201);
   REQUIRE(l.child().Kill(SIGTERM) == 0);
 }
+
+}  // namespace boundary_test

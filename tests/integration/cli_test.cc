@@ -11,6 +11,9 @@
 #include "base/time.h"
 #include "process.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace cli_test {
+
 using nlohmann::json;
 using limbic::testing::Child;
 using limbic::testing::Limbic;
@@ -424,3 +427,5 @@ TEST_CASE("a read repairs projections that lag the log, but not while another pr
   CHECK(list[0]["id"] == "p-2");
   CHECK(LastSeq(dir) == 2);
 }
+
+}  // namespace cli_test

@@ -10,6 +10,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace context_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -147,3 +150,5 @@ TEST_CASE("GET /v1/context does not wait for a busy world model: it answers with
   json idle = Http(l.port(), "GET", "/v1/context?query=Orion").Json();
   CHECK_FALSE(idle.contains("note"));
 }
+
+}  // namespace context_test

@@ -9,6 +9,9 @@
 
 #include "process.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace crash_test {
+
 using nlohmann::json;
 using limbic::testing::Child;
 using limbic::testing::Limbic;
@@ -62,3 +65,5 @@ TEST_CASE("SIGKILL during a write storm loses no acknowledged event", "[crash]")
     CHECK(fsck.exit_code == 0);
   }
 }
+
+}  // namespace crash_test

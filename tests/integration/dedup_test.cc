@@ -12,6 +12,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace dedup_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -183,3 +186,5 @@ TEST_CASE("an id is accepted again once it left the pool longer than the window 
   CHECK(DedupPool(dir).empty());
   CheckReplayMatches(dir);
 }
+
+}  // namespace dedup_test

@@ -9,6 +9,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace delivery_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 using Steady = std::chrono::steady_clock;
@@ -201,3 +204,5 @@ TEST_CASE(
                                           "action_complete"});
   CHECK(Limbic({"replay", "--verify", dir / "state"}).exit_code == 0);
 }
+
+}  // namespace delivery_test

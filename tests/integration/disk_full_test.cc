@@ -15,6 +15,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace disk_full_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -222,3 +225,5 @@ TEST_CASE("the projections' disk full: acknowledged writes, and the stop line na
   const uint64_t stopped_at = StopAndReadSeq(again);
   CHECK(stopped_at == LogLastSeq(dir / "state"));
 }
+
+}  // namespace disk_full_test

@@ -9,6 +9,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace fork_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -147,3 +150,5 @@ TEST_CASE("fork --into and replay --into: any path, but never inside a state dir
   // Anywhere else is fine, as before.
   CHECK(Limbic(At(state, {"fork", "--at-seq", "1", "--into", dir / "archive-like/f"})).exit_code == 0);
 }
+
+}  // namespace fork_test

@@ -20,6 +20,9 @@
 #include "runtime_util.h"
 #include "tests/raw_connection.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace hostile_http_test {
+
 using namespace limbic::testing;
 
 namespace {
@@ -476,3 +479,5 @@ TEST_CASE("quiet streams get a heartbeat and idle connections are closed", "[hos
   CHECK(kept.Closed(10000));  // kept alive, then idle too long
   CHECK(Healthy(port));
 }
+
+}  // namespace hostile_http_test

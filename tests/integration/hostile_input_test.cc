@@ -15,6 +15,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace hostile_input_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -470,3 +473,5 @@ TEST_CASE("hostile query strings on every GET route get a 4xx naming the paramet
   CHECK(Http(l.port(), "GET", "/healthz").status == 200);
   CheckNothingWrittenAfter(l.port(), seq);
 }
+
+}  // namespace hostile_input_test

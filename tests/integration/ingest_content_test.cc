@@ -16,6 +16,9 @@
 #include "runtime_util.h"
 #include "tests/make_pdf.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace ingest_content_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 namespace fs = std::filesystem;
@@ -244,3 +247,5 @@ TEST_CASE("EMBEDDING_MODEL without an embedder url is warned of at start, in sta
   RunningLimbic l(dir, BaseConfig(dir));
   CHECK_FALSE(Http(l.port(), "GET", "/healthz").Json().contains("embedder_note"));
 }
+
+}  // namespace ingest_content_test

@@ -11,6 +11,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace inspector_api_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -401,3 +404,5 @@ TEST_CASE("a reflex rule checked with dry_run: the same errors, nothing saved", 
   CHECK_THAT(bad.body, Catch::Contains("nowhere"));
   CHECK(HttpJson(l.port(), "PUT", "/v1/reflexes/r1?dry_run=maybe", rule).status == 400);
 }
+
+}  // namespace inspector_api_test

@@ -18,6 +18,9 @@
 #include "nats_cluster.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace jetstream_test {
+
 using namespace limbic;
 using namespace limbic::testing;
 using nlohmann::json;
@@ -430,3 +433,5 @@ TEST_CASE(
   CHECK(body["type"] == "order.ack");
   CHECK(body["payload"] == json{{"order", "o-1"}, {"percept", "order-o-1"}});
 }
+
+}  // namespace jetstream_test

@@ -12,6 +12,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace memory_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -317,3 +320,5 @@ TEST_CASE(
                         {{"query", "where does alice work"}, {"reinforce", false}});
   REQUIRE(after.Json()["results"].size() == 1);
 }
+
+}  // namespace memory_test

@@ -11,6 +11,9 @@
 #include "base/nats.h"
 #include "http.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace nats_cluster_test {
+
 using namespace limbic;
 using namespace limbic::testing;
 using nlohmann::json;
@@ -119,3 +122,5 @@ TEST_CASE("nats harness: an R3 stream takes writes again after its leader is SIG
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(MessagesOn(*cluster, leader, "HARNESS") == 11);
 }
+
+}  // namespace nats_cluster_test

@@ -11,6 +11,9 @@
 #include "mcp_client.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace provenance_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -213,3 +216,5 @@ TEST_CASE("offline, the CLI checks an action against the last run's effectors an
   CHECK(twice.exit_code == 1);
   CHECK_THAT(twice.err, Catch::Contains("is pending"));
 }
+
+}  // namespace provenance_test

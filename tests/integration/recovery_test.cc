@@ -20,6 +20,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace recovery_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 namespace fs = std::filesystem;
@@ -297,3 +300,5 @@ TEST_CASE("a runtime whose port is taken writes nothing, not even its state dir"
                                     std::to_string(ntohs(addr.sin_port))));
   CHECK_FALSE(fs::exists(dir / "state"));
 }
+
+}  // namespace recovery_test

@@ -6,6 +6,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace reflexes_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -48,3 +51,5 @@ TEST_CASE("a rule too big for an RE2::Set neither crashes the runtime nor stops 
            [](const json& j) { return j["status"] == "dropped"; });
   CHECK(Http(again.port(), "GET", "/healthz").status == 200);
 }
+
+}  // namespace reflexes_test

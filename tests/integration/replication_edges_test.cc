@@ -13,6 +13,9 @@
 
 #include "replication_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace replication_edges_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -430,3 +433,5 @@ TEST_CASE("the replication bench removes its scratch dir when a run fails, unles
   CHECK(BenchDirs(tmp.path()) == 1);
   CHECK_THAT(kept.err, Catch::Contains("kept " + tmp.path() + "/limbic-replication-bench-"));
 }
+
+}  // namespace replication_edges_test

@@ -10,6 +10,9 @@
 
 #include "replication_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace replication_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -336,3 +339,5 @@ TEST_CASE("a primary whose unreplicated tail differs from the stream is fenced, 
   // Nothing of the old tail reached the stream.
   CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-d") == LogLines(standby_dir / "state"));
 }
+
+}  // namespace replication_test

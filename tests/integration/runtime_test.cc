@@ -10,6 +10,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace runtime_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -442,3 +445,5 @@ TEST_CASE("SIGTERM stops intake, drains and exits 0, a bad config is refused wit
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("outbox.max_atempts: unknown key"));
 }
+
+}  // namespace runtime_test

@@ -17,6 +17,9 @@
 #include "runtime_util.h"
 #include "tests/process_group.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace sensors_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -412,3 +415,5 @@ TEST_CASE("a recorded group whose id another process holds now is left alone at 
   kill(other, SIGKILL);
   waitpid(other, nullptr, 0);
 }
+
+}  // namespace sensors_test

@@ -12,6 +12,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace tour_test {
+
 using namespace limbic::testing;
 
 namespace {
@@ -117,3 +120,5 @@ TEST_CASE("the README tour works as written, on a first and a second run", "[cli
     CHECK_THAT(r.err, Catch::Contains("until `limbic run` starts"));
   }
 }
+
+}  // namespace tour_test

@@ -12,6 +12,9 @@
 
 #include "process.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace world_folder_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 namespace fs = std::filesystem;
@@ -165,3 +168,5 @@ TEST_CASE("extract --evaluate scores the extractor on a labelled sample", "[worl
              Catch::Contains("bad.jsonl:1: unknown member \"entites\""));
   CHECK_THAT(Extract(dir, {"--evaluate", sample, "--force"}, 2).err, Catch::Contains("--evaluate"));
 }
+
+}  // namespace world_folder_test

@@ -13,6 +13,9 @@
 #include "http.h"
 #include "runtime_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace world_test {
+
 using nlohmann::json;
 using namespace limbic::testing;
 
@@ -195,3 +198,5 @@ TEST_CASE("the world model over HTTP", "[world]") {
   l.child().Kill(SIGTERM);
   CHECK(l.child().Wait() == 0);
 }
+
+}  // namespace world_test

@@ -7,6 +7,9 @@
 
 #include "tests/http_server.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace embedder_test {
+
 using namespace limbic::memory;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
@@ -215,3 +218,5 @@ TEST_CASE("openai embedder: a bad answer or endpoint is an error", "[memory]") {
     CHECK(e->Embed(std::vector<std::string>{"x"}).status().IsUnavailable());
   }
 }
+
+}  // namespace embedder_test

@@ -10,6 +10,9 @@
 #include "state/test_util.h"
 #include "tests/make_pdf.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace ingest_test {
+
 using namespace limbic::memory;
 using limbic::Status;
 using limbic::testing::MakePdf;
@@ -314,3 +317,5 @@ TEST_CASE("a restricted scope reads only under its roots, never through a symlin
   // Outside the roots, LoadFile opens nothing, whatever it is given.
   CHECK_FALSE(LoadFile(dir / "secret/b.md", scope).ok());
 }
+
+}  // namespace ingest_test

@@ -5,6 +5,9 @@
 
 #include "memory/store_fixture.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace recall_test {
+
 using namespace limbic;
 using namespace limbic::memory;
 using namespace limbic::memory::fixture;
@@ -148,3 +151,5 @@ TEST_CASE("a memory reached from several hits takes the best source, determinist
   CHECK(t["score"].get<double>() == Approx(0.8 * out["results"][0]["score"].get<double>()));
   CHECK(f.Recall(q)["results"] == out["results"]);  // the same answer again
 }
+
+}  // namespace recall_test

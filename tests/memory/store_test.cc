@@ -10,6 +10,9 @@
 #include "state/replay.h"
 #include "tests/http_server.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace store_test {
+
 using namespace limbic;
 using namespace limbic::memory;
 using namespace limbic::memory::fixture;
@@ -356,3 +359,5 @@ TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then 
   REQUIRE(!down["results"].empty());
   CHECK(down["results"][0]["id"] == a["id"]);
 }
+
+}  // namespace store_test

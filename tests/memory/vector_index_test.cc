@@ -13,6 +13,9 @@
 #include "memory/embedder.h"
 #include "memory/vector_index_file.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace vector_index_test {
+
 using namespace limbic;
 using namespace limbic::memory;
 
@@ -423,3 +426,5 @@ TEST_CASE("non-finite vectors are refused, and a non-finite query finds nothing"
   CHECK(Ids(hits) == std::vector<std::string>{"a", "d"});
   CHECK(hits[1].score == Cosine(Vector{tiny, tiny, 0}, Vector{1, 0, 0}));
 }
+
+}  // namespace vector_index_test

@@ -6,6 +6,9 @@
 
 #include "memory/embedder.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace vector_test {
+
 using namespace limbic::memory;
 
 TEST_CASE("vector encoding round-trips every length and rejects bad base64", "[memory]") {
@@ -77,3 +80,5 @@ TEST_CASE("quantised dot products stay within the stated error bound", "[memory]
   CHECK(error >= 0);
   CHECK(DotCodes(codes.data(), zero.data(), 8) == 0);
 }
+
+}  // namespace vector_test

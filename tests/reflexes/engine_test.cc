@@ -8,6 +8,9 @@
 
 #include "reflexes/bench_rules.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace engine_test {
+
 using namespace limbic;
 using namespace limbic::reflexes;
 using nlohmann::json;
@@ -447,3 +450,5 @@ TEST_CASE("texts longer than the anchored limit, and patterns that do not wrap, 
   CHECK(Ids(e.MatchPercept(Percept("s", "t", "ax(y"), 0.5, 0)) ==
         std::vector<std::string>{"quoted"});
 }
+
+}  // namespace engine_test

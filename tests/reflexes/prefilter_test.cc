@@ -7,6 +7,9 @@
 #include <random>
 #include <set>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace prefilter_test {
+
 using namespace limbic::reflexes;
 
 namespace {
@@ -161,3 +164,5 @@ TEST_CASE("a pattern that matches a text always passes its atoms' condition", "[
   CHECK_FALSE(Passes(ExtractAtoms("error.*timeout"), "error only"));
   CHECK_FALSE(Passes(ExtractAtoms("(?i)kelvin"), "celsius"));
 }
+
+}  // namespace prefilter_test

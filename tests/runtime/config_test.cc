@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace config_test {
+
 using namespace limbic;
 using namespace limbic::runtime;
 using nlohmann::json;
@@ -233,3 +236,5 @@ TEST_CASE("the replication section is parsed, and its mistakes are named",
   REQUIRE_FALSE(no_agent.ok());
   CHECK_THAT(no_agent.status().message(), Catch::Contains("replication.agent: required"));
 }
+
+}  // namespace config_test

@@ -7,6 +7,9 @@
 #include "state/commands.h"
 #include "world/context.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace context_test {
+
 using namespace limbic;
 using namespace limbic::runtime;
 using nlohmann::json;
@@ -178,3 +181,5 @@ TEST_CASE("FocusText: the thread's goal, state and its percepts' strings", "[run
   json big = {{"id", "t-2"}, {"goal", std::string(20000, 'g')}};
   CHECK(FocusText(Attention(big)).size() == 16 << 10);
 }
+
+}  // namespace context_test

@@ -7,6 +7,9 @@
 #include "state/commands.h"
 #include "state/engine.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace event_hub_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::runtime::EventHub;
@@ -218,3 +221,5 @@ TEST_CASE("long-poll waiters wake on a new event or at their deadline", "[hub]")
   REQUIRE(engine->Commit(*ev).ok());
   CHECK(woken == 1);
 }
+
+}  // namespace event_hub_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace metrics_test {
+
 using limbic::runtime::Metrics;
 
 TEST_CASE("metrics render in Prometheus text format", "[metrics]") {
@@ -26,3 +29,5 @@ TEST_CASE("metrics render in Prometheus text format", "[metrics]") {
   CHECK(m.Value("limbic_things_total", "kind=\"a\"") == 3);
   CHECK(text.find("undeclared") == std::string::npos);
 }
+
+}  // namespace metrics_test

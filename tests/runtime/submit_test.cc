@@ -9,6 +9,9 @@
 #include "state/commands.h"
 #include "state/engine.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace submit_test {
+
 using namespace limbic;
 using limbic::runtime::SubmitCommand;
 using limbic::runtime::Writer;
@@ -161,3 +164,5 @@ TEST_CASE("the engine's refusal is returned and done never runs", "[runtime][sub
   }
   CHECK(f.engine->next_seq() == 1);
 }
+
+}  // namespace submit_test

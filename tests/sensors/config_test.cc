@@ -5,6 +5,9 @@
 
 #include "sensor_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace config_test {
+
 using namespace limbic;
 using namespace limbic::sensors;
 using namespace limbic::sensors::testing;
@@ -163,3 +166,5 @@ TEST_CASE("good sensor configs load: pointers, literals, durations in ms", "[sen
     if (!r.ok()) WARN(r.status().message());
   }
 }
+
+}  // namespace config_test

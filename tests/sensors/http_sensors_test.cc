@@ -6,6 +6,9 @@
 
 #include "sensor_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace http_sensors_test {
+
 using namespace limbic;
 using namespace limbic::sensors;
 using namespace limbic::sensors::testing;
@@ -136,3 +139,5 @@ TEST_CASE("github queue: the same policy, Stop answers what waits, a refusal ans
   CHECK(answers.Ok(3));
   CHECK(log.got.size() == 2);
 }
+
+}  // namespace http_sensors_test

@@ -7,6 +7,9 @@
 #include "sensor_test_util.h"
 #include "sensors/builtin.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace sensors_test {
+
 using namespace limbic;
 using namespace limbic::sensors;
 using namespace limbic::sensors::testing;
@@ -254,3 +257,5 @@ TEST_CASE("timer ticks, configs are checked", "[sensors]") {
     CHECK_THAT(r.status().message(), Catch::Contains(needle));
   }
 }
+
+}  // namespace sensors_test

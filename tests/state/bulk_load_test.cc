@@ -11,6 +11,9 @@
 #include "state/pool_layout.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace bulk_load_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -415,3 +418,5 @@ TEST_CASE("a bulk load's last write, made while the write before it runs, lands 
   CheckLoadedAs(*bulk, *plain, l.events, dir / "bulk");
   CHECK(*bulk->CountUnprocessed("t-1") == 20);
 }
+
+}  // namespace bulk_load_test

@@ -7,6 +7,9 @@
 #include "state/replay.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace consolidate_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ScratchDir;
@@ -318,3 +321,5 @@ TEST_CASE("expiries of percepts taken up since the step was planned are left out
   REQUIRE(f.engine->Commit(step->events).ok());
   CHECK((*f.engine->projection().Get(Pool::kPercepts, "p-2"))->at("status") == "assigned");
 }
+
+}  // namespace consolidate_test

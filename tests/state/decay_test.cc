@@ -3,6 +3,9 @@
 
 #include "state/recency.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace decay_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using Catch::Detail::Approx;
@@ -67,3 +70,5 @@ TEST_CASE("effective arousal: level, factors and recent stimulus", "[recency]") 
   // stimulus = 1 - (1-0.5)(1-0.5) = 0.75
   CHECK(EffectiveArousal(calm, two, kNow, p) == Approx(0.5 + 0.3 * 0.75));
 }
+
+}  // namespace decay_test

@@ -11,6 +11,9 @@
 #include "state/replay.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace dedup_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::kT0;
@@ -251,3 +254,5 @@ TEST_CASE("replay rebuilds the dedup pool and applies what the writer's window a
   CHECK(copy->Commit(Add(*copy, "chat-9")).IsAlreadyExists());
   MustCommit(*copy, Add(*copy, "chat-7"));
 }
+
+}  // namespace dedup_test

@@ -12,6 +12,9 @@
 #include "state/segment.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace disk_full_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -303,3 +306,5 @@ TEST_CASE("an engine closed after a failed RocksDB write closes cleanly, and the
   CHECK((*e)->applied_seq() == 2);
   CHECK(HasPercept(**e, "kept-2"));
 }
+
+}  // namespace disk_full_test

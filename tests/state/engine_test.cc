@@ -11,6 +11,9 @@
 #include "state/replay.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace engine_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ReadAll;
@@ -360,3 +363,5 @@ TEST_CASE("held acknowledgements wait for ReleaseHeld, or fail with FailHeld",
   CHECK(answered[1].second.IsUnavailable());
   CHECK(e->held_acks() == 0);
 }
+
+}  // namespace engine_test

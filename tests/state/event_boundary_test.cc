@@ -12,6 +12,9 @@
 #include "state/replay.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace event_boundary_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ScratchDir;
@@ -167,3 +170,5 @@ TEST_CASE("keys that read the same once mended are refused, naming the key", "[b
   REQUIRE((*e)->Commit(*fine, &done).ok());
   CHECK(done[0].fields["data"] == json{{"k\xef\xbf\xbd", 1}, {"k", 2}});
 }
+
+}  // namespace event_boundary_test

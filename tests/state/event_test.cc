@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace event_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -155,3 +158,5 @@ TEST_CASE("a committed time an older version took still decodes, a new one must 
         "\"2026-02-29T10:00:30Z\"");
   CHECK(ValidateEventFields(EventType::kActionFailed, d->fields, TimeRule::kLogged).ok());
 }
+
+}  // namespace event_test

@@ -8,6 +8,9 @@
 #include "base/json.h"
 #include "state/pool_layout.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace flat_record_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -290,3 +293,5 @@ TEST_CASE("a stored record nested 200,000 deep is taken as stored, without recur
   want.replace(want.find("\"x\""), 3, "{\"a\":2,\"b\":1}");
   CHECK(mended->bytes() == "{\"data\":" + want + "}");
 }
+
+}  // namespace flat_record_test

@@ -11,6 +11,9 @@
 
 #include "state/recency.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace fresh_table_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -300,3 +303,5 @@ TEST_CASE("fresh table: Expired looks at the expired percepts, not at every new 
   CHECK(all.size() == 1000);
   CHECK(table.expiry_visits() - before <= 1000 + 10);
 }
+
+}  // namespace fresh_table_test

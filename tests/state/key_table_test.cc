@@ -6,6 +6,9 @@
 #include <map>
 #include <random>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace key_table_test {
+
 using namespace limbic::state;
 
 namespace {
@@ -101,3 +104,5 @@ TEST_CASE("random work on a key table matches std::map", "[key_table]") {
     for (const auto& [key, value] : m) CHECK(t.at(key) == value);
   }
 }
+
+}  // namespace key_table_test

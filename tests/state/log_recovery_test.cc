@@ -15,6 +15,9 @@
 #include "state/segment.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace log_recovery_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -410,3 +413,5 @@ TEST_CASE("a complete final line that does not decode is damage, not a torn writ
     CHECK(FileSize(seg) == last_line);
   }
 }
+
+}  // namespace log_recovery_test

@@ -15,6 +15,9 @@
 #include "state/segment.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace log_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -299,3 +302,5 @@ TEST_CASE("a reader that does not decode gives each seq and its raw line, across
   }
   CHECK(expected == 31);
 }
+
+}  // namespace log_test

@@ -6,6 +6,9 @@
 #include "state/pool_layout.h"
 #include "state/reducer.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace percept_record_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -201,3 +204,5 @@ TEST_CASE("an overlay holds percepts typed and reads them as JSON too", "[percep
   CHECK(RecordJson(**seen)["status"] == "new");
   CHECK_FALSE(o.GetPercept("p-9")->has_value());
 }
+
+}  // namespace percept_record_test

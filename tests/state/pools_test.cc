@@ -12,6 +12,9 @@
 #include "base/sha256.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace pools_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -463,3 +466,5 @@ TEST_CASE("record counts follow every commit once loaded, also those during the 
   CHECK(db->Counts()->pools[static_cast<size_t>(Pool::kPercepts)] == 1700);
   CHECK(db->CheckIndexes().ok());
 }
+
+}  // namespace pools_test

@@ -4,6 +4,9 @@
 #include "state/commands.h"
 #include "state/provenance.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace provenance_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -82,3 +85,5 @@ TEST_CASE("an actor from outside must be a name") {
              Catch::EndsWith("U+202E (a bidi control) at byte 0"));
   CHECK_THAT(CheckActor("x\xff").message(), Catch::EndsWith("not UTF-8 at byte 1"));
 }
+
+}  // namespace provenance_test

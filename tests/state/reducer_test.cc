@@ -6,6 +6,9 @@
 
 #include "pools_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace reducer_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using namespace limbic::testing;
@@ -504,3 +507,5 @@ TEST_CASE(
   CHECK(plain.RecordReader::Contains(Pool::kThreads, "t-1").value());
   CHECK_FALSE(plain.RecordReader::Contains(Pool::kThreads, "t-9").value());
 }
+
+}  // namespace reducer_test

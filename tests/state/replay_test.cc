@@ -12,6 +12,9 @@
 #include "base/fault_env.h"
 #include "test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace replay_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ScratchDir;
@@ -441,3 +444,5 @@ TEST_CASE("one association triple twice: both indexed, one answer, replay agrees
     CHECK(replayed->digest == *live);
   }
 }
+
+}  // namespace replay_test

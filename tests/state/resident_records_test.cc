@@ -6,6 +6,9 @@
 
 #include "state/resident_records.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace resident_records_test {
+
 using namespace limbic::state;
 using Found = ResidentRecords::Found;
 
@@ -125,3 +128,5 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     CHECK(r.complete());
   }
 }
+
+}  // namespace resident_records_test

@@ -9,6 +9,9 @@
 
 #include "state/recency.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace thread_table_test {
+
 using namespace limbic;
 using namespace limbic::state;
 
@@ -130,3 +133,5 @@ TEST_CASE("thread table: the walk looks at the few threads that can be in the to
     CHECK(table.ranked_visits() - before < 1000);
   }
 }
+
+}  // namespace thread_table_test

@@ -6,6 +6,9 @@
 
 #include "engine_fixture.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace why_test {
+
 using namespace limbic;
 using namespace limbic::state;
 using limbic::testing::ScratchDir;
@@ -69,3 +72,5 @@ TEST_CASE("why shows the reason a change gave", "[why]") {
   CHECK((*why)["chain"][1]["reason"] == "expired");
   CHECK(WhyText(*why).find("(expired)") != std::string::npos);
 }
+
+}  // namespace why_test

@@ -10,6 +10,9 @@
 #include "state/test_util.h"
 #include "world/world.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace context_test {
+
 using namespace limbic;
 using namespace limbic::world;
 using nlohmann::json;
@@ -171,3 +174,5 @@ TEST_CASE("WorldModel::Context: the pages of the entities named, and MEMORY.md f
   CHECK((*none)["entities"].empty());
   CHECK((*none)["memory_md"].empty());
 }
+
+}  // namespace context_test

@@ -9,6 +9,9 @@
 #include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace entity_concurrency_test {
+
 using namespace limbic::world;
 using namespace limbic::world::testing;
 using limbic::testing::RunInProcesses;
@@ -93,3 +96,5 @@ TEST_CASE("concurrent threads with their own stores lose no lines", "[world][ent
   CHECK(failures == 0);
   CheckPages(*OpenStore(tmp / "entities"), kWorkers, kRounds, kPages);
 }
+
+}  // namespace entity_concurrency_test

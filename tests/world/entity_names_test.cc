@@ -6,6 +6,9 @@
 #include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace entity_names_test {
+
 using namespace limbic::world;
 using namespace limbic::world::testing;
 using namespace std::string_literals;
@@ -138,3 +141,4 @@ TEST_CASE("a timeline date that is not a date is refused", "[world][entities]") 
   CHECK(FilesUnder(tmp / "entities").empty());
 }
 
+}  // namespace entity_names_test

@@ -10,6 +10,9 @@
 #include "world/entity_store.h"
 #include "world/entity_test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace entity_store_test {
+
 using namespace limbic::world;
 using namespace limbic::world::testing;
 using namespace std::string_literals;
@@ -416,3 +419,5 @@ TEST_CASE("injected faults reach the entity pages: a failed write, rename or mov
   REQUIRE(store.Decay("2027-01-01", 30, {}).ok());
   CHECK(fs::exists(tmp / "entities/archive/Alice.md"));
 }
+
+}  // namespace entity_store_test

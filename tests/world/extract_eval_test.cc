@@ -9,6 +9,9 @@
 
 #include "base/env.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace extract_eval_test {
+
 using namespace limbic::world;
 using limbic::Result;
 
@@ -159,3 +162,5 @@ TEST_CASE("the heuristic extractor meets its quality bar on the labelled sample"
   CHECK(ev.triplets.f1() >= 0.6);
   Print("extract_holdout.jsonl", EvaluateFile("extract_holdout.jsonl"));
 }
+
+}  // namespace extract_eval_test

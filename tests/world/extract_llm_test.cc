@@ -11,6 +11,9 @@
 #include "world/extract.h"
 #include "base/time.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace extract_llm_test {
+
 using namespace limbic::world;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
@@ -355,3 +358,5 @@ TEST_CASE("chat client returns the content and names the endpoint on errors", "[
   }
   CHECK(Complete({"", "m", "", 1}, "s", "u").status().IsInvalidArgument());
 }
+
+}  // namespace extract_llm_test

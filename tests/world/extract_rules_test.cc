@@ -6,6 +6,9 @@
 
 #include "world/extract.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace extract_rules_test {
+
 using namespace limbic::world;
 
 namespace {
@@ -101,3 +104,5 @@ TEST_CASE("links between names state triplets", "[world][extract][rules]") {
   CHECK(Triplets("Bob Stone moved to Berlin.").empty());
   CHECK(Triplets("Alice Chen uses Redis and Bob Stone.") == V{"Alice Chen -uses-> Redis"});
 }
+
+}  // namespace extract_rules_test

@@ -8,6 +8,9 @@
 
 #include "base/time.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace extract_test {
+
 using namespace limbic::world;
 using limbic::ParseTime;
 using limbic::state::Event;
@@ -390,3 +393,5 @@ TEST_CASE("a thread goal is not a project but what it names is", "[world][extrac
                          "Orion]",
                      });
 }
+
+}  // namespace extract_test

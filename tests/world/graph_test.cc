@@ -7,6 +7,9 @@
 #include "base/fault_env.h"
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace graph_test {
+
 using namespace limbic::world;
 using limbic::testing::ScratchDir;
 using limbic::testing::RunInProcesses;
@@ -301,3 +304,5 @@ TEST_CASE("graph lines are derived data: a crash may lose those not yet on disk"
   CHECK(MustAdd(*g, {T("Alice", "knows", "Bob")}) == 1);
   CHECK(g->bad_lines() == 1);
 }
+
+}  // namespace graph_test

@@ -7,6 +7,9 @@
 
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace log_folder_test {
+
 using namespace limbic::world;
 using limbic::testing::ScratchDir;
 using limbic::testing::Spit;
@@ -105,3 +108,5 @@ TEST_CASE("a missing folder or a file is named", "[world][folder]") {
   REQUIRE_FALSE(f.ok());
   CHECK_THAT(f.status().message(), Catch::Contains("2026-03-02.md: not a folder"));
 }
+
+}  // namespace log_folder_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace model_test {
+
 using namespace limbic::world;
 
 TEST_CASE("entity types round-trip and unknown types are named", "[world]") {
@@ -26,3 +29,5 @@ TEST_CASE("names are cleaned of markup and spacing and keyed without case", "[wo
   CHECK(NameKey("Alice  CHEN") == NameKey("alice chen"));
   CHECK(NameKey("Zoë") == "zoë");  // only ASCII is folded
 }
+
+}  // namespace model_test

@@ -13,6 +13,9 @@
 #include "world/day_input.h"
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace world_test {
+
 using namespace limbic;
 using namespace limbic::world;
 using nlohmann::json;
@@ -293,3 +296,5 @@ TEST_CASE("an entity referenced without an event still gets a dated line", "[wor
   std::string page = Slurp(dir / "memory/entities/Bob.md");
   CHECK_THAT(page, Catch::Contains("### [[2026-03-05]]\n- mentioned in notes.md"));
 }
+
+}  // namespace world_test

@@ -8,6 +8,9 @@
 
 #include "state/test_util.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace ui_assets_test {
+
 using namespace limbic::runtime;
 
 TEST_CASE("the built-in inspector has its page, each file with a type and an ETag", "[ui]") {
@@ -62,3 +65,5 @@ TEST_CASE("ReadUiFile reads a file under the directory and nothing else", "[ui]"
   CHECK(ReadUiFile(root, "views").status().IsNotFound());  // a directory
   CHECK(ReadUiFile(root, "../secret.txt").status().IsInvalidArgument());
 }
+
+}  // namespace ui_assets_test

@@ -5,6 +5,9 @@
 
 #include "runtime/http/server.h"
 
+// This file's own namespace: test programs compile in unity batches.
+namespace dispatch_test {
+
 using namespace limbic::runtime;
 
 namespace {
@@ -220,3 +223,5 @@ TEST_CASE("a public route needs no token, but the Host rule still holds", "[http
   (void)Dispatch(router, gate, post, a.responder(), NullLog());
   CHECK(a.got[3].status == 401);  // no public POST: the token rule answers first
 }
+
+}  // namespace dispatch_test

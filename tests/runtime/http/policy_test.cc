@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// This file's own namespace: test programs compile in unity batches.
+namespace policy_test {
+
 using limbic::runtime::CheckHost;
 using limbic::runtime::CheckOrigin;
 using limbic::runtime::ClientBook;
@@ -105,3 +108,5 @@ TEST_CASE("the bearer token: scheme in any case, token exact", "[http_policy]") 
   CHECK(IsJsonType("Application/JSON"));
   CHECK_FALSE(IsJsonType("text/plain"));
 }
+
+}  // namespace policy_test
