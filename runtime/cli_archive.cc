@@ -198,7 +198,7 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
                 busy.WithMessage(busy.message() +
                                  "; it consolidates with its own policy: drop --threads-after, "
                                  "--percepts-after, --actions-after and --config, or stop it"));
-          auto out = ForwardRequest(ctx, "POST", "/v1/consolidate", json::object(), busy);
+          auto out = ForwardRequest(ctx, "consolidate", json::object(), busy);
           if (!out.ok()) return Fail(out.status());
           PrintConsolidated(ctx, *out);
           return 0;
@@ -229,7 +229,7 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
         [&](const Status& busy) {
           json req = json::object();
           if (!a->date.empty()) req["date"] = a->date;
-          auto out = ForwardRequest(ctx, "POST", "/v1/archive/rollup", req, busy);
+          auto out = ForwardRequest(ctx, "archive_rollup", req, busy);
           if (!out.ok()) return Fail(out.status());
           Print(ctx, *out, "rollup");
           return 0;
@@ -350,7 +350,7 @@ void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc) {
           return staged.ok() ? 0 : Fail(staged.status());
         },
         [&](const Status& busy) {
-          return ForwardWrite(ctx, "POST", "/v1/archive/blink", req, busy);
+          return ForwardWrite(ctx, "archive_blink", req, busy);
         });
   });
 

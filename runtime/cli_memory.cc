@@ -107,10 +107,10 @@ void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const st
 
 enum class Access { kRead, kWrite, kWriteElseRead };
 
-// A write's request to the HTTP API: POST `target` with `body`, its answer
-// printed as `what`.
+// A write's request to the HTTP API: the operation `op` (runtime/
+// operations.h) with `body`, its answer printed as `what`.
 struct Forwarding {
-  std::string target;
+  std::string op;
   json body;
   std::string what;
   // When set, makes the write itself instead (given the lock's error).
@@ -129,8 +129,7 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
   auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
   if (!engine.ok() && engine.status().IsBusy() && access == Access::kWrite && forward) {
     auto reply = forward->send ? forward->send(engine.status())
-                               : ForwardRequest(ctx, "POST", forward->target, forward->body,
-                                                engine.status());
+                               : ForwardRequest(ctx, forward->op, forward->body, engine.status());
     if (!reply.ok()) return Fail(reply.status());
     Print(ctx, a, *reply, forward->what);
     return forward->what == "ingest" && reply->contains("errors") && !(*reply)["errors"].empty()
@@ -170,12 +169,12 @@ int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine
 }
 
 // A memory write: the plan made and committed here, or, while `limbic run`
-// holds the state dir, `remote` sent to its API as POST `target` (the
+// holds the state dir, `remote` sent to its API as the operation `op` (the
 // answer printed the same way).
 template <typename Plan>
-int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& target,
+int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& op,
                 const json& remote, const std::string& what, Plan&& plan) {
-  Forwarding api{target, remote, what, nullptr};
+  Forwarding api{op, remote, what, nullptr};
   return WithMemory(
       ctx, a, Access::kWrite,
       [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
@@ -305,7 +304,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     req["subject"] = a->words[0];
     req["relation"] = a->words[1];
     req["object"] = a->words[2];
-    rc = MemoryWrite(ctx, *a, "/v1/memory/facts", req, "remember",
+    rc = MemoryWrite(ctx, *a, "remember_fact", req, "remember",
                      [&](memory::MemoryStore& m, TimeMs) { return m.RememberFact(req); });
   });
 
@@ -318,7 +317,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     req["text"] = a->query;
     if (!a->episode.empty()) req["episode_id"] = a->episode;
     rc = MemoryWrite(
-        ctx, *a, "/v1/memory/episodes", req, "remember",
+        ctx, *a, "remember_episode", req, "remember",
         [&](memory::MemoryStore& m, TimeMs now) { return m.RememberEpisode(req, now); });
   });
 
@@ -362,7 +361,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   relate->add_option("triple", a->words, "entity_a relation entity_b")->required()->expected(3);
   relate->callback([&ctx, &rc, a] {
     json req = {{"entity_a", a->words[0]}, {"relation", a->words[1]}, {"entity_b", a->words[2]}};
-    rc = MemoryWrite(ctx, *a, "/v1/memory/associations", req, "relate",
+    rc = MemoryWrite(ctx, *a, "relate", req, "relate",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Relate(req); });
   });
 
@@ -397,7 +396,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
                : *by_subject ? json{{"subject", a->subject}}
                              : json{{"older_than", a->older_than}};
     if (a->force) req["force"] = true;
-    rc = MemoryWrite(ctx, *a, "/v1/memory/forget", req, "forget",
+    rc = MemoryWrite(ctx, *a, "forget", req, "forget",
                      [&](memory::MemoryStore& m, TimeMs now) { return m.Forget(req, now); });
   });
 
@@ -405,7 +404,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
       cmd->add_subcommand("decay", "delete memories whose strength has decayed below the minimum");
   decay->add_flag("--force", a->force, "even when that is more than half of all memories");
   decay->callback([&ctx, &rc, a] {
-    rc = MemoryWrite(ctx, *a, "/v1/memory/decay", {{"force", a->force}}, "decay",
+    rc = MemoryWrite(ctx, *a, "decay", {{"force", a->force}}, "decay",
                      [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a->force, now); });
   });
 
@@ -433,7 +432,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* embed = cmd->add_subcommand("embed", "fill in missing vectors (--all: redo every one)");
   embed->add_flag("--all", a->all, "re-embed every memory");
   embed->callback([&ctx, &rc, a] {
-    rc = MemoryWrite(ctx, *a, "/v1/memory/embed", {{"all", a->all}}, "embed",
+    rc = MemoryWrite(ctx, *a, "embed", {{"all", a->all}}, "embed",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a->all); });
   });
 
@@ -457,7 +456,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
       rc = Fail(doc.status());
       return;
     }
-    rc = MemoryWrite(ctx, *a, "/v1/memory/import", *doc, "import",
+    rc = MemoryWrite(ctx, *a, "import_memory", *doc, "import",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Import(*doc); });
   });
 
@@ -470,7 +469,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
     if (!a->episode.empty()) req["episode_id"] = a->episode;
     // Beside a running runtime, which may read only under its
     // memory.ingest_roots, the files are read here and their content sent.
-    Forwarding api{"/v1/memory/ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
+    Forwarding api{"ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
                      auto settings = MemorySettings(a->config);
                      if (!settings.ok()) return settings.status();
                      return IngestThroughApi(ctx, a->path, a->episode,

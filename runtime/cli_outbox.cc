@@ -64,7 +64,7 @@ void AddArousal(CLI::App& app, CliContext& ctx, int& rc) {
       // A bare word is a string.
       req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
     }
-    rc = WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"set_arousal", {}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
     });
   });
@@ -130,7 +130,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
     PutIf(req, "id", args->id);
     PutIf(req, "reason", args->reason);
     if (args->require_approval) req["require_approval"] = true;
-    rc = WithWriter(ctx, {"POST", "/v1/actions", req},
+    rc = WithWriter(ctx, {"enqueue_action", {}, req},
                     [&](Engine& e) { return EnqueueOffline(ctx, e, req); });
   });
 
@@ -146,7 +146,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
       json req = json::object();
       PutIf(req, "reason", args->reason);
       rc = WithWriter(
-          ctx, {"POST", "/v1/actions/" + Seg(args->id) + (approve ? "/approve" : "/reject"), req},
+          ctx, {approve ? "approve_action" : "reject_action", {{"id", args->id}}, req},
           [&](Engine& e) {
             return CommitAndReport(ctx, e,
                                    approve ? state::BuildActionApprove(args->id, req)
@@ -163,7 +163,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
   retry->callback([&ctx, &rc, args] {
     json req = json::object();
     PutIf(req, "reason", args->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/actions/" + Seg(args->id) + "/retry", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"retry_action", {{"id", args->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildActionRetry(args->id, req), "action_id");
     });
   });
@@ -214,7 +214,7 @@ void AddAction(CLI::App& app, CliContext& ctx, int& rc) {
       rc = Fail(now.status());
       return;
     }
-    rc = WithWriter(ctx, {"POST", "/v1/actions/prune", {{"older_than", args->older_than}}},
+    rc = WithWriter(ctx, {"prune_actions", {}, {{"older_than", args->older_than}}},
                     [&](Engine& e) {
                       return CommitAndReport(
                           ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");

@@ -117,7 +117,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
     if (a->count("--text")) req["text"] = add->text;
     PutIf(req, "thread_id", add->thread);
     PutIf(req, "id", add->id);
-    rc = WithWriter(ctx, {"POST", "/v1/percepts", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"add_percept", {}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptAdd(req, e.next_seq()), "percept_id");
     });
   });
@@ -142,7 +142,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   assign->callback([&ctx, &rc, t] {
     json req = {{"thread_id", t->thread}};
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/assign", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"assign_percept", {{"id", t->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptAssign(t->id, req), "percept_id");
     });
   });
@@ -152,7 +152,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   process->callback([&ctx, &rc, t] {
     json req = json::object();
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/process", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"process_percept", {{"id", t->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptProcess(t->id, req), "percept_id");
     });
   });
@@ -162,7 +162,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   drop->callback([&ctx, &rc, t] {
     json req = json::object();
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/percepts/" + Seg(t->id) + "/drop", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"drop_percept", {{"id", t->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptDrop(t->id, req), "percept_id");
     });
   });
@@ -172,7 +172,7 @@ void AddPercept(CLI::App& app, CliContext& ctx, int& rc) {
   remove->callback([&ctx, &rc, t] {
     json req = json::object();
     PutIf(req, "reason", t->reason);
-    rc = WithWriter(ctx, {"DELETE", "/v1/percepts/" + Seg(t->id), req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"remove_percept", {{"id", t->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildPerceptRemove(t->id, req), "percept_id");
     });
   });
@@ -266,7 +266,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     PutIf(req, "from_percept", args->from_percept);
     PutIf(req, "id", args->id);
     PutIf(req, "reason", args->reason);
-    rc = WithWriter(ctx, {"POST", "/v1/threads", req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"create_thread", {}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadCreate(req, e.next_seq()), "thread_id");
     });
   });
@@ -292,7 +292,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
     if (!args->percepts.empty()) req["add_percepts"] = args->percepts;
     PutIf(req, "reason", args->reason);
     PutIf(req, "outcome", args->outcome);
-    rc = WithWriter(ctx, {"PATCH", "/v1/threads/" + Seg(args->id), req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"update_thread", {{"id", args->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadUpdate(args->id, req), "thread_id");
     });
   });
@@ -314,7 +314,7 @@ void AddThread(CLI::App& app, CliContext& ctx, int& rc) {
   del->callback([&ctx, &rc, args] {
     json req = json::object();
     PutIf(req, "reason", args->reason);
-    rc = WithWriter(ctx, {"DELETE", "/v1/threads/" + Seg(args->id), req}, [&](Engine& e) {
+    rc = WithWriter(ctx, {"delete_thread", {{"id", args->id}}, req}, [&](Engine& e) {
       return CommitAndReport(ctx, e, state::BuildThreadDelete(args->id, req), "thread_id");
     });
   });

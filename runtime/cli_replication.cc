@@ -204,7 +204,7 @@ void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc) {
     // dir is promoted here.
     const Status none_running = Status::NotFound("no limbic serves " + ctx.state_dir);
     auto answer =
-        ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(), none_running);
+        ForwardRequest(ctx, "promote", nlohmann::json::object(), none_running);
     if (!answer.ok() && answer.status().IsNotFound() &&
         answer.status().message() == none_running.message())
       answer = PromoteOffline(ctx);

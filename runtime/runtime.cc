@@ -205,7 +205,7 @@ Status Runtime::Open() {
     LIMBIC_RETURN_IF_ERROR(StartPrimary());
   }
 
-  api_ = std::make_unique<Api>(*this, log_);
+  api_ = std::make_unique<Api>(ApiServicesOf(*this), log_);
   http_->Serve(api_->MakeRouter());
   return Status::OK();
 }
