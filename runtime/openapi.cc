@@ -119,7 +119,7 @@ json MakeDocument() {
            {{"type", "http"},
             {"scheme", "bearer"},
             {"description", "api.token (needed only when it is set)"}}}}},
-        {"schemas", {{"Error", ErrorSchema()}}}}}};
+        {"schemas", ComponentSchemas()}}}};
 }
 
 }  // namespace

@@ -110,16 +110,12 @@ inline json ArrayOf(json items) { return {{"type", "array"}, {"items", std::move
 inline json T(const char* type) { return {{"type", type}}; }
 inline json Nullable(const char* type) { return {{"type", {type, "null"}}}; }
 
-// One event as the log holds it (docs/events.md).
-inline json EventSchema() {
-  return Object({{"seq", T("integer")}, {"ts", T("string")}, {"type", T("string")}},
-                {"seq", "ts", "type"});
+// A schema of components/schemas (ComponentSchemas, operations.cc): the
+// records several operations answer, named once in the OpenAPI document.
+inline json Ref(const char* name) {
+  return {{"$ref", std::string("#/components/schemas/") + name}};
 }
-// The answer to a durable write: {seq, events, id?}; {events: []} when
-// there was nothing to do.
-inline json Receipt() {
-  return Object({{"seq", T("integer")}, {"id", T("string")}, {"events", ArrayOf(EventSchema())}},
-                {"events"});
-}
+// The answer to a durable write: {seq, events, id?}.
+inline json Receipt() { return Ref("Receipt"); }
 
 }  // namespace limbic::runtime::schema

@@ -1,6 +1,7 @@
 #include "runtime/operations.h"
 
 #include "runtime/api.h"
+#include "runtime/operation_schemas.h"
 
 namespace limbic::runtime {
 
@@ -37,16 +38,40 @@ json BodySchemaOf(const Operation& op) {
   return s;
 }
 
-json ErrorSchema() {
-  return {{"type", "object"},
-          {"required", {"error"}},
-          {"properties",
-           {{"error",
-             {{"type", "object"},
-              {"required", {"code", "message"}},
-              {"properties",
-               {{"code", {{"type", "string"}, {"description", "stable: invalid_argument, ..."}}},
-                {"message", {{"type", "string"}, {"description", "what is wrong, and where"}}}}}}}}}};
+const json& ComponentSchemas() {
+  using namespace schema;  // NOLINT: the table's vocabulary
+  static const json kSchemas = {
+      {"Error",
+       Object({{"error", Object({{"code", Str("stable: invalid_argument, not_found, ...")},
+                                 {"message", Str("what is wrong, and where")}},
+                                {"code", "message"})}},
+              {"error"})},
+      // One event as the log holds it (docs/events.md).
+      {"Event", Object({{"seq", T("integer")}, {"ts", T("string")}, {"type", T("string")}},
+                       {"seq", "ts", "type"})},
+      // The answer to a durable write; {events: []} when there was nothing to do.
+      {"Receipt",
+       Object({{"seq", {{"type", "integer"}, {"description", "the first event's"}}},
+               {"id", Str("the record's, when one was made")},
+               {"events", ArrayOf(Ref("Event"))}},
+              {"events"})},
+      {"Percept",
+       Object({{"id", T("string")}, {"source", T("string")}, {"type", T("string")},
+               {"status", T("string")}, {"intensity", T("number")}, {"ts", T("string")},
+               {"thread_id", Nullable("string")}},
+              {"id", "source", "type", "status", "ts"})},
+      {"Thread", Object({{"id", T("string")}, {"goal", T("string")}, {"status", T("string")},
+                         {"salience", T("number")}, {"percepts", ArrayOf(T("string"))}},
+                        {"id", "goal", "status"})},
+      {"Action", Object({{"id", T("string")}, {"effector", T("string")}, {"type", T("string")},
+                         {"status", T("string")}, {"attempts", T("integer")}},
+                        {"id", "effector", "type", "status"})},
+      {"Arousal",
+       Object({{"level", T("number")}, {"factors", T("object")}, {"effective", T("number")}},
+              {"level", "effective"})},
+      {"Reflex", Object({{"id", T("string")}, {"enabled", T("boolean")}}, {"id"})},
+  };
+  return kSchemas;
 }
 
 // The query parameters of every operation, as the router checks them

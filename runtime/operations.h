@@ -100,8 +100,11 @@ const Operation* FindOperation(std::string_view name);
 //! (properties and required); null when the operation reads no body.
 nlohmann::json BodySchemaOf(const Operation& op);
 
-//! {"error": {"code", "message"}}: what every failure answers.
-nlohmann::json ErrorSchema();
+//! The schemas the table refers to by name ({"$ref": "#/components/
+//! schemas/Receipt"}): Error ({"error": {"code", "message"}}, what every
+//! failure answers), Event, Receipt, Percept, Thread, Action, Arousal,
+//! Reflex. An object {name: schema}.
+const nlohmann::json& ComponentSchemas();
 
 // The areas' parts of the table (operations_*.cc), concatenated in this order.
 std::vector<Operation> SystemOperations();   //!< /healthz, /metrics, promote, openapi

@@ -6,14 +6,6 @@ namespace limbic::runtime {
 
 using namespace schema;  // NOLINT: the table's vocabulary
 
-namespace {
-
-json Reflex() {
-  return Object({{"id", T("string")}, {"enabled", T("boolean")}}, {"id"});
-}
-
-}  // namespace
-
 std::vector<Operation> EventOperations() {
   using B = Operation::Body;
   std::vector<Operation> ops;
@@ -52,7 +44,7 @@ std::vector<Operation> EventOperations() {
             NotInTool(Query("id", QueryKind::kName, Str("only events naming this id"))),
             NotInTool(Query("since", QueryKind::kTime, Str("only events at or after (RFC 3339)"))),
             NotInTool(Query("until", QueryKind::kTime, Str("only events at or before (RFC 3339)")))},
-       .result = Object({{"events", ArrayOf(EventSchema())},
+       .result = Object({{"events", ArrayOf(Ref("Event"))},
                          {"last_seq", T("integer")},
                          {"scanned_to", T("integer")}},
                         {"events", "last_seq", "scanned_to"}),
@@ -71,14 +63,14 @@ std::vector<Operation> EventOperations() {
                  .path = "/v1/reflexes",
                  .tag = "reflexes",
                  .summary = "Every reflex rule",
-                 .result = Object({{"reflexes", ArrayOf(Reflex())}}, {"reflexes"})});
+                 .result = Object({{"reflexes", ArrayOf(Ref("Reflex"))}}, {"reflexes"})});
   ops.push_back({.name = "get_reflex",
                  .method = "GET",
                  .path = "/v1/reflexes/{id}",
                  .tag = "reflexes",
                  .summary = "One reflex rule",
                  .params = {Path("id", Str("the rule id"))},
-                 .result = Reflex()});
+                 .result = Ref("Reflex")});
   ops.push_back(
       {.name = "put_reflex",
        .method = "PUT",

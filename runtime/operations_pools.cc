@@ -10,27 +10,6 @@ namespace {
 
 const char* kThreadStatus = "active, paused, frozen or complete";
 
-json Percept() {
-  return Object({{"id", T("string")}, {"source", T("string")}, {"type", T("string")},
-                 {"status", T("string")}, {"intensity", T("number")}, {"ts", T("string")},
-                 {"thread_id", Nullable("string")}},
-                {"id", "source", "type", "status", "ts"});
-}
-json Thread() {
-  return Object({{"id", T("string")}, {"goal", T("string")}, {"status", T("string")},
-                 {"salience", T("number")}, {"percepts", ArrayOf(T("string"))}},
-                {"id", "goal", "status"});
-}
-json Action() {
-  return Object({{"id", T("string")}, {"effector", T("string")}, {"type", T("string")},
-                 {"status", T("string")}, {"attempts", T("integer")}},
-                {"id", "effector", "type", "status"});
-}
-json Arousal() {
-  return Object({{"level", T("number")}, {"factors", T("object")}, {"effective", T("number")}},
-                {"level", "effective"});
-}
-
 // A write on one pool record: {id, reason?} with the id in the path.
 std::vector<OpParam> IdAndReason(const char* id, const char* reason) {
   return {Path("id", Str(id)), Field("reason", Str(reason))};
@@ -85,7 +64,7 @@ std::vector<Operation> PoolOperations() {
                   Query("min_age", QueryKind::kDuration, Str("at least this old (duration, e.g. 5m)")),
                   Query("max_age", QueryKind::kDuration, Str("at most this old (duration, e.g. 1h)")),
                   Query("limit", QueryKind::kCount, Int("at most this many (default 50)", 1, 10000))},
-       .result = Object({{"percepts", ArrayOf(Percept())}}, {"percepts"}),
+       .result = Object({{"percepts", ArrayOf(Ref("Percept"))}}, {"percepts"}),
        .mcp = Tool("list_percepts", ReadOnly())});
   ops.push_back({.name = "get_percept",
                  .method = "GET",
@@ -94,7 +73,7 @@ std::vector<Operation> PoolOperations() {
                  .summary = "One percept",
                  .description = "One percept with its age and effective (decayed) intensity.",
                  .params = {Path("id", Str("the percept id"))},
-                 .result = Percept(),
+                 .result = Ref("Percept"),
                  .mcp = Tool("get_percept", ReadOnly())});
   ops.push_back({.name = "assign_percept",
                  .method = "POST",
@@ -176,7 +155,7 @@ std::vector<Operation> PoolOperations() {
                                        {"active", "paused", "frozen", "complete", "all"})),
                             NotInTool(Query("limit", QueryKind::kCount,
                                             Int("at most this many (default: all)", 0)))},
-                 .result = Object({{"threads", ArrayOf(Thread())}}, {"threads"}),
+                 .result = Object({{"threads", ArrayOf(Ref("Thread"))}}, {"threads"}),
                  .mcp = Tool("list_threads", ReadOnly())});
   ops.push_back({.name = "get_thread",
                  .method = "GET",
@@ -185,7 +164,7 @@ std::vector<Operation> PoolOperations() {
                  .summary = "One thread",
                  .description = "One thread: goal, status, state, percepts, effective salience.",
                  .params = {Path("id", Str("the thread id"))},
-                 .result = Thread(),
+                 .result = Ref("Thread"),
                  .mcp = Tool("get_thread", ReadOnly())});
   ops.push_back(
       {.name = "update_thread",
@@ -239,7 +218,7 @@ std::vector<Operation> PoolOperations() {
                  .tag = "arousal",
                  .summary = "The arousal level",
                  .description = "The arousal level, its factors and the effective level now.",
-                 .result = Arousal(),
+                 .result = Ref("Arousal"),
                  .mcp = Tool("get_arousal", ReadOnly())});
   ops.push_back({.name = "set_arousal",
                  .method = "PATCH",
@@ -338,7 +317,7 @@ std::vector<Operation> PoolOperations() {
        .params = {Query("status", QueryKind::kName,
                         Enum("which (default: all)", {"pending_approval", "pending", "inflight",
                                                       "failed", "complete", "dead", "rejected"}))},
-       .result = Object({{"actions", ArrayOf(Action())}}, {"actions"}),
+       .result = Object({{"actions", ArrayOf(Ref("Action"))}}, {"actions"}),
        .mcp = Tool("list_actions", ReadOnly())});
   // {"older_than": "24h"}: complete and dead actions last updated before
   // now - older_than (default: outbox.retention) leave the pool.
@@ -368,7 +347,7 @@ std::vector<Operation> PoolOperations() {
                  .summary = "One outbox action",
                  .description = "One outbox action: status, attempts, last_error, next_attempt_at.",
                  .params = {Path("id", Str("the action id"))},
-                 .result = Action(),
+                 .result = Ref("Action"),
                  .mcp = Tool("get_action", ReadOnly())});
   return ops;
 }

@@ -100,7 +100,19 @@ const rebound = await new Promise((resolve, reject) => {
 if (rebound.status !== 421) fail(`GET /v1/openapi.json with Host evil.example: ${rebound.status}, want 421`);
 
 const ajv = new Ajv2020({strict: false, allErrors: true});
-const errorSchema = doc.components.schemas.Error;
+// The document's schemas refer to its components by $ref: inlined here.
+function inline(schema) {
+  if (Array.isArray(schema)) return schema.map(inline);
+  if (!schema || typeof schema !== 'object') return schema;
+  const ref = schema.$ref;
+  if (typeof ref === 'string') {
+    const name = ref.replace('#/components/schemas/', '');
+    if (!(name in doc.components.schemas)) fail(`a $ref to no component: ${ref}`);
+    return inline(doc.components.schemas[name]);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(v)]));
+}
+const errorSchema = inline(doc.components.schemas.Error);
 const ops = new Map();  // operationId -> {method, path, op}
 for (const [p, methods] of Object.entries(doc.paths))
   for (const [m, op] of Object.entries(methods)) ops.set(op.operationId, {method: m.toUpperCase(), path: p, op});
@@ -112,7 +124,7 @@ function schemaFor(op, status) {
   const r = op.responses[String(status)];
   if (!r) return {schema: errorSchema, what: 'Error'};
   const json = r.content && r.content['application/json'];
-  return {schema: json ? json.schema : null, what: `${status}`};
+  return {schema: json ? inline(json.schema) : null, what: `${status}`};
 }
 
 // Calls operation `id` and checks the answer; returns its parsed body.

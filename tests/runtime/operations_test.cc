@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -148,6 +149,21 @@ TEST_CASE("operations: the OpenAPI document lists every route the router answers
   size_t n = 0;
   for (const auto& [path, methods] : doc["paths"].items()) n += methods.size();
   CHECK(n == Operations().size());
+  // Every $ref names a component of the document.
+  size_t refs = 0;
+  std::function<void(const json&)> walk = [&](const json& v) {
+    if (v.is_object() && v.contains("$ref")) {
+      const std::string ref = v["$ref"];
+      INFO(ref);
+      REQUIRE(ref.rfind("#/components/schemas/", 0) == 0);
+      CHECK(doc["components"]["schemas"].contains(ref.substr(21)));
+      ++refs;
+    }
+    if (v.is_structured())
+      for (const json& x : v) walk(x);
+  };
+  walk(doc);
+  CHECK(refs > Operations().size());
   // The description needs no token; the Host rule still applies (http_policy).
   CHECK(doc["paths"]["/v1/openapi.json"]["get"]["security"] == json::array());
   CHECK(doc["paths"]["/v1/percepts"]["post"]["x-limbic-mcp"]["tool"] == "add_percept");
