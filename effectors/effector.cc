@@ -8,9 +8,10 @@
 #include <map>
 #include <mutex>
 
-#include "effectors/builtin.h"
 #include "base/input_json.h"
 #include "base/kind_registry.h"
+#include "base/template.h"
+#include "effectors/builtin.h"
 
 namespace limbic::effectors {
 
@@ -127,20 +128,6 @@ bool KnownPlaceholder(std::string_view name) {
   return name == "payload" || (name.rfind("payload.", 0) == 0 && name.size() > 8);
 }
 
-// Calls `visit(placeholder)` for each {{...}} in `s`; false if a {{ is not closed.
-template <typename Visit>
-bool ForEachPlaceholder(const std::string& s, Visit visit) {
-  size_t pos = 0;
-  for (;;) {
-    size_t open = s.find("{{", pos);
-    if (open == std::string::npos) return true;
-    size_t close = s.find("}}", open + 2);
-    if (close == std::string::npos) return false;
-    visit(std::string_view(s).substr(open + 2, close - open - 2));
-    pos = close + 2;
-  }
-}
-
 Result<json> Placeholder(std::string_view name, const Delivery& d) {
   if (name == "action.id") return json(d.action_id);
   if (name == "action.type") return json(d.type);
@@ -156,61 +143,19 @@ Result<json> Placeholder(std::string_view name, const Delivery& d) {
   return Status::InvalidArgument("template {{" + std::string(name) + "}}: unknown placeholder");
 }
 
-Result<json> RenderString(const std::string& s, const Delivery& d) {
-  // Exactly one placeholder: keep the value's JSON type.
-  if (s.size() > 4 && s.rfind("{{", 0) == 0 && s.find("}}") == s.size() - 2 && s.find("{{", 2) == std::string::npos)
-    return Placeholder(s.substr(2, s.size() - 4), d);
-  std::string out;
-  size_t pos = 0;
-  for (;;) {
-    size_t open = s.find("{{", pos);
-    if (open == std::string::npos) break;
-    size_t close = s.find("}}", open + 2);
-    if (close == std::string::npos) return Status::InvalidArgument("template \"" + s + "\": unclosed {{");
-    out.append(s, pos, open - pos);
-    auto v = Placeholder(std::string_view(s).substr(open + 2, close - open - 2), d);
-    if (!v.ok()) return v.status();
-    out += v->is_string() ? v->get<std::string>() : v->dump();
-    pos = close + 2;
-  }
-  out.append(s, pos);
-  return json(out);
-}
-
 }  // namespace
 
 Status CheckTemplate(const std::string& name, const std::string& key, const json& tmpl) {
-  if (tmpl.is_object() || tmpl.is_array()) {
-    for (auto it = tmpl.begin(); it != tmpl.end(); ++it)
-      LIMBIC_RETURN_IF_ERROR(CheckTemplate(name, key + (tmpl.is_object() ? "." + it.key() : "[]"), *it));
-    return Status::OK();
-  }
-  if (!tmpl.is_string()) return Status::OK();
-  std::string unknown;
-  bool closed = ForEachPlaceholder(tmpl.get_ref<const std::string&>(), [&](std::string_view p) {
-    if (unknown.empty() && !KnownPlaceholder(p)) unknown = "{{" + std::string(p) + "}}";
+  return limbic::CheckTemplate(tmpl, "effectors." + name + "." + key, [](std::string_view p) {
+    if (KnownPlaceholder(p)) return std::string();
+    return "unknown placeholder {{" + std::string(p) +
+           "}} (use action.id, action.type, action.idempotency_key, action.attempt, "
+           "action.thread_id, payload or payload.PATH)";
   });
-  if (!closed) return ConfigError(name, key, "unclosed {{ in \"" + tmpl.get<std::string>() + "\"");
-  if (!unknown.empty())
-    return ConfigError(name, key,
-                       "unknown placeholder " + unknown +
-                           " (use action.id, action.type, action.idempotency_key, action.attempt, "
-                           "action.thread_id, payload or payload.PATH)");
-  return Status::OK();
 }
 
 Result<json> RenderTemplate(const json& tmpl, const Delivery& d) {
-  if (tmpl.is_string()) return RenderString(tmpl.get<std::string>(), d);
-  if (tmpl.is_object() || tmpl.is_array()) {
-    json out = tmpl;
-    for (auto it = out.begin(); it != out.end(); ++it) {
-      auto v = RenderTemplate(*it, d);
-      if (!v.ok()) return v.status();
-      *it = std::move(*v);
-    }
-    return out;
-  }
-  return tmpl;
+  return limbic::RenderTemplate(tmpl, [&d](std::string_view name) { return Placeholder(name, d); });
 }
 
 namespace {

@@ -22,8 +22,8 @@ class RecordingStream final : public runtime::SseStream {
   bool Send(std::string_view event, std::string_view id, std::string_view data) override {
     if (closed_) return false;
     if (frames_.size() < kMaxFrames)
-      frames_ += "event: " + std::string(event) + "\nid: " + std::string(id) + "\ndata: " +
-                 std::string(data) + "\n\n";
+      frames_ += "event: " + std::string(event) + "\nid: " + std::string(id) +
+                 "\ndata: " + std::string(data) + "\n\n";
     return true;
   }
   void Close() override {
@@ -37,8 +37,10 @@ class RecordingStream final : public runtime::SseStream {
   bool backlogged() const override { return frames_.size() >= kMaxFrames; }
   void OnDrained(std::function<void()>) override {}
   void OnClosed(std::function<void()> cb) override {
-    if (closed_) boost::asio::post(ioc_, std::move(cb));
-    else on_closed_.push_back(std::move(cb));
+    if (closed_)
+      boost::asio::post(ioc_, std::move(cb));
+    else
+      on_closed_.push_back(std::move(cb));
   }
   void Reject(int status, std::string code, std::string message) override {
     FUZZ_CHECK(!sent_answer_, "Reject after the stream started");
@@ -71,7 +73,7 @@ void DropWait(runtime::HttpRequest& req) {
 
 InProcessApi& InProcessApi::Get() {
   static InProcessApi* api = [] {
-    // As the binary does (runtime/main.cc): every thread started from here
+    // As the binary does (runtime/cli/main.cc): every thread started from here
     // on (the loop's, RocksDB's, the workers') gets a 256 MiB stack.
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -95,10 +97,12 @@ void InProcessApi::Start() {
   config->api_port = 0;
   config->durability = state::Durability::kNone;
   for (auto it = config->sensors.begin(); it != config->sensors.end();) {
-    if (it.value().value("kind", "") == "timer") it = config->sensors.erase(it);
-    else ++it;
+    if (it.value().value("kind", "") == "timer")
+      it = config->sensors.erase(it);
+    else
+      ++it;
   }
-  runtime_ = std::make_unique<runtime::Runtime>(*config, log_);
+  runtime_ = std::make_unique<runtime::Runtime>(*config, log_, runtime::MakeApi);
   std::promise<bool> listening;
   auto ready = listening.get_future();
   runtime_->set_on_listening([&listening](const std::string&) { listening.set_value(true); });

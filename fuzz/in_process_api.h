@@ -6,7 +6,7 @@
 // an ephemeral loopback port (it binds, nothing connects), no timer sensor
 // (percepts the fuzzer did not send would make runs differ), and
 // durability "none" (a fuzz run needs no fdatasync). Its threads get the
-// binary's 256 MiB stacks (runtime/main.cc). Call() hands one request to
+// binary's 256 MiB stacks (runtime/cli/main.cc). Call() hands one request to
 // runtime::Dispatch -- the server's own routing after a request is read --
 // on the runtime's io thread, and waits for the answer.
 //
@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "runtime/api.h"
-#include "runtime/http_server.h"
+#include "runtime/api/api.h"
+#include "runtime/http/server.h"
 #include "runtime/runtime.h"
 #include "fuzz/fuzz_util.h"
 

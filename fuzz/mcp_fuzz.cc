@@ -1,4 +1,4 @@
-// Fuzz target `mcp`: the MCP server's line handler (runtime/mcp.cc,
+// Fuzz target `mcp`: the MCP server's line handler (runtime/mcp/server.cc,
 // HandleMcpLine), with tool calls going to a real runtime's API in process
 // (fuzz/in_process_api.h): what `limbic mcp` does for each line of stdin.
 //
@@ -18,7 +18,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "fuzz/in_process_api.h"
-#include "runtime/mcp_api.h"
+#include "runtime/mcp/api_client.h"
 #include "base/json.h"
 
 using namespace limbic;

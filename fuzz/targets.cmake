@@ -8,9 +8,9 @@ set(LIMBIC_FUZZ_config_LIBS limbic_runtime)
 set(LIMBIC_FUZZ_rules_LIBS limbic_reflexes)
 set(LIMBIC_FUZZ_archive_LIBS limbic_archive)
 set(LIMBIC_FUZZ_http_SOURCES in_process_api.cc)
-set(LIMBIC_FUZZ_http_LIBS limbic_runtime)
+set(LIMBIC_FUZZ_http_LIBS limbic_api)
 set(LIMBIC_FUZZ_mcp_SOURCES in_process_api.cc)
-set(LIMBIC_FUZZ_mcp_LIBS limbic_runtime)
+set(LIMBIC_FUZZ_mcp_LIBS limbic_mcp)
 
 # limbic_fuzz_sources(<name> <out-var>): the target's sources, as full paths.
 function(limbic_fuzz_sources name out)

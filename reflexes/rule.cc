@@ -5,8 +5,9 @@
 #include <climits>
 #include <map>
 
-#include "state/event.h"
 #include "base/input_json.h"
+#include "base/template.h"
+#include "state/event.h"
 #include "state/memory_schema.h"
 
 namespace limbic::reflexes {
@@ -52,28 +53,10 @@ class Checker {
 
   // Checks the placeholders in every string of `v` (templates).
   void Templates(const json& v, const std::string& path) {
-    if (v.is_string()) {
-      const std::string& s = v.get_ref<const std::string&>();
-      size_t pos = 0;
-      for (;;) {
-        size_t open = s.find("{{", pos);
-        if (open == std::string::npos) return;
-        size_t close = s.find("}}", open + 2);
-        if (close == std::string::npos) return Fail(path, "unclosed {{ in \"" + s + "\"");
-        std::string name = s.substr(open + 2, close - open - 2);
-        static const char* kPercept[] = {"percept.id", "percept.source", "percept.type", "percept.text",
-                                         "percept.intensity", "percept.thread_id", "percept.ts"};
-        bool match = name.rfind("match.", 0) == 0 && name.size() > 6;
-        bool ok = name.rfind("percept.data.", 0) == 0 || name == "percept.data" || match;
-        for (const char* k : kPercept) ok = ok || name == k;
-        if (!ok) return Fail(path, "unknown placeholder {{" + name + "}} (use percept.* or match.*)");
-        if (match && !captures_.count(name.substr(6))) return Fail(path, NoSuchCapture(name));
-        pos = close + 2;
-      }
-    }
-    if (v.is_object() || v.is_array())
-      for (auto it = v.begin(); it != v.end(); ++it)
-        Templates(*it, path + (v.is_object() ? "." + it.key() : "[]"));
+    Status s = limbic::CheckTemplate(v, path,
+                                     [this](std::string_view p) { return PlaceholderProblem(p); });
+    if (!s.ok() && status_.ok())
+      status_ = Status::InvalidArgument("rule \"" + id_ + "\": " + s.message());
   }
 
   // What {{match.NAME}} may name: the pattern's named groups, and "0".
@@ -83,6 +66,20 @@ class Checker {
   }
 
  private:
+  // Why a template may not use {{name}}; "" when it may.
+  std::string PlaceholderProblem(std::string_view p) const {
+    static const char* kPercept[] = {"percept.id",   "percept.source",    "percept.type",
+                                     "percept.text", "percept.intensity", "percept.thread_id",
+                                     "percept.ts"};
+    std::string name(p);
+    bool match = name.rfind("match.", 0) == 0 && name.size() > 6;
+    bool ok = name.rfind("percept.data.", 0) == 0 || name == "percept.data" || match;
+    for (const char* k : kPercept) ok = ok || name == k;
+    if (!ok) return "unknown placeholder {{" + name + "}} (use percept.* or match.*)";
+    if (match && !captures_.count(name.substr(6))) return NoSuchCapture(name);
+    return "";
+  }
+
   std::string NoSuchCapture(const std::string& placeholder) const {
     if (captures_.empty()) return "{{" + placeholder + "}} needs a when.pattern with that named group";
     std::string names;
@@ -363,33 +360,8 @@ Result<json> Value(std::string_view name, const json& percept,
 
 Result<json> RenderTemplate(const json& tmpl, const json& percept,
                             const std::map<std::string, std::string>& captures) {
-  if (tmpl.is_object() || tmpl.is_array()) {
-    json out = tmpl;
-    for (auto it = out.begin(); it != out.end(); ++it) {
-      auto v = RenderTemplate(*it, percept, captures);
-      if (!v.ok()) return v.status();
-      *it = std::move(*v);
-    }
-    return out;
-  }
-  if (!tmpl.is_string()) return tmpl;
-  const std::string& s = tmpl.get_ref<const std::string&>();
-  if (s.size() > 4 && s.rfind("{{", 0) == 0 && s.find("}}") == s.size() - 2 && s.find("{{", 2) == std::string::npos)
-    return Value(std::string_view(s).substr(2, s.size() - 4), percept, captures);
-  std::string out;
-  size_t pos = 0;
-  for (;;) {
-    size_t open = s.find("{{", pos);
-    if (open == std::string::npos) break;
-    size_t close = s.find("}}", open + 2);
-    out.append(s, pos, open - pos);
-    auto v = Value(std::string_view(s).substr(open + 2, close - open - 2), percept, captures);
-    if (!v.ok()) return v.status();
-    out += v->is_string() ? v->get<std::string>() : v->dump();
-    pos = close + 2;
-  }
-  out.append(s, pos);
-  return json(out);
+  return limbic::RenderTemplate(
+      tmpl, [&](std::string_view name) { return Value(name, percept, captures); });
 }
 
 }  // namespace limbic::reflexes

@@ -427,10 +427,6 @@ Status LoadReflexesFile(const std::string& base_dir, Config* c) {
 
 }  // namespace
 
-std::string_view ReplicationModeName(ReplicationConfig::Mode mode) {
-  return mode == ReplicationConfig::Mode::kQuorum ? "quorum" : "async";
-}
-
 Status ConfigErrors(const std::vector<std::string>& errors) {
   if (errors.empty()) return Status::OK();
   if (errors.size() == 1) return Status::InvalidArgument(errors[0]);

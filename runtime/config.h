@@ -17,14 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "base/time.h"
+#include "memory/store.h"
+#include "runtime/replication/config.h"
 #include "state/consolidate.h"
 #include "state/dedup.h"
 #include "state/event_log.h"
-#include "memory/store.h"
-#include "world/world.h"
 #include "state/recency.h"
-#include "base/status.h"
-#include "base/time.h"
+#include "world/world.h"
 
 namespace limbic::runtime {
 
@@ -39,9 +40,10 @@ struct OutboxConfig {
 
 // Consolidation into the archive and the archive's upkeep (docs/archive.md).
 struct ArchiveConfig {
-  TimeMs consolidate_every = 3600000;  // 0 = only on demand (limbic consolidate, POST /v1/consolidate)
-  state::ConsolidationPolicy policy;   // threads_after, percepts_after, actions_after
-  bool rollup = true;                  // roll past days up at the day boundary
+  TimeMs consolidate_every =
+      3600000;  // 0 = only on demand (limbic consolidate, POST /v1/consolidate)
+  state::ConsolidationPolicy policy;  // threads_after, percepts_after, actions_after
+  bool rollup = true;                 // roll past days up at the day boundary
   size_t semantic_links = 5;
   size_t social_links = 5;
 };
@@ -55,30 +57,11 @@ struct ApiLimitsConfig {
   size_t max_connections_per_client = 256;  // per remote address
   size_t max_sse_streams = 256;             // fewer than max_connections
   size_t max_sse_streams_per_client = 64;
-  TimeMs sse_keepalive = 15000;                // a comment line on a quiet stream
-  size_t sse_max_queued_bytes = 4 << 20;       // per stream; beyond it the client is dropped
-  std::vector<std::string> allowed_hosts;      // Host names besides loopback and api.address
-  std::vector<std::string> allowed_origins;    // Origins besides the API's own
+  TimeMs sse_keepalive = 15000;              // a comment line on a quiet stream
+  size_t sse_max_queued_bytes = 4 << 20;     // per stream; beyond it the client is dropped
+  std::vector<std::string> allowed_hosts;    // Host names besides loopback and api.address
+  std::vector<std::string> allowed_origins;  // Origins besides the API's own
 };
-
-// Replication of the events log on NATS JetStream (replication.*;
-// docs/scale.md). Off while `nats` is empty.
-struct ReplicationConfig {
-  enum class Mode { kAsync, kQuorum };
-  std::vector<std::string> nats;  // server URLs, "nats://HOST:PORT"
-  std::string stream = "LIMBIC";  // this agent's own stream
-  std::string agent;              // required: the subject is limbic.<agent>.events
-  Mode mode = Mode::kAsync;
-  // async: healthz says degraded while more events than this wait.
-  uint64_t max_lag = 10000;
-  // How long publishing may keep failing (a leader election, NATS down)
-  // before quorum mode refuses writes and answers the held ones 503.
-  TimeMs timeout = 5000;
-  bool enabled() const { return !nats.empty(); }
-  // "limbic.<agent>.events"
-  std::string subject() const { return "limbic." + agent + ".events"; }
-};
-std::string_view ReplicationModeName(ReplicationConfig::Mode mode);
 
 struct Config {
   std::string source;  // file path, or "<embedded default>"
@@ -90,7 +73,7 @@ struct Config {
   std::string api_address = "127.0.0.1";
   uint16_t api_port = 7077;
   std::string api_token;  // required when api_address is not loopback
-  bool ui = true;         // api.ui: serve the inspector at /ui/ (runtime/ui/)
+  bool ui = true;         // api.ui: serve the inspector at /ui/ (runtime/api/ui/)
   std::string ui_dir;     // api.ui_dir: serve its files from here, not the built-in copy
   // api.fork_root: where POST /v1/fork makes sandboxes ("" = "<state dir>-forks");
   // made absolute by Runtime::Open (runtime/sandbox.h, ResolveForkRoot).

@@ -4,7 +4,7 @@
 #include <deque>
 #include <set>
 
-#include "state/provenance.h"
+#include "runtime/submit.h"
 
 namespace limbic::runtime {
 
@@ -254,8 +254,7 @@ void Outbox::OnOutcome(Lane& lane, const std::string& action_id, int attempt,
 
 void Outbox::Record(std::vector<Event> events, const std::string& what) {
   std::string id = events.front().Str("action_id");
-  state::Attribute(events, "outbox");
-  Status s = engine_.Submit(std::move(events), nullptr);
+  Status s = SubmitCommand(engine_, std::move(events), {"outbox"}, nullptr);
   if (!s.ok()) log_->error("outbox: action {}: recording {} failed: {}", id, what, s.ToString());
 }
 

@@ -9,11 +9,10 @@
 #include "base/input_json.h"
 #include "base/process_groups.h"
 #include "effectors/effector.h"
-#include "runtime/api.h"
 #include "runtime/attention.h"
+#include "runtime/submit.h"
 #include "state/commands.h"
 #include "state/dedup.h"
-#include "state/provenance.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -34,8 +33,8 @@ std::string StoppedLine(const state::Engine& engine) {
   const uint64_t durable = engine.durable_seq(), applied = engine.applied_seq();
   std::string line = "stopped at seq " + std::to_string(durable);
   if (applied < durable)
-    line += " (the projections end at seq " + std::to_string(applied) +
-            " and catch up from the log)";
+    line +=
+        " (the projections end at seq " + std::to_string(applied) + " and catch up from the log)";
   if (applied > durable)  // interval or none, and the last fdatasync failed
     line += " (the projections hold events through seq " + std::to_string(applied) +
             " that the log could not sync)";
@@ -44,10 +43,11 @@ std::string StoppedLine(const state::Engine& engine) {
 
 }  // namespace
 
-Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log)
+Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log, ApiFactory make_api)
     : config_(std::move(config)),
       log_(std::move(log)),
       signals_(ioc_, SIGINT, SIGTERM),
+      make_api_(std::move(make_api)),
       prune_timer_(ioc_),
       cursor_timer_(ioc_) {
   // One limit for every parser of outside input in this process (HTTP,
@@ -100,7 +100,7 @@ Status Runtime::Open() {
     errors.push_back("replication: a standby needs replication.nats, .stream and .agent");
   Status checked = ConfigErrors(errors);
   if (!checked.ok()) return checked.WithContext(config_.source);
-  // A standby's log takes only its stream's events (runtime/follower.h).
+  // A standby's log takes only its stream's events (runtime/replication/follower.h).
   if (!following_) LIMBIC_RETURN_IF_ERROR(RefuseStandbyWrites(config_.state_dir));
 
   // 2. The API's address is taken now, before the state dir is touched, so
@@ -133,7 +133,8 @@ Status Runtime::Open() {
   eo.logger = log_;
   eo.post = [this](std::function<void()> task) { boost::asio::post(ioc_, std::move(task)); };
   eo.on_sync = [this](double seconds) {
-    boost::asio::post(ioc_, [this, seconds] { metrics_.Observe("limbic_fsync_seconds", "", seconds); });
+    boost::asio::post(ioc_,
+                      [this, seconds] { metrics_.Observe("limbic_fsync_seconds", "", seconds); });
   };
   eo.on_durable = [this](uint64_t seq) {
     if (replicator_) replicator_->OnDurable(seq);
@@ -193,19 +194,19 @@ Status Runtime::Open() {
                                                FileDurability::kSynced);
     if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
     follower_ = std::make_unique<Follower>(
-        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, metrics_,
-        log_);
+        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, log_);
     LIMBIC_RETURN_IF_ERROR(follower_->Start());
+    ExportReplicationMetrics();
   } else {
     if (config_.replication.enabled()) {
-      replicator_ =
-          std::make_unique<Replicator>(ioc_, *engine_, config_.replication, metrics_, log_);
+      replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
       LIMBIC_RETURN_IF_ERROR(replicator_->Start());
+      ExportReplicationMetrics();
     }
     LIMBIC_RETURN_IF_ERROR(StartPrimary());
   }
 
-  api_ = std::make_unique<Api>(ApiServicesOf(*this), log_);
+  api_ = make_api_(*this, log_);
   http_->Serve(api_->MakeRouter());
   return Status::OK();
 }
@@ -232,7 +233,7 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
   promoting_ = true;
   log_->info("promotion: applying the stream through its last event");
   // The follower claims the stream (primary_promoted, published first and
-  // then applied from it); a refusal leaves it following (runtime/follower.h).
+  // then applied from it); a refusal leaves it following (runtime/replication/follower.h).
   follower_->Promote(20000, [this, done](Status s, Follower::Promoted promoted) {
     promoting_ = false;
     if (stopping_) return done(Status::Unavailable("shutting down"), json());
@@ -249,8 +250,9 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
     engine_->set_write_gate(Status::OK());
     if (Status l = LoadReflexes(file_rules_, false); !l.ok())
       log_->warn("promotion: loading the reflexes: {}", l.message());
-    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, metrics_, log_);
+    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
     Status started = replicator_->Start();
+    if (started.ok()) ExportReplicationMetrics();
     uint64_t after = 0;
     if (started.ok()) started = CatchUpReflexes(&after);
     if (started.ok()) started = StartPrimary();
@@ -308,10 +310,8 @@ void Runtime::MakeSensors(std::vector<std::string>* errors) {
     // Sinks run only once the sensor is started, after the engine is open.
     auto sink = [this, actor = "sensor:" + name](json request, sensors::Committed done) -> Status {
       if (stopping_) return Status::Unavailable("shutting down");
-      auto events = state::BuildPerceptAdd(request, engine_->next_seq());
-      if (!events.ok()) return events.status();
-      state::Attribute(*events, actor);
-      return engine_->Submit(std::move(events).value(), std::move(done));
+      return SubmitCommand(*engine_, state::BuildPerceptAdd(request, engine_->next_seq()),
+                           {actor, &config_.effectors}, std::move(done));
     };
     auto sensor = sensors::MakeSensor(name, it.value(), ioc_, sink, log_);
     if (!sensor.ok()) {
@@ -373,9 +373,8 @@ void Runtime::SchedulePrune() {
     if (ec || stopping_) return;
     auto events = state::BuildActionsPrune(engine_->projection(), config_.outbox.retention,
                                            engine_->clock().Now());
-    if (events.ok() && !events->empty()) {
-      state::Attribute(*events, "outbox");
-      Status s = engine_->Submit(std::move(events).value(), nullptr);
+    if (events.ok()) {
+      Status s = SubmitCommand(*engine_, std::move(events), {"outbox"}, nullptr);
       if (!s.ok()) log_->warn("outbox: pruning failed: {}", s.message());
     }
     PruneDedup();
@@ -396,13 +395,15 @@ void Runtime::DeclareMetrics() {
   metrics_.Declare("limbic_events_applied_total", T::kCounter, "events durable and applied");
   metrics_.Declare("limbic_group_events", T::kHistogram, "events per commit group",
                    {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096});
-  metrics_.Declare("limbic_fsync_seconds", T::kHistogram, "events log fdatasync latency",
-                   {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});
+  metrics_.Declare(
+      "limbic_fsync_seconds", T::kHistogram, "events log fdatasync latency",
+      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});
   metrics_.Declare("limbic_pool_records", T::kGauge, "records per pool");
   metrics_.Declare("limbic_outbox_actions", T::kGauge, "outbox actions by status");
   metrics_.Declare("limbic_reflex_fires_total", T::kCounter, "reflex firings by rule");
   metrics_.Declare("limbic_reflex_rules", T::kGauge, "reflex rules loaded");
-  metrics_.Declare("limbic_sensor_percepts_total", T::kCounter, "sensor inputs received (accepted or rejected)");
+  metrics_.Declare("limbic_sensor_percepts_total", T::kCounter,
+                   "sensor inputs received (accepted or rejected)");
   metrics_.Declare("limbic_sensor_dropped_total", T::kCounter,
                    "percepts dropped by a full sensor queue");
   metrics_.Declare("limbic_sensor_rejected_total", T::kCounter, "sensor input rejected as invalid");
@@ -425,7 +426,8 @@ void Runtime::DeclareMetrics() {
     // counted, at start, on a worker.
     if (auto counts = engine_->projection().Counts()) {
       for (size_t i = 0; i < std::size(state::kAllPools); ++i)
-        m.Set("limbic_pool_records", "pool=\"" + std::string(state::PoolName(state::kAllPools[i])) + "\"",
+        m.Set("limbic_pool_records",
+              "pool=\"" + std::string(state::PoolName(state::kAllPools[i])) + "\"",
               static_cast<double>(counts->pools[i]));
       for (size_t i = 0; i < state::kActionStatuses.size(); ++i)
         m.Set("limbic_outbox_actions", "status=\"" + std::string(state::kActionStatuses[i]) + "\"",
@@ -492,9 +494,12 @@ void Runtime::ShutdownStep(int step) {
 std::string Runtime::LocalUrl() const {
   // A wildcard address is reached on loopback; IPv6 literals need brackets.
   std::string host = config_.api_address;
-  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-  else if (host == "::") host = "[::1]";
-  else if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  if (host.empty() || host == "0.0.0.0")
+    host = "127.0.0.1";
+  else if (host == "::")
+    host = "[::1]";
+  else if (host.find(':') != std::string::npos)
+    host = "[" + host + "]";
   return "http://" + host + ":" + std::to_string(http_->port());
 }
 
@@ -517,7 +522,7 @@ void Runtime::WriteApiFile() {
               {"url", LocalUrl()},
               {"body_limit", config_.body_limit}};
   Status s = Env::Default()->WriteFileAtomic(ApiFilePath(config_.state_dir), doc.dump() + "\n",
-                                                    FileDurability::kSynced);
+                                             FileDurability::kSynced);
   if (!s.ok()) log_->warn("writing api.json: {}", s.message());
   api_file_written_ = s.ok();
   // What the command line checks offline actions against (config.h).
@@ -557,8 +562,8 @@ int Runtime::Run() {
       "limbic {} running: state {}, api http://{}:{}, embedder {}, sensors [{}], effectors [{}], "
       "{} reflex rules, seq {}{}",
       LIMBIC_VERSION, config_.state_dir, config_.api_address, http_->port(),
-      memory_->embedder().id(), sensors, effectors, reflexes_.List().size(),
-      engine_->applied_seq(), sandbox);
+      memory_->embedder().id(), sensors, effectors, reflexes_.List().size(), engine_->applied_seq(),
+      sandbox);
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log_->info("signal {} received", sig);

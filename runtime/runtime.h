@@ -40,12 +40,12 @@
 #include "runtime/archive_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
-#include "runtime/follower.h"
-#include "runtime/http_server.h"
+#include "runtime/http/server.h"
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
-#include "runtime/replication.h"
+#include "runtime/replication/follower.h"
+#include "runtime/replication/replicator.h"
 #include "runtime/sandbox.h"
 #include "runtime/world_service.h"
 #include "sensors/sensor.h"
@@ -57,11 +57,24 @@ class ProcessGroupJournal;
 
 namespace limbic::runtime {
 
-class Api;
+class Runtime;
+
+// What answers the HTTP API (runtime/api/): the loop serves the router it
+// makes, from when the loop is open, and destroys it first at shutdown. The
+// loop does not know the routes: `limbic run`, `follow` and `limbic mcp`'s
+// in-process runtime pass runtime/api's MakeApi.
+class Routes {
+ public:
+  virtual ~Routes() = default;
+  virtual Router MakeRouter() = 0;
+};
+using ApiFactory =
+    std::function<std::unique_ptr<Routes>(Runtime&, std::shared_ptr<spdlog::logger>)>;
 
 class Runtime {
  public:
-  Runtime(Config config, std::shared_ptr<spdlog::logger> log);
+  // `make_api` is not empty.
+  Runtime(Config config, std::shared_ptr<spdlog::logger> log, ApiFactory make_api);
   ~Runtime();
 
   // Opens everything, runs the loop until a stop signal (or Stop()), shuts
@@ -97,7 +110,7 @@ class Runtime {
   // --sync-rules`); an ordinary state dir always does. Set before Run().
   void set_sync_rules(bool sync) { sync_rules_ = sync; }
   // `limbic follow`: run as a hot standby of config().replication's agent
-  // (runtime/replication.h). Writes are refused, sensors, the outbox,
+  // (runtime/replication/replicator.h). Writes are refused, sensors, the outbox,
   // reflexes, consolidation and the timers that write are not started,
   // and reads are served, until Promote(). Set before Run().
   void set_follow(bool follow) { following_ = follow; }
@@ -171,6 +184,9 @@ class Runtime {
   // percepts.dedup_window, if any (state/dedup.h).
   void PruneDedup();
   void DeclareMetrics();
+  // The replication gauges of whichever of replicator_ and follower_ runs
+  // (runtime_replication.cc); called when one starts.
+  void ExportReplicationMetrics();
   // Start: ends the process groups a SIGKILLed run of this state dir left
   // running, then records this run's (runtime_subprocesses.cc).
   void EndLeftoverGroups();
@@ -199,11 +215,13 @@ class Runtime {
   std::unique_ptr<WorldService> world_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
-  std::unique_ptr<Api> api_;
+  ApiFactory make_api_;
+  std::unique_ptr<Routes> api_;
   std::unique_ptr<Replicator> replicator_;
   std::unique_ptr<Follower> follower_;
   bool following_ = false;
   bool promoting_ = false;
+  bool replication_collector_ = false;      // ExportReplicationMetrics added it
   std::vector<reflexes::Rule> file_rules_;  // the reflexes file's, for a promotion
   std::unique_ptr<HttpServer> http_;
   std::vector<AppliedSubscriber> subscribers_;  // in the order they run

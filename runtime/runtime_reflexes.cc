@@ -3,10 +3,9 @@
 // its rules exactly once (docs/reflexes.md).
 #include <algorithm>
 
-#include "effectors/effector.h"
 #include "runtime/runtime.h"
+#include "runtime/submit.h"
 #include "state/event_log.h"
-#include "state/provenance.h"
 
 namespace limbic::runtime {
 
@@ -59,10 +58,9 @@ Status Runtime::LoadReflexes(const std::vector<reflexes::Rule>& file_rules, bool
   for (const Event& e : changes)
     if (e.type == EventType::kReflexDeleted) reflexes_.Remove(e.Str("reflex_id"));
   if (!changes.empty()) {
-    state::Attribute(changes, "rules-file");
     log_->debug("reflexes: {} changes to make the pool match {}", changes.size(),
                config_.reflexes_file);
-    LIMBIC_RETURN_IF_ERROR(engine_->Submit(std::move(changes), nullptr));
+    LIMBIC_RETURN_IF_ERROR(SubmitCommand(*engine_, std::move(changes), {"rules-file"}, nullptr));
     // Durable and applied before the API answers its first request.
     LIMBIC_RETURN_IF_ERROR(engine_->Flush());
   }
@@ -102,8 +100,8 @@ void Runtime::FireReflexes(const std::string& percept_id, const FiredPairs* alre
                  planned.status().message());
       continue;
     }
-    Status s = effectors::PrepareEnqueued(config_.effectors, &*planned);
-    if (s.ok()) s = engine_->Submit(std::move(planned).value(), nullptr);
+    Status s = SubmitCommand(*engine_, std::move(planned),
+                             {"reflex:" + match.rule->id, &config_.effectors}, nullptr);
     if (!s.ok()) {
       log_->warn("reflex {} on percept {} not fired: {}", match.rule->id, percept_id, s.message());
       continue;

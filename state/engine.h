@@ -133,13 +133,13 @@ class Engine {
   Status Submit(std::vector<Event> events, Done done);
 
   // The write path for events that already have their seq and ts: a hot
-  // standby applying its primary's log (runtime/replication.h). The first
+  // standby applying its primary's log (runtime/replication/replicator.h). The first
   // must have next_seq(), the rest follow contiguously, and no ts may go
   // back; they are validated as a committed line is (TimeRule::kLogged, no
   // dedup window: the primary checked it) and reduced like any other.
   Status SubmitReplicated(std::vector<Event> events, Done done);
 
-  // Replication's hold on writes and acknowledgements (runtime/replication.h).
+  // Replication's hold on writes and acknowledgements (runtime/replication/replicator.h).
   // While the gate is not OK every Submit fails with it: a fenced primary, or
   // quorum mode while the events cannot be replicated.
   void set_write_gate(Status gate) { gate_ = std::move(gate); }

@@ -6,7 +6,7 @@
 //
 //   cd tests/browser && npm ci          # puppeteer-core, once
 //   node bench/inspector/inspector_bench.mjs --limbic build/limbic [--events 1000000]
-//        [--ui-dir runtime/ui] [--chromium /usr/bin/chromium] [--keep DIR]
+//        [--ui-dir runtime/api/ui] [--chromium /usr/bin/chromium] [--keep DIR]
 //
 // Without --ui-dir the page is the copy built into the binary. --keep DIR
 // keeps the state dir there and reuses it on the next run.

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Real-browser tests of limbic's inspector (/ui/, runtime/ui/): Debian's
+// Real-browser tests of limbic's inspector (/ui/, runtime/api/ui/): Debian's
 // chromium, headless, driven through the DevTools protocol by puppeteer-core,
 // against the real binary. Each test starts its own `limbic run` on port 0
 // with a fresh state dir and config, and removes both at the end.
 //
 //   cd tests/browser && npm ci
-//   node tests/browser/inspector.test.mjs --limbic build/limbic [--ui-dir runtime/ui] \
+//   node tests/browser/inspector.test.mjs --limbic build/limbic [--ui-dir runtime/api/ui] \
 //        [--artifacts build/test-artifacts/browser] [--only NAME[,NAME]] [--chromium /usr/bin/chromium]
 //
 // Without --ui-dir the page is the copy built into the binary; with it,
@@ -19,7 +19,7 @@
 // `--proxy SCRIPT` (development only) serves the UI through
 // `node SCRIPT UI_DIR API_URL 0`, for a limbic that does not serve /ui/.
 //
-// What the tests rely on in the page (runtime/ui/):
+// What the tests rely on in the page (runtime/api/ui/):
 //   main#view[data-view=NAME][data-ready="1"]  a view has shown its data
 //   nav#tabs a#tab-NAME                        the tabs (links; Tab and arrow keys)
 //   #conn-status[data-state=live]              the event stream is connected

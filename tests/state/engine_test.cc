@@ -277,7 +277,7 @@ TEST_CASE("projections of another layout are rebuilt from the log", "[engine]") 
   CHECK((*e)->projection().CheckIndexes().ok());
 }
 
-// Replication (runtime/replication.h): a standby applies its primary's
+// Replication (runtime/replication/replicator.h): a standby applies its primary's
 // events as they are; a primary's write gate and held acknowledgements.
 TEST_CASE("SubmitReplicated applies events with their own seq and ts, line for line",
           "[engine][replication]") {

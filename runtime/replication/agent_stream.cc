@@ -1,0 +1,188 @@
+#include "runtime/replication/agent_stream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/sha256.h"
+#include "state/event_log.h"
+
+namespace limbic::runtime {
+namespace {
+
+std::string Subject(const std::string& agent) { return "limbic." + agent + ".events"; }
+
+}  // namespace
+
+Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq) {
+  state::LogReader::Options ro;
+  ro.from_seq = seq;
+  ro.decode = false;
+  auto reader = state::LogReader::Open(events_dir, ro);
+  if (!reader.ok()) return reader.status();
+  state::Event e;
+  auto got = (*reader)->Next(&e);
+  if (!got.ok()) return got.status();
+  if (!*got || e.seq != seq) return std::optional<std::string>();
+  return std::optional<std::string>(std::string((*reader)->raw_line()));
+}
+
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line) {
+  return agent + ":" + std::to_string(seq) + ":" + Sha256::Hex(line).substr(0, 16);
+}
+
+uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
+  const std::string prefix = agent + ":";
+  if (message.msg_id.starts_with(prefix)) {
+    std::string digits = message.msg_id.substr(prefix.size());
+    digits = digits.substr(0, digits.find(':'));
+    if (!digits.empty() && digits.size() <= 19 &&
+        digits.find_first_not_of("0123456789") == std::string::npos)
+      return std::stoull(digits);
+  }
+  auto doc = nlohmann::json::parse(message.data, nullptr, false);
+  if (doc.is_object() && doc.contains("seq") && doc["seq"].is_number_unsigned())
+    return doc["seq"].get<uint64_t>();
+  return 0;
+}
+
+Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
+                                const std::string& agent) {
+  const std::string subject = Subject(agent);
+  auto last = conn.LastMessage(stream, subject);
+  if (!last.ok()) return last.status();
+  StreamEnd end;
+  if (!last->has_value()) return end;
+  end.event_seq = ReplicatedSeq(**last, agent);
+  if (end.event_seq == 0)
+    return Status::Corruption("the last message of " + subject + " in stream " + stream +
+                              " (stream seq " + std::to_string((*last)->stream_seq) +
+                              ") is not an event of agent " + agent);
+  end.stream_seq = (*last)->stream_seq;
+  end.line = std::move((*last)->data);
+  return end;
+}
+
+Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
+                  const std::function<Status(const nats::Message&, uint64_t)>& take) {
+  const std::string subject = Subject(agent);
+  auto sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
+  for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
+  }
+  if (!sub.ok()) return sub.status();
+  uint64_t expected = first;
+  while (expected <= last) {
+    auto next = (*sub)->Next(10000);
+    if (!next.ok()) return next.status();
+    if (!next->has_value())
+      return Status::Unavailable("the stream stopped sending at event seq " +
+                                 std::to_string(expected) + " of " + std::to_string(last));
+    const nats::Message& m = **next;
+    const uint64_t seq = ReplicatedSeq(m, agent);
+    if (seq < expected) continue;  // a duplicate
+    if (seq != expected)
+      return Status::Corruption(
+          "stream " + stream + " seq " + std::to_string(m.stream_seq) + " holds event seq " +
+          std::to_string(seq) + " where seq " + std::to_string(expected) + " was expected" +
+          (expected == 1 ? ": the stream does not hold the whole history" : ""));
+    LIMBIC_RETURN_IF_ERROR(take(m, seq));
+    ++expected;
+  }
+  return Status::OK();
+}
+
+Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                        const StreamEnd& end, const std::string& events_dir, uint64_t from,
+                        uint64_t local, uint64_t* same) {
+  from = std::max<uint64_t>(from, 1);
+  uint64_t agreed = from - 1;
+  if (same != nullptr) *same = agreed;
+  auto differs = [&](uint64_t seq, const std::string& how) {
+    return Status::FailedPrecondition("this log differs from stream " + stream + " at seq " +
+                                      std::to_string(seq) + " (" + how +
+                                      "): it is not a copy of agent " + agent + "'s events");
+  };
+  const uint64_t both = std::min(local, end.event_seq);
+  if (from <= both) {
+    state::LogReader::Options ro;
+    ro.from_seq = from;
+    ro.decode = false;  // the lines are compared as written
+    auto reader = state::LogReader::Open(events_dir, ro);
+    if (!reader.ok()) return reader.status();
+    const uint64_t behind = end.event_seq - from;
+    const uint64_t start = end.stream_seq > behind ? end.stream_seq - behind : 1;
+    // Stops the reading at the first difference; reported below.
+    const Status kStop = Status::Internal("differs");
+    uint64_t first_diff = 0;
+    std::string how;
+    auto compare = [&](const nats::Message& m, uint64_t seq) {
+      state::Event e;
+      auto got = (*reader)->Next(&e);
+      if (!got.ok()) return got.status();
+      if (!*got || e.seq != seq)
+        return Status::Corruption("the local log " + events_dir + " has no seq " +
+                                  std::to_string(seq));
+      if ((*reader)->raw_line() != m.data) {
+        first_diff = seq;
+        how = "the stream holds another event there";
+        return kStop;
+      }
+      agreed = seq;
+      return Status::OK();
+    };
+    Status read = ReadStream(conn, stream, agent, start, from, both, compare);
+    if (same != nullptr) *same = agreed;
+    if (first_diff != 0) return differs(first_diff, how);
+    if (!read.ok()) return read.WithContext("checking this log against stream " + stream);
+  }
+  if (local > end.event_seq) {
+    const std::string how = "the stream ends at seq " + std::to_string(end.event_seq) +
+                            ", this log at " + std::to_string(local);
+    return differs(std::max(from, end.event_seq + 1), how);
+  }
+  return Status::OK();
+}
+
+Result<state::Event> PublishPromotion(nats::Connection& conn, const std::string& stream,
+                                      const std::string& agent, const StreamEnd& end, TimeMs now,
+                                      int timeout_ms) {
+  state::Event promoted{end.event_seq + 1,
+                        now,
+                        state::EventType::kPrimaryPromoted,
+                        {{"agent", agent}, {"stream", stream}, {"stream_seq", end.stream_seq}}};
+  // Timestamps never go back along the log.
+  if (!end.line.empty()) {
+    auto last = state::DecodeEvent(end.line);
+    if (!last.ok())
+      return last.status().WithContext("stream " + stream + " seq " +
+                                       std::to_string(end.stream_seq));
+    promoted.ts = std::max(promoted.ts, last->ts);
+  }
+  const std::string line = state::EncodeEvent(promoted);
+  const std::string after = "event seq " + std::to_string(end.event_seq) + " (stream seq " +
+                            std::to_string(end.stream_seq) + ")";
+  nats::PubResult pub =
+      conn.Publish(Subject(agent),
+                   {line, ReplicationMsgId(agent, promoted.seq, line), end.stream_seq}, timeout_ms);
+  // JetStream checks the msg id before the expected last sequence: a
+  // duplicate is this very line, stored before; right after `end` it is
+  // the claim, anywhere else the stream moved on.
+  const bool moved_on = pub.js_code == nats::kWrongLastSequence ||
+                        (pub.status.ok() && pub.duplicate && pub.stream_seq != end.stream_seq + 1);
+  if (moved_on)
+    return Status::Unavailable("the stream " + stream + " moved on past " + after +
+                               ": the old primary is still writing; stop it, then promote again");
+  if (!pub.status.ok())
+    return Status::Unavailable("publishing primary_promoted after " + after + ": " +
+                               pub.status.message() +
+                               " (outcome unknown: if the stream took it, the standby applies "
+                               "it; promote again)");
+  return promoted;
+}
+
+}  // namespace limbic::runtime

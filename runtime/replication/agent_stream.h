@@ -1,0 +1,95 @@
+// An agent's events stream read as a log (runtime/replication/replicator.h,
+// docs/scale.md): its messages' ids, where it ends, reading it in order,
+// checking a local log against it, and claiming it for a new primary (a
+// promotion).
+//
+// The stream holds the subject limbic.<agent>.events only, one message per
+// event, in seq order and without gaps (every publish carries the expected
+// last sequence), so event seq k is at stream seq
+// end.stream_seq - (end.event_seq - k).
+//
+// Threading: these block on NATS and on the local log; call them from a
+// thread of their own (a Follower's, a Replicator's, the command line),
+// never from the io thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/nats.h"
+#include "base/status.h"
+#include "base/time.h"
+#include "state/event.h"
+
+namespace limbic::runtime {
+
+// The line of event `seq` in the log `events_dir`, as written (not
+// decoded); nullopt when the log does not reach it.
+Result<std::optional<std::string>> LogLineAt(const std::string& events_dir, uint64_t seq);
+
+// "<agent>:<seq>:<h>": the Nats-Msg-Id of event `seq` whose line is
+// `line`, h the first 16 hex digits of the line's SHA-256. Two histories
+// never share an id at the same seq, so JetStream's duplicate window drops
+// only a true resend, and an id names one event of one history (what each
+// publish expects its predecessor to be, runtime/replication/replicator.h).
+std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string_view line);
+// The event seq a replicated message carries: from its Nats-Msg-Id when
+// that names `agent` ("<agent>:<seq>", with or without ":<h>"), else from
+// its body's "seq". 0 when neither does.
+uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
+
+// The agent's last message in its stream.
+struct StreamEnd {
+  uint64_t event_seq = 0;   // the event seq it carries; 0: the stream holds no event of the agent
+  uint64_t stream_seq = 0;  // its stream sequence
+  std::string line;         // its body: the event's line
+};
+
+// The last message of limbic.<agent>.events in `stream`. Errors: those of
+// NATS (Unavailable while unreachable, NotFound for no such stream), and
+// Corruption when that message is not an event of `agent`.
+Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
+                                const std::string& agent);
+
+// Reads `agent`'s events from `stream` in order: a subscription from
+// stream seq `start_stream_seq` (1: the start), events `first` through
+// `last` handed to `take` (duplicates skipped; a gap is Corruption naming
+// the stream seq); an error from `take` stops the reading and is returned.
+// Waits up to 10 s for each message; a cluster electing leaders gets a few
+// seconds before the subscription gives up.
+Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                  uint64_t start_stream_seq, uint64_t first, uint64_t last,
+                  const std::function<Status(const nats::Message& message, uint64_t seq)>& take);
+
+// The one check that a local log is the stream's (a standby's on every
+// start, both promotions, a fenced primary's report): events `from`
+// through `local` of the log in `events_dir` against the stream's messages
+// for the same seqs, line for line (`end` as ReadStreamEnd found it).
+// OK when they are the same; FailedPrecondition naming the first seq that
+// differs, or that the stream lacks when the log is ahead of it. Other
+// errors (NATS, the local log) mean the check could not be made.
+// `*same`, when given, receives the last seq through which they agree (as
+// far as the check got; from - 1 when it compared nothing).
+Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
+                        const StreamEnd& end, const std::string& events_dir, uint64_t from,
+                        uint64_t local, uint64_t* same = nullptr);
+
+// A promotion's claim on the stream: publishes primary_promoted {agent,
+// stream, stream_seq: end.stream_seq} as event end.event_seq + 1 (ts `now`,
+// never before the stream's last event) with end.stream_seq expected as
+// the stream's last sequence, and returns it once JetStream has stored it.
+// The stream takes it only if nobody wrote after `end`: from then on an
+// old primary's publishes are refused and it is fenced. Nothing local is
+// written here: the caller's log takes the event from the stream, so its
+// log never holds what the stream does not. Errors (all Unavailable, and
+// the stream holds no new event unless the message says its outcome is
+// unknown): the stream moved on (the old primary still writes), NATS
+// unreachable or no PubAck in time.
+Result<state::Event> PublishPromotion(nats::Connection& conn, const std::string& stream,
+                                      const std::string& agent, const StreamEnd& end, TimeMs now,
+                                      int timeout_ms);
+
+}  // namespace limbic::runtime
