@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= events config rules archive http mcp
 FUZZ_ARGS    ?=
 
-.PHONY: deps npm-deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format
+.PHONY: deps npm-deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format openapi
 
 deps:
 	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(PKGS)"
@@ -63,6 +63,11 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+# docs/openapi.json as the binary serves it (GET /v1/openapi.json); a test
+# fails while the two differ.
+openapi: build
+	$(BUILD)/limbic openapi > docs/openapi.json
 
 # make bench BENCH_ARGS="--quick" (or --scenarios ..., see bench/main.cc)
 bench: build

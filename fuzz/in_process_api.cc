@@ -115,7 +115,7 @@ void InProcessApi::Start() {
   // The routes the runtime serves, built on its io thread as it builds them.
   std::promise<void> built;
   boost::asio::post(runtime_->ioc(), [this, &built] {
-    api_ = std::make_unique<runtime::Api>(*runtime_, log_);
+    api_ = std::make_unique<runtime::Api>(runtime::ApiServicesOf(*runtime_), log_);
     router_ = std::make_unique<runtime::Router>(api_->MakeRouter());
     built.set_value();
   });

@@ -5,9 +5,14 @@
 #include <limits>
 
 #include "base/input_json.h"
+#include "runtime/archive_service.h"
 #include "runtime/attention.h"
-#include "runtime/runtime.h"
+#include "runtime/config.h"
+#include "runtime/metrics.h"
+#include "runtime/api/openapi.h"
+#include "runtime/api/operations.h"
 #include "runtime/submit.h"
+#include "state/engine.h"
 #include "state/provenance.h"
 #include "state/recency.h"
 
@@ -95,8 +100,8 @@ const std::string& Param(const HttpRequest& req, const std::string& key) {
   return it == req.params.end() ? kEmpty : it->second;
 }
 
-Api::Api(Runtime& runtime, std::shared_ptr<spdlog::logger> log)
-    : rt_(runtime), log_(std::move(log)) {
+Api::Api(ApiServices services, std::shared_ptr<spdlog::logger> log)
+    : svc_(std::move(services)), log_(std::move(log)) {
   replay_worker_.Start();
 }
 
@@ -117,7 +122,7 @@ void Api::Commit(const HttpRequest& req, Result<state::Events> events, const cha
   auto actor = ActorOf(req);
   if (!actor.ok()) return respond(ErrorResponse(actor.status()));
   Status s = SubmitCommand(
-      rt_.engine(), std::move(events), {*actor, &rt_.config().effectors},
+      svc_.engine, std::move(events), {*actor, &svc_.config.effectors},
       [respond, id_field, created](const Status& st, std::span<const Event> done) {
         if (!st.ok()) return respond(ErrorResponse(st));
         respond(HttpResponse::Json(created ? 201 : 200, CommitReceipt(done, id_field)));
@@ -125,298 +130,364 @@ void Api::Commit(const HttpRequest& req, Result<state::Events> events, const cha
   if (!s.ok()) respond(ErrorResponse(s));
 }
 
-Router Api::MakeRouter() {
+// ---- the router: one route per operation ------------------------------------
+
+const Api::Binding* Api::BindingOf(std::string_view op) {
+  for (auto area : {SystemBindings, PoolBindings, EventBindings, MemoryBindings, WorldBindings,
+                    ArchiveBindings, StateBindings})
+    for (const Binding& b : area())
+      if (b.op == op) return &b;
+  return nullptr;
+}
+
+std::vector<std::string_view> Api::BoundOperations() {
+  std::vector<std::string_view> out;
+  for (auto area : {SystemBindings, PoolBindings, EventBindings, MemoryBindings, WorldBindings,
+                    ArchiveBindings, StateBindings})
+    for (const Binding& b : area()) out.push_back(b.op);
+  return out;
+}
+
+Router Api::MakeRouter() { return BindRoutes(this, svc_.config.ui); }
+
+Router Api::BindRoutes(Api* api, bool ui) {
   Router r(&ApiQueries());
-  r.Add("GET", "/healthz", [this](HttpRequest&, Responder respond) {
-    // 503 while writes fail (a full disk), until one gets through; the
-    // archive's unreadable days degrade the status but not the answer code:
-    // the loop itself works.
-    const Status& health =
-        rt_.engine().error().ok() ? rt_.engine().health() : rt_.engine().error();
-    const auto& unreadable = rt_.archive().unreadable();
-    json archive = {{"status", unreadable.empty() ? "ok" : "degraded"}};
-    if (!unreadable.empty()) {
-      json days = json::array();
-      for (const auto& p : unreadable) days.push_back({{"date", p.date}, {"what", p.what}});
-      archive["unreadable"] = std::move(days);
+  for (const Operation& op : Operations()) {
+    if (op.media == Media::kFile && !ui) continue;  // the inspector is off
+    const Binding* b = BindingOf(op.name);
+    if (!b) {  // a test keeps this from happening (every operation is bound)
+      if (api) api->log_->error("http: operation {} has no handler", op.name);
+      continue;
     }
-    // Replication: a closed write gate (fenced, quorum without NATS) is a
-    // 503 like a full disk; an async primary lagging past max_lag, or a
-    // standby that cannot follow, is degraded.
-    Status gate = rt_.following() ? Status::OK() : rt_.engine().write_gate();
-    Status lagging;
-    json replication;
-    if (Replicator* r = rt_.replicator()) {
-      Replicator::Snapshot s = r->snapshot();
-      replication = {{"role", "primary"},
-                     {"mode", s.mode},
-                     {"connected", s.connected},
-                     {"durable_seq", s.durable_seq},
-                     {"replicated_seq", s.replicated_seq},
-                     {"lag", s.lag()},
-                     {"stream_seq", s.stream_seq},
-                     {"stream_last_seq", s.stream_last_seq}};
-      if (!s.fenced.empty()) replication["fenced"] = s.fenced;
-      if (!s.error.empty()) replication["error"] = s.error;
-      lagging = r->health();
-    } else if (Follower* f = rt_.follower()) {
-      Follower::Snapshot s = f->snapshot();
-      replication = {{"role", "standby"},
-                     {"connected", s.connected},
-                     {"applied_seq", s.applied_seq},
-                     {"stream_last_seq", s.stream_last_seq},
-                     {"lag", s.lag()}};
-      if (!s.error.empty()) {
-        replication["error"] = s.error;
-        lagging = Status::Unavailable("the standby cannot follow: " + s.error);
-      }
+    if (b->sse) {
+      r.AddSse(op.method, op.path,
+               [api, fn = b->sse](HttpRequest& req, std::shared_ptr<SseStream> stream) {
+                 (api->*fn)(req, std::move(stream));
+               });
+      continue;
     }
-    const bool ok = health.ok() && gate.ok();
-    json out = {{"status", ok && lagging.ok() && unreadable.empty() ? "ok" : "degraded"},
-                {"applied_seq", rt_.engine().applied_seq()},
-                {"version", LIMBIC_VERSION},
-                {"archive", std::move(archive)}};
-    out["embedder"] = rt_.memory().embedder().id();
-    if (!rt_.memory().embedder_note().empty()) out["embedder_note"] = rt_.memory().embedder_note();
-    if (!replication.is_null()) out["replication"] = std::move(replication);
-    if (rt_.sandbox()) out["sandbox"] = rt_.sandbox()->ToJson();
-    if (!health.ok())
-      out["reason"] = health.message();
-    else if (!gate.ok())
-      out["reason"] = gate.message();
-    else if (!lagging.ok())
-      out["reason"] = lagging.message();
-    else if (!unreadable.empty())
-      out["reason"] = "archive days cannot be read";
-    respond(HttpResponse::Json(ok ? 200 : 503, out));
-  });
-  r.Add("POST", "/v1/promote", [this](HttpRequest&, Responder respond) {
-    rt_.Promote([respond](Status s, json result) {
-      if (!s.ok()) return respond(ErrorResponse(s));
-      respond(HttpResponse::Json(200, result));
-    });
-  });
-  r.Add("GET", "/metrics", [this](HttpRequest&, Responder respond) {
-    HttpResponse res;
-    res.content_type = "text/plain; version=0.0.4";
-    res.body = rt_.metrics().Render();
-    respond(std::move(res));
-  });
-  AddPerceptRoutes(r);
-  AddThreadRoutes(r);
-  AddOutboxRoutes(r);
-  AddEventRoutes(r);
-  AddReflexRoutes(r);
-  AddSensorRoutes(r);
-  AddArchiveRoutes(r);
-  AddMemoryRoutes(r);
-  AddWorldRoutes(r);
-  AddStateRoutes(r);
-  AddUiRoutes(r);
+    Handler handler = [api, fn = b->handler](HttpRequest& req, Responder respond) {
+      (api->*fn)(req, std::move(respond));
+    };
+    if (op.access == Access::kPublic) {
+      r.AddPublic(op.method, op.path, std::move(handler));
+      continue;
+    }
+    SignedBy signed_by;
+    if (b->signed_by)
+      signed_by = [api, fn = b->signed_by](const HttpRequest& req) { return (api->*fn)(req); };
+    r.Add(op.method, op.path, std::move(handler), std::move(signed_by));
+  }
   return r;
 }
 
-void Api::AddPerceptRoutes(Router& r) {
-  r.Add("POST", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
-    auto body = req.JsonBody();
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildPerceptAdd(*body, rt_.engine().next_seq()), "percept_id", true,
-           respond);
-  });
-  r.Add("GET", "/v1/percepts", [this](HttpRequest& req, Responder respond) {
-    state::PerceptQuery q;
-    q.thread_id = Query(req, "thread_id");
-    q.source = Query(req, "source");
-    q.type = Query(req, "type");
-    q.status = Query(req, "status");
-    auto min_age = QueryDuration(req, "min_age");
-    auto max_age = QueryDuration(req, "max_age");
-    auto limit = QueryCount(req, "limit", 50, 10000);
-    for (const Status& s : {min_age.status(), max_age.status(), limit.status()})
-      if (!s.ok()) return respond(ErrorResponse(s));
-    q.min_age = *min_age;
-    q.max_age = *max_age;
-    q.limit = *limit;
-    TimeMs now = rt_.engine().clock().Now();
-    auto percepts = rt_.engine().projection().QueryPercepts(q, now);
-    if (!percepts.ok()) return respond(ErrorResponse(percepts.status()));
-    json out = json::array();
-    for (const json& p : *percepts)
-      out.push_back(state::PerceptWithRecency(p, now, rt_.config().recency));
-    respond(HttpResponse::Json(200, {{"percepts", std::move(out)}}));
-  });
-  r.Add("GET", "/v1/percepts/{id}", [this](HttpRequest& req, Responder respond) {
-    auto p = rt_.engine().projection().Get(state::Pool::kPercepts, Param(req, "id"));
-    if (!p.ok()) return respond(ErrorResponse(p.status()));
-    if (!p->has_value())
-      return respond(ErrorResponse(Status::NotFound("percept " + Param(req, "id") + " not found")));
-    respond(HttpResponse::Json(
-        200, state::PerceptWithRecency(**p, rt_.engine().clock().Now(), rt_.config().recency)));
-  });
-  r.Add("POST", "/v1/percepts/{id}/assign", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
-  });
-  r.Add("POST", "/v1/percepts/{id}/process", [this](HttpRequest& req, Responder respond) {
-    // {reason?}; a body, when sent, must be a JSON object.
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildPerceptProcess(Param(req, "id"), *body), "percept_id", false, respond);
-  });
-  r.Add("POST", "/v1/percepts/{id}/drop", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildPerceptDrop(Param(req, "id"), *body), "percept_id", false, respond);
-  });
-  r.Add("DELETE", "/v1/percepts/{id}", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildPerceptRemove(Param(req, "id"), *body), "percept_id", false, respond);
+// ---- the runtime itself -----------------------------------------------------
+
+std::span<const Api::Binding> Api::SystemBindings() {
+  static const Binding kBindings[] = {
+      {"health", &Api::Health},
+      {"promote", &Api::Promote},
+      {"metrics", &Api::MetricsText},
+      {"openapi", &Api::OpenApi},
+  };
+  return kBindings;
+}
+
+void Api::Health(HttpRequest&, Responder respond) {
+  // 503 while writes fail (a full disk), until one gets through; the
+  // archive's unreadable days degrade the status but not the answer code:
+  // the loop itself works.
+  const Status& health = svc_.engine.error().ok() ? svc_.engine.health() : svc_.engine.error();
+  const auto& unreadable = svc_.archive.unreadable();
+  json archive = {{"status", unreadable.empty() ? "ok" : "degraded"}};
+  if (!unreadable.empty()) {
+    json days = json::array();
+    for (const auto& p : unreadable) days.push_back({{"date", p.date}, {"what", p.what}});
+    archive["unreadable"] = std::move(days);
+  }
+  // Replication: a closed write gate (fenced, quorum without NATS) is a
+  // 503 like a full disk; an async primary lagging past max_lag, or a
+  // standby that cannot follow, is degraded.
+  ReplicationHealth replication = svc_.replication();
+  const Status& gate = replication.gate;
+  const Status& lagging = replication.lagging;
+  const bool ok = health.ok() && gate.ok();
+  json out = {{"status", ok && lagging.ok() && unreadable.empty() ? "ok" : "degraded"},
+              {"applied_seq", svc_.engine.applied_seq()},
+              {"version", LIMBIC_VERSION},
+              {"archive", std::move(archive)}};
+  out["embedder"] = svc_.memory.embedder().id();
+  if (!svc_.memory.embedder_note().empty()) out["embedder_note"] = svc_.memory.embedder_note();
+  if (!replication.report.is_null()) out["replication"] = std::move(replication.report);
+  if (json sandbox = svc_.sandbox(); !sandbox.is_null()) out["sandbox"] = std::move(sandbox);
+  if (!health.ok())
+    out["reason"] = health.message();
+  else if (!gate.ok())
+    out["reason"] = gate.message();
+  else if (!lagging.ok())
+    out["reason"] = lagging.message();
+  else if (!unreadable.empty())
+    out["reason"] = "archive days cannot be read";
+  respond(HttpResponse::Json(ok ? 200 : 503, out));
+}
+
+void Api::Promote(HttpRequest&, Responder respond) {
+  svc_.promote([respond](Status s, json result) {
+    if (!s.ok()) return respond(ErrorResponse(s));
+    respond(HttpResponse::Json(200, result));
   });
 }
 
-void Api::AddThreadRoutes(Router& r) {
-  r.Add("POST", "/v1/threads", [this](HttpRequest& req, Responder respond) {
-    auto body = req.JsonBody();
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildThreadCreate(*body, rt_.engine().next_seq()), "thread_id", true,
-           respond);
-  });
-  r.Add("GET", "/v1/threads", [this](HttpRequest& req, Responder respond) {
-    std::optional<std::string> status = Query(req, "status");
-    if (!status) status = "active";
-    if (*status == "all") status.reset();
-    auto limit = QueryCount(req, "limit", std::numeric_limits<size_t>::max(),
-                            std::numeric_limits<size_t>::max());
-    if (!limit.ok()) return respond(ErrorResponse(limit.status()));
-    auto threads = state::ThreadsBySalience(rt_.engine().projection(), status,
-                                            rt_.engine().clock().Now(), rt_.config().recency);
-    if (!threads.ok()) return respond(ErrorResponse(threads.status()));
-    if (threads->size() > *limit) threads->erase(threads->begin() + *limit, threads->end());
-    respond(HttpResponse::Json(200, {{"threads", std::move(*threads)}}));
-  });
-  r.Add("GET", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
-    const std::string& id = Param(req, "id");
-    auto t = rt_.engine().projection().Get(state::Pool::kThreads, id);
-    if (!t.ok()) return respond(ErrorResponse(t.status()));
-    if (!t->has_value())
-      return respond(ErrorResponse(Status::NotFound("thread " + id + " not found")));
-    auto n = rt_.engine().projection().CountUnprocessed(id);
-    if (!n.ok()) return respond(ErrorResponse(n.status()));
-    respond(HttpResponse::Json(
-        200, state::ThreadWithRecency(**t, *n, rt_.engine().clock().Now(), rt_.config().recency)));
-  });
-  r.Add("PATCH", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
-    auto body = req.JsonBody();
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildThreadUpdate(Param(req, "id"), *body), "thread_id", false, respond);
-  });
-  r.Add("DELETE", "/v1/threads/{id}", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildThreadDelete(Param(req, "id"), *body), "thread_id", false, respond);
-  });
+void Api::MetricsText(HttpRequest&, Responder respond) {
+  HttpResponse res;
+  res.content_type = "text/plain; version=0.0.4";
+  res.body = svc_.metrics.Render();
+  respond(std::move(res));
 }
 
-void Api::AddOutboxRoutes(Router& r) {
-  r.Add("GET", "/v1/arousal", [this](HttpRequest&, Responder respond) {
-    auto a = rt_.engine().projection().GetArousal();
-    if (!a.ok()) return respond(ErrorResponse(a.status()));
-    json out = *a;
-    out["effective"] = rt_.EffectiveArousal();
-    respond(HttpResponse::Json(200, out));
-  });
-  for (const char* method : {"PATCH", "PUT"}) {
-    r.Add(method, "/v1/arousal", [this](HttpRequest& req, Responder respond) {
-      auto body = req.JsonBody();
-      if (!body.ok()) return respond(ErrorResponse(body.status()));
-      Commit(req, state::BuildArousalSet(*body), nullptr, false, respond);
-    });
+void Api::OpenApi(HttpRequest&, Responder respond) {
+  respond(HttpResponse::Json(200, OpenApiDocument()));
+}
+
+// ---- percepts, threads, attention, arousal, the outbox ----------------------
+
+std::span<const Api::Binding> Api::PoolBindings() {
+  static const Binding kBindings[] = {
+      {"add_percept", &Api::AddPercept},
+      {"list_percepts", &Api::ListPercepts},
+      {"get_percept", &Api::GetPercept},
+      {"assign_percept", &Api::AssignPercept},
+      {"process_percept", &Api::ProcessPercept},
+      {"drop_percept", &Api::DropPercept},
+      {"remove_percept", &Api::RemovePercept},
+      {"create_thread", &Api::CreateThread},
+      {"list_threads", &Api::ListThreads},
+      {"get_thread", &Api::GetThread},
+      {"update_thread", &Api::UpdateThread},
+      {"delete_thread", &Api::DeleteThread},
+      {"attention", &Api::GetAttention},
+      {"get_arousal", &Api::GetArousal},
+      {"set_arousal", &Api::SetArousal},
+      {"put_arousal", &Api::SetArousal},
+      {"enqueue_action", &Api::EnqueueAction},
+      {"approve_action", &Api::ApproveAction},
+      {"reject_action", &Api::RejectAction},
+      {"retry_action", &Api::RetryAction},
+      {"list_actions", &Api::ListActions},
+      {"prune_actions", &Api::PruneActions},
+      {"state_digest", &Api::StateDigest},
+      {"get_action", &Api::GetAction},
+  };
+  return kBindings;
+}
+
+void Api::AddPercept(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildPerceptAdd(*body, svc_.engine.next_seq()), "percept_id", true, respond);
+}
+
+void Api::ListPercepts(HttpRequest& req, Responder respond) {
+  state::PerceptQuery q;
+  q.thread_id = Query(req, "thread_id");
+  q.source = Query(req, "source");
+  q.type = Query(req, "type");
+  q.status = Query(req, "status");
+  auto min_age = QueryDuration(req, "min_age");
+  auto max_age = QueryDuration(req, "max_age");
+  auto limit = QueryCount(req, "limit", 50, 10000);
+  for (const Status& s : {min_age.status(), max_age.status(), limit.status()})
+    if (!s.ok()) return respond(ErrorResponse(s));
+  q.min_age = *min_age;
+  q.max_age = *max_age;
+  q.limit = *limit;
+  TimeMs now = svc_.engine.clock().Now();
+  auto percepts = svc_.engine.projection().QueryPercepts(q, now);
+  if (!percepts.ok()) return respond(ErrorResponse(percepts.status()));
+  json out = json::array();
+  for (const json& p : *percepts)
+    out.push_back(state::PerceptWithRecency(p, now, svc_.config.recency));
+  respond(HttpResponse::Json(200, {{"percepts", std::move(out)}}));
+}
+
+void Api::GetPercept(HttpRequest& req, Responder respond) {
+  auto p = svc_.engine.projection().Get(state::Pool::kPercepts, Param(req, "id"));
+  if (!p.ok()) return respond(ErrorResponse(p.status()));
+  if (!p->has_value())
+    return respond(ErrorResponse(Status::NotFound("percept " + Param(req, "id") + " not found")));
+  respond(HttpResponse::Json(
+      200, state::PerceptWithRecency(**p, svc_.engine.clock().Now(), svc_.config.recency)));
+}
+
+void Api::AssignPercept(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildPerceptAssign(Param(req, "id"), *body), "percept_id", false, respond);
+}
+
+void Api::ProcessPercept(HttpRequest& req, Responder respond) {
+  // {reason?}; a body, when sent, must be a JSON object.
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildPerceptProcess(Param(req, "id"), *body), "percept_id", false, respond);
+}
+
+void Api::DropPercept(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildPerceptDrop(Param(req, "id"), *body), "percept_id", false, respond);
+}
+
+void Api::RemovePercept(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildPerceptRemove(Param(req, "id"), *body), "percept_id", false, respond);
+}
+
+void Api::CreateThread(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildThreadCreate(*body, svc_.engine.next_seq()), "thread_id", true,
+         respond);
+}
+
+void Api::ListThreads(HttpRequest& req, Responder respond) {
+  std::optional<std::string> status = Query(req, "status");
+  if (!status) status = "active";
+  if (*status == "all") status.reset();
+  auto limit = QueryCount(req, "limit", std::numeric_limits<size_t>::max(),
+                          std::numeric_limits<size_t>::max());
+  if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  auto threads = state::ThreadsBySalience(svc_.engine.projection(), status,
+                                          svc_.engine.clock().Now(), svc_.config.recency);
+  if (!threads.ok()) return respond(ErrorResponse(threads.status()));
+  if (threads->size() > *limit) threads->erase(threads->begin() + *limit, threads->end());
+  respond(HttpResponse::Json(200, {{"threads", std::move(*threads)}}));
+}
+
+void Api::GetThread(HttpRequest& req, Responder respond) {
+  const std::string& id = Param(req, "id");
+  auto t = svc_.engine.projection().Get(state::Pool::kThreads, id);
+  if (!t.ok()) return respond(ErrorResponse(t.status()));
+  if (!t->has_value())
+    return respond(ErrorResponse(Status::NotFound("thread " + id + " not found")));
+  auto n = svc_.engine.projection().CountUnprocessed(id);
+  if (!n.ok()) return respond(ErrorResponse(n.status()));
+  respond(HttpResponse::Json(
+      200, state::ThreadWithRecency(**t, *n, svc_.engine.clock().Now(), svc_.config.recency)));
+}
+
+void Api::UpdateThread(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildThreadUpdate(Param(req, "id"), *body), "thread_id", false, respond);
+}
+
+void Api::DeleteThread(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildThreadDelete(Param(req, "id"), *body), "thread_id", false, respond);
+}
+
+void Api::GetAttention(HttpRequest&, Responder respond) {
+  auto a = Attention();
+  if (!a.ok()) return respond(ErrorResponse(a.status()));
+  respond(HttpResponse::Json(200, *a));
+}
+
+void Api::GetArousal(HttpRequest&, Responder respond) {
+  auto a = svc_.engine.projection().GetArousal();
+  if (!a.ok()) return respond(ErrorResponse(a.status()));
+  json out = *a;
+  out["effective"] = svc_.effective_arousal();
+  respond(HttpResponse::Json(200, out));
+}
+
+void Api::SetArousal(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildArousalSet(*body), nullptr, false, respond);
+}
+
+void Api::EnqueueAction(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildActionEnqueue(*body, svc_.engine.next_seq()), "action_id", true,
+         respond);
+}
+
+// A pending_approval action goes on to delivery, or never goes.
+void Api::DecideAction(HttpRequest& req, Responder respond, bool approve) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  const std::string& id = Param(req, "id");
+  Commit(req,
+         approve ? state::BuildActionApprove(id, *body) : state::BuildActionReject(id, *body),
+         "action_id", false, respond);
+}
+void Api::ApproveAction(HttpRequest& req, Responder respond) { DecideAction(req, respond, true); }
+void Api::RejectAction(HttpRequest& req, Responder respond) { DecideAction(req, respond, false); }
+
+// A dead action is sent again (a human decided its cause is mended).
+void Api::RetryAction(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  Commit(req, state::BuildActionRetry(Param(req, "id"), *body), "action_id", false, respond);
+}
+
+void Api::ListActions(HttpRequest& req, Responder respond) {
+  auto actions = svc_.engine.projection().ListActions(Query(req, "status"));
+  if (!actions.ok()) return respond(ErrorResponse(actions.status()));
+  respond(HttpResponse::Json(200, {{"actions", *actions}}));
+}
+
+void Api::PruneActions(HttpRequest& req, Responder respond) {
+  // {"older_than": "24h"}: complete and dead actions last updated before
+  // now - older_than (default: outbox.retention) leave the pool.
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  TimeMs older_than = svc_.config.outbox.retention;
+  if (body->contains("older_than")) {
+    const json& v = (*body)["older_than"];
+    auto d = v.is_string() ? ParseDuration(v.get<std::string>())
+                           : Result<TimeMs>(Status::InvalidArgument("must be a duration string"));
+    if (!d.ok()) return respond(ErrorResponse(d.status().WithContext("field \"older_than\"")));
+    older_than = *d;
   }
-  r.Add("POST", "/v1/actions", [this](HttpRequest& req, Responder respond) {
-    auto body = req.JsonBody();
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildActionEnqueue(*body, rt_.engine().next_seq()), "action_id", true,
-           respond);
-  });
-  // A pending_approval action goes on to delivery, or never goes.
-  for (bool approve : {true, false}) {
-    r.Add("POST", std::string("/v1/actions/{id}/") + (approve ? "approve" : "reject"),
-          [this, approve](HttpRequest& req, Responder respond) {
-            auto body = Body(req);
-            if (!body.ok()) return respond(ErrorResponse(body.status()));
-            const std::string& id = Param(req, "id");
-            Commit(req,
-                   approve ? state::BuildActionApprove(id, *body)
-                           : state::BuildActionReject(id, *body),
-                   "action_id", false, respond);
-          });
-  }
-  // A dead action is sent again (a human decided its cause is mended).
-  r.Add("POST", "/v1/actions/{id}/retry", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    Commit(req, state::BuildActionRetry(Param(req, "id"), *body), "action_id", false, respond);
-  });
-  r.Add("GET", "/v1/actions", [this](HttpRequest& req, Responder respond) {
-    auto actions = rt_.engine().projection().ListActions(Query(req, "status"));
-    if (!actions.ok()) return respond(ErrorResponse(actions.status()));
-    respond(HttpResponse::Json(200, {{"actions", *actions}}));
-  });
-  r.Add("POST", "/v1/actions/prune", [this](HttpRequest& req, Responder respond) {
-    // {"older_than": "24h"}: complete and dead actions last updated before
-    // now - older_than (default: outbox.retention) leave the pool.
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    TimeMs older_than = rt_.config().outbox.retention;
-    if (body->contains("older_than")) {
-      const json& v = (*body)["older_than"];
-      auto d = v.is_string() ? ParseDuration(v.get<std::string>())
-                             : Result<TimeMs>(Status::InvalidArgument("must be a duration string"));
-      if (!d.ok()) return respond(ErrorResponse(d.status().WithContext("field \"older_than\"")));
-      older_than = *d;
-    }
-    for (auto it = body->begin(); it != body->end(); ++it)
-      if (it.key() != "older_than")
-        return respond(
-            ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
-    Commit(
-        req,
-        state::BuildActionsPrune(rt_.engine().projection(), older_than, rt_.engine().clock().Now()),
-        nullptr, false, respond);
-  });
-  r.Add("GET", "/v1/state/digest", [this](HttpRequest&, Responder respond) {
-    // Of the applied state; compare with `limbic replay --verify`.
-    auto digest = rt_.engine().projection().Digest();
-    if (!digest.ok()) return respond(ErrorResponse(digest.status()));
-    respond(HttpResponse::Json(200,
-                               {{"applied_seq", rt_.engine().applied_seq()}, {"digest", *digest}}));
-  });
-  r.Add("GET", "/v1/actions/{id}", [this](HttpRequest& req, Responder respond) {
-    const std::string& id = Param(req, "id");
-    auto a = rt_.engine().projection().Get(state::Pool::kActions, id);
-    if (!a.ok()) return respond(ErrorResponse(a.status()));
-    if (!a->has_value())
-      return respond(ErrorResponse(Status::NotFound("action " + id + " not found")));
-    respond(HttpResponse::Json(200, **a));
-  });
-  r.Add("GET", "/v1/attention", [this](HttpRequest&, Responder respond) {
-    auto a = Attention();
-    if (!a.ok()) return respond(ErrorResponse(a.status()));
-    respond(HttpResponse::Json(200, *a));
-  });
+  for (auto it = body->begin(); it != body->end(); ++it)
+    if (it.key() != "older_than")
+      return respond(
+          ErrorResponse(Status::InvalidArgument("field \"" + it.key() + "\": unknown")));
+  Commit(req,
+         state::BuildActionsPrune(svc_.engine.projection(), older_than, svc_.engine.clock().Now()),
+         nullptr, false, respond);
+}
+
+void Api::StateDigest(HttpRequest&, Responder respond) {
+  // Of the applied state; compare with `limbic replay --verify`.
+  auto digest = svc_.engine.projection().Digest();
+  if (!digest.ok()) return respond(ErrorResponse(digest.status()));
+  respond(HttpResponse::Json(200, {{"applied_seq", svc_.engine.applied_seq()}, {"digest", *digest}}));
+}
+
+void Api::GetAction(HttpRequest& req, Responder respond) {
+  const std::string& id = Param(req, "id");
+  auto a = svc_.engine.projection().Get(state::Pool::kActions, id);
+  if (!a.ok()) return respond(ErrorResponse(a.status()));
+  if (!a->has_value())
+    return respond(ErrorResponse(Status::NotFound("action " + id + " not found")));
+  respond(HttpResponse::Json(200, **a));
 }
 
 Result<json> Api::Attention() {
-  const Config& c = rt_.config();
-  return BuildAttention(rt_.engine().projection(), rt_.engine().clock().Now(),
+  const Config& c = svc_.config;
+  return BuildAttention(svc_.engine.projection(), svc_.engine.clock().Now(),
                         {c.recency, c.attention_threshold, c.attention_limit},
-                        rt_.EffectiveArousal());
+                        svc_.effective_arousal());
 }
 
 std::unique_ptr<Routes> MakeApi(Runtime& runtime, std::shared_ptr<spdlog::logger> log) {
-  return std::make_unique<Api>(runtime, std::move(log));
+  return std::make_unique<Api>(ApiServicesOf(runtime), std::move(log));
 }
 
 }  // namespace limbic::runtime

@@ -1,4 +1,4 @@
-// Routes for long-term memory and the mind's context bundle (docs/api.md
+// Handlers for long-term memory (operations_memory.cc) and the mind's context bundle (docs/api.md
 // "Memory", "Context"; runtime/context.h). Each write is a MemoryStore plan submitted to the
 // Engine; the answer goes out once its events are durable and applied.
 #include <boost/asio/post.hpp>
@@ -8,7 +8,11 @@
 #include "runtime/api/api.h"
 #include "runtime/attention.h"
 #include "runtime/context.h"
-#include "runtime/runtime.h"
+#include "runtime/archive_service.h"
+#include "runtime/config.h"
+#include "runtime/ingest_service.h"
+#include "runtime/world_service.h"
+#include "state/engine.h"
 #include "state/commands.h"
 
 namespace limbic::runtime {
@@ -28,7 +32,7 @@ constexpr size_t kFilesPerCommit = 4;
 constexpr int kContextWorldWaitMs = 500;
 
 struct IngestCommit {
-  Runtime& rt;
+  const ApiServices& svc;
   memory::PreparedIngest prepared;
   Responder respond;
   size_t next = 0;  // the first file not yet planned
@@ -43,7 +47,7 @@ void CommitIngest(std::shared_ptr<IngestCommit> c) {
   batch.embedder_id = c->prepared.embedder_id;
   const size_t end = std::min(c->prepared.files.size(), c->next + kFilesPerCommit);
   for (; c->next < end; ++c->next) batch.files.push_back(std::move(c->prepared.files[c->next]));
-  auto plan = c->rt.memory().PlanIngest(std::move(batch));
+  auto plan = c->svc.memory.PlanIngest(std::move(batch));
   if (!plan.ok()) return c->respond(ErrorResponse(plan.status()));
   for (json& f : plan->answer["files"]) c->files.push_back(std::move(f));
   auto then = [c] {
@@ -57,8 +61,8 @@ void CommitIngest(std::shared_ptr<IngestCommit> c) {
     c->respond(HttpResponse::Json(c->events > 0 ? 201 : 200, answer));
   };
   // A batch of duplicates writes nothing: the next one on a later turn.
-  if (plan->events.empty()) return boost::asio::post(c->rt.ioc(), then);
-  Status s = c->rt.engine().Submit(
+  if (plan->events.empty()) return boost::asio::post(c->svc.ioc, then);
+  Status s = c->svc.engine.Submit(
       std::move(plan->events), [c, then](const Status& st, std::span<const state::Event> done) {
         if (!st.ok()) return c->respond(ErrorResponse(st));
         c->seq = done.back().seq;
@@ -74,7 +78,7 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (!plan.ok()) return respond(ErrorResponse(plan.status()));
   if (plan->events.empty()) return respond(HttpResponse::Json(200, plan->answer));
   const bool created = plan->created;
-  Status s = rt_.engine().Submit(std::move(plan->events),
+  Status s = svc_.engine.Submit(std::move(plan->events),
                                  [respond, created, answer = std::move(plan->answer)](
                                      const Status& st, std::span<const state::Event> done) mutable {
                                    if (!st.ok()) return respond(ErrorResponse(st));
@@ -89,8 +93,8 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
 // when archive items may be wanted, then the memory store on the loop.
 void Api::RecallWithArchive(memory::RecallRequest req,
                             std::function<void(Result<memory::MemoryPlan>)> done) {
-  if (!req.WantsArchive()) return done(rt_.memory().Recall(req, rt_.engine().clock().Now()));
-  rt_.archive().Run(
+  if (!req.WantsArchive()) return done(svc_.memory.Recall(req, svc_.engine.clock().Now()));
+  svc_.archive.Run(
       [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) { return s.Search(q, depth); },
       [this, req, done](Result<json> found) {
         std::vector<memory::ArchiveHit> hits;
@@ -98,152 +102,182 @@ void Api::RecallWithArchive(memory::RecallRequest req,
           hits = memory::ArchiveHitsFromSearch(*found);
         else
           log_->warn("recall: archive search failed: {}", found.status().ToString());
-        done(rt_.memory().Recall(req, rt_.engine().clock().Now(), hits));
+        done(svc_.memory.Recall(req, svc_.engine.clock().Now(), hits));
       });
 }
 
-void Api::AddMemoryRoutes(Router& r) {
-  r.Add("POST", "/v1/memory/facts", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().RememberFact(*body), respond);
+std::span<const Api::Binding> Api::MemoryBindings() {
+  static const Binding kBindings[] = {
+      {"remember_fact", &Api::RememberFact},
+      {"remember_episode", &Api::RememberEpisode},
+      {"recall", &Api::Recall},
+      {"relate", &Api::Relate},
+      {"related", &Api::Related},
+      {"forget", &Api::Forget},
+      {"decay", &Api::Decay},
+      {"memory_stats", &Api::MemoryStats},
+      {"embed", &Api::Embed},
+      {"export_memory", &Api::ExportMemory},
+      {"import_memory", &Api::ImportMemory},
+      {"ingest", &Api::Ingest},
+      {"get_memory", &Api::GetMemory},
+      {"context", &Api::GetContext},
+  };
+  return kBindings;
+}
+
+void Api::RememberFact(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  CommitPlan(svc_.memory.RememberFact(*body), respond);
+}
+
+void Api::RememberEpisode(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  CommitPlan(svc_.memory.RememberEpisode(*body, svc_.engine.clock().Now()), respond);
+}
+
+void Api::Recall(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  auto parsed = memory::ParseRecallRequest(*body);
+  if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
+  RecallWithArchive(*parsed, [this, respond](Result<memory::MemoryPlan> plan) {
+    CommitPlan(std::move(plan), respond);
   });
-  r.Add("POST", "/v1/memory/episodes", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().RememberEpisode(*body, rt_.engine().clock().Now()), respond);
+}
+
+void Api::Relate(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  CommitPlan(svc_.memory.Relate(*body), respond);
+}
+
+void Api::Related(HttpRequest& req, Responder respond) {
+  // Not capped like other counts: a depth beyond 3 is refused, as in Related.
+  auto depth = QueryCount(req, "depth", 1, 1000);
+  if (!depth.ok()) return respond(ErrorResponse(depth.status()));
+  auto out = svc_.memory.Related(Query(req, "entity").value_or(""), static_cast<int>(*depth));
+  if (!out.ok()) return respond(ErrorResponse(out.status()));
+  respond(HttpResponse::Json(200, *out));
+}
+
+void Api::Forget(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  CommitPlan(svc_.memory.Forget(*body, svc_.engine.clock().Now()), respond);
+}
+
+void Api::Decay(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  for (auto it = body->begin(); it != body->end(); ++it)
+    if (it.key() != "force" || !it->is_boolean())
+      return respond(
+          ErrorResponse(Status::InvalidArgument("the body takes only {force: true|false}")));
+  CommitPlan(svc_.memory.Decay(body->value("force", false), svc_.engine.clock().Now()), respond);
+}
+
+void Api::MemoryStats(HttpRequest&, Responder respond) {
+  auto out = svc_.memory.Stats(svc_.engine.clock().Now());
+  if (!out.ok()) return respond(ErrorResponse(out.status()));
+  respond(HttpResponse::Json(200, *out));
+}
+
+void Api::Embed(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  for (auto it = body->begin(); it != body->end(); ++it)
+    if (it.key() != "all" || !it->is_boolean())
+      return respond(
+          ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
+  CommitPlan(svc_.memory.Embed(body->value("all", false)), respond);
+}
+
+void Api::ExportMemory(HttpRequest&, Responder respond) {
+  auto out = svc_.memory.Export();
+  if (!out.ok()) return respond(ErrorResponse(out.status()));
+  respond(HttpResponse::Json(200, *out));
+}
+
+void Api::ImportMemory(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  CommitPlan(svc_.memory.Import(*body), respond);
+}
+
+void Api::Ingest(HttpRequest& req, Responder respond) {
+  auto body = Body(req);
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  // The file work on the ingest worker; the plan and commit here, in batches.
+  svc_.ingest.Run(std::move(*body), [this, respond](Result<memory::PreparedIngest> prepared) {
+    if (!prepared.ok()) return respond(ErrorResponse(prepared.status()));
+    if (!prepared->refusal.empty())
+      return respond(HttpResponse::Error(403, "forbidden", prepared->refusal));
+    CommitIngest(
+        std::make_shared<IngestCommit>(IngestCommit{svc_, std::move(*prepared), respond}));
   });
-  r.Add("POST", "/v1/memory/recall", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    auto parsed = memory::ParseRecallRequest(*body);
-    if (!parsed.ok()) return respond(ErrorResponse(parsed.status()));
-    RecallWithArchive(*parsed, [this, respond](Result<memory::MemoryPlan> plan) {
-      CommitPlan(std::move(plan), respond);
+}
+
+void Api::GetMemory(HttpRequest& req, Responder respond) {
+  auto out = svc_.memory.Get(Param(req, "id"), svc_.engine.clock().Now());
+  if (!out.ok()) return respond(ErrorResponse(out.status()));
+  respond(HttpResponse::Json(200, *out));
+}
+
+void Api::GetContext(HttpRequest& req, Responder respond) {
+  auto budget = QueryCount(req, "budget_tokens", 2000, 1000000);
+  if (!budget.ok()) return respond(ErrorResponse(budget.status()));
+  auto attention = Attention();
+  if (!attention.ok()) return respond(ErrorResponse(attention.status()));
+  auto in = std::make_shared<ContextInput>();
+  in->budget = *budget;
+  in->attention = std::move(*attention);
+  // Without a query, the focused thread's goal is what to remember about.
+  in->query = Query(req, "query").value_or("");
+  if (in->query.empty() && in->attention["thread"].is_object())
+    in->query = in->attention["thread"].value("goal", "");
+  // Recall on the loop, then the world model's texts on its worker -- for
+  // at most kContextWorldWaitMs: behind a daily pass (an llm extractor can
+  // take minutes) the bundle goes without them, and says so.
+  auto world = [this, in, respond] {
+    auto answered = std::make_shared<bool>(false);
+    auto deadline = std::make_shared<boost::asio::steady_timer>(
+        svc_.ioc, std::chrono::milliseconds(kContextWorldWaitMs));
+    deadline->async_wait([in, respond, answered](const boost::system::error_code& ec) {
+      if (ec || *answered) return;
+      *answered = true;
+      json out = ContextBundle(*in);
+      out["note"] =
+          "the world model is busy (a daily pass runs): entity pages and MEMORY.md "
+          "are left out of this bundle";
+      respond(HttpResponse::Json(200, out));
     });
-  });
-  r.Add("POST", "/v1/memory/associations", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().Relate(*body), respond);
-  });
-  r.Add("GET", "/v1/memory/related", [this](HttpRequest& req, Responder respond) {
-    // Not capped like other counts: a depth beyond 3 is refused, as in Related.
-    auto depth = QueryCount(req, "depth", 1, 1000);
-    if (!depth.ok()) return respond(ErrorResponse(depth.status()));
-    auto out = rt_.memory().Related(Query(req, "entity").value_or(""), static_cast<int>(*depth));
-    if (!out.ok()) return respond(ErrorResponse(out.status()));
-    respond(HttpResponse::Json(200, *out));
-  });
-  r.Add("POST", "/v1/memory/forget", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().Forget(*body, rt_.engine().clock().Now()), respond);
-  });
-  r.Add("POST", "/v1/memory/decay", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    for (auto it = body->begin(); it != body->end(); ++it)
-      if (it.key() != "force" || !it->is_boolean())
-        return respond(
-            ErrorResponse(Status::InvalidArgument("the body takes only {force: true|false}")));
-    CommitPlan(rt_.memory().Decay(body->value("force", false), rt_.engine().clock().Now()),
-               respond);
-  });
-  r.Add("GET", "/v1/memory/stats", [this](HttpRequest&, Responder respond) {
-    auto out = rt_.memory().Stats(rt_.engine().clock().Now());
-    if (!out.ok()) return respond(ErrorResponse(out.status()));
-    respond(HttpResponse::Json(200, *out));
-  });
-  r.Add("POST", "/v1/memory/embed", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    for (auto it = body->begin(); it != body->end(); ++it)
-      if (it.key() != "all" || !it->is_boolean())
-        return respond(
-            ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
-    CommitPlan(rt_.memory().Embed(body->value("all", false)), respond);
-  });
-  r.Add("GET", "/v1/memory/export", [this](HttpRequest&, Responder respond) {
-    auto out = rt_.memory().Export();
-    if (!out.ok()) return respond(ErrorResponse(out.status()));
-    respond(HttpResponse::Json(200, *out));
-  });
-  r.Add("POST", "/v1/memory/import", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    CommitPlan(rt_.memory().Import(*body), respond);
-  });
-  r.Add("POST", "/v1/memory/ingest", [this](HttpRequest& req, Responder respond) {
-    auto body = Body(req);
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    // The file work on the ingest worker; the plan and commit here, in batches.
-    rt_.ingest().Run(std::move(*body), [this, respond](Result<memory::PreparedIngest> prepared) {
-      if (!prepared.ok()) return respond(ErrorResponse(prepared.status()));
-      if (!prepared->refusal.empty())
-        return respond(HttpResponse::Error(403, "forbidden", prepared->refusal));
-      CommitIngest(std::make_shared<IngestCommit>(
-          IngestCommit{rt_, std::move(*prepared), respond}));
-    });
-  });
-  r.Add("GET", "/v1/memory/{id}", [this](HttpRequest& req, Responder respond) {
-    auto out = rt_.memory().Get(Param(req, "id"), rt_.engine().clock().Now());
-    if (!out.ok()) return respond(ErrorResponse(out.status()));
-    respond(HttpResponse::Json(200, *out));
-  });
-  r.Add("GET", "/v1/context", [this](HttpRequest& req, Responder respond) {
-    auto budget = QueryCount(req, "budget_tokens", 2000, 1000000);
-    if (!budget.ok()) return respond(ErrorResponse(budget.status()));
-    auto attention = Attention();
-    if (!attention.ok()) return respond(ErrorResponse(attention.status()));
-    auto in = std::make_shared<ContextInput>();
-    in->budget = *budget;
-    in->attention = std::move(*attention);
-    // Without a query, the focused thread's goal is what to remember about.
-    in->query = Query(req, "query").value_or("");
-    if (in->query.empty() && in->attention["thread"].is_object())
-      in->query = in->attention["thread"].value("goal", "");
-    // Recall on the loop, then the world model's texts on its worker -- for
-    // at most kContextWorldWaitMs: behind a daily pass (an llm extractor can
-    // take minutes) the bundle goes without them, and says so.
-    auto world = [this, in, respond] {
-      auto answered = std::make_shared<bool>(false);
-      auto deadline = std::make_shared<boost::asio::steady_timer>(
-          rt_.ioc(), std::chrono::milliseconds(kContextWorldWaitMs));
-      deadline->async_wait([in, respond, answered](const boost::system::error_code& ec) {
-        if (ec || *answered) return;
-        *answered = true;
-        json out = ContextBundle(*in);
-        out["note"] =
-            "the world model is busy (a daily pass runs): entity pages and MEMORY.md "
-            "are left out of this bundle";
-        respond(HttpResponse::Json(200, out));
-      });
-      rt_.world().Run([query = in->query, focus = FocusText(in->attention)](
-                          world::WorldModel& w) { return w.Context(query, focus); },
-                      [this, in, respond, answered, deadline](Result<json> found) {
-                        deadline->cancel();
-                        if (*answered) return;
-                        *answered = true;
-                        if (found.ok())
-                          in->world = std::move(*found);
-                        else
-                          log_->warn("context: the world model: {}", found.status().ToString());
-                        respond(HttpResponse::Json(200, ContextBundle(*in)));
-                      });
-    };
-    if (in->query.empty()) return world();
-    memory::RecallRequest rr;
-    rr.query = in->query;
-    rr.k = 20;
-    rr.reinforce = false;  // reading the context is not recalling on purpose
-    RecallWithArchive(rr, [this, in, world](Result<memory::MemoryPlan> plan) {
-      if (plan.ok())
-        for (json& m : plan->answer["results"]) in->memories.push_back(std::move(m));
-      else
-        log_->warn("context: recall failed: {}", plan.status().ToString());
-      world();
-    });
+    svc_.world.Run([query = in->query, focus = FocusText(in->attention)](
+                       world::WorldModel& w) { return w.Context(query, focus); },
+                   [this, in, respond, answered, deadline](Result<json> found) {
+                     deadline->cancel();
+                     if (*answered) return;
+                     *answered = true;
+                     if (found.ok())
+                       in->world = std::move(*found);
+                     else
+                       log_->warn("context: the world model: {}", found.status().ToString());
+                     respond(HttpResponse::Json(200, ContextBundle(*in)));
+                   });
+  };
+  if (in->query.empty()) return world();
+  memory::RecallRequest rr;
+  rr.query = in->query;
+  rr.k = 20;
+  rr.reinforce = false;  // reading the context is not recalling on purpose
+  RecallWithArchive(rr, [this, in, world](Result<memory::MemoryPlan> plan) {
+    if (plan.ok())
+      for (json& m : plan->answer["results"]) in->memories.push_back(std::move(m));
+    else
+      log_->warn("context: recall failed: {}", plan.status().ToString());
+    world();
   });
 }
 

@@ -6,12 +6,15 @@
 // time, never on the io thread.
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
+
 #include <charconv>
 #include <filesystem>
 
 #include "runtime/api/api.h"
 #include "runtime/attention.h"
-#include "runtime/runtime.h"
+#include "runtime/config.h"
+#include "state/engine.h"
 #include "runtime/sandbox.h"
 #include "state/recency.h"
 #include "state/replay.h"
@@ -123,104 +126,116 @@ void Api::Replay(std::function<Result<json>()> job, std::function<void(Result<js
   ++replays_;
   replay_worker_.Post([this, job = std::move(job), reply = std::move(reply)]() mutable {
     Result<json> out = replay_worker_.Guarded<json>(job);
-    boost::asio::post(rt_.ioc(), [this, out = std::move(out), reply = std::move(reply)]() mutable {
+    boost::asio::post(svc_.ioc, [this, out = std::move(out), reply = std::move(reply)]() mutable {
       --replays_;
       reply(std::move(out));
     });
   });
 }
 
-void Api::AddStateRoutes(Router& r) {
-  r.Add("GET", "/v1/state/at", [this](HttpRequest& req, Responder respond) {
-    auto text = Query(req, "seq");
-    uint64_t seq = 0;
-    if (text) {
-      auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seq);
-      if (ec != std::errc() || ptr != text->data() + text->size()) seq = 0;
-    }
-    if (seq == 0)
-      return respond(ErrorResponse(Status::InvalidArgument(
-          "query seq: must be a seq (1 or more), got \"" + text.value_or("") + "\"")));
-    auto limit = QueryCount(req, "limit", 100, 1000);
-    if (!limit.ok()) return respond(ErrorResponse(limit.status()));
-    if (seq > rt_.engine().applied_seq())
-      return respond(ErrorResponse(Status::InvalidArgument(
-          "query seq: " + std::to_string(seq) + " is past the last applied seq " +
-          std::to_string(rt_.engine().applied_seq()))));
-    Replay(
-        [dir = rt_.config().state_dir, seq, recency = rt_.config().recency, n = *limit] {
-          auto past = state::TimeTravel::Open(dir, seq);
-          if (!past.ok()) return Result<json>(past.status());
-          return PoolsAt(**past, recency, n);
-        },
-        [respond](Result<json> out) {
-          if (!out.ok()) return respond(ErrorResponse(out.status()));
-          respond(HttpResponse::Json(200, *out));
-        });
-  });
+std::span<const Api::Binding> Api::StateBindings() {
+  static const Binding kBindings[] = {
+      {"state_at", &Api::StateAt},
+      {"fork", &Api::ForkState},
+      // The inspector's files (ui.cc): one pattern per depth.
+      {"ui", &Api::ServeUi},
+      {"ui_file_1", &Api::ServeUi},
+      {"ui_file_2", &Api::ServeUi},
+      {"ui_file_3", &Api::ServeUi},
+      {"ui_file_4", &Api::ServeUi},
+  };
+  return kBindings;
+}
 
-  r.Add("POST", "/v1/fork", [this](HttpRequest& req, Responder respond) {
-    auto body = req.JsonBody();
-    if (!body.ok()) return respond(ErrorResponse(body.status()));
-    for (const auto& [key, v] : body->items())
-      if (key != "at_seq" && key != "at_time" && key != "into")
-        return respond(ErrorResponse(
-            Status::InvalidArgument("field \"" + key + "\": unknown (at_seq, at_time or into)")));
-    ForkOptions options;
-    options.from_state = rt_.config().state_dir;
-    options.now = rt_.engine().clock().Now();
-    if (body->contains("at_seq")) {
-      auto seq = SeqParam("at_seq", (*body)["at_seq"]);
-      if (!seq.ok()) return respond(ErrorResponse(seq.status()));
-      options.at_seq = *seq;
-    }
-    if (body->contains("at_time")) {
-      const json& t = (*body)["at_time"];
-      auto at = t.is_string() ? ParseTime(t.get<std::string>())
-                              : Result<TimeMs>(Status::InvalidArgument("must be a time string"));
-      if (!at.ok()) return respond(ErrorResponse(at.status().WithContext("field \"at_time\"")));
-      options.at_time = *at;
-    }
-    if (options.at_seq.has_value() == options.at_time.has_value())
-      return respond(ErrorResponse(Status::InvalidArgument("give one of at_seq and at_time")));
-    if (options.at_seq && *options.at_seq > rt_.engine().applied_seq())
+void Api::StateAt(HttpRequest& req, Responder respond) {
+  auto text = Query(req, "seq");
+  uint64_t seq = 0;
+  if (text) {
+    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seq);
+    if (ec != std::errc() || ptr != text->data() + text->size()) seq = 0;
+  }
+  if (seq == 0)
+    return respond(ErrorResponse(Status::InvalidArgument(
+        "query seq: must be a seq (1 or more), got \"" + text.value_or("") + "\"")));
+  auto limit = QueryCount(req, "limit", 100, 1000);
+  if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  if (seq > svc_.engine.applied_seq())
+    return respond(ErrorResponse(Status::InvalidArgument(
+        "query seq: " + std::to_string(seq) + " is past the last applied seq " +
+        std::to_string(svc_.engine.applied_seq()))));
+  Replay(
+      [dir = svc_.config.state_dir, seq, recency = svc_.config.recency, n = *limit] {
+        auto past = state::TimeTravel::Open(dir, seq);
+        if (!past.ok()) return Result<json>(past.status());
+        return PoolsAt(**past, recency, n);
+      },
+      [respond](Result<json> out) {
+        if (!out.ok()) return respond(ErrorResponse(out.status()));
+        respond(HttpResponse::Json(200, *out));
+      });
+}
+
+void Api::ForkState(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  for (const auto& [key, v] : body->items())
+    if (key != "at_seq" && key != "at_time" && key != "into")
+      return respond(ErrorResponse(
+          Status::InvalidArgument("field \"" + key + "\": unknown (at_seq, at_time or into)")));
+  ForkOptions options;
+  options.from_state = svc_.config.state_dir;
+  options.now = svc_.engine.clock().Now();
+  if (body->contains("at_seq")) {
+    auto seq = SeqParam("at_seq", (*body)["at_seq"]);
+    if (!seq.ok()) return respond(ErrorResponse(seq.status()));
+    options.at_seq = *seq;
+  }
+  if (body->contains("at_time")) {
+    const json& t = (*body)["at_time"];
+    auto at = t.is_string() ? ParseTime(t.get<std::string>())
+                            : Result<TimeMs>(Status::InvalidArgument("must be a time string"));
+    if (!at.ok()) return respond(ErrorResponse(at.status().WithContext("field \"at_time\"")));
+    options.at_time = *at;
+  }
+  if (options.at_seq.has_value() == options.at_time.has_value())
+    return respond(ErrorResponse(Status::InvalidArgument("give one of at_seq and at_time")));
+  if (options.at_seq && *options.at_seq > svc_.engine.applied_seq())
+    return respond(ErrorResponse(Status::InvalidArgument(
+        "field \"at_seq\": " + std::to_string(*options.at_seq) +
+        " is past the last applied seq " + std::to_string(svc_.engine.applied_seq()))));
+  // Over the API a fork is a name under api.fork_root, never a path.
+  std::string name;
+  if (body->contains("into")) {
+    const json& into = (*body)["into"];
+    if (!into.is_string())
       return respond(ErrorResponse(Status::InvalidArgument(
-          "field \"at_seq\": " + std::to_string(*options.at_seq) +
-          " is past the last applied seq " + std::to_string(rt_.engine().applied_seq()))));
-    // Over the API a fork is a name under api.fork_root, never a path.
-    std::string name;
-    if (body->contains("into")) {
-      const json& into = (*body)["into"];
-      if (!into.is_string())
-        return respond(ErrorResponse(Status::InvalidArgument(
-            "field \"into\": must be a name (one path segment under api.fork_root), got " +
-            into.dump())));
-      name = into.get<std::string>();
-      if (Status s = CheckForkName(name); !s.ok()) return respond(ErrorResponse(s));
-    } else {
-      name = DefaultForkName(rt_.config().fork_root,
-                             options.at_seq.value_or(rt_.engine().applied_seq()));
-    }
-    Replay(
-        [options, root = rt_.config().fork_root, name]() mutable {
-          auto dir = MakeForkDir(root, name);
-          if (!dir.ok()) return Result<json>(dir.status());
-          options.into = *dir;
-          auto info = Fork(options);
-          if (!info.ok()) {
-            ::rmdir(options.into.c_str());  // only when the fork left it empty
-            return Result<json>(info.status());
-          }
-          json out = info->ToJson();
-          out["into"] = options.into;
-          out["command"] = "limbic run --state " + ShellWord(options.into) + " --port 0";
-          return Result<json>(std::move(out));
-        },
-        [respond](Result<json> out) {
-          if (!out.ok()) return respond(ErrorResponse(out.status()));
-          respond(HttpResponse::Json(201, *out));
-        });
-  });
+          "field \"into\": must be a name (one path segment under api.fork_root), got " +
+          into.dump())));
+    name = into.get<std::string>();
+    if (Status s = CheckForkName(name); !s.ok()) return respond(ErrorResponse(s));
+  } else {
+    name = DefaultForkName(svc_.config.fork_root,
+                           options.at_seq.value_or(svc_.engine.applied_seq()));
+  }
+  Replay(
+      [options, root = svc_.config.fork_root, name]() mutable {
+        auto dir = MakeForkDir(root, name);
+        if (!dir.ok()) return Result<json>(dir.status());
+        options.into = *dir;
+        auto info = Fork(options);
+        if (!info.ok()) {
+          ::rmdir(options.into.c_str());  // only when the fork left it empty
+          return Result<json>(info.status());
+        }
+        json out = info->ToJson();
+        out["into"] = options.into;
+        out["command"] = "limbic run --state " + ShellWord(options.into) + " --port 0";
+        return Result<json>(std::move(out));
+      },
+      [respond](Result<json> out) {
+        if (!out.ok()) return respond(ErrorResponse(out.status()));
+        respond(HttpResponse::Json(201, *out));
+      });
 }
 
 }  // namespace limbic::runtime

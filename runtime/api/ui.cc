@@ -2,7 +2,7 @@
 // need no token; the page asks for the token and sends it on every call.
 // Each answer forbids framing, sniffing and anything not from this origin.
 #include "runtime/api/api.h"
-#include "runtime/runtime.h"
+#include "runtime/config.h"
 #include "runtime/api/ui_assets.h"
 
 namespace limbic::runtime {
@@ -40,39 +40,29 @@ HttpResponse UiFileResponse(const HttpRequest& req, std::string_view path, std::
 
 }  // namespace
 
-void Api::AddUiRoutes(Router& r) {
-  if (!rt_.config().ui) return;
-  auto serve = [this](HttpRequest& req, Responder respond) {
-    if (req.path == "/ui") {  // relative module paths need the slash
-      HttpResponse res = HttpResponse::Error(308, "moved", "the inspector is at /ui/");
-      res.headers.emplace_back("Location", "/ui/");
-      return respond(std::move(res));
-    }
-    // "/ui/" -> index.html; "/ui/views/now.js" -> views/now.js.
-    std::string_view path = req.path;
-    path.remove_prefix(std::min<size_t>(path.size(), 4));
-    const std::string& dir = rt_.config().ui_dir;
-    if (!dir.empty()) {
-      auto f = ReadUiFile(dir, path);
-      if (!f.ok())
-        return respond(f.status().IsNotFound() || f.status().IsInvalidArgument()
-                           ? HttpResponse::Error(404, "not_found", "no inspector file " + req.path)
-                           : ErrorResponse(f.status()));
-      return respond(
-          UiFileResponse(req, path.empty() ? "index.html" : path, std::move(f->body), f->etag));
-    }
-    const UiFile* f = FindUiFile(path);
-    if (!f) return respond(HttpResponse::Error(404, "not_found", "no inspector file " + req.path));
-    respond(UiFileResponse(req, f->path, std::string(f->body), f->etag));
-  };
-  // The router matches whole segments ("/ui" and "/ui/" alike): one
-  // pattern per depth.
-  r.AddPublic("GET", "/ui", serve);
-  std::string pattern = "/ui";
-  for (int depth = 1; depth <= 4; ++depth) {
-    pattern += "/{p" + std::to_string(depth) + "}";
-    r.AddPublic("GET", pattern, serve);
+// Routed only when api.ui is on (Api::MakeRouter).
+void Api::ServeUi(HttpRequest& req, Responder respond) {
+  if (req.path == "/ui") {  // relative module paths need the slash
+    HttpResponse res = HttpResponse::Error(308, "moved", "the inspector is at /ui/");
+    res.headers.emplace_back("Location", "/ui/");
+    return respond(std::move(res));
   }
+  // "/ui/" -> index.html; "/ui/views/now.js" -> views/now.js.
+  std::string_view path = req.path;
+  path.remove_prefix(std::min<size_t>(path.size(), 4));
+  const std::string& dir = svc_.config.ui_dir;
+  if (!dir.empty()) {
+    auto f = ReadUiFile(dir, path);
+    if (!f.ok())
+      return respond(f.status().IsNotFound() || f.status().IsInvalidArgument()
+                         ? HttpResponse::Error(404, "not_found", "no inspector file " + req.path)
+                         : ErrorResponse(f.status()));
+    return respond(
+        UiFileResponse(req, path.empty() ? "index.html" : path, std::move(f->body), f->etag));
+  }
+  const UiFile* f = FindUiFile(path);
+  if (!f) return respond(HttpResponse::Error(404, "not_found", "no inspector file " + req.path));
+  respond(UiFileResponse(req, f->path, std::string(f->body), f->etag));
 }
 
 }  // namespace limbic::runtime

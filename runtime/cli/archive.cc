@@ -202,7 +202,7 @@ int ConsolidateThroughApi(const CliContext& ctx, const ArchiveArgs& a, const Sta
     return Fail(busy.WithMessage(busy.message() +
                                  "; it consolidates with its own policy: drop --threads-after, "
                                  "--percepts-after, --actions-after and --config, or stop it"));
-  auto out = ForwardRequest(ctx, "POST", "/v1/consolidate", json::object(), busy);
+  auto out = ForwardRequest(ctx, "consolidate", json::object(), busy);
   if (!out.ok()) return Fail(out.status());
   PrintConsolidated(ctx, *out);
   return 0;
@@ -238,7 +238,7 @@ int Rollup(const CliContext& ctx, const ArchiveArgs& a) {
       [&](const Status& busy) {
         json req = json::object();
         if (!a.date.empty()) req["date"] = a.date;
-        auto out = ForwardRequest(ctx, "POST", "/v1/archive/rollup", req, busy);
+        auto out = ForwardRequest(ctx, "archive_rollup", req, busy);
         if (!out.ok()) return Fail(out.status());
         Print(ctx, *out, "rollup");
         return 0;
@@ -313,7 +313,7 @@ int Blink(const CliContext& ctx, const ArchiveArgs& a) {
         return staged.ok() ? 0 : Fail(staged.status());
       },
       [&](const Status& busy) {
-        return ForwardWrite(ctx, "POST", "/v1/archive/blink", req, busy);
+        return ForwardWrite(ctx, "archive_blink", req, busy);
       });
 }
 

@@ -14,6 +14,8 @@
 #include "runtime/mcp/api_client.h"
 #include "runtime/mcp/tools.h"
 #include "runtime/api/api.h"
+#include "runtime/api/openapi.h"
+#include "runtime/api/operations.h"
 #include "runtime/runtime.h"
 #include "runtime/submit.h"
 
@@ -113,17 +115,21 @@ void PrintReceipt(const CliContext& ctx, const nlohmann::json& receipt) {
 }
 }  // namespace
 
-Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
-                                      const std::string& target, const nlohmann::json& body,
-                                      const Status& busy, int timeout_ms) {
+Result<nlohmann::json> ForwardRequest(const CliContext& ctx, std::string_view op_name,
+                                      const nlohmann::json& body, const Status& busy,
+                                      int timeout_ms, const nlohmann::json& path) {
+  const Operation* op = FindOperation(op_name);
+  if (!op || !op->cli)
+    return Status::Internal("no operation the command line forwards is named \"" +
+                            std::string(op_name) + "\"");
   auto url = FindRunningApi(ctx.state_dir, 0);
   // Nobody holds it any more, or a process that serves no API: the lock's message.
   if (!url.ok()) return url.status().IsNotFound() || url.status().IsBusy() ? busy : url.status();
   const char* token = std::getenv("LIMBIC_API_TOKEN");
   auto client = MakeHttpApiClient(*url, token ? token : "");
   // Compact JSON never throws (a file name that is not UTF-8 is replaced).
-  ApiRequest request{method, target, body.is_null() ? std::string() : CompactJson(body), timeout_ms,
-                     "cli"};
+  ApiRequest request{op->method, OpTarget(*op, path),
+                     body.is_null() ? std::string() : CompactJson(body), timeout_ms, "cli"};
   auto answer = client->Call(request);
   if (!answer.ok())
     return answer.status().WithContext("sending the write to the running limbic at " + *url);
@@ -149,9 +155,9 @@ Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, 
                                  "\": want an RFC 3339 time or a duration such as 10m");
 }
 
-int ForwardWrite(const CliContext& ctx, const std::string& method, const std::string& target,
-                 const nlohmann::json& body, const Status& busy) {
-  auto reply = ForwardRequest(ctx, method, target, body, busy);
+int ForwardWrite(const CliContext& ctx, std::string_view op, const nlohmann::json& body,
+                 const Status& busy, const nlohmann::json& path) {
+  auto reply = ForwardRequest(ctx, op, body, busy, 30000, path);
   if (!reply.ok()) return Fail(reply.status());
   PrintReceipt(ctx, *reply);
   return 0;
@@ -243,6 +249,13 @@ int RunCli(int argc, char** argv) {
     Result<int> served = RunMcp(mcp_options, std::cin, std::cout, ctx.logger);
     rc = served.ok() ? *served : Fail(served.status());
   });
+  // The API's description (runtime/api/openapi.h); `make openapi` keeps
+  // docs/openapi.json as this prints it.
+  app.add_subcommand("openapi", "print the HTTP API's OpenAPI 3.1 document (docs/openapi.json)")
+      ->callback([&] {
+        std::cout << OpenApiDocument().dump(2) << "\n";
+        rc = 0;
+      });
   AddPoolCommands(app, ctx, rc);
   AddLogCommands(app, ctx, rc);
   AddArchiveCommands(app, ctx, rc);

@@ -90,17 +90,20 @@ int CommitAndReport(const CliContext& ctx, state::Engine& engine,
                     std::vector<state::Event>* committed = nullptr);
 // A write the command line cannot make itself because a running `limbic
 // run` holds the state dir (`busy`, OpenForWrite's answer): sends it as
-// `method target body` to that runtime's HTTP API, found through the state
-// dir's api.json as `limbic mcp` finds it (with $LIMBIC_API_TOKEN when the
-// API wants a token), and prints the receipt as CommitAndReport does. When
-// no API can be found, fails with `busy`'s message.
-int ForwardWrite(const CliContext& ctx, const std::string& method, const std::string& target,
-                 const nlohmann::json& body, const Status& busy);
+// it as the API operation `op` (runtime/api/operations.h, one the command line
+// forwards) with `body` and the path parameters `path` ({"id": ...}) to
+// that runtime's HTTP API, found through the state dir's api.json as
+// `limbic mcp` finds it (with $LIMBIC_API_TOKEN when the API wants a
+// token), and prints the receipt as CommitAndReport does. When no API can
+// be found, fails with `busy`'s message.
+int ForwardWrite(const CliContext& ctx, std::string_view op, const nlohmann::json& body,
+                 const Status& busy, const nlohmann::json& path = nlohmann::json::object());
 // The same request, for a caller that prints the answer itself: the
 // answer's JSON object, or the API's error (naming the runtime).
-Result<nlohmann::json> ForwardRequest(const CliContext& ctx, const std::string& method,
-                                      const std::string& target, const nlohmann::json& body,
-                                      const Status& busy, int timeout_ms = 30000);
+Result<nlohmann::json> ForwardRequest(const CliContext& ctx, std::string_view op,
+                                      const nlohmann::json& body, const Status& busy,
+                                      int timeout_ms = 30000,
+                                      const nlohmann::json& path = nlohmann::json::object());
 // `limbic memory ingest PATH` while a running `limbic run` holds the state
 // dir (`busy`): the files are listed and read here, as a local ingest reads
 // them (any path, options.ingest_max_bytes per file), and their content is

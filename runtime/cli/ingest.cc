@@ -84,7 +84,7 @@ class Sender {
     batch_ = json::array();
     batch_bytes_ = kRequestOverhead;
     auto reply =
-        ForwardRequest(ctx_, "POST", "/v1/memory/ingest", body, busy_, kIngestTimeoutMs);
+        ForwardRequest(ctx_, "ingest", body, busy_, kIngestTimeoutMs);
     if (!reply.ok()) return reply.status();
     // The runtime's answer speaks of the names it was sent: the local paths again.
     for (const char* list : {"files", "errors", "skipped"}) {

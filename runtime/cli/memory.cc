@@ -108,10 +108,10 @@ void Print(const CliContext& ctx, const MemoryArgs& a, const json& out, const st
 
 enum class Access { kRead, kWrite, kWriteElseRead };
 
-// A write's request to the HTTP API: POST `target` with `body`, its answer
-// printed as `what`.
+// A write's request to the HTTP API: the operation `op` (runtime/
+// operations.h) with `body`, its answer printed as `what`.
 struct Forwarding {
-  std::string target;
+  std::string op;
   json body;
   std::string what;
   // When set, makes the write itself instead (given the lock's error).
@@ -130,8 +130,7 @@ int WithMemory(const CliContext& ctx, const MemoryArgs& a, Access access, Fn&& f
   auto engine = access == Access::kRead ? ctx.OpenForRead() : ctx.OpenForWrite();
   if (!engine.ok() && engine.status().IsBusy() && access == Access::kWrite && forward) {
     auto reply = forward->send ? forward->send(engine.status())
-                               : ForwardRequest(ctx, "POST", forward->target, forward->body,
-                                                engine.status());
+                               : ForwardRequest(ctx, forward->op, forward->body, engine.status());
     if (!reply.ok()) return Fail(reply.status());
     Print(ctx, a, *reply, forward->what);
     return forward->what == "ingest" && reply->contains("errors") && !(*reply)["errors"].empty()
@@ -171,12 +170,12 @@ int CommitPlan(const CliContext& ctx, const MemoryArgs& a, state::Engine& engine
 }
 
 // A memory write: the plan made and committed here, or, while `limbic run`
-// holds the state dir, `remote` sent to its API as POST `target` (the
+// holds the state dir, `remote` sent to its API as the operation `op` (the
 // answer printed the same way).
 template <typename Plan>
-int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& target,
+int MemoryWrite(const CliContext& ctx, const MemoryArgs& a, const std::string& op,
                 const json& remote, const std::string& what, Plan&& plan) {
-  Forwarding api{target, remote, what, nullptr};
+  Forwarding api{op, remote, what, nullptr};
   return WithMemory(
       ctx, a, Access::kWrite,
       [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
@@ -287,7 +286,7 @@ int Remember(const CliContext& ctx, const MemoryArgs& a) {
   req["subject"] = a.words[0];
   req["relation"] = a.words[1];
   req["object"] = a.words[2];
-  return MemoryWrite(ctx, a, "/v1/memory/facts", req, "remember",
+  return MemoryWrite(ctx, a, "remember_fact", req, "remember",
                      [&](memory::MemoryStore& m, TimeMs) { return m.RememberFact(req); });
 }
 
@@ -296,7 +295,7 @@ int RememberEpisode(const CliContext& ctx, const MemoryArgs& a) {
   req["text"] = a.query;
   if (!a.episode.empty()) req["episode_id"] = a.episode;
   return MemoryWrite(
-      ctx, a, "/v1/memory/episodes", req, "remember",
+      ctx, a, "remember_episode", req, "remember",
       [&](memory::MemoryStore& m, TimeMs now) { return m.RememberEpisode(req, now); });
 }
 
@@ -324,7 +323,7 @@ int Recall(const CliContext& ctx, const MemoryArgs& a) {
 
 int Relate(const CliContext& ctx, const MemoryArgs& a) {
   json req = {{"entity_a", a.words[0]}, {"relation", a.words[1]}, {"entity_b", a.words[2]}};
-  return MemoryWrite(ctx, a, "/v1/memory/associations", req, "relate",
+  return MemoryWrite(ctx, a, "relate", req, "relate",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Relate(req); });
 }
 
@@ -351,12 +350,12 @@ int Forget(const CliContext& ctx, const MemoryArgs& a) {
              : a.by_subject ? json{{"subject", a.subject}}
                             : json{{"older_than", a.older_than}};
   if (a.force) req["force"] = true;
-  return MemoryWrite(ctx, a, "/v1/memory/forget", req, "forget",
+  return MemoryWrite(ctx, a, "forget", req, "forget",
                      [&](memory::MemoryStore& m, TimeMs now) { return m.Forget(req, now); });
 }
 
 int Decay(const CliContext& ctx, const MemoryArgs& a) {
-  return MemoryWrite(ctx, a, "/v1/memory/decay", {{"force", a.force}}, "decay",
+  return MemoryWrite(ctx, a, "decay", {{"force", a.force}}, "decay",
                      [&](memory::MemoryStore& m, TimeMs now) { return m.Decay(a.force, now); });
 }
 
@@ -366,7 +365,7 @@ int Stats(const CliContext& ctx, const MemoryArgs& a) {
 }
 
 int Embed(const CliContext& ctx, const MemoryArgs& a) {
-  return MemoryWrite(ctx, a, "/v1/memory/embed", {{"all", a.all}}, "embed",
+  return MemoryWrite(ctx, a, "embed", {{"all", a.all}}, "embed",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a.all); });
 }
 
@@ -383,7 +382,7 @@ int Import(const CliContext& ctx, const MemoryArgs& a) {
   std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   auto doc = state::ParseJsonObject(text, "stdin");
   if (!doc.ok()) return Fail(doc.status());
-  return MemoryWrite(ctx, a, "/v1/memory/import", *doc, "import",
+  return MemoryWrite(ctx, a, "import_memory", *doc, "import",
                      [&](memory::MemoryStore& m, TimeMs) { return m.Import(*doc); });
 }
 
@@ -392,7 +391,7 @@ int Ingest(const CliContext& ctx, const MemoryArgs& a) {
   if (!a.episode.empty()) req["episode_id"] = a.episode;
   // Beside a running runtime, which may read only under its
   // memory.ingest_roots, the files are read here and their content sent.
-  Forwarding api{"/v1/memory/ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
+  Forwarding api{"ingest", json(), "ingest", [&](const Status& busy) -> Result<json> {
                    auto settings = MemorySettings(a.config);
                    if (!settings.ok()) return settings.status();
                    return IngestThroughApi(ctx, a.path, a.episode, settings->ingest_max_bytes,

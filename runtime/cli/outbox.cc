@@ -54,7 +54,7 @@ int SetArousal(const CliContext& ctx, const ArousalArgs& s) {
     // A bare word is a string.
     req["factors"][f.substr(0, eq)] = v.ok() ? std::move(v).value() : json(value);
   }
-  return WithWriter(ctx, {"PATCH", "/v1/arousal", req}, [&](Engine& e) {
+  return WithWriter(ctx, {"set_arousal", {}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, state::BuildArousalSet(req), "");
   });
 }
@@ -115,29 +115,29 @@ int EnqueueAction(const CliContext& ctx, const ActionArgs& a) {
   PutIf(req, "id", a.id);
   PutIf(req, "reason", a.reason);
   if (a.require_approval) req["require_approval"] = true;
-  return WithWriter(ctx, {"POST", "/v1/actions", req},
+  return WithWriter(ctx, {"enqueue_action", {}, req},
                     [&](Engine& e) { return EnqueueOffline(ctx, e, req); });
 }
 
 // A decision on action a.id ({reason?}): `build` makes its events; a
-// running runtime gets POST /v1/actions/ID/`verb`.
-int DecideAction(const CliContext& ctx, const ActionArgs& a, const char* verb,
+// running runtime gets the API operation `op` (approve_action, ...).
+int DecideAction(const CliContext& ctx, const ActionArgs& a, const char* op,
                  Result<state::Events> (*build)(std::string_view, const json&)) {
   json req = json::object();
   PutIf(req, "reason", a.reason);
-  return WithWriter(ctx, {"POST", "/v1/actions/" + Seg(a.id) + "/" + verb, req}, [&](Engine& e) {
+  return WithWriter(ctx, {op, {{"id", a.id}}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, build(a.id, req), "action_id");
   });
 }
 
 int ApproveAction(const CliContext& ctx, const ActionArgs& a) {
-  return DecideAction(ctx, a, "approve", state::BuildActionApprove);
+  return DecideAction(ctx, a, "approve_action", state::BuildActionApprove);
 }
 int RejectAction(const CliContext& ctx, const ActionArgs& a) {
-  return DecideAction(ctx, a, "reject", state::BuildActionReject);
+  return DecideAction(ctx, a, "reject_action", state::BuildActionReject);
 }
 int RetryAction(const CliContext& ctx, const ActionArgs& a) {
-  return DecideAction(ctx, a, "retry", state::BuildActionRetry);
+  return DecideAction(ctx, a, "retry_action", state::BuildActionRetry);
 }
 
 int ShowAction(const CliContext& ctx, const ActionArgs& a) {
@@ -171,7 +171,7 @@ int PruneActions(const CliContext& ctx, const ActionArgs& a) {
   if (!retention.ok()) return Fail(retention.status());
   auto now = ctx.Now();
   if (!now.ok()) return Fail(now.status());
-  return WithWriter(ctx, {"POST", "/v1/actions/prune", {{"older_than", a.older_than}}},
+  return WithWriter(ctx, {"prune_actions", {}, {{"older_than", a.older_than}}},
                     [&](Engine& e) {
                       return CommitAndReport(
                           ctx, e, state::BuildActionsPrune(e.projection(), *retention, *now), "");

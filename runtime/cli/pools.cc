@@ -106,7 +106,7 @@ int AddPerceptAction(const CliContext& ctx, const PerceptArgs& a) {
   if (a.has_text) req["text"] = a.text;
   PutIf(req, "thread_id", a.thread);
   PutIf(req, "id", a.id);
-  return WithWriter(ctx, {"POST", "/v1/percepts", req}, [&](Engine& e) {
+  return WithWriter(ctx, {"add_percept", {}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, state::BuildPerceptAdd(req, e.next_seq()), "percept_id");
   });
 }
@@ -117,31 +117,27 @@ int ImportPerceptsAction(const CliContext& ctx, const PerceptArgs& a) {
 }
 
 // A change to percept a.id: `build` makes its events from `req` with
-// --reason; a running runtime gets `method` `target`.
-int ChangePercept(const CliContext& ctx, const PerceptArgs& a, json req, const char* method,
-                  const std::string& target,
+// --reason; a running runtime gets the API operation `op` on a.id.
+int ChangePercept(const CliContext& ctx, const PerceptArgs& a, json req, const char* op,
                   Result<state::Events> (*build)(std::string_view, const json&)) {
   PutIf(req, "reason", a.reason);
-  return WithWriter(ctx, {method, target, req}, [&](Engine& e) {
+  return WithWriter(ctx, {op, {{"id", a.id}}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, build(a.id, req), "percept_id");
   });
 }
 
 int AssignPercept(const CliContext& ctx, const PerceptArgs& a) {
-  return ChangePercept(ctx, a, {{"thread_id", a.thread}}, "POST",
-                       "/v1/percepts/" + Seg(a.id) + "/assign", state::BuildPerceptAssign);
+  return ChangePercept(ctx, a, {{"thread_id", a.thread}}, "assign_percept",
+                       state::BuildPerceptAssign);
 }
 int ProcessPercept(const CliContext& ctx, const PerceptArgs& a) {
-  return ChangePercept(ctx, a, json::object(), "POST", "/v1/percepts/" + Seg(a.id) + "/process",
-                       state::BuildPerceptProcess);
+  return ChangePercept(ctx, a, json::object(), "process_percept", state::BuildPerceptProcess);
 }
 int DropPercept(const CliContext& ctx, const PerceptArgs& a) {
-  return ChangePercept(ctx, a, json::object(), "POST", "/v1/percepts/" + Seg(a.id) + "/drop",
-                       state::BuildPerceptDrop);
+  return ChangePercept(ctx, a, json::object(), "drop_percept", state::BuildPerceptDrop);
 }
 int RemovePercept(const CliContext& ctx, const PerceptArgs& a) {
-  return ChangePercept(ctx, a, json::object(), "DELETE", "/v1/percepts/" + Seg(a.id),
-                       state::BuildPerceptRemove);
+  return ChangePercept(ctx, a, json::object(), "remove_percept", state::BuildPerceptRemove);
 }
 
 int ShowPercept(const CliContext& ctx, const PerceptArgs& a) {
@@ -260,7 +256,7 @@ int CreateThread(const CliContext& ctx, const ThreadArgs& a) {
   PutIf(req, "from_percept", a.from_percept);
   PutIf(req, "id", a.id);
   PutIf(req, "reason", a.reason);
-  return WithWriter(ctx, {"POST", "/v1/threads", req}, [&](Engine& e) {
+  return WithWriter(ctx, {"create_thread", {}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, state::BuildThreadCreate(req, e.next_seq()), "thread_id");
   });
 }
@@ -275,7 +271,7 @@ int UpdateThread(const CliContext& ctx, const ThreadArgs& a) {
   if (!a.percepts.empty()) req["add_percepts"] = a.percepts;
   PutIf(req, "reason", a.reason);
   PutIf(req, "outcome", a.outcome);
-  return WithWriter(ctx, {"PATCH", "/v1/threads/" + Seg(a.id), req}, [&](Engine& e) {
+  return WithWriter(ctx, {"update_thread", {{"id", a.id}}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, state::BuildThreadUpdate(a.id, req), "thread_id");
   });
 }
@@ -292,7 +288,7 @@ int ShowThread(const CliContext& ctx, const ThreadArgs& a) {
 int DeleteThread(const CliContext& ctx, const ThreadArgs& a) {
   json req = json::object();
   PutIf(req, "reason", a.reason);
-  return WithWriter(ctx, {"DELETE", "/v1/threads/" + Seg(a.id), req}, [&](Engine& e) {
+  return WithWriter(ctx, {"delete_thread", {{"id", a.id}}, req}, [&](Engine& e) {
     return CommitAndReport(ctx, e, state::BuildThreadDelete(a.id, req), "thread_id");
   });
 }

@@ -43,9 +43,12 @@ inline std::string Str(const json& v) {
 }
 
 // Runs `body` with an engine opened for writing; returns the exit code.
-// The HTTP request that makes the same write through a running runtime's API.
+// The API operation (runtime/api/operations.h) that makes the same write
+// through a running runtime's API: its name ("" = none), path parameters
+// and body.
 struct Forward {
-  std::string method, target;
+  std::string op;
+  json path = json::object();
   json body = json::object();
 };
 
@@ -55,12 +58,9 @@ template <typename F>
 inline int WithWriter(const CliContext& ctx, const Forward& forward, F body) {
   auto engine = ctx.OpenForWrite();
   if (engine.ok()) return body(**engine);
-  if (!engine.status().IsBusy() || forward.method.empty()) return Fail(engine.status());
-  return ForwardWrite(ctx, forward.method, forward.target, forward.body, engine.status());
+  if (!engine.status().IsBusy() || forward.op.empty()) return Fail(engine.status());
+  return ForwardWrite(ctx, forward.op, forward.body, engine.status(), forward.path);
 }
-
-// An id as one path segment of an API target.
-inline std::string Seg(const std::string& id) { return UrlEncode(id); }
 
 template <typename F>
 inline int WithReader(const CliContext& ctx, F body) {

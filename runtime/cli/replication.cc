@@ -176,7 +176,7 @@ int Follow(const CliContext& ctx, const FollowArgs& f, bool state_given) {
 // running, the state dir is promoted here.
 int Promote(const CliContext& ctx) {
   const Status none_running = Status::NotFound("no limbic serves " + ctx.state_dir);
-  auto answer = ForwardRequest(ctx, "POST", "/v1/promote", nlohmann::json::object(), none_running);
+  auto answer = ForwardRequest(ctx, "promote", nlohmann::json::object(), none_running);
   if (!answer.ok() && answer.status().IsNotFound() &&
       answer.status().message() == none_running.message())
     answer = PromoteOffline(ctx);

@@ -66,6 +66,12 @@ void Router::AddPublic(const std::string& method, const std::string& pattern, Ha
   AddRoute(Route{method, {}, std::move(handler), nullptr, nullptr, true, pattern});
 }
 
+std::vector<std::string> Router::Routes() const {
+  std::vector<std::string> out;
+  for (const Route& r : routes_) out.push_back(r.method + " " + r.pattern);
+  return out;
+}
+
 Router::Match Router::Find(HttpRequest& req) const {
   Match m;
   // Routed on the path as sent, each segment decoded once: "%2F" is a

@@ -180,6 +180,8 @@ class Router {
   // The route of `req` (its path segments decoded one by one, so an
   // escaped '/' stays inside its segment); sets req.params.
   Match Find(HttpRequest& req) const;
+  // Every route as "METHOD pattern", in the order they are tried.
+  std::vector<std::string> Routes() const;
 
  private:
   struct Route {

@@ -1,8 +1,11 @@
-// Internal to runtime/: the tools `limbic mcp` offers. Each tool is one HTTP
-// API route (docs/api.md); its arguments go, by name, into the route's path
-// ({id}), else into the query string (GET) or the JSON body (POST, PATCH). The table is the one
-// source of truth: tools/list shows each tool's JSON Schema and tools/call checks arguments against
-// that same schema before anything is sent.
+// Internal to runtime/: the tools `limbic mcp` offers. Each tool is one
+// operation of the API (runtime/api/operations.h), and everything about it --
+// name, description, input schema, annotations, timeout -- is derived from
+// that operation; there is no table of tools beside the operations. Its
+// arguments go, by name, into the route's path ({id}), else into the query
+// string (GET) or the JSON body (POST, PATCH). tools/list shows each tool's
+// JSON Schema and tools/call checks arguments against that same schema
+// before anything is sent.
 //
 // Thread-safety: the table is immutable after first use; everything here is
 // reentrant.
@@ -17,6 +20,8 @@
 
 namespace limbic::runtime {
 
+struct Operation;
+
 struct McpTool {
   std::string name;
   std::string description;
@@ -29,6 +34,7 @@ struct McpTool {
   // idempotentHint, openWorldHint. Shown only to clients that negotiated a
   // version that has them.
   nlohmann::json annotations;
+  const Operation* op = nullptr;  // what it calls (never null in McpTools)
 };
 
 // One HTTP request to the API, target relative to its base URL.
@@ -40,7 +46,7 @@ struct ApiRequest {
   std::string actor;  // sent as X-Limbic-Actor when not empty (state/provenance.h)
 };
 
-// Every tool, in the order tools/list shows them.
+// Every operation's tool, in table order (the order tools/list shows them).
 const std::vector<McpTool>& McpTools();
 // nullptr when there is no tool of that name.
 const McpTool* FindMcpTool(std::string_view name);
@@ -55,6 +61,10 @@ Status CheckToolArguments(const McpTool& tool, const nlohmann::json& arguments,
 
 // The request for checked `arguments`.
 ApiRequest BuildApiRequest(const McpTool& tool, const nlohmann::json& arguments);
+
+// `op`'s path with each {name} replaced by path_args[name], percent-encoded
+// ("" when absent).
+std::string OpTarget(const Operation& op, const nlohmann::json& path_args);
 
 // Percent-encodes everything but RFC 3986 unreserved characters.
 std::string UrlEncode(std::string_view s);

@@ -356,6 +356,9 @@ TEST_CASE("what a SIGKILLed runtime's exec sensor left running is ended at the n
   REQUIRE(wait_lines(1));
   const pid_t leader = Pids(family)[0], grandchild = Pids(family)[1];
   const std::string record = dir / ("state/subprocesses/" + std::to_string(leader) + ".json");
+  // The program may write its line before the runtime has recorded it.
+  for (int i = 0; i < 500 && ReadFile(record).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(json::parse(ReadFile(record))["leader_start"] == StartTicks(leader));
 
   CHECK(l->child().Kill(SIGKILL) == -SIGKILL);

@@ -131,8 +131,9 @@ TEST_CASE("mcp tools: UrlEncode keeps only unreserved characters") {
 }
 
 // Issue 38 item 2: a GET tool's arguments become its route's query string,
-// so each is a parameter the route declares (api_query.cc) and is checked by
-// the same rules before anything is sent.
+// so each is a parameter the route declares (with its operation,
+// runtime/api/operations.h) and is checked by the same rules before anything
+// is sent.
 TEST_CASE("mcp tools: GET arguments are declared query parameters, checked by their rules") {
   for (const McpTool& tool : McpTools()) {
     if (tool.method != "GET") continue;
