@@ -41,6 +41,24 @@ std::string StoppedLine(const state::Engine& engine) {
   return line;
 }
 
+// The API's server, as the config's api section says.
+HttpServerOptions ServerOptions(const Config& config) {
+  HttpServerOptions ho;
+  ho.address = config.api_address;
+  ho.port = config.api_port;
+  ho.body_limit = config.body_limit;
+  ho.bearer_token = config.api_token;
+  const ApiLimitsConfig& l = config.api_limits;
+  ho.read_timeout = l.read_timeout;
+  ho.idle_timeout = l.idle_timeout;
+  ho.limits = {l.max_connections, l.max_connections_per_client, l.max_sse_streams,
+               l.max_sse_streams_per_client};
+  ho.sse_keepalive = l.sse_keepalive;
+  ho.sse_max_queued_bytes = l.sse_max_queued_bytes;
+  ho.exposure = {config.api_address, l.allowed_hosts, l.allowed_origins};
+  return ho;
+}
+
 }  // namespace
 
 Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log, ApiFactory make_api)
@@ -106,20 +124,7 @@ Status Runtime::Open() {
   // 2. The API's address is taken now, before the state dir is touched, so
   // a runtime that cannot serve has written nothing. It accepts once
   // everything below is ready (step 4).
-  HttpServerOptions ho;
-  ho.address = config_.api_address;
-  ho.port = config_.api_port;
-  ho.body_limit = config_.body_limit;
-  ho.bearer_token = config_.api_token;
-  const ApiLimitsConfig& l = config_.api_limits;
-  ho.read_timeout = l.read_timeout;
-  ho.idle_timeout = l.idle_timeout;
-  ho.limits = {l.max_connections, l.max_connections_per_client, l.max_sse_streams,
-               l.max_sse_streams_per_client};
-  ho.sse_keepalive = l.sse_keepalive;
-  ho.sse_max_queued_bytes = l.sse_max_queued_bytes;
-  ho.exposure = {config_.api_address, l.allowed_hosts, l.allowed_origins};
-  auto http = HttpServer::Listen(ioc_, ho, log_);
+  auto http = HttpServer::Listen(ioc_, ServerOptions(config_), log_);
   if (!http.ok()) return http.status().WithMessage(http.status().message() + ApiFileHint());
   http_ = std::move(http).value();
 
@@ -178,25 +183,7 @@ Status Runtime::Open() {
   hub_->set_last_seq(engine_->applied_seq());
   RegisterSubscribers();
   if (following_) {
-    const ReplicationConfig& rc = config_.replication;
-    engine_->set_write_gate(
-        Status::Unavailable("this is a hot standby of agent " + rc.agent +
-                            " (limbic follow): it takes no writes; write to the "
-                            "primary, or promote this one (limbic promote, POST /v1/promote)"));
-    // What `limbic promote` needs when this process is gone.
-    Status w = Env::Default()->WriteFileAtomic(StandbyFilePath(config_.state_dir),
-                                               json{{"nats", rc.nats},
-                                                    {"stream", rc.stream},
-                                                    {"agent", rc.agent},
-                                                    {"mode", ReplicationModeName(rc.mode)}}
-                                                       .dump() +
-                                                   "\n",
-                                               FileDurability::kSynced);
-    if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
-    follower_ = std::make_unique<Follower>(
-        ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, log_);
-    LIMBIC_RETURN_IF_ERROR(follower_->Start());
-    ExportReplicationMetrics();
+    LIMBIC_RETURN_IF_ERROR(StartStandby());
   } else {
     if (config_.replication.enabled()) {
       replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
@@ -208,6 +195,29 @@ Status Runtime::Open() {
 
   api_ = make_api_(*this, log_);
   http_->Serve(api_->MakeRouter());
+  return Status::OK();
+}
+
+Status Runtime::StartStandby() {
+  const ReplicationConfig& rc = config_.replication;
+  engine_->set_write_gate(
+      Status::Unavailable("this is a hot standby of agent " + rc.agent +
+                          " (limbic follow): it takes no writes; write to the "
+                          "primary, or promote this one (limbic promote, POST /v1/promote)"));
+  // What `limbic promote` needs when this process is gone.
+  Status w = Env::Default()->WriteFileAtomic(StandbyFilePath(config_.state_dir),
+                                             json{{"nats", rc.nats},
+                                                  {"stream", rc.stream},
+                                                  {"agent", rc.agent},
+                                                  {"mode", ReplicationModeName(rc.mode)}}
+                                                     .dump() +
+                                                 "\n",
+                                             FileDurability::kSynced);
+  if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
+  follower_ = std::make_unique<Follower>(
+      ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, log_);
+  LIMBIC_RETURN_IF_ERROR(follower_->Start());
+  ExportReplicationMetrics();
   return Status::OK();
 }
 

@@ -130,6 +130,9 @@ class Runtime {
   // What a primary runs besides serving: the outbox, sensors, the timers
   // that write, consolidation, the world model. Open calls it, or Promote.
   Status StartPrimary();
+  // What a standby runs instead (`limbic follow`): the write gate,
+  // <state>/standby.json and the follower. Open calls it.
+  Status StartStandby();
   // Building blocks of Open; config problems are collected in *errors.
   void OpenEffectors(std::vector<std::string>* errors);
   std::vector<reflexes::Rule> ParseFileRules(std::vector<std::string>* errors);
