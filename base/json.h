@@ -7,7 +7,7 @@
 // nlohmann::json, the type the rest of limbic works with.
 //
 // ParseJson accepts exactly what nlohmann::json::parse accepts and yields the
-// same value (tests/state/json_test.cc compares them):
+// same value (tests/base/json_test.cc compares them):
 //   - non-negative integers are unsigned, negative ones signed, others double;
 //     integers beyond 64 bits become doubles (that rare text is handed to
 //     nlohmann's parser, which is the reference);

@@ -48,7 +48,7 @@ struct OpParam {
   nlohmann::json tool_schema{};         //!< the tool's schema when it differs (null: `schema`)
 };
 
-//! Who may call an operation (runtime/http_policy.h applies to all).
+//! Who may call an operation (runtime/http/policy.h applies to all).
 enum class Access {
   kToken,          //!< the bearer token, when api.token is set
   kPublic,         //!< no token (files that hold no data, the API's description)
