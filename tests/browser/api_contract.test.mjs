@@ -12,12 +12,13 @@
 // Fails when an operation of the document is not called, when an answer's
 // status is not the one expected, or when a body breaks its schema.
 
-import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import nodeHttp from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
+
+import {runLimbic} from './run_limbic.mjs';
 
 const argv = process.argv.slice(2);
 const limbic = path.resolve(argv[argv.indexOf('--limbic') + 1] || 'build/limbic');
@@ -52,24 +53,8 @@ async function start() {
     sensors: {hooks: {kind: 'webhook', source: '/app', type: 'alert', text: '/msg', intensity: 0.7, data: ''}},
     effectors: {out: {kind: 'file', path: path.join(dir, 'out.jsonl')}},
   };
-  fs.writeFileSync(path.join(dir, 'limbic.json'), JSON.stringify(config));
-  proc = spawn(limbic, ['run', '--config', path.join(dir, 'limbic.json'), '--state', config.state_dir, '--port', '0'],
-               {stdio: ['ignore', 'pipe', 'pipe']});
-  const log = [];
-  return {
-    docs,
-    api: await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`limbic did not start:\n${log.join('')}`)), WAIT);
-      const onData = (d) => {
-        log.push(String(d));
-        const m = /running: .*api (http:\/\/[\d.:]+)/.exec(log.join(''));
-        if (m) { clearTimeout(timer); resolve(m[1]); }
-      };
-      proc.stdout.on('data', onData);
-      proc.stderr.on('data', onData);
-      proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`limbic exited (${code}):\n${log.join('')}`)); });
-    }),
-  };
+  const started = await runLimbic({limbic, dir, config, waitMs: WAIT, onSpawn: (p) => { proc = p; }});
+  return {docs, api: started.api};
 }
 
 async function http(api, method, target, {body, token = TOKEN, headers = {}} = {}) {

@@ -40,6 +40,8 @@ import path from 'node:path';
 import {setTimeout as sleep} from 'node:timers/promises';
 import puppeteer from 'puppeteer-core';
 
+import {runLimbic} from './run_limbic.mjs';
+
 // ---- arguments ---------------------------------------------------------------
 
 function parseArgs(argv) {
@@ -106,22 +108,12 @@ async function startLimbic(t, {token = ''} = {}) {
       bad: {kind: 'http', url: 'http://127.0.0.1:1/nowhere', max_attempts: 1, backoff: '100ms'},
     },
   };
-  fs.writeFileSync(path.join(dir, 'limbic.json'), JSON.stringify(config, null, 2));
-  const proc = spawn(args.limbic, ['run', '--config', path.join(dir, 'limbic.json'), '--state', config.state_dir, '--port', '0'],
-                     {stdio: ['ignore', 'pipe', 'pipe']});
-  children.add(proc);
-  t.cleanup.push(() => { proc.kill('SIGKILL'); children.delete(proc); });
-  const log = [];
-  const api = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Failure(`limbic did not start within ${WAIT} ms:\n${log.join('')}`)), WAIT);
-    const onData = (d) => {
-      log.push(String(d));
-      const m = /running: .*api (http:\/\/[\d.:]+)/.exec(log.join(''));
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Failure(`limbic exited (${code}) before serving:\n${log.join('')}`)); });
+  const {proc, api, log} = await runLimbic({
+    limbic: args.limbic, dir, config, waitMs: WAIT, fail: (m) => new Failure(m),
+    onSpawn: (p) => {
+      children.add(p);
+      t.cleanup.push(() => { p.kill('SIGKILL'); children.delete(p); });
+    },
   });
   let ui = `${api}/ui/`;
   if (args.proxy) {
