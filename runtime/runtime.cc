@@ -188,7 +188,7 @@ Status Runtime::Open() {
     if (config_.replication.enabled()) {
       replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
       LIMBIC_RETURN_IF_ERROR(replicator_->Start());
-      ExportReplicationMetrics();
+      DeclareReplicationMetrics();
     }
     LIMBIC_RETURN_IF_ERROR(StartPrimary());
   }
@@ -217,7 +217,7 @@ Status Runtime::StartStandby() {
   follower_ = std::make_unique<Follower>(
       ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, log_);
   LIMBIC_RETURN_IF_ERROR(follower_->Start());
-  ExportReplicationMetrics();
+  DeclareReplicationMetrics();
   return Status::OK();
 }
 
@@ -262,7 +262,7 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
       log_->warn("promotion: loading the reflexes: {}", l.message());
     replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
     Status started = replicator_->Start();
-    if (started.ok()) ExportReplicationMetrics();
+    if (started.ok()) DeclareReplicationMetrics();
     uint64_t after = 0;
     if (started.ok()) started = CatchUpReflexes(&after);
     if (started.ok()) started = StartPrimary();
@@ -453,6 +453,7 @@ void Runtime::DeclareMetrics() {
       m.Set("limbic_sensor_rejected_total", l, static_cast<double>(st.rejected));
     }
   });
+  CollectReplicationMetrics();
 }
 
 void Runtime::Stop() {

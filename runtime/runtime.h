@@ -188,8 +188,10 @@ class Runtime {
   void PruneDedup();
   void DeclareMetrics();
   // The replication gauges of whichever of replicator_ and follower_ runs
-  // (runtime_replication.cc); called when one starts.
-  void ExportReplicationMetrics();
+  // (runtime_replication.cc): declared when one starts, their values read
+  // by a collector DeclareMetrics adds.
+  void DeclareReplicationMetrics();
+  void CollectReplicationMetrics();
   // Start: ends the process groups a SIGKILLed run of this state dir left
   // running, then records this run's (runtime_subprocesses.cc).
   void EndLeftoverGroups();
@@ -224,7 +226,6 @@ class Runtime {
   std::unique_ptr<Follower> follower_;
   bool following_ = false;
   bool promoting_ = false;
-  bool replication_collector_ = false;      // ExportReplicationMetrics added it
   std::vector<reflexes::Rule> file_rules_;  // the reflexes file's, for a promotion
   std::unique_ptr<HttpServer> http_;
   std::vector<AppliedSubscriber> subscribers_;  // in the order they run

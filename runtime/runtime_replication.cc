@@ -5,7 +5,7 @@
 
 namespace limbic::runtime {
 
-void Runtime::ExportReplicationMetrics() {
+void Runtime::DeclareReplicationMetrics() {
   if (replicator_) {
     metrics_.Declare("limbic_replication_lag_events", Metrics::Type::kGauge,
                      "durable events not yet acknowledged by JetStream");
@@ -21,9 +21,11 @@ void Runtime::ExportReplicationMetrics() {
     metrics_.Declare("limbic_replication_connected", Metrics::Type::kGauge,
                      "1 while NATS is connected");
   }
-  if (replication_collector_) return;
-  replication_collector_ = true;
-  // Collectors run on the io thread, like every change of the two pointers.
+}
+
+void Runtime::CollectReplicationMetrics() {
+  // Collectors run on the io thread, like every change of the two pointers;
+  // a gauge not declared (neither runs) takes no value.
   metrics_.AddCollector([this](Metrics& m) {
     if (replicator_) {
       Replicator::Snapshot s = replicator_->snapshot();
