@@ -5,6 +5,8 @@
 // VARINT length, then the bytes; U64 is 8 bytes little-endian.
 //
 //   default   "schema"       "1"
+//             "analyzer"     the Analyzer's id() the terms were made by
+//                            (absent: text.h's Tokenize, before analyzers)
 //             "totals"       U64 documents, U64 sum of their lengths
 //   docs      ID             STR date, STR version, VARINT length
 //   terms     ID             STR*: the document's distinct terms
@@ -35,6 +37,7 @@ using state::Printable;
 constexpr std::string_view kSchemaKey = "schema";
 constexpr std::string_view kSchema = "1";
 constexpr std::string_view kTotalsKey = "totals";
+constexpr std::string_view kAnalyzerKey = "analyzer";
 constexpr int kReadOnlyAttempts = 5;
 const char* const kCfNames[] = {"default", "docs", "terms", "text", "postings"};
 enum Cf : size_t { kMeta = 0, kDocs, kTerms, kText, kPostings };
@@ -147,7 +150,9 @@ class Bm25 final : public SearchBackend {
   Result<std::map<std::string, std::string>> Versions() const override;
 
  private:
-  explicit Bm25(Bm25Options options) : options_(std::move(options)) {}
+  explicit Bm25(Bm25Options options)
+      : options_(std::move(options)),
+        analyzer_(options_.analyzer ? options_.analyzer : Analyzer::Default()) {}
   Status CheckWrite(std::string_view id) const;
   // Corruption: "search index PATH: <what> <key> is malformed", or the problem.
   Status Corrupt(std::string_view what, std::string_view key) const {
@@ -161,8 +166,12 @@ class Bm25 final : public SearchBackend {
   // The document's record and distinct terms; false when it is not indexed.
   Result<bool> ReadDoc(std::string_view id, DocRecord* rec, std::vector<std::string>* terms) const;
   Status Write(rocksdb::WriteBatch* batch, const Totals& totals, std::string_view what);
+  // Empties the index and records the analyzer: every document is indexed
+  // again by the next Refresh.
+  Status Reset();
 
   const Bm25Options options_;
+  std::shared_ptr<const Analyzer> analyzer_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cf_;
   // The "totals" value as last written (or read at open): one writer.
@@ -221,9 +230,7 @@ Result<std::unique_ptr<SearchBackend>> Bm25::Open(const Bm25Options& options) {
   if (!*schema) {
     if (*totals) return b->Missing("totals without a schema");
     if (options.read_only) return std::unique_ptr<SearchBackend>(std::move(b));  // empty
-    rocksdb::WriteBatch batch;
-    batch.Put(b->cf_[kMeta], kSchemaKey, kSchema);
-    LIMBIC_RETURN_IF_ERROR(b->Write(&batch, Totals{}, "creating the search index"));
+    LIMBIC_RETURN_IF_ERROR(b->Reset());
     return std::unique_ptr<SearchBackend>(std::move(b));
   }
   if (**schema != kSchema)
@@ -233,7 +240,37 @@ Result<std::unique_ptr<SearchBackend>> Bm25::Open(const Bm25Options& options) {
   if (!*totals) return b->Missing("no totals");
   if ((*totals)->size() != 16) return b->Corrupt("key", kTotalsKey);
   b->totals_ = {GetU64(**totals), GetU64(std::string_view(**totals).substr(8))};
+  // Terms made by another analyzer (another memory.analyzer, or an index
+  // from before analyzers) would not meet the query's: the writer empties
+  // the index, and its Refresh indexes every document again. A reader
+  // queries with the analyzer the index was built by.
+  auto built_by = b->Get(kMeta, kAnalyzerKey);
+  if (!built_by.ok()) return built_by.status();
+  const std::string by = built_by->value_or("");
+  if (by != b->analyzer_->id()) {
+    if (!options.read_only) {
+      LIMBIC_RETURN_IF_ERROR(b->Reset());
+    } else {
+      auto made = Analyzer::Make(by.substr(0, by.find('/')));
+      if (by.empty() || !made.ok() || (*made)->id() != by)
+        return Status::FailedPrecondition(
+            "search index " + options.path + " was built by analyzer \"" +
+            (by.empty() ? std::string("none recorded") : by) + "\", not \"" + b->analyzer_->id() +
+            "\": open the state dir writable (limbic run, or a limbic archive command while it is not running) to rebuild it");
+      b->analyzer_ = std::move(*made);
+    }
+  }
   return std::unique_ptr<SearchBackend>(std::move(b));
+}
+
+Status Bm25::Reset() {
+  rocksdb::WriteBatch batch;
+  // Every key: terms are UTF-8 and ids have no 0xff byte.
+  const std::string end(1, '\xff');
+  for (size_t cf = 0; cf < cf_.size(); ++cf) batch.DeleteRange(cf_[cf], "", end);
+  batch.Put(cf_[kMeta], kSchemaKey, kSchema);
+  batch.Put(cf_[kMeta], kAnalyzerKey, analyzer_->id());
+  return Write(&batch, Totals{}, "emptying the search index for analyzer " + analyzer_->id());
 }
 
 Result<std::optional<std::string>> Bm25::Get(Cf cf, std::string_view key) const {
@@ -289,11 +326,10 @@ Status Bm25::Write(rocksdb::WriteBatch* batch, const Totals& totals, std::string
 Status Bm25::Index(const SearchDoc& doc) {
   LIMBIC_RETURN_IF_ERROR(CheckWrite(doc.id));
   std::unordered_map<std::string, uint64_t> tf;
-  uint64_t length = 0;
-  ForEachTerm(doc.text, [&](std::string_view term) {
-    ++tf[std::string(term)];
-    ++length;
-  });
+  std::vector<std::string> all;
+  analyzer_->Terms(doc.text, &all);
+  for (std::string& term : all) ++tf[std::move(term)];
+  const uint64_t length = all.size();
 
   DocRecord old;
   std::vector<std::string> old_terms;
@@ -344,7 +380,7 @@ Status Bm25::Remove(std::string_view id) {
 }
 
 Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) const {
-  std::vector<std::string> terms = Tokenize(query);
+  std::vector<std::string> terms = analyzer_->Terms(query);
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   std::vector<SearchHit> hits;
@@ -412,6 +448,11 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
   const size_t n_hits = std::min(k, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n_hits),
                     ranked.end(), better);
+  std::vector<std::pair<std::string, std::vector<std::string>>> words;  // for snippets
+  for (std::string& w : Tokenize(query)) {
+    std::vector<std::string> wt = analyzer_->Terms(w);
+    words.emplace_back(std::move(w), std::move(wt));
+  }
   std::vector<std::string> found;
   for (size_t i = 0; i < n_hits; ++i) {
     const std::string& id = ranked[i]->first;
@@ -427,6 +468,13 @@ Result<std::vector<SearchHit>> Bm25::Search(std::string_view query, size_t k) co
     found.clear();
     for (size_t t = 0; t < terms.size(); ++t)
       if (t >= 64 || (match.terms >> t & 1)) found.push_back(terms[t]);
+    // A stem need not be in the text ("happi"): the query's words whose
+    // terms the document holds are.
+    for (const auto& [word, word_terms] : words)
+      if (std::any_of(word_terms.begin(), word_terms.end(), [&](const std::string& w) {
+            return std::find(found.begin(), found.end(), w) != found.end();
+          }))
+        found.push_back(word);
     hits.push_back(
         SearchHit{id, std::move(rec.date), match.score, Snippet(text.ToStringView(), found)});
   }

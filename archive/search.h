@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "archive/analyzer.h"
 #include "archive/archive.h"
 #include "archive/text.h"
 
@@ -84,12 +85,19 @@ struct Bm25Options {
   double k1 = 1.5;         // term-frequency saturation, >= 0
   double b = 0.75;         // length normalisation, in [0, 1]
   bool read_only = false;  // another process owns the state dir
+  // How documents and queries become terms; null: Analyzer::Default().
+  std::shared_ptr<const Analyzer> analyzer;
 };
 // BM25 (Bm25Scorer) over postings in RocksDB, kept incrementally: nothing
 // is rebuilt from the documents on open or on a query.
 //
-// Terms are those of Tokenize, for documents and queries alike; a query's
-// repeated terms count once. Scores are summed in term byte order, so equal documents score exactly equal. Hits
+// Terms are those of the analyzer (analyzer.h), for documents and queries
+// alike; a query's repeated terms count once. The index records the
+// analyzer's id(): opened for writing with another analyzer (another
+// memory.analyzer, or an index from before analyzers), it empties itself
+// and ArchiveSearch's next Refresh indexes every document again; opened
+// read-only, it queries with the analyzer it was built by
+// (FailedPrecondition when this limbic cannot make that one). Scores are summed in term byte order, so equal documents score exactly equal. Hits
 // are the documents holding at least one term, best first, ties by id.
 // A query without terms (empty, stop words only), k = 0 or an empty index
 // give no hits and no error. A snippet is Snippet(text, the query terms

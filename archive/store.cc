@@ -51,6 +51,9 @@ Result<std::unique_ptr<ArchiveStore>> ArchiveStore::Open(const StoreOptions& opt
   Bm25Options bo;
   bo.path = ao.dir + "/search";
   bo.read_only = options.read_only;
+  auto analyzer = Analyzer::Make(options.analyzer);
+  if (!analyzer.ok()) return analyzer.status();
+  bo.analyzer = std::move(*analyzer);
   // A read-only store of a state whose index was never built searches nothing.
   if (!options.read_only || s->options_.env->FileExists(bo.path + "/CURRENT")) {
     auto backend = OpenBm25(bo);

@@ -31,6 +31,9 @@ struct StoreOptions {
   bool read_only = false;
   size_t semantic_links = 5;
   size_t social_links = 5;
+  // The search index's analyzer (memory.analyzer, archive/analyzer.h);
+  // Open fails with InvalidArgument for an unknown one.
+  std::string analyzer = "english";
   Env* env = nullptr;
 };
 

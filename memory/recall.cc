@@ -1,6 +1,6 @@
-// MemoryStore::Recall: hybrid BM25 + vector + archive ranking fused with
-// Reciprocal Rank Fusion, weighted by strength and recency, then one hop
-// over associations from the best hits (store.h).
+// MemoryStore::Recall: the lexical list (BM25 with context), vectors and
+// the archive, fused (FusionParams), weighted by strength and recency,
+// then one hop over associations from the best hits (store.h).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -79,10 +79,12 @@ struct Link {
 struct Candidate {
   std::string kind;                                         // of the memory, or archive | staged
   size_t bm25_rank = 0, vector_rank = 0, archive_rank = 0;  // 0 = not in that list
-  double bm25 = 0, cosine = 0, archive_score = 0;
+  LexicalHit lexical;                                       // when bm25_rank
+  double cosine = 0, archive_score = 0;
   const ArchiveHit* archive = nullptr;
-  double rrf = 0, strength = 1, recency = 1;
-  double direct = 0;         // rrf * strength * recency: 0 when in no list
+  double fused = 0, strength = 1, recency = 1;
+  double lexical_part = 0, vector_part = 0, archive_part = 0;  // fused is their sum
+  double direct = 0;         // fused * strength * recency: 0 when in no list
   std::optional<Link> link;  // the best association that reached it
   double score = 0;          // max(direct, link->score)
   bool Direct() const { return bm25_rank || vector_rank || archive_rank; }
@@ -138,15 +140,39 @@ void AddArchiveCandidates(const RecallRequest& req, const std::vector<ArchiveHit
 // its lists (rrf * effective strength * recency), an associated one by its
 // link, whichever is more. Candidates that are neither archive items nor
 // memories in the index are left out.
+// Each list's best score, what "score" fusion divides by.
+struct Best {
+  double lexical = 0, cosine = 0, archive = 0;
+};
+
+Best BestOf(const std::map<std::string, Candidate>& cands) {
+  Best b;
+  for (const auto& [id, c] : cands) {
+    if (c.bm25_rank) b.lexical = std::max(b.lexical, c.lexical.score);
+    if (c.vector_rank) b.cosine = std::max(b.cosine, c.cosine);
+    if (c.archive_rank) b.archive = std::max(b.archive, c.archive_score);
+  }
+  return b;
+}
+
+// One list's part of an item's fused score (FusionParams).
+double Part(const FusionParams& f, double weight, size_t rank, double score, double best,
+            size_t rrf_k) {
+  if (!rank) return 0;
+  if (f.rrf()) return weight / (static_cast<double>(rrf_k) + static_cast<double>(rank));
+  return best > 0 ? weight * score / best : 0;
+}
+
 Ranked Rank(std::map<std::string, Candidate>* cands, const RecallIndex& index,
             const MemoryOptions& o, TimeMs now) {
-  const double k = static_cast<double>(o.rrf_k);
+  const FusionParams& f = o.fusion;
+  const Best best = BestOf(*cands);
   Ranked ranked;
   for (auto& [id, c] : *cands) {
-    c.rrf = 0;
-    if (c.bm25_rank) c.rrf += 1 / (k + static_cast<double>(c.bm25_rank));
-    if (c.vector_rank) c.rrf += 1 / (k + static_cast<double>(c.vector_rank));
-    if (c.archive_rank) c.rrf += 1 / (k + static_cast<double>(c.archive_rank));
+    c.lexical_part = Part(f, f.lexical, c.bm25_rank, c.lexical.score, best.lexical, o.rrf_k);
+    c.vector_part = Part(f, f.vector, c.vector_rank, c.cosine, best.cosine, o.rrf_k);
+    c.archive_part = Part(f, f.archive, c.archive_rank, c.archive_score, best.archive, o.rrf_k);
+    c.fused = c.lexical_part + c.vector_part + c.archive_part;
     if (c.archive) {
       auto day = ParseDate(c.archive->date);
       c.recency = Recency(day.ok() ? *day : now, now, o.recency_days);
@@ -157,8 +183,9 @@ Ranked Rank(std::map<std::string, Candidate>* cands, const RecallIndex& index,
     } else {
       continue;
     }
-    c.direct = c.Direct() ? c.rrf * c.strength * c.recency : 0;
+    c.direct = c.Direct() ? c.fused * c.strength * c.recency : 0;
     c.score = std::max(c.direct, c.link ? c.link->score : 0.0);
+    if (c.score <= 0) continue;  // only in lists weighted 0
     ranked.emplace_back(id, &c);
   }
   Sort(&ranked);
@@ -241,11 +268,21 @@ Status AddAssociated(const state::Projection& p, const RecallIndex& index, const
 // How a result's score came about (the request's "explain"): the lists'
 // components when it is a direct hit, and `association` (its path) when a
 // link gave it its score.
-json Explain(const Candidate& c, decltype(MemoryOptions::rrf_k) rrf_k) {
+json Explain(const Candidate& c, const MemoryOptions& o) {
   json e = json::object();
   if (c.Direct()) {
-    e = {{"rrf", c.rrf}, {"strength", c.strength}, {"recency", c.recency}, {"rrf_k", rrf_k}};
-    if (c.bm25_rank) e["bm25"] = {{"rank", c.bm25_rank}, {"score", c.bm25}};
+    e = {{"fused", c.fused},
+         {"fusion", o.fusion.method},
+         {"parts", {{"lexical", c.lexical_part}, {"vector", c.vector_part}, {"archive", c.archive_part}}},
+         {"strength", c.strength},
+         {"recency", c.recency}};
+    if (o.fusion.method == "rrf") e["rrf_k"] = o.rrf_k;
+    if (c.bm25_rank) {
+      const LexicalHit& l = c.lexical;
+      e["bm25"] = {{"rank", c.bm25_rank}, {"score", l.bm25}};
+      e["lexical"] = {{"score", l.score}, {"own", l.own}, {"neighbours", l.neighbours},
+                      {"episode", l.episode}};
+    }
     if (c.vector_rank) e["vector"] = {{"rank", c.vector_rank}, {"cosine", c.cosine}};
     if (c.archive_rank) e["archive"] = {{"rank", c.archive_rank}, {"score", c.archive_score}};
   }
@@ -277,11 +314,11 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
   std::map<std::string, Candidate> cands;
   json vector_info = {{"embedder", embedder_->id()}, {"used", false}};
   if (memories_wanted) {
-    auto bm25 = index_->Bm25(req.query, depth, filter);
-    for (size_t i = 0; i < bm25.size(); ++i) {
-      Candidate& c = cands[bm25[i].first];
+    auto lexical = index_->Lexical(req.query, depth, filter);
+    for (size_t i = 0; i < lexical.size(); ++i) {
+      Candidate& c = cands[lexical[i].id];
       c.bm25_rank = i + 1;
-      c.bm25 = bm25[i].second;
+      c.lexical = std::move(lexical[i]);
     }
     std::string note;
     if (auto q = TryEmbed({req.query}, &note)) {
@@ -332,7 +369,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
     }
     item["score"] = c->score;
     if (c->Associated()) item["via"] = c->link->from;
-    if (req.explain) item["explain"] = Explain(*c, options_.rrf_k);
+    if (req.explain) item["explain"] = Explain(*c, options_);
     results.push_back(std::move(item));
   }
   if (!touches.empty())

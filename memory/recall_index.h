@@ -2,9 +2,12 @@
 //
 // It holds, for every memory record in the projection:
 //   - what filtering and weighting need (MemoryMeta), without the text;
-//   - the record's text in an in-memory BM25 index (terms of
-//     archive::Tokenize; k1 and b configurable, b = 0.5 by default because
-//     memories are short);
+//   - the record's text in an in-memory BM25 index (terms of the
+//     analyzer, archive/analyzer.h; k1 and b configurable), with what
+//     a memory's context needs: its episode (namespace + episode_id) and
+//     its neighbours, the memories stored just before and after it in the
+//     same episode (or, without an episode_id, in the same namespace and
+//     within ContextParams::window). Facts stand alone: they have neither;
 //   - its vector, when the record's embedding came from `embedder_id`, in a
 //     VectorIndex (exact, or HNSW past its exact_limit).
 // It is derived state: MemoryStore builds it from the pool on open and
@@ -19,13 +22,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "archive/analyzer.h"
 #include "memory/vector_index.h"
 #include "base/time.h"
 
@@ -50,16 +56,50 @@ struct MemoryMeta {
   std::string embedder;   // the record's embedder ("" = none)
 };
 
+// Chosen by measurement on bench/recall's tuning part (docs/memory.md,
+// "Measuring recall"): memories are short, so length counts for little.
 struct Bm25Params {
-  double k1 = 1.2;
-  double b = 0.5;
+  double k1 = 0.9;
+  double b = 0.3;
+};
+
+// What a memory's context adds to its lexical score (Lexical, below).
+struct ContextParams {
+  double neighbours = 0.2;  // x each neighbour's own score, over the best own score
+  double episode = 0.5;     // x its episode's score, over the best episode's
+  // Memories without an episode_id are neighbours only when stored within
+  // this of each other (ms); 0: never.
+  TimeMs window = 30 * 60 * 1000;
+};
+
+// How recall fuses its lists (docs/memory.md, "Recall"): each list's
+// part is its weight x, for "score", the item's score over the list's best
+// (lexical: Lexical's score; vector: the cosine; archive: its BM25) or,
+// for "rrf", 1 / (rrf_k + its rank in the list).
+struct FusionParams {
+  std::string method = "score";  // score | rrf
+  double lexical = 1.0;
+  double vector = 0.2;
+  double archive = 0.5;
+  bool rrf() const { return method == "rrf"; }
+};
+
+// A memory of the lexical list and the parts of its score.
+struct LexicalHit {
+  std::string id;
+  double score = 0;       // own + neighbours + episode: the list's order
+  double bm25 = 0;        // its own BM25 score (0: reached by its context only)
+  double own = 0;         // bm25 over the best own score of the query
+  double neighbours = 0;  // the neighbours' part
+  double episode = 0;     // the episode's part
 };
 
 using MetaFilter = std::function<bool(const MemoryMeta&)>;
 
 class RecallIndex {
  public:
-  RecallIndex(std::string embedder_id, VectorIndexOptions vectors, Bm25Params bm25);
+  RecallIndex(std::string embedder_id, VectorIndexOptions vectors, Bm25Params bm25,
+              std::shared_ptr<const archive::Analyzer> analyzer, ContextParams context = {});
 
   // Adds or updates from a memory record (reducer.h's shape).
   void Put(const json& record);
@@ -71,12 +111,18 @@ class RecallIndex {
   size_t superseded() const { return superseded_; }
   void ForEach(const std::function<void(const MemoryMeta&)>& fn) const;
 
-  // The best `n` memories for `query` by BM25 that pass `filter`, best
-  // first (ties by id). No terms, or none indexed: empty. Every posting of
-  // the query's terms is scored (term at a time, into a dense array); the
-  // filter is asked only of documents that would make the best n so far.
-  std::vector<std::pair<std::string, double>> Bm25(std::string_view query, size_t n,
-                                                   const MetaFilter& filter) const;
+  // The best `n` memories for `query` by their words and their context,
+  // that pass `filter`, best first (ties by id). With S(d) the BM25 score
+  // of memory d and S* the best S of the query:
+  //   score(d) = S(d)/S* + neighbours x (S(prev)+S(next))/S* + episode x E(e)/E*
+  // where prev and next are d's neighbours, E(e) is the BM25 score (k1 1.2,
+  // b 0.75) of d's episode e as one document of all its memories' terms
+  // among the episodes, and E* the best E. Candidates are the memories
+  // holding a query term, and the neighbours of the best n of those. No terms, or none
+  // indexed: empty. Every posting of the query's terms is scored (term at
+  // a time, into a dense array); the filter is asked only of memories
+  // that would make the best n so far.
+  std::vector<LexicalHit> Lexical(std::string_view query, size_t n, const MetaFilter& filter) const;
   // Nearest vectors with cosine >= threshold that pass `filter`.
   std::vector<VectorHit> Nearest(std::span<const float> query, size_t n, float threshold,
                                  const MetaFilter& filter) const;
@@ -98,13 +144,38 @@ class RecallIndex {
     uint32_t length = 0;
     bool alive = false;
     std::vector<uint32_t> terms;  // distinct term ids
+    uint32_t stream = 0;          // streams_ index; kNone for a fact
+    TimeMs created = 0;
+    uint64_t seq = 0;             // of its id m-<seq>: the order within a stream
   };
-  void IndexText(const std::string& id, std::string_view text);
+  // The memories of one namespace and episode_id ("" too), in the order
+  // they were stored: what neighbours are; an episode when the id is set.
+  struct Stream {
+    bool episode = false;  // has an episode_id
+    uint32_t live = 0;
+    uint64_t length = 0;   // of its live memories, in terms
+    std::map<std::pair<TimeMs, uint64_t>, uint32_t> order;  // (created, seq) -> slot
+  };
+  static constexpr uint32_t kNone = UINT32_MAX;
+  void IndexText(const MemoryMeta& m, std::string_view text);
+  // Whether two memories of stream `s` are near enough to be neighbours:
+  // always in an episode; without one, within context_.window.
+  bool Near(const Stream& s, uint32_t a, uint32_t b) const;
+  // Makes `before` and `after` (either kNone) each other's neighbours if
+  // they are Near, else neither's.
+  void Pair(const Stream& s, uint32_t before, uint32_t after);
+  // Relinks prev_/next_ around `at`'s place in its stream.
+  void Link(const Stream& s, std::map<std::pair<TimeMs, uint64_t>, uint32_t>::const_iterator at);
+  // Accumulates the BM25 of `terms` into scratch_ (touched_), and with
+  // episodes, E into episode_score_ (episodes_touched_).
+  void Accumulate(const std::set<std::string>& terms, bool episodes) const;
   void UnindexText(const std::string& id);
   void Compact();
 
   std::string embedder_id_;
   Bm25Params bm25_;
+  ContextParams context_;
+  std::shared_ptr<const archive::Analyzer> analyzer_;
   VectorIndexOptions vector_options_;
   std::unordered_map<std::string, MemoryMeta> meta_;
   std::unordered_map<std::string, uint32_t> term_ids_;
@@ -118,6 +189,17 @@ class RecallIndex {
   // slots it touched: kept so that a query does not allocate them.
   mutable std::vector<double> scratch_;
   mutable std::vector<uint32_t> touched_;
+  // Per slot: its neighbours (kNone: none, or not Near) and its stream.
+  std::vector<uint32_t> prev_, next_, stream_of_;
+  std::vector<TimeMs> created_;
+  std::vector<Stream> streams_;
+  std::unordered_map<std::string, uint32_t> stream_ids_;  // ns \0 episode_id -> index
+  size_t live_episodes_ = 0;
+  uint64_t episode_length_ = 0;  // of the live memories with an episode_id
+  // Lexical's per-query scratch: per episode, zero between calls like
+  // scratch_; the memories reached only as neighbours.
+  mutable std::vector<double> episode_score_, episode_tf_;
+  mutable std::vector<uint32_t> episodes_touched_, term_episodes_, candidates_;
   std::unordered_map<std::string, uint32_t> slot_of_;
   size_t live_ = 0, dead_ = 0;
   size_t superseded_ = 0;

@@ -33,6 +33,8 @@ MemoryStore::~MemoryStore() {
 Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, MemoryOptions options,
                                                        std::shared_ptr<spdlog::logger> log,
                                                        std::unique_ptr<Embedder> embedder) {
+  auto analyzer = archive::Analyzer::Make(options.analyzer);
+  if (!analyzer.ok()) return analyzer.status().WithContext("memory.analyzer");
   std::string note;
   if (!embedder) {
     auto made = MakeEmbedder(ApplyEmbeddingEnv(options.embedder));
@@ -43,6 +45,7 @@ Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, Me
   std::unique_ptr<MemoryStore> store(
       new MemoryStore(engine, std::move(options), std::move(log), std::move(embedder)));
   store->embedder_note_ = std::move(note);
+  store->analyzer_ = std::move(*analyzer);
   LIMBIC_RETURN_IF_ERROR(store->Load());
   std::weak_ptr<bool> alive = store->alive_;
   MemoryStore* self = store.get();
@@ -64,7 +67,7 @@ std::string MemoryStore::HnswPath() const {
 Status MemoryStore::Load() {
   VectorIndexOptions vo = options_.vectors;
   if (options_.embedder.kind == "hash") vo.dims = options_.embedder.dims;
-  index_ = std::make_unique<RecallIndex>(embedder_->id(), vo, options_.bm25);
+  index_ = std::make_unique<RecallIndex>(embedder_->id(), vo, options_.bm25, analyzer_, options_.context);
   // A saved index spares rebuilding the HNSW graph; the records then bring
   // it up to date (unchanged entries are no-ops).
   bool loaded = false;
@@ -74,7 +77,7 @@ Status MemoryStore::Load() {
       loaded = true;
     } else {
       if (log_) log_->warn("memory: {}; rebuilding the vector index", s.ToString());
-      index_ = std::make_unique<RecallIndex>(embedder_->id(), vo, options_.bm25);
+      index_ = std::make_unique<RecallIndex>(embedder_->id(), vo, options_.bm25, analyzer_, options_.context);
     }
   }
   std::vector<std::string> with_vectors;

@@ -12,15 +12,19 @@
 // once, on the Engine's owner thread.
 //
 // Recall (hybrid):
-//   1. BM25 over memory texts (RecallIndex) -> ranked list B
+//   1. BM25 over memory texts (terms of the analyzer, memory.analyzer),
+//      with each memory's context: its neighbours and its episode
+//      (RecallIndex::Lexical) -> ranked list L
 //   2. the query's vector (the configured embedder) against the vectors of
 //      the same embedder, cosine >= vector_threshold -> ranked list V;
 //      when the embedder fails, V is empty, the answer's "vector" says
 //      why and a warning is logged ("falls back to BM25")
 //   3. archive days and staged entries (ArchiveSearch, given by the caller
 //      as `archive_hits`, already ranked) -> ranked list A
-//   4. fused = sum over the lists holding the item of 1 / (rrf_k + rank),
-//      rank from 1; score = fused * effective strength * recency, where
+//   4. fused = sum over the lists holding the item of the list's weight x
+//      its score over the list's best (fusion.method "score") or x
+//      1 / (rrf_k + rank), rank from 1 ("rrf"): FusionParams;
+//      score = fused * effective strength * recency, where
 //      effective strength = strength * 0.5^(hours since last access /
 //      half_life_hours) (1 for archive items) and recency =
 //      1 / (1 + days since created / recency_days)
@@ -80,7 +84,12 @@ struct MemoryOptions {
   float vector_threshold = 0.3f;
   double duplicate_cosine = 0.95;  // a new episode this close reinforces instead
   size_t rrf_k = 60;
+  // How memory texts and queries become terms, and the archive's search
+  // too: none or a Snowball language (archive/analyzer.h).
+  std::string analyzer = "english";
   Bm25Params bm25;
+  ContextParams context;
+  FusionParams fusion;
   VectorIndexOptions vectors;  // dims are the embedder's
   size_t chunk_chars = 1000;
   size_t chunk_overlap = 500;
@@ -194,7 +203,8 @@ class MemoryStore {
   // {query, vector: {used, embedder, note?}, reinforced, results: [the
   // memory + {score, source?, via?, explain?}]}, best first (the steps
   // above). `via`: an associated hit's source id. explain: the lists'
-  // components {rrf, strength, recency, rrf_k, bm25?, vector?, archive?}
+  // components {fused, fusion, parts, strength, recency, rrf_k?, bm25?,
+  // lexical?, vector?, archive?}
   // of a direct hit; an associated one's {association: {from,
   // from_score, factor, id, entity_a, relation, entity_b, through,
   // reached, as}, direct_score?}.
@@ -257,6 +267,7 @@ class MemoryStore {
   MemoryOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Embedder> embedder_;
+  std::shared_ptr<const archive::Analyzer> analyzer_;
   std::string embedder_note_;
   std::unique_ptr<RecallIndex> index_;
   std::shared_ptr<bool> alive_;  // the listener checks it: the Engine may outlive us

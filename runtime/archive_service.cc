@@ -26,6 +26,7 @@ Status ArchiveService::Open() {
   o.state_dir = config_.state_dir;
   o.semantic_links = config_.archive.semantic_links;
   o.social_links = config_.archive.social_links;
+  o.analyzer = config_.memory.analyzer;
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return store.status().WithContext("opening the archive");
   auto caught = (*store)->CatchUp(engine_.applied_seq());

@@ -47,6 +47,13 @@ class Section {
     }
   }
 
+  // A string that must be `a` or `b`.
+  void Either(const std::string& key, std::string* out, const char* a, const char* b) {
+    String(key, out);
+    if (*out != a && *out != b)
+      Fail(Path(key), std::string("must be ") + a + " or " + b + ", got \"" + *out + "\"");
+  }
+
   void Bool(const std::string& key, bool* out) {
     if (const json* v = Get(key)) {
       if (v->is_boolean()) *out = v->get<bool>();
@@ -310,9 +317,7 @@ void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config*
   memory::MemoryOptions& o = c->memory;
   if (const json* e = m.Get("embedder")) {
     Section em(*e, "memory.embedder", errors);
-    em.String("kind", &o.embedder.kind);
-    if (o.embedder.kind != "hash" && o.embedder.kind != "openai")
-      errors->push_back("memory.embedder.kind: must be hash or openai, got \"" + o.embedder.kind + "\"");
+    em.Either("kind", &o.embedder.kind, "hash", "openai");
     em.Integer("dims", &o.embedder.dims, 8, 65536);
     em.String("url", &o.embedder.url);
     em.String("model", &o.embedder.model);
@@ -335,6 +340,10 @@ void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config*
   m.Number("vector_threshold", &threshold, -1, 1);
   o.vector_threshold = static_cast<float>(threshold);
   m.Number("duplicate_cosine", &o.duplicate_cosine, 0, 1);
+  m.String("analyzer", &o.analyzer);
+  if (auto made = archive::Analyzer::Make(o.analyzer); !made.ok())
+    errors->push_back("memory.analyzer: " + made.status().message());
+  c->archive.analyzer = o.analyzer;
   m.Integer("rrf_k", &o.rrf_k, 1, 100000);
   m.Number("recency_days", &o.recency_days, 0, 1e6);
   m.Integer("vector_exact_limit", &o.vectors.exact_limit, 0, int64_t{1} << 40);
@@ -359,6 +368,21 @@ void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config*
     bm.Number("k1", &o.bm25.k1, 0, 100);
     bm.Number("b", &o.bm25.b, 0, 1);
     bm.RejectUnknown();
+  }
+  if (const json* x = m.Get("context")) {
+    Section cx(*x, "memory.context", errors);
+    cx.Number("neighbours", &o.context.neighbours, 0, 100);
+    cx.Number("episode", &o.context.episode, 0, 100);
+    cx.Duration("window", &o.context.window, 0);
+    cx.RejectUnknown();
+  }
+  if (const json* x = m.Get("fusion")) {
+    Section fu(*x, "memory.fusion", errors);
+    fu.Either("method", &o.fusion.method, "score", "rrf");
+    fu.Number("lexical", &o.fusion.lexical, 0, 1000);
+    fu.Number("vector", &o.fusion.vector, 0, 1000);
+    fu.Number("archive", &o.fusion.archive, 0, 1000);
+    fu.RejectUnknown();
   }
   m.RejectUnknown();
 }

@@ -46,6 +46,9 @@ struct ArchiveConfig {
   bool rollup = true;                 // roll past days up at the day boundary
   size_t semantic_links = 5;
   size_t social_links = 5;
+  // Not an archive.* key: memory.analyzer, which the archive's search
+  // shares (ParseMemorySection copies it here).
+  std::string analyzer = "english";
 };
 
 // How much of the HTTP API one client may hold, and who may reach it

@@ -25,6 +25,7 @@ Result<std::unique_ptr<archive::ArchiveStore>> OpenStore(const CliContext& ctx, 
   o.read_only = engine.read_only();
   o.semantic_links = config.semantic_links;
   o.social_links = config.social_links;
+  o.analyzer = config.analyzer;
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return store.status();
   if (!o.read_only) {

@@ -7,7 +7,10 @@
 #include <iostream>
 #include <iterator>
 
+#include "base/env.h"
+
 #include "archive/store.h"
+#include "memory/evaluate.h"
 #include "memory/store.h"
 #include "runtime/attention.h"
 #include "runtime/cli/cli.h"
@@ -37,6 +40,8 @@ struct MemoryArgs {
   std::string id, subject, older_than, path;
   bool force = false, all = false;
   bool by_id = false, by_subject = false, by_age = false;  // which of forget's flags was given
+  // evaluate
+  bool per_query = false;
   // context
   size_t budget = 2000;
 };
@@ -194,13 +199,14 @@ json Common(const MemoryArgs& a) {
 
 // Archive hits for recall from the state dir's archive, if it has one and
 // the request may want them.
-std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx,
-                                            const memory::RecallRequest& req) {
+std::vector<memory::ArchiveHit> ArchiveHits(const CliContext& ctx, const memory::RecallRequest& req,
+                                            const std::string& analyzer) {
   std::vector<memory::ArchiveHit> hits;
   if (!req.WantsArchive()) return hits;
   archive::StoreOptions o;
   o.state_dir = ctx.state_dir;
   o.read_only = true;
+  o.analyzer = analyzer;
   auto store = archive::ArchiveStore::Open(o);
   if (!store.ok()) return hits;
   auto found = (*store)->Search(req.query, req.Depth());
@@ -259,7 +265,7 @@ int Context(const CliContext& ctx, const MemoryArgs& a) {
           rr.query = in.query;
           rr.k = 20;
           rr.reinforce = false;  // reading the context is not recalling on purpose
-          auto plan = m.Recall(rr, now, ArchiveHits(ctx, rr));
+          auto plan = m.Recall(rr, now, ArchiveHits(ctx, rr, m.options().analyzer));
           if (!plan.ok()) return Fail(plan.status());
           for (json& r : plan->answer["results"]) in.memories.push_back(std::move(r));
         }
@@ -313,7 +319,9 @@ int Recall(const CliContext& ctx, const MemoryArgs& a) {
   if (!parsed.ok()) return UsageError(parsed.status().message());
   // Recall reinforces, so it wants the lock; while another process holds
   // it, recall reads without reinforcing.
-  auto hits = ArchiveHits(ctx, *parsed);
+  auto settings = MemorySettings(a.config);
+  if (!settings.ok()) return Fail(settings.status());
+  auto hits = ArchiveHits(ctx, *parsed, settings->analyzer);
   Access access = parsed->reinforce ? Access::kWriteElseRead : Access::kRead;
   return WithMemory(ctx, a, access, [&](state::Engine& e, memory::MemoryStore& m, TimeMs now) {
     if (e.read_only()) parsed->reinforce = false;
@@ -408,6 +416,54 @@ int Ingest(const CliContext& ctx, const MemoryArgs& a) {
 int Show(const CliContext& ctx, const MemoryArgs& a) {
   return MemoryRead(ctx, a, "show",
                     [&](memory::MemoryStore& m, TimeMs now) { return m.Get(a.id, now); });
+}
+
+// `memory evaluate FILE...`: a labelled set's recall figures, limbic's and
+// the baselines' (memory/evaluate.h), in a scratch state: the state dir is
+// not touched.
+int Evaluate(const CliContext& ctx, const MemoryArgs& a) {
+  auto settings = MemorySettings(a.config);
+  if (!settings.ok()) return Fail(settings.status());
+  memory::EvalSet set;
+  for (const std::string& file : a.words) {
+    auto text = Env::Default()->ReadFileToString(file);
+    if (!text.ok()) return Fail(text.status());
+    auto part = memory::ParseEvalSet(*text, file);
+    if (!part.ok()) return Fail(part.status());
+    if (Status s = memory::AppendEvalSet(&set, std::move(*part), file); !s.ok()) return Fail(s);
+  }
+  memory::EvalOptions eo;
+  eo.per_query = a.per_query;
+  auto out = memory::EvaluateRecall(set, *settings, eo);
+  if (!out.ok()) return Fail(out.status());
+  if (a.quiet) return 0;
+  if (ctx.json) {
+    PrintJson(*out);
+    return 0;
+  }
+  std::printf("%zu memories (%zu merged into another), %zu queries\n",
+              (*out)["memories"].get<size_t>(), (*out)["merged"].get<size_t>(),
+              (*out)["queries"].get<size_t>());
+  std::printf("%-14s %-12s %5s %7s %7s %7s %7s %7s\n", "system", "category", "n", "R@1", "R@5",
+              "R@10", "MRR", "nDCG@10");
+  auto row = [](const std::string& sys, const std::string& cat, const json& m) {
+    std::printf("%-14s %-12s %5zu %7.4f %7.4f %7.4f %7.4f %7.4f\n", sys.c_str(), cat.c_str(),
+                m["n"].get<size_t>(), m["r1"].get<double>(), m["r5"].get<double>(),
+                m["r10"].get<double>(), m["mrr"].get<double>(), m["ndcg10"].get<double>());
+  };
+  for (const char* sys : {"limbic", "bm25_stemmed", "bm25"}) {
+    const json& s = (*out)["systems"][sys];
+    row(sys, "all", s["overall"]);
+    for (const auto& [cat, m] : s["categories"].items()) row("", cat, m);
+  }
+  const json& r = (*out)["ratio"];
+  std::printf("limbic / bm25_stemmed: R@1 %.3f  R@5 %.3f  R@10 %.3f  MRR %.3f  nDCG@10 %.3f\n",
+              r["r1"].get<double>(), r["r5"].get<double>(), r["r10"].get<double>(),
+              r["mrr"].get<double>(), r["ndcg10"].get<double>());
+  const json& l = (*out)["latency_ms"];
+  std::printf("limbic recall: p50 %.2f ms, p99 %.2f ms\n", l["p50"].get<double>(),
+              l["p99"].get<double>());
+  return 0;
 }
 
 }  // namespace
@@ -513,6 +569,13 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx, int& rc) {
   ingest->callback(Action(ctx, rc, a, Ingest));
 
   AddWorldCommands(cmd, ctx, rc, &a->config, &a->quiet);
+
+  auto* evaluate = cmd->add_subcommand(
+      "evaluate", "recall figures on a labelled set (JSONL), beside BM25 baselines");
+  evaluate->add_option("files", a->words, "the labelled set, in one or more JSONL files (docs/memory.md, \"Measuring recall\")")
+      ->required();
+  evaluate->add_flag("--per-query", a->per_query, "with --json: each query's ranked keys");
+  evaluate->callback(Action(ctx, rc, a, Evaluate));
 
   auto* show = cmd->add_subcommand("show", "one memory");
   show->add_option("id", a->id, "its id")->required();

@@ -56,7 +56,7 @@ TEST_CASE("recall brings the facts an association reaches at 0.8 of their source
   CHECK(path["through"] == "alice");
   CHECK(path["reached"] == "bob");
   CHECK(path["as"] == "subject");
-  CHECK_FALSE(hit["explain"].contains("rrf"));  // in no list: no direct components
+  CHECK_FALSE(hit["explain"].contains("fused"));  // in no list: no direct components
   CHECK(Hit(out, dana["id"]).is_null());
 
   // The limit holds: one result is the direct hit alone.
@@ -112,7 +112,7 @@ TEST_CASE("a direct hit keeps its own score unless its association gives more",
   json faded = f.Episode("Kafka consumer lag alerts during the nightly batch.");
   f.clock.Advance(24 * kHour);
   json top = f.Episode("Kafka consumer lag: the nightly batch saturates the consumer group.");
-  json fresh = f.Episode("Kafka consumer lag graphs for the nightly batch.");
+  json fresh = f.Episode("Graphs: the nightly batch saturates the Kafka consumer group, and lag grows.");
   Relate(f, top["id"], "explains", faded["id"]);
   Relate(f, top["id"], "explains", fresh["id"]);
   json out =
@@ -127,7 +127,7 @@ TEST_CASE("a direct hit keeps its own score unless its association gives more",
   CHECK(a["score"].get<double>() == Approx(0.8 * best));
   CHECK(a["via"] == top["id"]);
   CHECK(a["explain"]["direct_score"].get<double>() < 0.8 * best);
-  CHECK(a["explain"].contains("rrf"));  // still shows its lists
+  CHECK(a["explain"].contains("fused"));  // still shows its lists
   json d = Hit(out, fresh["id"]);
   REQUIRE(d.is_object());
   CHECK(d["score"].get<double>() > 0.8 * best);

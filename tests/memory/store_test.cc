@@ -82,11 +82,16 @@ TEST_CASE("recall ranks a small hand-checked set and filters", "[memory]") {
   const json& top = out["results"][0];
   CHECK(top["explain"].contains("bm25"));
   CHECK(top["explain"].contains("vector"));
-  CHECK(top["explain"]["rrf"].get<double>() ==
-        Approx(1.0 / (60 + top["explain"]["bm25"]["rank"].get<double>()) +
-               1.0 / (60 + top["explain"]["vector"]["rank"].get<double>())));
+  // Score fusion: each list's weight x the item's score over the list's
+  // best; the top hit is the best of both lists here.
+  const json& parts = top["explain"]["parts"];
+  CHECK(top["explain"]["fusion"] == "score");
+  CHECK(parts["lexical"].get<double>() == Approx(1.0));
+  CHECK(parts["vector"].get<double>() == Approx(0.2));
+  CHECK(top["explain"]["fused"].get<double>() ==
+        Approx(parts["lexical"].get<double>() + parts["vector"].get<double>()));
   CHECK(top["score"].get<double>() ==
-        Approx(top["explain"]["rrf"].get<double>() * top["explain"]["strength"].get<double>() *
+        Approx(top["explain"]["fused"].get<double>() * top["explain"]["strength"].get<double>() *
                top["explain"]["recency"].get<double>()));
 
   CHECK(f.Ids(f.Recall({{"query", "deploy"}, {"kind", "fact"}, {"reinforce", false}})) ==

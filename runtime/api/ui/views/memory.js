@@ -1,5 +1,6 @@
-// Memory: recall with explain (bars per component: BM25, vector, strength,
-// recency), without reinforcing; the archive's days with verify status.
+// Memory: recall with explain (bars per component: BM25, context, vector,
+// strength, recency), without reinforcing; the archive's days with verify
+// status.
 
 import {api} from '../api.js';
 import {h, put, errorBox, bar, fmtNum} from '../util.js';
@@ -13,6 +14,8 @@ function explainBars(x, maxBm25) {
   }
   const rows = [
     ['BM25', e.bm25 ? e.bm25.score / (maxBm25 || 1) : 0, e.bm25 ? `rank ${e.bm25.rank}, score ${fmtNum(e.bm25.score, 3)}` : 'no match'],
+    ['context', e.lexical ? Math.min(1, e.lexical.neighbours + e.lexical.episode) : 0,
+      e.lexical ? `neighbours ${fmtNum(e.lexical.neighbours, 3)}, episode ${fmtNum(e.lexical.episode, 3)}` : 'none'],
     ['vector', e.vector ? Math.max(0, e.vector.cosine) : 0, e.vector ? `rank ${e.vector.rank}, cosine ${fmtNum(e.vector.cosine, 3)}` : 'no match'],
     ['strength', e.strength ?? 0, fmtNum(e.strength ?? 0, 3)],
     ['recency', e.recency ?? 0, fmtNum(e.recency ?? 0, 3)],
