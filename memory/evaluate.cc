@@ -8,6 +8,7 @@
 
 #include "archive/analyzer.h"
 #include "archive/search.h"
+#include "base/input_json.h"
 #include "base/time.h"
 #include "state/engine.h"
 #include "state/replay.h"
@@ -167,12 +168,9 @@ Result<EvalSet> ParseEvalSet(std::string_view text, const std::string& name) {
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json v;
-    try {
-      v = json::parse(line);
-    } catch (const json::exception& e) {
-      return fail(std::string("not JSON: ") + e.what());
-    }
+    auto parsed = ParseInputJson(line);  // bounded: the file is outside input
+    if (!parsed.ok()) return fail("not JSON: " + parsed.status().message());
+    json v = std::move(*parsed);
     if (!v.is_object()) return fail("must be a JSON object");
     auto only = [&](std::initializer_list<const char*> allowed) -> Status {
       for (const auto& [k, _] : v.items())

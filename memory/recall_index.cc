@@ -147,7 +147,7 @@ void RecallIndex::IndexText(const MemoryMeta& m, std::string_view text) {
     }
     ++stream.live;
     stream.length += length;
-    Link(stream, stream.order.emplace(std::make_pair(m.created, docs_.back().seq), slot).first);
+    Link(stream, stream.order.emplace(std::make_tuple(m.created, docs_.back().seq, slot), slot).first);
   }
   slot_of_[m.id] = slot;
   ++live_;
@@ -166,8 +166,8 @@ void RecallIndex::Pair(const Stream& s, uint32_t before, uint32_t after) {
   if (after != kNone) prev_[after] = near ? before : kNone;
 }
 
-void RecallIndex::Link(const Stream& s,
-                       std::map<std::pair<TimeMs, uint64_t>, uint32_t>::const_iterator at) {
+void RecallIndex::Link(
+    const Stream& s, std::map<std::tuple<TimeMs, uint64_t, uint32_t>, uint32_t>::const_iterator at) {
   const uint32_t slot = at->second;
   uint32_t before = kNone, after = kNone;
   if (at != s.order.begin()) before = std::prev(at)->second;
@@ -189,7 +189,7 @@ void RecallIndex::UnindexText(const std::string& id) {
   if (doc.stream != kNone) {
     Stream& stream = streams_[doc.stream];
     // Its neighbours in the stream become each other's, if near enough.
-    auto at = stream.order.find({doc.created, doc.seq});
+    auto at = stream.order.find({doc.created, doc.seq, slot});
     uint32_t before = kNone, after = kNone;
     if (at != stream.order.begin()) before = std::prev(at)->second;
     if (auto n = std::next(at); n != stream.order.end()) after = n->second;
@@ -239,12 +239,15 @@ void RecallIndex::Compact() {
   prev_.assign(docs_.size(), kNone);
   next_.assign(docs_.size(), kNone);
   for (Stream& s : streams_) {
+    decltype(s.order) order;  // the same order: slots keep theirs
     uint32_t before = kNone;
-    for (auto& [key, slot] : s.order) {
-      slot = remap[slot];
+    for (const auto& [key, old] : s.order) {
+      const uint32_t slot = remap[old];
+      order.emplace_hint(order.end(), std::make_tuple(std::get<0>(key), std::get<1>(key), slot), slot);
       Pair(s, before, slot);
       before = slot;
     }
+    s.order = std::move(order);
   }
   scratch_.clear();
   touched_.clear();

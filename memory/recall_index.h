@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -154,7 +155,9 @@ class RecallIndex {
     bool episode = false;  // has an episode_id
     uint32_t live = 0;
     uint64_t length = 0;   // of its live memories, in terms
-    std::map<std::pair<TimeMs, uint64_t>, uint32_t> order;  // (created, seq) -> slot
+    // (created, seq, slot) -> slot: the order stored, the slot only
+    // telling apart what the rest cannot.
+    std::map<std::tuple<TimeMs, uint64_t, uint32_t>, uint32_t> order;
   };
   static constexpr uint32_t kNone = UINT32_MAX;
   void IndexText(const MemoryMeta& m, std::string_view text);
@@ -165,7 +168,8 @@ class RecallIndex {
   // they are Near, else neither's.
   void Pair(const Stream& s, uint32_t before, uint32_t after);
   // Relinks prev_/next_ around `at`'s place in its stream.
-  void Link(const Stream& s, std::map<std::pair<TimeMs, uint64_t>, uint32_t>::const_iterator at);
+  void Link(const Stream& s,
+            std::map<std::tuple<TimeMs, uint64_t, uint32_t>, uint32_t>::const_iterator at);
   // Accumulates the BM25 of `terms` into scratch_ (touched_), and with
   // episodes, E into episode_score_ (episodes_touched_).
   void Accumulate(const std::set<std::string>& terms, bool episodes) const;

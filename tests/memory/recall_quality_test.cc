@@ -40,6 +40,7 @@ TEST_CASE("a labelled set with a bad line is refused with the file, line and fie
   CHECK(ParseError(m1 + "\n" + R"({"query": "pie?", "relevant": ["zz"]})") ==
         "set.jsonl:3: \"relevant\": no memory has key \"zz\"");
   CHECK(ParseError(m1 + "{not json").rfind("set.jsonl:2: not JSON", 0) == 0);
+  CHECK(ParseError(m1 + std::string(100000, '[')).find("nested deeper than") != std::string::npos);
   CHECK(ParseError(m1 + R"({"query": "pie?", "relevant": []})").find("\"relevant\"") !=
         std::string::npos);
   CHECK(ParseError(R"({"memory": "f", "fact": ["a", "b"]})").rfind("set.jsonl:1: \"fact\"", 0) == 0);
