@@ -382,6 +382,8 @@ void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config*
     fu.Number("lexical", &o.fusion.lexical, 0, 1000);
     fu.Number("vector", &o.fusion.vector, 0, 1000);
     fu.Number("archive", &o.fusion.archive, 0, 1000);
+    if (o.fusion.lexical <= 0 && o.fusion.vector <= 0 && o.fusion.archive <= 0)
+      fu.Fail("memory.fusion", "at least one of lexical, vector and archive must be above 0, or recall finds nothing");
     fu.RejectUnknown();
   }
   m.RejectUnknown();

@@ -63,6 +63,15 @@ TEST_CASE("config/limbic.json's memory section states the library's defaults", "
   CHECK(c->memory.rrf_k == defaults.rrf_k);
   CHECK(c->memory.bm25.k1 == defaults.bm25.k1);
   CHECK(c->memory.bm25.b == defaults.bm25.b);
+  CHECK(c->memory.analyzer == defaults.analyzer);
+  CHECK(c->archive.analyzer == defaults.analyzer);  // the archive's search shares it
+  CHECK(c->memory.context.neighbours == defaults.context.neighbours);
+  CHECK(c->memory.context.episode == defaults.context.episode);
+  CHECK(c->memory.context.window == defaults.context.window);
+  CHECK(c->memory.fusion.method == defaults.fusion.method);
+  CHECK(c->memory.fusion.lexical == defaults.fusion.lexical);
+  CHECK(c->memory.fusion.vector == defaults.fusion.vector);
+  CHECK(c->memory.fusion.archive == defaults.fusion.archive);
 
   json doc = {{"memory", {{"vector_m", 24}, {"vector_ef_search", 900}, {"vector_ef_construction", 300}}}};
   auto set = ParseConfig(doc, "");
@@ -95,6 +104,11 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"surprise", true}}, "surprise: unknown key"},
       {{{"memory", {{"vector_m", 1}}}}, "memory.vector_m: must be an integer in [2, 256]"},
       {{{"memory", {{"vector_ef_search", 0}}}}, "memory.vector_ef_search: must be an integer"},
+      {{{"memory", {{"analyzer", "klingon"}}}}, "memory.analyzer: analyzer \"klingon\": not a language; one of"},
+      {{{"memory", {{"fusion", {{"method", "vote"}}}}}}, "memory.fusion.method: must be score or rrf, got \"vote\""},
+      {{{"memory", {{"fusion", {{"lexical", 0}, {"vector", 0}, {"archive", 0}}}}}}, "memory.fusion: at least one of"},
+      {{{"memory", {{"context", {{"window", "soon"}}}}}}, "memory.context.window"},
+      {{{"memory", {{"context", {{"neighbors", 0.2}}}}}}, "memory.context.neighbors: unknown key"},
       {json::array(), "config: must be an object"},
   };
   for (const auto& c : cases) {
