@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/chat.h"
 #include "base/env.h"
 #include "base/input_json.h"
 #include "base/nats.h"
@@ -399,7 +400,7 @@ void ParseWorldSection(const json& v, std::vector<std::string>* errors, Config* 
   w.String("surprise", &o.surprise.mode);
   if (o.surprise.mode != "heuristic" && o.surprise.mode != "llm")
     errors->push_back("world.surprise: must be heuristic or llm, got \"" + o.surprise.mode + "\"");
-  world::ChatSpec llm;
+  ChatSpec llm;
   if (const json* l = w.Get("llm")) {
     Section ls(*l, "world.llm", errors);
     ls.String("url", &llm.url);
@@ -417,7 +418,7 @@ void ParseWorldSection(const json& v, std::vector<std::string>* errors, Config* 
   o.extractor.llm = llm;
   o.surprise.llm = llm;
   if (o.extractor.kind == "llm" || o.surprise.mode == "llm")
-    if (Status s = world::CheckChatSpec(llm); !s.ok()) errors->push_back("world.llm: " + s.message());
+    if (Status s = CheckChatSpec(llm); !s.ok()) errors->push_back("world.llm: " + s.message());
   w.Integer("max_input_chars", &o.extractor.max_input_chars, 1000, int64_t{1} << 30);
   w.Number("threshold", &o.threshold, 0, 1);
   w.Integer("decay_days", &o.decay_days, 1, 100000);

@@ -152,7 +152,7 @@
 //   not UTF-8 or holding control characters are not names. Triplets are kept once (by the names'
 //   NameKey, predicate and date).
 //
-// llm (any OpenAI-compatible chat-completions endpoint, chat.h)
+// llm (any OpenAI-compatible chat-completions endpoint, base/chat.h)
 //   Sends the input's text and a compact rendering of its events, asking
 //   for JSON {"entities":[{"name","type","facts"?:[..]}],
 //   "triplets":[{"subject","predicate","object","date"?}],
@@ -172,7 +172,7 @@
 #include <memory>
 #include <string>
 
-#include "world/chat.h"
+#include "base/chat.h"
 #include "world/model.h"
 
 namespace limbic::world {

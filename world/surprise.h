@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "memory/embedder.h"
-#include "world/chat.h"
+#include "base/chat.h"
 #include "world/model.h"
 
 namespace limbic::world {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tests/http_server.h"
-#include "world/chat.h"
+#include "base/chat.h"
 #include "world/extract.h"
 #include "base/time.h"
 
@@ -15,6 +15,8 @@
 namespace extract_llm_test {
 
 using namespace limbic::world;
+using limbic::ChatSpec;
+using limbic::Complete;
 using limbic::testing::ClosedPort;
 using limbic::testing::HttpAnswer;
 using limbic::testing::TestRequest;

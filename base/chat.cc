@@ -1,0 +1,148 @@
+#include "base/chat.h"
+
+#include <charconv>
+#include <string_view>
+
+#include "base/http_client.h"
+#include "base/input_json.h"
+
+namespace limbic {
+namespace {
+
+using nlohmann::json;
+
+// The URL to POST to: http_client.h's rule, the same as the embedder's.
+std::string Endpoint(const std::string& url) { return OpenAiEndpoint(url, "/chat/completions"); }
+
+// Retry-After in seconds (an HTTP date is not waited on: the caller's own
+// backoff applies), at most a day.
+void ReadRetryAfter(const HttpResult& res, TimeMs* retry_after_ms) {
+  if (retry_after_ms == nullptr || (res.status != 429 && res.status != 503)) return;
+  auto it = res.headers.find("retry-after");
+  if (it == res.headers.end()) return;
+  uint64_t seconds = 0;
+  const std::string& v = it->second;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+  if (ec != std::errc() || end != v.data() + v.size()) return;
+  *retry_after_ms = static_cast<TimeMs>(std::min<uint64_t>(seconds, 86400) * 1000);
+}
+
+// POSTs `body`, and gives the answer's first choice's message, with the
+// whole answer in `answer`.
+Result<const json*> Ask(const ChatSpec& spec, const json& body, json* answer,
+                        TimeMs* retry_after_ms) {
+  LIMBIC_RETURN_IF_ERROR(CheckChatSpec(spec));
+  const std::string endpoint = Endpoint(spec.url);
+  HttpCall call;
+  call.method = "POST";
+  call.url = endpoint;
+  call.timeout_ms = spec.timeout_ms;
+  // Texts are not always valid UTF-8; replacing bad bytes beats failing.
+  call.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  call.headers.emplace_back("Accept", "application/json");
+  if (!spec.api_key.empty()) call.headers.emplace_back("Authorization", "Bearer " + spec.api_key);
+  auto res = Fetch(call);
+  if (!res.ok()) return res.status();
+
+  const std::string where = "POST " + endpoint;
+  if (res->status < 200 || res->status > 299) {
+    ReadRetryAfter(*res, retry_after_ms);
+    return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
+                               res->body.substr(0, 200));
+  }
+  auto parsed = ParseInputJson(res->body);
+  if (!parsed.ok()) return Status::Corruption(where + ": the answer " + AnswerRefusal(parsed.status()));
+  *answer = std::move(*parsed);
+  // Walk choices[0].message without letting json throw.
+  if (answer->is_object() && answer->contains("choices") && (*answer)["choices"].is_array() &&
+      !(*answer)["choices"].empty()) {
+    const json& choice = (*answer)["choices"][0];
+    if (choice.is_object() && choice.contains("message") && choice["message"].is_object())
+      return &choice["message"];
+  }
+  return Status::Corruption(where + ": the answer has no choices[0].message");
+}
+
+std::string StringAt(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+uint64_t CountAt(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+}  // namespace
+
+Status CheckChatSpec(const ChatSpec& spec) {
+  if (spec.url.empty()) return Status::InvalidArgument("url: required");
+  if (!spec.url.starts_with("http://") && !spec.url.starts_with("https://"))
+    return Status::InvalidArgument("url: must start with http:// or https://, got \"" + spec.url +
+                                   "\"");
+  if (spec.model.empty()) return Status::InvalidArgument("model: required");
+  if (spec.timeout_ms <= 0) return Status::InvalidArgument("timeout_ms: must be > 0");
+  // A line break would end the header and start another one.
+  if (spec.api_key.find_first_of("\r\n") != std::string::npos)
+    return Status::InvalidArgument("api_key: has a line break");
+  auto parsed = ParseUrl(Endpoint(spec.url));
+  if (!parsed.ok()) return parsed.status().WithContext("url");
+  return Status::OK();
+}
+
+Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
+                             const std::string& user, bool json_mode) {
+  json body = {{"model", spec.model},
+               {"temperature", 0},
+               {"messages", json::array({{{"role", "system"}, {"content", system}},
+                                         {{"role", "user"}, {"content", user}}})}};
+  if (json_mode) body["response_format"] = {{"type", "json_object"}};
+  json answer;
+  auto message = Ask(spec, body, &answer, nullptr);
+  if (!message.ok()) return message.status();
+  auto content = (*message)->find("content");
+  if (content == (*message)->end() || !content->is_string())
+    return Status::Corruption("POST " + Endpoint(spec.url) +
+                              ": the answer has no choices[0].message.content string");
+  return content->get<std::string>();
+}
+
+Result<ChatTurn> Chat(const ChatSpec& spec, const json& messages, const json& tools,
+                      TimeMs* retry_after_ms) {
+  json body = {{"model", spec.model}, {"temperature", 0}, {"messages", messages}};
+  if (tools.is_array() && !tools.empty()) body["tools"] = tools;
+  json answer;
+  auto message = Ask(spec, body, &answer, retry_after_ms);
+  if (!message.ok()) return message.status();
+  const json& m = **message;
+  const std::string where = "POST " + Endpoint(spec.url);
+  ChatTurn turn;
+  if (auto c = m.find("content"); c != m.end() && !c->is_null()) {
+    if (!c->is_string()) return Status::Corruption(where + ": the message's content is not a string");
+    turn.content = c->get<std::string>();
+  }
+  if (auto calls = m.find("tool_calls"); calls != m.end() && !calls->is_null()) {
+    if (!calls->is_array()) return Status::Corruption(where + ": tool_calls is not an array");
+    for (size_t i = 0; i < calls->size(); ++i) {
+      const json& call = (*calls)[i];
+      const json* function = call.is_object() && call.contains("function") ? &call["function"] : nullptr;
+      if (function == nullptr || !function->is_object() || StringAt(*function, "name").empty())
+        return Status::Corruption(where + ": tool_calls[" + std::to_string(i) +
+                                  "] has no function name");
+      // Arguments are a JSON text; some servers send the object itself.
+      std::string arguments = StringAt(*function, "arguments");
+      if (auto a = function->find("arguments"); a != function->end() && a->is_object())
+        arguments = a->dump();
+      turn.tool_calls.push_back({StringAt(call, "id"), StringAt(*function, "name"), std::move(arguments)});
+    }
+  }
+  const json& choice = answer["choices"][0];
+  turn.finish_reason = StringAt(choice, "finish_reason");
+  if (auto usage = answer.find("usage"); usage != answer.end() && usage->is_object()) {
+    turn.prompt_tokens = CountAt(*usage, "prompt_tokens");
+    turn.completion_tokens = CountAt(*usage, "completion_tokens");
+  }
+  return turn;
+}
+
+}  // namespace limbic

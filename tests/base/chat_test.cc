@@ -1,0 +1,119 @@
+// The chat-completions client (base/chat.h): a conversation with tools
+// against a scripted OpenAI-compatible server on loopback, and what it
+// does with answers it must not trust.
+#include "base/chat.h"
+
+#include <catch2/catch.hpp>
+
+#include "http_server.h"
+
+// This file's own namespace: test programs compile in unity batches.
+namespace chat_test {
+
+using namespace limbic;
+using limbic::testing::HttpAnswer;
+using limbic::testing::TestHttpServer;
+using limbic::testing::TestRequest;
+using nlohmann::json;
+
+ChatSpec Spec(const TestHttpServer& server) { return {server.url(), "m", "sk-secret", 5000}; }
+
+TEST_CASE("chat sends the conversation and the tools and reads tool calls and usage", "[chat]") {
+  TestHttpServer server([](const TestRequest&) -> std::optional<std::string> {
+    json answer = {{"choices",
+                    {{{"finish_reason", "tool_calls"},
+                      {"message",
+                       {{"role", "assistant"},
+                        {"content", nullptr},
+                        {"tool_calls",
+                         {{{"id", "call_1"},
+                           {"type", "function"},
+                           {"function", {{"name", "create_thread"}, {"arguments", "{\"goal\":\"x\"}"}}}},
+                          {{"id", "call_2"},
+                           {"type", "function"},
+                           {"function", {{"name", "recall"}, {"arguments", {{"query", "y"}}}}}}}}}}}}},
+                   {"usage", {{"prompt_tokens", 120}, {"completion_tokens", 17}}}};
+    return HttpAnswer(200, answer.dump());
+  });
+  const json messages = {{{"role", "system"}, {"content", "you act"}}, {{"role", "user"}, {"content", "go"}}};
+  const json tools = {{{"type", "function"},
+                       {"function", {{"name", "create_thread"}, {"parameters", {{"type", "object"}}}}}}};
+  auto turn = Chat(Spec(server), messages, tools);
+  REQUIRE(turn.ok());
+  CHECK(turn->content.empty());
+  CHECK(turn->finish_reason == "tool_calls");
+  REQUIRE(turn->tool_calls.size() == 2);
+  CHECK(turn->tool_calls[0].id == "call_1");
+  CHECK(turn->tool_calls[0].name == "create_thread");
+  CHECK(turn->tool_calls[0].arguments == "{\"goal\":\"x\"}");
+  CHECK(json::parse(turn->tool_calls[1].arguments) == json{{"query", "y"}});  // an object, as text
+  CHECK(turn->prompt_tokens == 120);
+  CHECK(turn->completion_tokens == 17);
+  auto sent = server.requests();
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].target == "/v1/chat/completions");
+  CHECK(sent[0].headers["authorization"] == "Bearer sk-secret");
+  const json body = json::parse(sent[0].body);
+  CHECK(body["model"] == "m");
+  CHECK(body["messages"] == messages);
+  CHECK(body["tools"] == tools);
+  CHECK(!body.contains("response_format"));
+}
+
+TEST_CASE("chat without tools sends none, and reads a plain answer", "[chat]") {
+  TestHttpServer server([](const TestRequest&) -> std::optional<std::string> {
+    return HttpAnswer(200, R"({"choices":[{"finish_reason":"stop","message":{"content":"done"}}]})");
+  });
+  auto turn = Chat(Spec(server), json::array({{{"role", "user"}, {"content", "hi"}}}), json::array());
+  REQUIRE(turn.ok());
+  CHECK(turn->content == "done");
+  CHECK(turn->tool_calls.empty());
+  CHECK(turn->prompt_tokens == 0);
+  CHECK(!json::parse(server.requests()[0].body).contains("tools"));
+}
+
+TEST_CASE("a 429's Retry-After is handed back, and other failures are Unavailable", "[chat]") {
+  int status = 429;
+  std::string retry = "Retry-After: 7\r\n";
+  TestHttpServer server([&](const TestRequest&) -> std::optional<std::string> {
+    return HttpAnswer(status, R"({"error":"slow down"})", "Content-Type: application/json\r\n" + retry);
+  });
+  const json one = json::array({{{"role", "user"}, {"content", "hi"}}});
+  TimeMs wait = -1;
+  auto r = Chat(Spec(server), one, json::array(), &wait);
+  REQUIRE(r.status().IsUnavailable());
+  CHECK(r.status().message().find("HTTP 429") != std::string::npos);
+  CHECK(wait == 7000);
+  status = 500;
+  wait = -1;
+  CHECK(Chat(Spec(server), one, json::array(), &wait).status().IsUnavailable());
+  CHECK(wait == -1);  // only 429 and 503 say when to come back
+  status = 429;
+  retry = "Retry-After: Wed, 21 Oct 2026 07:28:00 GMT\r\n";
+  CHECK(!Chat(Spec(server), one, json::array(), &wait).ok());
+  CHECK(wait == -1);  // a date is not waited on
+  CHECK(Chat({"", "m", "", 1}, one, json::array()).status().IsInvalidArgument());
+}
+
+TEST_CASE("answers of the wrong shape, or nested 100,000 deep, are Corruption", "[chat]") {
+  std::string body;
+  TestHttpServer server([&](const TestRequest&) -> std::optional<std::string> {
+    return HttpAnswer(200, body);
+  });
+  const json one = json::array({{{"role", "user"}, {"content", "hi"}}});
+  for (const std::string& bad :
+       {std::string(100000, '[') + std::string(100000, ']'), std::string("{\"choices\": []}"),
+        std::string(R"({"choices":[{"message":{"content":5}}]})"),
+        std::string(R"({"choices":[{"message":{"tool_calls":{"a":1}}}]})"),
+        std::string(R"({"choices":[{"message":{"tool_calls":[{"function":{"arguments":"{}"}}]}}]})"),
+        std::string("not json")}) {
+    INFO(bad.substr(0, 80));
+    body = bad;
+    auto r = Chat(Spec(server), one, json::array());
+    REQUIRE(!r.ok());
+    CHECK(r.status().IsCorruption());
+    CHECK(r.status().message().find("sk-secret") == std::string::npos);
+  }
+}
+
+}  // namespace chat_test
