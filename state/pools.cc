@@ -238,13 +238,17 @@ Status Projection::Commit(std::span<const PreparedWrite* const> writes, uint64_t
 
 void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes, uint64_t last_seq) {
   std::lock_guard<std::mutex> lock(threads_mu_);
-  if (counts_ || counts_loading_) {
+  // Past the snapshot of counts_ only: a LoadCounts can snapshot and
+  // count this commit between its write and here.
+  if ((counts_ && last_seq > counts_seq_) || counts_loading_) {
     RecordDeltas sum;
     for (const PreparedWrite* w : writes) sum.Add(w->deltas);
-    if (counts_)
+    if (counts_) {
       counts_->Add(sum);
-    else
+      counts_seq_ = last_seq;
+    } else {
       counts_during_.emplace_back(last_seq, sum);
+    }
   }
   for (const PreparedWrite* w : writes) {
     for (const auto& [id, summary] : w->threads) {

@@ -343,8 +343,12 @@ Status Projection::LoadCounts() const {
   db_->ReleaseSnapshot(snapshot);
   std::lock_guard<std::mutex> lock(threads_mu_);
   if (status.ok()) {
+    counts_seq_ = at_seq;
     for (const auto& [last_seq, deltas] : counts_during_)
-      if (last_seq > at_seq) counted.Add(deltas);
+      if (last_seq > at_seq) {
+        counted.Add(deltas);
+        counts_seq_ = last_seq;
+      }
     counts_ = counted;
   }
   counts_during_ = {};

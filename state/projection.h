@@ -412,8 +412,11 @@ class Projection final : public RecordReader {
   // The record counts, under threads_mu_ too, once LoadCounts counted them
   // from a snapshot at `seq`; while it counts, commits leave their deltas,
   // with their last seq, in counts_during_, and those after the snapshot
-  // are added when it is done.
+  // are added when it is done. counts_seq_: the last commit counts_ hold;
+  // a commit written before the snapshot but reaching UpdateThreadTable
+  // only after the load is done is in them already.
   mutable std::optional<RecordCounts> counts_;
+  mutable uint64_t counts_seq_ = 0;
   mutable bool counts_loading_ = false;
   mutable std::vector<std::pair<uint64_t, RecordDeltas>> counts_during_;
   bool bulk_load_ = false;
