@@ -20,6 +20,7 @@ using json = nlohmann::json;
 
 constexpr TimeMs kStart = 1790000000000;  // 2026-09-21: any fixed time
 constexpr TimeMs kSecond = 1000;
+constexpr size_t kAsked = 10;  // results per query: what R@10 and nDCG@10 need
 
 bool GoodKey(const std::string& k) {
   if (k.empty() || k.size() > 200) return false;
@@ -300,7 +301,7 @@ Result<json> EvaluateRecall(const EvalSet& set, const MemoryOptions& options,
   for (const EvalSet::Query& q : set.queries) {
     RecallRequest r;
     r.query = q.text;
-    r.k = eval.k;
+    r.k = kAsked;
     r.reinforce = false;
     const auto t0 = std::chrono::steady_clock::now();
     auto plan = (*store)->Recall(r, clock.Now());
@@ -317,8 +318,8 @@ Result<json> EvaluateRecall(const EvalSet& set, const MemoryOptions& options,
       for (size_t d : docs) out.push_back({set.memories[d].key});
       return out;
     };
-    const auto p = keys_at(bm25.Search(BaselineWords(q.text), eval.k));
-    const auto s = keys_at(stemmed.Search((*english)->Terms(q.text), eval.k));
+    const auto p = keys_at(bm25.Search(BaselineWords(q.text), kAsked));
+    const auto s = keys_at(stemmed.Search((*english)->Terms(q.text), kAsked));
     plain.Add(q, p);
     stem.Add(q, s);
     if (eval.per_query) {

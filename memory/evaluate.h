@@ -70,7 +70,6 @@ Result<EvalSet> ParseEvalSet(std::string_view text, const std::string& name);
 Status AppendEvalSet(EvalSet* set, EvalSet more, const std::string& name);
 
 struct EvalOptions {
-  size_t k = 10;            // results asked per query (the metrics need 10)
   bool per_query = false;   // add each query's ranked keys to the answer
 };
 

@@ -136,10 +136,6 @@ void AddArchiveCandidates(const RecallRequest& req, const std::vector<ArchiveHit
   }
 }
 
-// Scores every candidate at `now` and ranks them (Sort): a direct hit by
-// its lists (rrf * effective strength * recency), an associated one by its
-// link, whichever is more. Candidates that are neither archive items nor
-// memories in the index are left out.
 // Each list's best score, what "score" fusion divides by.
 struct Best {
   double lexical = 0, cosine = 0, archive = 0;
@@ -163,6 +159,11 @@ double Part(const FusionParams& f, double weight, size_t rank, double score, dou
   return best > 0 ? weight * score / best : 0;
 }
 
+// Scores every candidate at `now` and ranks them (Sort): a direct hit by
+// its lists (fused * effective strength * recency), an associated one by
+// its link, whichever is more. Candidates that are neither archive items
+// nor memories in the index, or score 0 (only in lists weighted 0), are
+// left out.
 Ranked Rank(std::map<std::string, Candidate>* cands, const RecallIndex& index,
             const MemoryOptions& o, TimeMs now) {
   const FusionParams& f = o.fusion;
@@ -185,7 +186,7 @@ Ranked Rank(std::map<std::string, Candidate>* cands, const RecallIndex& index,
     }
     c.direct = c.Direct() ? c.fused * c.strength * c.recency : 0;
     c.score = std::max(c.direct, c.link ? c.link->score : 0.0);
-    if (c.score <= 0) continue;  // only in lists weighted 0
+    if (c.score <= 0) continue;
     ranked.emplace_back(id, &c);
   }
   Sort(&ranked);
@@ -276,7 +277,7 @@ json Explain(const Candidate& c, const MemoryOptions& o) {
          {"parts", {{"lexical", c.lexical_part}, {"vector", c.vector_part}, {"archive", c.archive_part}}},
          {"strength", c.strength},
          {"recency", c.recency}};
-    if (o.fusion.method == "rrf") e["rrf_k"] = o.rrf_k;
+    if (o.fusion.rrf()) e["rrf_k"] = o.rrf_k;
     if (c.bm25_rank) {
       const LexicalHit& l = c.lexical;
       e["bm25"] = {{"rank", c.bm25_rank}, {"score", l.bm25}};
