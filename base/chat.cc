@@ -27,30 +27,30 @@ void ReadRetryAfter(const HttpResult& res, TimeMs* retry_after_ms) {
   *retry_after_ms = static_cast<TimeMs>(std::min<uint64_t>(seconds, 86400) * 1000);
 }
 
-// POSTs `body`, and gives the answer's first choice's message, with the
-// whole answer in `answer`.
-Result<const json*> Ask(const ChatSpec& spec, const json& body, json* answer,
-                        TimeMs* retry_after_ms) {
+// The POST of `body` to the chat endpoint.
+Result<HttpCall> PostCall(const ChatSpec& spec, const json& body) {
   LIMBIC_RETURN_IF_ERROR(CheckChatSpec(spec));
-  const std::string endpoint = Endpoint(spec.url);
   HttpCall call;
   call.method = "POST";
-  call.url = endpoint;
+  call.url = Endpoint(spec.url);
   call.timeout_ms = spec.timeout_ms;
   // Texts are not always valid UTF-8; replacing bad bytes beats failing.
   call.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   call.headers.emplace_back("Accept", "application/json");
   if (!spec.api_key.empty()) call.headers.emplace_back("Authorization", "Bearer " + spec.api_key);
-  auto res = Fetch(call);
-  if (!res.ok()) return res.status();
+  return call;
+}
 
+// The answer's first choice's message, with the whole answer in `answer`.
+Result<const json*> ReadAnswer(const std::string& endpoint, const HttpResult& res, json* answer,
+                               TimeMs* retry_after_ms) {
   const std::string where = "POST " + endpoint;
-  if (res->status < 200 || res->status > 299) {
-    ReadRetryAfter(*res, retry_after_ms);
-    return Status::Unavailable(where + ": HTTP " + std::to_string(res->status) + ": " +
-                               res->body.substr(0, 200));
+  if (res.status < 200 || res.status > 299) {
+    ReadRetryAfter(res, retry_after_ms);
+    return Status::Unavailable(where + ": HTTP " + std::to_string(res.status) + ": " +
+                               res.body.substr(0, 200));
   }
-  auto parsed = ParseInputJson(res->body);
+  auto parsed = ParseInputJson(res.body);
   if (!parsed.ok()) return Status::Corruption(where + ": the answer " + AnswerRefusal(parsed.status()));
   *answer = std::move(*parsed);
   // Walk choices[0].message without letting json throw.
@@ -61,6 +61,16 @@ Result<const json*> Ask(const ChatSpec& spec, const json& body, json* answer,
       return &choice["message"];
   }
   return Status::Corruption(where + ": the answer has no choices[0].message");
+}
+
+// POSTs `body` and reads the answer (ReadAnswer).
+Result<const json*> Ask(const ChatSpec& spec, const json& body, json* answer,
+                        TimeMs* retry_after_ms) {
+  auto call = PostCall(spec, body);
+  if (!call.ok()) return call.status();
+  auto res = Fetch(*call);
+  if (!res.ok()) return res.status();
+  return ReadAnswer(call->url, *res, answer, retry_after_ms);
 }
 
 std::string StringAt(const json& object, const char* key) {
@@ -107,15 +117,17 @@ Result<std::string> Complete(const ChatSpec& spec, const std::string& system,
   return content->get<std::string>();
 }
 
-Result<ChatTurn> Chat(const ChatSpec& spec, const json& messages, const json& tools,
-                      TimeMs* retry_after_ms) {
+namespace {
+
+json ChatBody(const ChatSpec& spec, const json& messages, const json& tools) {
   json body = {{"model", spec.model}, {"temperature", 0}, {"messages", messages}};
   if (tools.is_array() && !tools.empty()) body["tools"] = tools;
-  json answer;
-  auto message = Ask(spec, body, &answer, retry_after_ms);
-  if (!message.ok()) return message.status();
-  const json& m = **message;
-  const std::string where = "POST " + Endpoint(spec.url);
+  return body;
+}
+
+// The turn in a chat answer whose first message is `m`.
+Result<ChatTurn> TurnOf(const std::string& endpoint, const json& answer, const json& m) {
+  const std::string where = "POST " + endpoint;
   ChatTurn turn;
   if (auto c = m.find("content"); c != m.end() && !c->is_null()) {
     if (!c->is_string()) return Status::Corruption(where + ": the message's content is not a string");
@@ -143,6 +155,30 @@ Result<ChatTurn> Chat(const ChatSpec& spec, const json& messages, const json& to
     turn.completion_tokens = CountAt(*usage, "completion_tokens");
   }
   return turn;
+}
+
+}  // namespace
+
+Result<HttpCall> ChatCall(const ChatSpec& spec, const json& messages, const json& tools) {
+  return PostCall(spec, ChatBody(spec, messages, tools));
+}
+
+Result<ChatTurn> ReadChatAnswer(const ChatSpec& spec, const HttpReply& reply,
+                                TimeMs* retry_after_ms) {
+  if (!reply.status.ok()) return reply.status;
+  const std::string endpoint = Endpoint(spec.url);
+  json answer;
+  auto message = ReadAnswer(endpoint, reply.result, &answer, retry_after_ms);
+  if (!message.ok()) return message.status();
+  return TurnOf(endpoint, answer, **message);
+}
+
+Result<ChatTurn> Chat(const ChatSpec& spec, const json& messages, const json& tools,
+                      TimeMs* retry_after_ms) {
+  json answer;
+  auto message = Ask(spec, ChatBody(spec, messages, tools), &answer, retry_after_ms);
+  if (!message.ok()) return message.status();
+  return TurnOf(Endpoint(spec.url), answer, **message);
 }
 
 }  // namespace limbic

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "base/http_client.h"
 #include "base/status.h"
 #include "base/time.h"
 
@@ -69,5 +70,13 @@ struct ChatTurn {
 
 Result<ChatTurn> Chat(const ChatSpec& spec, const nlohmann::json& messages,
                       const nlohmann::json& tools, TimeMs* retry_after_ms = nullptr);
+
+// Chat in two halves, for a caller that runs the call on its own loop
+// (StartFetch, so it can be cancelled): the call to make, and the turn read
+// from its reply (a transport error is returned as it is).
+Result<HttpCall> ChatCall(const ChatSpec& spec, const nlohmann::json& messages,
+                          const nlohmann::json& tools);
+Result<ChatTurn> ReadChatAnswer(const ChatSpec& spec, const HttpReply& reply,
+                                TimeMs* retry_after_ms = nullptr);
 
 }  // namespace limbic

@@ -78,6 +78,9 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SpawnOptions& o) {
                                                         st.devnull_flags, 0);
     if (e) return io_error("file actions", e);
   }
+  if (!o.cwd.empty())
+    if (int e = posix_spawn_file_actions_addchdir_np(&s.actions, o.cwd.c_str()))
+      return io_error("chdir", e);
 
   // A group of its own (pgroup 0: the child's pid), an empty signal mask and
   // every signal at its default: nothing of the runtime's signal set-up

@@ -52,6 +52,7 @@ struct SpawnOptions {
   bool pipe_stdin = false;        // false: /dev/null
   bool pipe_stdout = true;        // false: /dev/null
   bool pipe_stderr = true;        // false: /dev/null
+  std::string cwd;                // the child's working directory ("" = ours)
 };
 
 //! How a process ended: exit_code >= 0 for exit(2), else the signal in

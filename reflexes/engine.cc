@@ -426,6 +426,7 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
   std::string thread_id =
       assigned != percept.end() && assigned->is_string() ? assigned->get<std::string>() : "";
   double created_salience = -1;
+  json wake;  // a wake_mind step's {reason, thread_id?}
   auto seq_of_next = [&] { return next_seq + 1 + effects.size(); };
   auto add = [&](Result<state::Events> events) -> Status {
     if (!events.ok()) return events.status();
@@ -490,6 +491,10 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
         }
         break;
       }
+      case Step::Kind::kWakeMind:
+        // Recorded in the firing; the mind's executive wakes on it once applied.
+        wake = {{"reason", a.contains("reason") ? a["reason"] : json("reflex " + r.id + " fired")}};
+        break;
       case Step::Kind::kDrop: {
         json req = json::object();
         if (a.contains("reason")) req["reason"] = a["reason"];
@@ -506,6 +511,10 @@ Result<std::vector<Event>> ReflexEngine::Plan(const Match& match, const json& pe
   fired.type = EventType::kReflexFired;
   fired.fields = {{"reflex_id", r.id}, {"caused", std::move(caused)}};
   if (!percept_id.empty()) fired.fields["percept_id"] = percept_id;
+  if (wake.is_object()) {
+    if (!thread_id.empty()) wake["thread_id"] = thread_id;
+    fired.fields["wake_mind"] = std::move(wake);
+  }
   std::vector<Event> out;
   out.reserve(effects.size() + 1);
   out.push_back(std::move(fired));

@@ -266,8 +266,12 @@ Step ParseStep(const std::string& kind, const json& args, const std::string& pat
   } else if (kind == "drop") {
     step.kind = Step::Kind::kDrop;
     c.Keys(args, path, {"reason"});
+  } else if (kind == "wake_mind") {
+    step.kind = Step::Kind::kWakeMind;
+    c.Keys(args, path, {"reason"});
+    if (args.contains("reason") && !args["reason"].is_string()) c.Fail(path + ".reason", "must be a string");
   } else {
-    c.Fail(path, "unknown step (send, create_thread, assign_to_thread, set_arousal, set_factor, escalate, drop)");
+    c.Fail(path, "unknown step (send, create_thread, assign_to_thread, set_arousal, set_factor, escalate, drop, wake_mind)");
   }
   c.Templates(args, path);
   return step;

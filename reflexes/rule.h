@@ -45,7 +45,7 @@ struct DataCondition {
 };
 
 struct Step {
-  enum class Kind { kSend, kCreateThread, kAssignToThread, kSetArousal, kSetFactor, kEscalate, kDrop };
+  enum class Kind { kSend, kCreateThread, kAssignToThread, kSetArousal, kSetFactor, kEscalate, kDrop, kWakeMind };
   Kind kind;
   json args;  // the step's object, templates unrendered
 };

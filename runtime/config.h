@@ -66,6 +66,48 @@ struct ApiLimitsConfig {
   std::vector<std::string> allowed_origins;  // Origins besides the API's own
 };
 
+// The mind (docs/mind.md, runtime/mind.h): the agent's model, woken on
+// attention within a thinking budget. Off unless mind.enabled.
+struct MindBudgetConfig {
+  uint64_t daily_tokens = 200000;  // model tokens (in + out) per UTC day; 0 = no limit
+  TimeMs daily_time = 60 * 60000;  // daily_minutes: awake time per UTC day; 0 = no limit
+  TimeMs max_session = 5 * 60000;  // one session's length
+  int max_steps = 16;              // model calls (or exec steps) per session
+  TimeMs min_interval = 2 * 60000;  // between autonomous wakes (an explicit wake may skip it)
+  double pressure_at = 0.8;  // budget_pressure once either daily budget is used this far
+};
+
+struct MindConfig {
+  bool enabled = false;
+  std::string name = "main";  // the actor is "mind:<name>"
+  std::string kind = "openai";  // openai | exec
+  // openai: the chat-completions server (base/chat.h); api_key from the
+  // environment variable api_key_env, never from the file.
+  std::string url, model;
+  std::string api_key_env = "OPENAI_API_KEY";
+  std::string api_key;  // read from api_key_env at parse time; never logged or shown
+  TimeMs timeout = 60000;
+  std::string system_prompt_file;  // "" = the built-in prompt (runtime/mind.cc)
+  std::string system_prompt;       // the file's text, read at parse time
+  // exec: argv of the program, run in `dir`: the config file's directory
+  // (the state dir for the embedded config), so "mind.py" is the file beside it.
+  std::vector<std::string> command;
+  std::string dir;
+  // The MCP tools offered to an openai mind, by name (runtime/mcp/tools.h).
+  std::vector<std::string> tools = {
+      "attention",      "context",         "get_percept",    "list_percepts",  "get_thread",
+      "list_threads",   "create_thread",   "update_thread",  "assign_percept", "process_percept",
+      "drop_percept",   "enqueue_action",  "list_actions",   "get_action",     "recall",
+      "remember_fact",  "remember_episode", "why",           "get_arousal"};
+  bool record_text = true;
+  size_t max_text = 2000;        // bytes of the assistant's text kept per step
+  size_t context_tokens = 4000;  // the prompt's context bundle (GET /v1/context's max_tokens)
+  double wake_threshold = 0.7;   // wake.threshold
+  double arousal_gain = 0.4;     // wake.arousal_gain
+  bool focused_thread = true;    // wake.focused_thread
+  MindBudgetConfig budget;
+};
+
 struct Config {
   std::string source;  // file path, or "<embedded default>"
   std::string state_dir = "./limbic-data";
@@ -110,6 +152,7 @@ struct Config {
   nlohmann::json reflexes = nlohmann::json::object();
 
   ReplicationConfig replication;
+  MindConfig mind;
 
   nlohmann::json sensors = nlohmann::json::object();    // name -> {kind, ...}
   nlohmann::json effectors = nlohmann::json::object();  // name -> {kind, ...}

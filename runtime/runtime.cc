@@ -75,6 +75,7 @@ Runtime::Runtime(Config config, std::shared_ptr<spdlog::logger> log, ApiFactory 
 
 Runtime::~Runtime() {
   // Order matters: users of the engine go first, the engine last.
+  mind_.reset();  // its router calls into the API
   http_.reset();
   api_.reset();
   follower_.reset();    // joins its thread
@@ -114,6 +115,7 @@ Status Runtime::Open() {
   OpenEffectors(&errors);
   file_rules_ = ParseFileRules(&errors);
   MakeSensors(&errors);
+  if (config_.mind.enabled && check_mind_) check_mind_(config_.mind, &errors);
   if (following_ && !config_.replication.enabled())
     errors.push_back("replication: a standby needs replication.nats, .stream and .agent");
   Status checked = ConfigErrors(errors);
@@ -181,6 +183,9 @@ Status Runtime::Open() {
   // From here on the hub sees every applied event (older ones it reads from the log).
   hub_ = std::make_unique<EventHub>(ioc_, engine_->events_dir());
   hub_->set_last_seq(engine_->applied_seq());
+  if (make_mind_) mind_ = make_mind_(*this, log_);
+  else if (config_.mind.enabled)
+    log_->warn("mind: configured, but this command does not run it (limbic run does)");
   RegisterSubscribers();
   if (following_) {
     LIMBIC_RETURN_IF_ERROR(StartStandby());
@@ -195,6 +200,9 @@ Status Runtime::Open() {
 
   api_ = make_api_(*this, log_);
   http_->Serve(api_->MakeRouter());
+  // The mind acts through the API: it starts once the routes exist (a
+  // standby's starts when it is promoted).
+  if (mind_ && !following_) LIMBIC_RETURN_IF_ERROR(mind_->Start(api_->MakeRouter()));
   return Status::OK();
 }
 
@@ -270,6 +278,9 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
       log_->error("promotion: starting the primary: {}", started.message());
       return done(started, json());
     }
+    if (mind_ && api_)
+      if (Status m = mind_->Start(api_->MakeRouter()); !m.ok())
+        log_->error("promotion: starting the mind: {}", m.message());
     (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
     log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
                config_.replication.agent, promoted.seq, promoted.stream_seq);
@@ -359,6 +370,10 @@ void Runtime::RegisterSubscribers() {
          if (!following_) outbox_->OnEvents(events);
        }},
       {"archive", [this](std::span<const Event> events) { archive_->OnApplied(events); }},
+      {"mind",
+       [this](std::span<const Event> events) {
+         if (mind_ && !following_) mind_->OnApplied(events);
+       }},
   };
   engine_->AddListener([this](std::span<const Event> events) {
     for (const AppliedSubscriber& subscriber : subscribers_) subscriber.on_applied(events);
@@ -467,6 +482,7 @@ void Runtime::Stop() {
 void Runtime::ShutdownStep(int step) {
   switch (step) {
     case 0:  // stop intake
+      if (mind_) mind_->Stop();  // a session ends "interrupted", recorded before the flush
       if (http_) http_->StopAccepting();
       if (follower_) follower_->Stop();
       for (auto& [name, sensor] : sensors_) sensor->Stop();

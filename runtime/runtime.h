@@ -40,6 +40,7 @@
 #include "runtime/archive_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
+#include "runtime/executive.h"
 #include "runtime/http/server.h"
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
@@ -109,6 +110,18 @@ class Runtime {
   // A sandbox syncs the reflexes file into its rules only when asked (`run
   // --sync-rules`); an ordinary state dir always does. Set before Run().
   void set_sync_rules(bool sync) { sync_rules_ = sync; }
+  // The mind's executive (runtime/executive.h): `make` builds it once the
+  // state is open, `check` checks the config's mind section first (what
+  // needs the operation table). Without it a configured mind is not run
+  // (`limbic mcp`'s in-process runtime). Set before Run().
+  void set_mind(MindFactory make, MindCheck check) {
+    make_mind_ = std::move(make);
+    check_mind_ = std::move(check);
+  }
+  // The executive; null when no factory was set (or before Run opened).
+  Executive* mind() { return mind_.get(); }
+  // The URL a local client reaches the API at (an exec mind's LIMBIC_URL).
+  std::string api_url() const { return LocalUrl(); }
   // `limbic follow`: run as a hot standby of config().replication's agent
   // (runtime/replication/replicator.h). Writes are refused, sensors, the outbox,
   // reflexes, consolidation and the timers that write are not started,
@@ -158,8 +171,12 @@ class Runtime {
   //      batch of events, a later group. Moves the reflex cursor.
   //   5. outbox: schedules the delivery of each action_enqueued.
   //   6. archive: on entry_staged, its worker stages the log's entries.
+  //   7. mind: counts the mind's own events into its budget, and looks at
+  //      attention (after the reflexes have had their turn) to decide
+  //      whether to wake the mind.
   // 3 must run before 4; 1 runs first so that readers wait on nothing else;
-  // 5 and 6 read only their own event types and keep their old place.
+  // 5 and 6 read only their own event types and keep their old place; 7
+  // is last so a reflex's handling of a percept comes before the mind's.
   void RegisterSubscribers();
   // Subscriber 4 (runtime_reflexes.cc).
   void OnAppliedReflexes(std::span<const state::Event> events);
@@ -218,6 +235,9 @@ class Runtime {
   std::unique_ptr<memory::MemoryStore> memory_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<WorldService> world_;
+  MindFactory make_mind_;
+  MindCheck check_mind_;
+  std::unique_ptr<Executive> mind_;
   reflexes::ReflexEngine reflexes_;
   std::map<std::string, std::unique_ptr<sensors::Sensor>> sensors_;
   ApiFactory make_api_;

@@ -16,7 +16,7 @@ Status SubmitCommand(state::Engine& engine, Result<state::Events> events, const 
   static const nlohmann::json kNoEffectors;
   LIMBIC_RETURN_IF_ERROR(
       effectors::PrepareEnqueued(writer.effectors ? *writer.effectors : kNoEffectors, &*events));
-  state::Attribute(*events, writer.actor);
+  state::Attribute(*events, writer.actor, writer.reason);
   if (!writer.wait) return engine.Submit(std::move(events).value(), std::move(done));
   std::vector<state::Event> committed;
   LIMBIC_RETURN_IF_ERROR(engine.Commit(std::move(events).value(), &committed));

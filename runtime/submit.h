@@ -38,6 +38,9 @@ struct Writer {
   //! and applied (Engine::Commit) and run `done` before returning. Otherwise
   //! `done` runs later, on the engine's owner thread (the loop).
   bool wait = false;
+  //! Set as `reason` on each attributed event that has none ("" = none):
+  //! a request's X-Limbic-Reason (the mind's "session S step N call I").
+  std::string reason{};
 };
 
 //! Writes the events `events` built, as `writer`:

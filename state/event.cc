@@ -34,6 +34,7 @@ enum class Kind {
   kVectors,       // [{memory_id, embedder, vector}]
   kDocument,      // an ingested document
   kObjectList,    // a non-empty array of objects
+  kObjects,       // an array of objects, maybe empty
 };
 
 struct FieldSpec {
@@ -150,7 +151,8 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        "reflex_fired",
        {{"reflex_id", Kind::kId, true},
         {"percept_id", Kind::kId, false},
-        {"caused", Kind::kSeqList, true}}},
+        {"caused", Kind::kSeqList, true},
+        {"wake_mind", Kind::kObject, false}}},
       {EventType::kReflexPut,
        "reflex_put",
        {{"reflex_id", Kind::kId, true},
@@ -198,6 +200,34 @@ const std::array<EventSpec, kEventTypeCount>& Specs() {
        {{"agent", Kind::kName, true},
         {"stream", Kind::kName, true},
         {"stream_seq", Kind::kCount, true}}},
+      {EventType::kMindWoken,
+       "mind_woken",
+       {{"session", Kind::kId, true},
+        {"mind", Kind::kName, true},
+        {"reason", Kind::kText, true},
+        {"trigger", Kind::kName, true},
+        {"thread_id", Kind::kId, false},
+        {"percept_ids", Kind::kIdList, false},
+        {"budget", Kind::kObject, false}}},
+      {EventType::kMindStep,
+       "mind_step",
+       {{"session", Kind::kId, true},
+        {"step", Kind::kCount, true},
+        {"model", Kind::kText, false},
+        {"tokens_in", Kind::kCount, true},
+        {"tokens_out", Kind::kCount, true},
+        {"latency_ms", Kind::kCount, false},
+        {"tool_calls", Kind::kObjects, false},
+        {"text", Kind::kText, false},
+        {"finish_reason", Kind::kText, false}}},
+      {EventType::kMindSlept,
+       "mind_slept",
+       {{"session", Kind::kId, true},
+        {"outcome", Kind::kName, true},
+        {"steps", Kind::kCount, true},
+        {"tokens", Kind::kCount, true},
+        {"duration_ms", Kind::kCount, true},
+        {"error", Kind::kText, false}}},
   }});
   return specs;
 }
@@ -313,6 +343,11 @@ Status CheckField(const EventSpec& spec, const FieldSpec& f, const json& v, Time
     case Kind::kConsolidates:
       return IsConsolidates(v) ? Status::OK()
                                : bad("{thread_ids?, percept_ids?, action_ids?} (arrays of ids)");
+    case Kind::kObjects:
+      if (!v.is_array()) return bad("an array of objects");
+      for (const auto& e : v)
+        if (!e.is_object()) return bad("an array of objects");
+      return Status::OK();
     case Kind::kObjectList:
       if (!v.is_array() || v.empty()) return bad("a non-empty array of objects");
       for (const auto& e : v)

@@ -77,8 +77,11 @@ enum class EventType : uint8_t {
   kActionRejected,
   kActionRetried,
   kPrimaryPromoted,
+  kMindWoken,
+  kMindStep,
+  kMindSlept,
 };
-inline constexpr int kEventTypeCount = 37;
+inline constexpr int kEventTypeCount = 40;
 
 // "percept_arrived", ...
 std::string_view EventTypeName(EventType type);

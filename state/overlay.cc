@@ -15,6 +15,7 @@ std::string_view PoolName(Pool pool) {
     case Pool::kAssociations: return "associations";
     case Pool::kDocuments: return "documents";
     case Pool::kDedup: return "dedup";
+    case Pool::kSessions: return "sessions";
   }
   return "?";
 }

@@ -277,6 +277,10 @@ void AppendIndexEntries(Pool pool, std::string_view id, const json& rec, IndexEn
       out->Add({"M|s|", subject, kNul, id});
       out->Add({"M|o|", StrOf(rec, "object"), kNul, id});
     }
+  } else if (pool == Pool::kSessions) {
+    auto seq = rec.find("seq");
+    out->Add({"N|w|", Rt8(RecordTime(rec, "woken_at")),
+              Rseq8(seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0), id});
   } else if (pool == Pool::kAssociations) {
     const std::string a = StrOf(rec, "entity_a"), b = StrOf(rec, "entity_b");
     out->Add({"S|k|", a, kNul, StrOf(rec, "relation"), kNul, b, kNul, id});

@@ -30,6 +30,8 @@
 //   S|k|A \0 RELATION \0 B \0 ID   associations by their triple (a log may
 //                              hold one triple twice: each has its entry)
 //   S|e|ENTITY \0 ID           associations by either end
+//   N|w|RT8 RSEQ8 ID           the mind's sessions, newest first (woken_at, then
+//                              the seq of their mind_woken)
 #pragma once
 
 #include <rocksdb/db.h>
@@ -48,8 +50,8 @@ namespace limbic::state {
 
 inline const char* const kCfNames[] = {"default",   "percepts", "threads",  "arousal",
                                        "actions",   "reflexes", "memories", "associations",
-                                       "documents", "dedup",    "index"};
-inline constexpr uint8_t kIndexCf = 10;  // position of "index" in kCfNames
+                                       "documents", "dedup",    "sessions", "index"};
+inline constexpr uint8_t kIndexCf = 11;  // position of "index" in kCfNames
 // A pool's records live in column family 1 + its position in Pool.
 inline constexpr uint8_t RecordCf(Pool p) { return static_cast<uint8_t>(1 + static_cast<size_t>(p)); }
 // The pool whose records column family `cf` holds (nullopt: meta or index).
@@ -68,8 +70,9 @@ inline constexpr std::string_view kBulkFilePrefix = "bulk-";
 // pools and their indexes. 4: the dedup pool (rebuilt from the log, so ids
 // removed before it existed are remembered too). 5: S|k| keys end with the
 // association's id (one key per triple held whichever association was
-// applied last, and a check of the indexes from the records disagreed).
-inline constexpr std::string_view kSchema = "5";
+// applied last, and a check of the indexes from the records disagreed). 6:
+// the mind's sessions pool and its N|w| index.
+inline constexpr std::string_view kSchema = "6";
 
 struct Projection::Handles {
   std::vector<rocksdb::ColumnFamilyHandle*> all;

@@ -492,6 +492,33 @@ Status Projection::WalkActionsOldestFirst(std::string_view status, TimeMs until,
   return FromRocks(it->status(), "walking the actions");
 }
 
+Result<std::vector<json>> Projection::ListSessions(TimeMs since, size_t limit) const {
+  // N|w|RT8 RSEQ8 ID is newest first: read forward until woken_at < since.
+  const std::string prefix = "N|w|";
+  std::string upper = prefix;
+  upper.back() = '}';
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper_bound(upper);
+  ro.iterate_upper_bound = &upper_bound;
+  ro.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf_->index()));
+  std::vector<json> out;
+  auto take = [&out](json&& rec) {
+    out.push_back(std::move(rec));
+    return true;
+  };
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string_view key = it->key().ToStringView();
+    if (key.size() < prefix.size() + 16) continue;
+    if (FromRt8(key.substr(prefix.size(), 8)) < since) break;
+    auto more = PassRecord(*this, Pool::kSessions, key, prefix.size() + 16, take);
+    if (!more.ok()) return more.status();
+    if (limit && out.size() >= limit) break;
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing the mind's sessions"));
+  return out;
+}
+
 Status Projection::ForEach(Pool pool,
                            const std::function<bool(std::string_view, const json&)>& fn) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));

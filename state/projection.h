@@ -283,6 +283,9 @@ class Projection final : public RecordReader {
   // The same for actions of `status` (kActionStatuses), oldest ts first.
   Status WalkActionsOldestFirst(std::string_view status, TimeMs until, std::string* cursor,
                                 size_t limit, const std::function<bool(json&&)>& fn) const;
+  // The mind's sessions newest first (woken_at, then seq) whose woken_at is
+  // at least `since`, at most `limit` (0 = no limit); from the N|w| index.
+  Result<std::vector<json>> ListSessions(TimeMs since, size_t limit) const;
   // Actions, optionally only those with `status` (kActionStatuses), oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Memory lookups over the index (grammar in pool_layout.h); ids in key

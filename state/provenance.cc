@@ -35,6 +35,7 @@ bool IsAttributed(EventType type) {
     case EventType::kEntryStaged:
     case EventType::kSegmentsAccepted:
     case EventType::kPrimaryPromoted:
+    case EventType::kMindWoken:
       return true;
     case EventType::kReflexFired:
     case EventType::kMemoryStored:
@@ -46,6 +47,8 @@ bool IsAttributed(EventType type) {
     case EventType::kDocumentIngested:
     case EventType::kReflexesEvaluated:
     case EventType::kDedupPruned:
+    case EventType::kMindStep:
+    case EventType::kMindSlept:
       return false;
   }
   return false;

@@ -33,6 +33,12 @@
 //   document {sha256, source_uri, ext, bytes, chunks, raw, episode_id?, ingested_at}
 //   dedup    {id, source, arrived_at, left_at}: a percept id supplied from
 //            outside whose percept left the pool (dedup.h)
+//   session  {id, mind, reason, trigger, thread_id|null, percept_ids, budget,
+//            woken_at, seq, status: awake|asleep, steps[{step, ts, model,
+//            tokens_in, tokens_out, latency_ms, tool_calls, text?,
+//            finish_reason?}], tokens_in, tokens_out, tokens, outcome?,
+//            slept_at?, duration_ms?, error?}: one per mind_woken
+//            (runtime/mind.h), changed by its mind_step and mind_slept
 //
 // Thread-safety: none; an Overlay belongs to one thread.
 #pragma once
@@ -62,12 +68,14 @@ enum class Pool : uint8_t {
   kAssociations,
   kDocuments,
   kDedup,  // ids of percepts that left the pool, kept for the dedup window (dedup.h)
+  kSessions,  // the mind's sessions (runtime/mind.h)
 };
 inline constexpr Pool kAllPools[] = {Pool::kPercepts,     Pool::kThreads,   Pool::kArousal,
                                      Pool::kActions,      Pool::kReflexes,  Pool::kMemories,
-                                     Pool::kAssociations, Pool::kDocuments, Pool::kDedup};
+                                     Pool::kAssociations, Pool::kDocuments, Pool::kDedup,
+                                     Pool::kSessions};
 // "percepts", "threads", "arousal", "actions", "reflexes", "memories",
-// "associations", "documents", "dedup"
+// "associations", "documents", "dedup", "sessions"
 std::string_view PoolName(Pool pool);
 std::optional<Pool> ParsePool(std::string_view name);
 

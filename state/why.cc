@@ -100,8 +100,40 @@ std::string What(const Event& e) {
     case EventType::kPrimaryPromoted:
       return "became the primary of agent " + id("agent") + " on stream " + id("stream") + " at stream seq " +
              id("stream_seq");
+    case EventType::kMindWoken:
+      return "mind " + id("mind") + " woken as " + id("session") + " (" + id("trigger") + ")";
+    case EventType::kMindStep: {
+      std::string calls;
+      for (const json& c : f.value("tool_calls", json::array()))
+        if (c.is_object())
+          calls += (calls.empty() ? "" : ", ") + c.value("name", std::string("?")) +
+                   (c.value("ok", false) ? "" : " (failed)");
+      return id("session") + " step " + id("step") + " (" + id("model") + ", " + id("tokens_in") + "+" +
+             id("tokens_out") + " tokens)" + (calls.empty() ? ": answered" : ": called " + calls);
+    }
+    case EventType::kMindSlept:
+      return id("session") + " asleep: " + id("outcome") + " after " + id("steps") + " steps" +
+             (f.contains("error") ? ":" + Quoted(f["error"], 120) : "");
     default: return std::string(EventTypeName(e.type));
   }
+}
+
+// The seqs a mind_step's tool calls wrote.
+std::vector<uint64_t> StepCaused(const Event& e) {
+  std::vector<uint64_t> out;
+  for (const json& c : e.fields.value("tool_calls", json::array()))
+    if (c.is_object())
+      for (const json& s : c.value("caused", json::array()))
+        if (s.is_number_unsigned()) out.push_back(s.get<uint64_t>());
+  return out;
+}
+
+// Whether a mind_woken was woken on `id` (a percept or thread).
+bool WokenOn(const Event& e, const std::string& id) {
+  if (e.Str("thread_id") == id) return true;
+  for (const json& p : e.fields.value("percept_ids", json::array()))
+    if (p.is_string() && p.get_ref<const std::string&>() == id) return true;
+  return false;
 }
 
 json Step(const Event& e) {
@@ -139,8 +171,17 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   std::set<uint64_t> made;    // seqs of events that created the thing or what it made
   std::set<uint64_t> caused;  // seqs a reflex firing on it caused
   std::set<std::string> near;  // what it is tied to, one step out
+  // The mind's events, kept from the first pass (they are few: a session
+  // has max_steps steps) to link the thing to a session (state/why.h).
+  std::vector<Event> mind;
   // 1. Everything that names it.
   LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
+    if (e.type == EventType::kMindWoken || e.type == EventType::kMindStep ||
+        e.type == EventType::kMindSlept) {
+      if (mind.size() < kMaxWhySteps) mind.push_back(e);
+      else truncated = true;
+      return;
+    }
     std::vector<std::string> ids = EventIds(e);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) return;
     if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
@@ -161,6 +202,38 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
     for (std::string& other : ids)
       if (other != id && e.type != EventType::kEntryStaged) near.insert(std::move(other));
   }));
+  // The mind's sessions it is tied to: woken on it (everything the session
+  // did follows), or a step whose tool call made it (that step and the wake,
+  // with what the mind was woken on).
+  std::set<std::string> whole, woke;
+  std::set<uint64_t> making;  // seqs of the steps that made it
+  for (const Event& e : mind) {
+    if (e.type == EventType::kMindWoken && WokenOn(e, id)) whole.insert(e.Str("session"));
+    if (e.type == EventType::kMindStep)
+      for (uint64_t c : StepCaused(e))
+        if (made.count(c)) {
+          woke.insert(e.Str("session"));
+          making.insert(e.seq);
+        }
+  }
+  for (const Event& e : mind) {
+    const std::string session = e.Str("session");
+    const bool all = whole.count(session) > 0;
+    bool take = all || making.count(e.seq) || (e.type == EventType::kMindWoken && woke.count(session));
+    if (!take) continue;
+    if (chain.size() >= kMaxWhySteps) {
+      truncated = true;
+      break;
+    }
+    chain.emplace(e.seq, Step(e));
+    if (e.type == EventType::kMindWoken) {
+      if (std::string t = e.Str("thread_id"); !t.empty() && t != id) near.insert(t);
+      for (const json& p : e.fields.value("percept_ids", json::array()))
+        if (p.is_string() && p.get<std::string>() != id) near.insert(p.get<std::string>());
+    }
+    if (e.type == EventType::kMindStep && all)
+      for (uint64_t c : StepCaused(e)) caused.insert(c);
+  }
   if (chain.empty()) return Status::NotFound("no event of the log names " + id);
   // 2. What the first pass led to: what a firing on it caused, the firing
   // that caused it, and the creation (and deliveries) of what it is tied to.
@@ -186,8 +259,23 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
     else if (take)
       chain.emplace(e.seq, Step(e));
   }));
+  // Log order, except that a mind step comes before what its tool calls
+  // wrote: it is recorded once they have run, but it is their cause.
+  std::vector<std::pair<double, json>> ordered;
+  for (auto& [seq, step] : chain) {
+    double key = static_cast<double>(seq);
+    if (step["type"] == "mind_step")
+      for (const json& c : step["event"].value("tool_calls", json::array()))
+        if (c.is_object())
+          for (const json& w : c.value("caused", json::array()))
+            if (w.is_number_unsigned() && chain.count(w.get<uint64_t>()))
+              key = std::min(key, static_cast<double>(w.get<uint64_t>()) - 0.5);
+    ordered.emplace_back(key, std::move(step));
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   json steps = json::array();
-  for (auto& [seq, step] : chain) steps.push_back(std::move(step));
+  for (auto& [key, step] : ordered) steps.push_back(std::move(step));
   return json{{"id", id},
               {"kind", kind.empty() ? json(nullptr) : json(kind)},
               {"chain", std::move(steps)},

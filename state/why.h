@@ -9,8 +9,15 @@
 //   - what it is tied to, one step out: the percept a thread or action came
 //     from, the threads a percept was assigned to, the actions enqueued for
 //     it -- each with its creation and, for an action, its deliveries.
+//   - the mind's sessions tied to it: a session woken on it (the percept
+//     or thread named in mind_woken) with all it did -- its steps, what
+//     their tool calls wrote, its end; or, for what a tool call made, the
+//     session's wake (and the percepts it was woken on) and that step.
 // So a percept reads: arrived -> reflex fired -> thread created -> action
-// enqueued -> sent, failed, sent, complete.
+// enqueued -> sent, failed, sent, complete; an action the mind enqueued:
+// percept arrived -> mind woken -> mind step -> action enqueued -> sent.
+// The chain is in log order, except that a mind step comes right before
+// what its tool calls wrote (it is recorded once they have run).
 //
 // Two passes over the log (the second follows what the first found), so the
 // cost is two reads of the log, about a second per million events; the

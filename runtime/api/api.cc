@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/input_json.h"
+#include "base/json.h"
 #include "runtime/archive_service.h"
 #include "runtime/attention.h"
 #include "runtime/config.h"
@@ -115,14 +116,28 @@ Result<std::string> ActorOf(const HttpRequest& req) {
   return actor;
 }
 
+Result<std::string> ReasonOf(const HttpRequest& req) {
+  std::string reason = req.Header("x-limbic-reason");
+  if (reason.size() > kMaxReasonBytes)
+    return Status::InvalidArgument("header X-Limbic-Reason: at most " + std::to_string(kMaxReasonBytes) +
+                                   " bytes, got " + std::to_string(reason.size()));
+  if (!IsValidUtf8(reason) || std::any_of(reason.begin(), reason.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      }))
+    return Status::InvalidArgument("header X-Limbic-Reason: must be UTF-8 text without control characters");
+  return reason;
+}
+
 void Api::Commit(const HttpRequest& req, Result<state::Events> events, const char* id_field,
                  bool created, Responder respond) {
   if (!events.ok()) return respond(ErrorResponse(events.status()));
   if (events->empty()) return respond(HttpResponse::Json(200, {{"events", json::array()}}));
   auto actor = ActorOf(req);
   if (!actor.ok()) return respond(ErrorResponse(actor.status()));
+  auto reason = ReasonOf(req);
+  if (!reason.ok()) return respond(ErrorResponse(reason.status()));
   Status s = SubmitCommand(
-      svc_.engine, std::move(events), {*actor, &svc_.config.effectors},
+      svc_.engine, std::move(events), {*actor, &svc_.config.effectors, false, *reason},
       [respond, id_field, created](const Status& st, std::span<const Event> done) {
         if (!st.ok()) return respond(ErrorResponse(st));
         respond(HttpResponse::Json(created ? 201 : 200, CommitReceipt(done, id_field)));
@@ -134,7 +149,7 @@ void Api::Commit(const HttpRequest& req, Result<state::Events> events, const cha
 
 const Api::Binding* Api::BindingOf(std::string_view op) {
   for (auto area : {SystemBindings, PoolBindings, EventBindings, MemoryBindings, WorldBindings,
-                    ArchiveBindings, StateBindings})
+                    ArchiveBindings, StateBindings, MindBindings})
     for (const Binding& b : area())
       if (b.op == op) return &b;
   return nullptr;
@@ -143,7 +158,7 @@ const Api::Binding* Api::BindingOf(std::string_view op) {
 std::vector<std::string_view> Api::BoundOperations() {
   std::vector<std::string_view> out;
   for (auto area : {SystemBindings, PoolBindings, EventBindings, MemoryBindings, WorldBindings,
-                    ArchiveBindings, StateBindings})
+                    ArchiveBindings, StateBindings, MindBindings})
     for (const Binding& b : area()) out.push_back(b.op);
   return out;
 }

@@ -43,6 +43,7 @@ namespace limbic::runtime {
 class Runtime;
 class ArchiveService;
 class EventHub;
+class Executive;
 class IngestService;
 class Metrics;
 class WorldService;
@@ -78,6 +79,8 @@ struct ApiServices {
   std::function<void(std::function<void(Status, nlohmann::json)>)> promote;
   //! The sandbox the state dir is (runtime/sandbox.h), or null.
   std::function<nlohmann::json()> sandbox;
+  //! The mind's executive (runtime/executive.h); null when none runs.
+  std::function<Executive*()> mind;
 };
 
 //! The services of `runtime` (services.cc).
@@ -112,6 +115,12 @@ const std::string& Param(const HttpRequest& req, const std::string& key);
 // X-Limbic-Actor header, else "http". InvalidArgument naming the header when
 // the value is not a name.
 Result<std::string> ActorOf(const HttpRequest& req);
+// Why (state/provenance.h `reason`): its X-Limbic-Reason header, "" when
+// absent; set on each attributed event the request writes that gives no
+// reason of its own. InvalidArgument naming the header when longer than
+// kMaxReasonBytes or not text.
+inline constexpr size_t kMaxReasonBytes = 1024;
+Result<std::string> ReasonOf(const HttpRequest& req);
 
 class Api : public Routes {
  public:
@@ -146,9 +155,16 @@ class Api : public Routes {
   static std::span<const Binding> WorldBindings();    // world.cc
   static std::span<const Binding> ArchiveBindings();  // archive.cc
   static std::span<const Binding> StateBindings();    // state.cc, ui.cc
+  static std::span<const Binding> MindBindings();     // mind.cc
   static const Binding* BindingOf(std::string_view op);
 
   // The handlers, by area (each is its operation's: operations_*.cc).
+  void GetMind(HttpRequest&, Responder);
+  void WakeMind(HttpRequest&, Responder);
+  void SleepMind(HttpRequest&, Responder);
+  void ListMindSessions(HttpRequest&, Responder);
+  void GetMindSession(HttpRequest&, Responder);
+
   void Health(HttpRequest&, Responder);
   void Promote(HttpRequest&, Responder);
   void MetricsText(HttpRequest&, Responder);

@@ -11,7 +11,7 @@ const std::vector<Operation>& Operations() {
   static const std::vector<Operation> kOps = [] {
     std::vector<Operation> all;
     for (auto part : {SystemOperations, MemoryOperations, WorldOperations, PoolOperations,
-                      EventOperations, ArchiveOperations, StateOperations})
+                      EventOperations, ArchiveOperations, StateOperations, MindOperations})
       for (Operation& op : part()) all.push_back(std::move(op));
     return all;
   }();

@@ -114,5 +114,6 @@ std::vector<Operation> PoolOperations();     //!< percepts, threads, attention, 
 std::vector<Operation> EventOperations();    //!< events, why, reflexes, sensors
 std::vector<Operation> ArchiveOperations();  //!< consolidation, the archive
 std::vector<Operation> StateOperations();    //!< digest, time travel, forks, the inspector
+std::vector<Operation> MindOperations();     //!< the mind: status, wake, sleep, sessions
 
 }  // namespace limbic::runtime

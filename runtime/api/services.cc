@@ -60,6 +60,7 @@ ApiServices ApiServicesOf(Runtime& rt) {
       .replication = [&rt] { return ReplicationOf(rt); },
       .promote = [&rt](std::function<void(Status, json)> done) { rt.Promote(std::move(done)); },
       .sandbox = [&rt] { return rt.sandbox() ? rt.sandbox()->ToJson() : json(); },
+      .mind = [&rt] { return rt.mind(); },
   };
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/cli/cli.h"
+#include "runtime/mind/mind.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
@@ -199,6 +200,7 @@ int RunRuntime(CliContext& ctx, const RunFlags& flags, bool state_given) {
   ctx.logger->set_level(spdlog::level::info);
   Runtime runtime(std::move(config).value(), ctx.logger, MakeApi);
   runtime.set_sync_rules(flags.sync_rules);
+  runtime.set_mind(MakeMind, Mind::CheckConfig);
   return runtime.Run();
 }
 
@@ -262,6 +264,7 @@ int RunCli(int argc, char** argv) {
   AddReplicationCommands(app, ctx, rc);
   AddMemoryCommands(app, ctx, rc);
   AddTimeTravelCommands(app, ctx, rc);
+  AddMindCommands(app, ctx, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -135,6 +135,7 @@ void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thre
 void AddLogCommands(CLI::App& app, CliContext& ctx, int& rc);   // events, replay, fsck, why
 void AddArchiveCommands(CLI::App& app, CliContext& ctx, int& rc);  // consolidate, archive
 void AddReplicationCommands(CLI::App& app, CliContext& ctx, int& rc);  // follow, promote
+void AddMindCommands(CLI::App& app, CliContext& ctx, int& rc);  // mind
 
 // `replay --from nats://...`: writes every event of `agent` in `stream` (from
 // seq 1, which the stream must hold) to the .jsonl file `path`, one line

@@ -7,6 +7,7 @@
 #include "base/nats.h"
 #include "runtime/api/api.h"
 #include "runtime/cli/cli.h"
+#include "runtime/mind/mind.h"
 #include "runtime/config.h"
 #include "runtime/replication/agent_stream.h"
 #include "runtime/replication/follower.h"
@@ -169,6 +170,7 @@ int Follow(const CliContext& ctx, const FollowArgs& f, bool state_given) {
   ctx.logger->set_level(spdlog::level::info);
   Runtime runtime(std::move(config).value(), ctx.logger, MakeApi);
   runtime.set_follow(true);
+  runtime.set_mind(MakeMind, Mind::CheckConfig);
   return runtime.Run();
 }
 
