@@ -100,6 +100,7 @@ struct Mind::Session {
   TimeMs woken_at = 0;
   std::chrono::steady_clock::time_point started;
   uint64_t steps = 0, tokens = 0;
+  uint64_t unapplied_tokens = 0;  // of steps submitted, not yet counted in use_
   bool woken = false;        // mind_woken is durable
   bool context_done = false;
   json context;              // the bundle, or {"error": ...}
@@ -289,7 +290,9 @@ void Mind::Refused(const std::string& trigger, const Status& why) {
       last_refusal_.value("trigger", "") == trigger)
     return;
   last_refusal_ = {{"at", FormatTime(Now())}, {"trigger", trigger}, {"reason", reason}};
-  std::string kind = reason.starts_with("budget: ") ? reason.substr(8, reason.find(' ', 8) - 8) : "busy";
+  std::string kind = reason.starts_with("budget: ") ? reason.substr(8, reason.find(' ', 8) - 8)
+                     : why.IsFailedPrecondition()   ? reason.substr(0, reason.find(':'))
+                                                    : "unavailable";
   deps_.metrics.Add("limbic_mind_refusals_total", "reason=\"" + kind + "\"");
   log_->info("mind: not woken ({}): {}", trigger, reason);
 }
@@ -502,7 +505,15 @@ void Mind::Begin(WakeRequest wake, Done done) {
     if (!ec && session_ && generation_ == gen) OnDeadline();
   });
   // The context, fetched while mind_woken is written.
-  std::string target = "/v1/context?budget_tokens=" + std::to_string(config_.context_tokens);
+  // Recalled for what woke it: the first percept's text, else the reason.
+  std::string query = session_->wake.reason;
+  for (const json& p : WokenPercepts())
+    if (p.contains("text") && p["text"].is_string()) {
+      query = p["text"].get<std::string>();
+      break;
+    }
+  std::string target = "/v1/context?budget_tokens=" + std::to_string(config_.context_tokens) +
+                       "&query=" + UrlEncode(Bounded(ToValidUtf8(query), 500));
   CallApi("GET", target, "", "session " + session_->id, [this, gen](HttpResponse r) {
     if (!session_ || generation_ != gen) return;
     auto parsed = ParseInputJson(r.body);
@@ -517,11 +528,7 @@ void Mind::Ready() {
   if (!session_ || !session_->woken || !session_->context_done || session_->ended) return;
   if (!session_->ending.empty()) return End(session_->ending, session_->ending_error);
   if (config_.kind == "exec") return StartExec();
-  json wake = {{"session", session_->id},
-               {"trigger", session_->wake.trigger},
-               {"reason", session_->wake.reason},
-               {"thread_id", session_->wake.thread_id.empty() ? json() : json(session_->wake.thread_id)},
-               {"percept_ids", session_->wake.percept_ids}};
+  json wake = WakeJson();
   session_->messages = json::array(
       {{{"role", "system"}, {"content", config_.system_prompt.empty() ? kDefaultPrompt : config_.system_prompt}},
        {{"role", "user"},
@@ -533,7 +540,7 @@ void Mind::Ready() {
 void Mind::AskModel() {
   Session& s = *session_;
   if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) return End("max_steps");
-  if (config_.budget.daily_tokens > 0 && use_.tokens >= config_.budget.daily_tokens)
+  if (config_.budget.daily_tokens > 0 && use_.tokens + s.unapplied_tokens >= config_.budget.daily_tokens)
     return End("budget", "daily_tokens used");
   ChatSpec spec{config_.url, config_.model, config_.api_key, static_cast<int>(config_.timeout)};
   auto call = ChatCall(spec, s.messages, tools_json_);
@@ -583,6 +590,7 @@ void Mind::OnModelAnswer(uint64_t gen, TimeMs started_ms, HttpReply reply) {
 
 void Mind::RunToolCalls(size_t index) {
   Session& s = *session_;
+  if (s.ended) return;  // stopped meanwhile: nothing more runs
   if (index >= s.turn.tool_calls.size() || !s.ending.empty()) return RecordStep();
   const ToolCall& call = s.turn.tool_calls[index];
   auto answer = [this, index, gen = generation_](bool ok, int status, std::string content,
@@ -654,29 +662,31 @@ void Mind::RecordStep() {
     fields["text"] = Bounded(ToValidUtf8(s.turn.content), config_.max_text);
   if (!s.turn.finish_reason.empty()) fields["finish_reason"] = Bounded(s.turn.finish_reason, 64);
   s.tokens += s.turn.prompt_tokens + s.turn.completion_tokens;
+  // The record is written ahead of what follows, but not waited for: the
+  // next model call need not wait for a disk (the log keeps the order, and
+  // a step that could not be written ends the session).
   const uint64_t gen = generation_;
+  const uint64_t step_tokens = s.turn.prompt_tokens + s.turn.completion_tokens;
+  s.unapplied_tokens += step_tokens;
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}},
-                                  [this, gen](const Status& status, std::span<const Event>) {
-                                    if (!session_ || generation_ != gen || session_->ended) return;
-                                    if (!status.ok()) return End("error", "mind_step not written: " + status.message());
-                                    Session& s = *session_;
-                                    if (!s.ending.empty()) return End(s.ending, s.ending_error);
-                                    if (s.turn.tool_calls.empty()) return End("answered");
-                                    // The assistant's turn, then each call's result.
-                                    json assistant = {{"role", "assistant"},
-                                                      {"content", s.turn.content.empty() ? json() : json(s.turn.content)}};
-                                    json calls = json::array();
-                                    for (const ToolCall& c : s.turn.tool_calls)
-                                      calls.push_back({{"id", c.id},
-                                                       {"type", "function"},
-                                                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-                                    assistant["tool_calls"] = std::move(calls);
-                                    s.messages.push_back(std::move(assistant));
-                                    for (json& r : s.results) s.messages.push_back(std::move(r));
-                                    s.results = json::array();
-                                    AskModel();
+                                  [this, gen, step_tokens](const Status& status, std::span<const Event>) {
+                                    if (!session_ || generation_ != gen) return;
+                                    session_->unapplied_tokens -= step_tokens;
+                                    if (!status.ok()) End("error", "mind_step not written: " + status.message());
                                   });
-  if (!st.ok()) End("error", "mind_step refused: " + st.message());
+  if (!st.ok()) return End("error", "mind_step refused: " + st.message());
+  if (!s.ending.empty()) return End(s.ending, s.ending_error);
+  if (s.turn.tool_calls.empty()) return End("answered");
+  // The assistant's turn, then each call's result.
+  json assistant = {{"role", "assistant"}, {"content", s.turn.content.empty() ? json() : json(s.turn.content)}};
+  json calls = json::array();
+  for (const ToolCall& c : s.turn.tool_calls)
+    calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  assistant["tool_calls"] = std::move(calls);
+  s.messages.push_back(std::move(assistant));
+  for (json& r : s.results) s.messages.push_back(std::move(r));
+  s.results = json::array();
+  AskModel();
 }
 
 void Mind::OnDeadline() {
@@ -780,14 +790,9 @@ void Mind::StartExec() {
   auto run = std::make_shared<ExecRun>();
   run->proc = std::move(*proc);
   s.exec = run;
-  json wake = {{"session", s.id},
-               {"mind", config_.name},
-               {"trigger", s.wake.trigger},
-               {"reason", s.wake.reason},
-               {"thread_id", s.wake.thread_id.empty() ? json() : json(s.wake.thread_id)},
-               {"percept_ids", s.wake.percept_ids},
-               {"budget", BudgetJson(Now())},
-               {"context", s.context}};
+  json wake = WakeJson();
+  wake["budget"] = BudgetJson(Now());
+  wake["context"] = s.context;
   std::string input = CompactJson(wake) + "\n";
   const uint64_t gen = generation_;
   boost::asio::io_context& ioc = deps_.ioc;
@@ -927,6 +932,26 @@ void Mind::CallApi(const std::string& method, const std::string& target, const s
   };
   if (Dispatch(*router_, gate, *req, respond, *log_))
     respond(HttpResponse::Error(400, "invalid_argument", "an event stream is not a tool"));
+}
+
+std::vector<json> Mind::WokenPercepts() const {
+  std::vector<json> out;
+  for (const std::string& id : session_->wake.percept_ids) {
+    auto p = deps_.engine.projection().Get(state::Pool::kPercepts, id);
+    if (p.ok() && p->has_value()) out.push_back(std::move(**p));
+  }
+  return out;
+}
+
+json Mind::WakeJson() const {
+  const Session& s = *session_;
+  return {{"session", s.id},
+          {"mind", config_.name},
+          {"trigger", s.wake.trigger},
+          {"reason", s.wake.reason},
+          {"thread_id", s.wake.thread_id.empty() ? json() : json(s.wake.thread_id)},
+          {"percept_ids", s.wake.percept_ids},
+          {"percepts", WokenPercepts()}};
 }
 
 json Mind::BudgetJson(TimeMs now) {

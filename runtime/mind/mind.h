@@ -24,8 +24,10 @@
 //
 // A session, kind openai (base/chat.h, on the loop, cancellable):
 //   mind_woken is submitted (session id "m-<its seq>") while the context
-//   bundle is fetched (GET /v1/context, as any client would); once both are
-//   done the model gets [system prompt, the wake and the bundle] and, as
+//   bundle is fetched (GET /v1/context, as any client would, recalled for
+//   the first woken percept's text); once both are done the model gets
+//   [system prompt, the wake (with the woken percepts' records) and the
+//   bundle] and, as
 //   tools, the MCP tools of mind.tools (runtime/mcp/tools.h: the same
 //   names, descriptions and schemas). Each answer is a step: its tool calls
 //   run one after another, each as the API operation it names, through the
@@ -150,6 +152,10 @@ class Mind final : public Executive {
   void CallApi(const std::string& method, const std::string& target, const std::string& body,
                const std::string& reason, std::function<void(HttpResponse)> done);
   nlohmann::json BudgetJson(TimeMs now);
+  // The wake as the mind gets it: {session, mind, trigger, reason,
+  // thread_id, percept_ids, percepts: the records of those still in the pool}.
+  nlohmann::json WakeJson() const;
+  std::vector<nlohmann::json> WokenPercepts() const;
 
   Deps deps_;
   const MindConfig& config_;
