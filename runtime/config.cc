@@ -506,7 +506,8 @@ void ParseMindSection(const json& v, const std::string& base_dir, std::vector<st
     bs.RejectUnknown();
   }
   m.RejectUnknown();
-  o.dir = base_dir;
+  o.dir = std::filesystem::absolute(base_dir.empty() ? "." : base_dir).lexically_normal().string();
+  while (o.dir.size() > 1 && o.dir.back() == '/') o.dir.pop_back();
   if (!o.enabled) return;
   if (o.kind == "openai") {
     ChatSpec spec{o.url, o.model, o.api_key, static_cast<int>(o.timeout)};

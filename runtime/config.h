@@ -83,7 +83,8 @@ struct MindConfig {
   std::string kind = "openai";  // openai | exec
   // openai: the chat-completions server (base/chat.h); api_key from the
   // environment variable api_key_env, never from the file.
-  std::string url, model;
+  std::string url = "http://127.0.0.1:11434";  // Ollama's
+  std::string model = "llama3.1";
   std::string api_key_env = "OPENAI_API_KEY";
   std::string api_key;  // read from api_key_env at parse time; never logged or shown
   TimeMs timeout = 60000;

@@ -48,8 +48,10 @@ class Executive {
   //! or why not: FailedPrecondition whose message starts "off: ", "busy: "
   //! (a session runs) or "budget: " (the budget refuses, naming the limit).
   virtual void Wake(WakeRequest wake, Done done) = 0;
-  //! Ends the running session ("slept"): `done` gets {session, outcome}.
-  virtual void Sleep(Done done) = 0;
+  //! Ends the running session ("slept", mind_slept attributed to `actor`):
+  //! `done` gets {session, outcome}; FailedPrecondition "asleep: ..." when
+  //! none runs.
+  virtual void Sleep(std::string actor, Done done) = 0;
   //! GET /v1/mind.
   virtual nlohmann::json StatusJson() = 0;
   //! Shutdown: a running session ends "interrupted"; nothing new starts.

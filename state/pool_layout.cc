@@ -281,6 +281,7 @@ void AppendIndexEntries(Pool pool, std::string_view id, const json& rec, IndexEn
     auto seq = rec.find("seq");
     out->Add({"N|w|", Rt8(RecordTime(rec, "woken_at")),
               Rseq8(seq != rec.end() && seq->is_number_unsigned() ? seq->get<uint64_t>() : 0), id});
+    if (StrOf(rec, "status") == "awake") out->Add({"N|a|", id});
   } else if (pool == Pool::kAssociations) {
     const std::string a = StrOf(rec, "entity_a"), b = StrOf(rec, "entity_b");
     out->Add({"S|k|", a, kNul, StrOf(rec, "relation"), kNul, b, kNul, id});

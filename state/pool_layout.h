@@ -32,6 +32,7 @@
 //   S|e|ENTITY \0 ID           associations by either end
 //   N|w|RT8 RSEQ8 ID           the mind's sessions, newest first (woken_at, then
 //                              the seq of their mind_woken)
+//   N|a|ID                     the mind's sessions still awake
 #pragma once
 
 #include <rocksdb/db.h>

@@ -58,7 +58,7 @@ Status Projection::CheckIndexes() const {
   std::map<std::string, size_t> unprocessed;     // by thread id, existing or not
   std::map<std::string, FreshPercept> fresh;     // what the new percepts' table should hold
   for (Pool pool : {Pool::kThreads, Pool::kPercepts, Pool::kActions, Pool::kMemories,
-                    Pool::kAssociations}) {
+                    Pool::kAssociations, Pool::kSessions}) {
     Status s = ForEach(pool, [&](std::string_view id, const json& rec) {
       for (auto& [k, v] : IndexEntries(pool, std::string(id), rec)) expected.emplace(std::move(k), std::move(v));
       if (pool == Pool::kThreads) threads.emplace(std::string(id), SummaryOf(std::string(id), rec));

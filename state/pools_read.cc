@@ -519,6 +519,22 @@ Result<std::vector<json>> Projection::ListSessions(TimeMs since, size_t limit) c
   return out;
 }
 
+Result<std::vector<json>> Projection::AwakeSessions() const {
+  const std::string prefix = "N|a|";
+  std::vector<json> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->index()));
+  auto take = [&out](json&& rec) {
+    out.push_back(std::move(rec));
+    return true;
+  };
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto more = PassRecord(*this, Pool::kSessions, it->key().ToStringView(), prefix.size(), take);
+    if (!more.ok()) return more.status();
+  }
+  LIMBIC_RETURN_IF_ERROR(FromRocks(it->status(), "listing the mind's awake sessions"));
+  return out;
+}
+
 Status Projection::ForEach(Pool pool,
                            const std::function<bool(std::string_view, const json&)>& fn) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_->pool(pool)));

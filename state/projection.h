@@ -286,6 +286,8 @@ class Projection final : public RecordReader {
   // The mind's sessions newest first (woken_at, then seq) whose woken_at is
   // at least `since`, at most `limit` (0 = no limit); from the N|w| index.
   Result<std::vector<json>> ListSessions(TimeMs since, size_t limit) const;
+  // The sessions still awake (a crash leaves one so), from the N|a| index.
+  Result<std::vector<json>> AwakeSessions() const;
   // Actions, optionally only those with `status` (kActionStatuses), oldest first.
   Result<std::vector<json>> ListActions(std::optional<std::string> status, size_t limit = 0) const;
   // Memory lookups over the index (grammar in pool_layout.h); ids in key

@@ -36,6 +36,7 @@ bool IsAttributed(EventType type) {
     case EventType::kSegmentsAccepted:
     case EventType::kPrimaryPromoted:
     case EventType::kMindWoken:
+    case EventType::kMindSlept:
       return true;
     case EventType::kReflexFired:
     case EventType::kMemoryStored:
@@ -48,7 +49,6 @@ bool IsAttributed(EventType type) {
     case EventType::kReflexesEvaluated:
     case EventType::kDedupPruned:
     case EventType::kMindStep:
-    case EventType::kMindSlept:
       return false;
   }
   return false;

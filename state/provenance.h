@@ -14,6 +14,9 @@
 //             "outbox"                the outbox delivering an action
 //             "consolidation"         the consolidation pass
 //             "rules-file"            the reflexes file synced at start-up
+//             "mind:<name>"           the mind's tool calls (runtime/mind/mind.h)
+//             "executive"             the mind's executive: a wake on
+//                                     attention, a session's end, budget_pressure
 //   reason  free text: why (a request's "reason", an error, ...)
 // The reducer ignores both, so old logs (which have neither) replay to the
 // same state; `limbic why` and the inspector show them.
@@ -31,8 +34,8 @@ namespace limbic::state {
 
 // True for the event types that carry actor and reason: percept_*,
 // thread_*, arousal_*, action_* and actions_pruned, reflex_put /
-// reflex_deleted / reflex_enabled, entry_staged, segments_accepted and
-// primary_promoted.
+// reflex_deleted / reflex_enabled, entry_staged, segments_accepted,
+// primary_promoted, mind_woken and mind_slept.
 bool IsAttributed(EventType type);
 
 // Sets `actor` on each attributed event of `events` that has none, and

@@ -109,7 +109,7 @@ std::string What(const Event& e) {
           calls += (calls.empty() ? "" : ", ") + c.value("name", std::string("?")) +
                    (c.value("ok", false) ? "" : " (failed)");
       return id("session") + " step " + id("step") + " (" + id("model") + ", " + id("tokens_in") + "+" +
-             id("tokens_out") + " tokens)" + (calls.empty() ? ": answered" : ": called " + calls);
+             id("tokens_out") + " tokens)" + (calls.empty() ? "" : ": called " + calls);
     }
     case EventType::kMindSlept:
       return id("session") + " asleep: " + id("outcome") + " after " + id("steps") + " steps" +
@@ -208,6 +208,10 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   std::set<std::string> whole, woke;
   std::set<uint64_t> making;  // seqs of the steps that made it
   for (const Event& e : mind) {
+    if (e.Str("session") == id) {  // why of a session itself
+      whole.insert(id);
+      kind = "session";
+    }
     if (e.type == EventType::kMindWoken && WokenOn(e, id)) whole.insert(e.Str("session"));
     if (e.type == EventType::kMindStep)
       for (uint64_t c : StepCaused(e))

@@ -38,9 +38,10 @@ namespace limbic::state {
 
 inline constexpr size_t kMaxWhySteps = 10000;
 
-// {id, kind: percept|thread|action, chain: [{seq, ts, type, what, actor?,
-// reason?, event}], truncated}. NotFound when no event of the log names
-// `id`; InvalidArgument when it is not an id.
+// {id, kind: percept|thread|action|session, chain: [{seq, ts, type, what,
+// actor?, reason?, event}], truncated}: a mind's session (m-<seq>) reads as
+// its wake, steps, what their tool calls wrote, and its end. NotFound when
+// no event of the log names `id`; InvalidArgument when it is not an id.
 Result<json> Why(const std::string& events_dir, const std::string& id);
 
 // One line of text per step, for the command line.

@@ -10,13 +10,13 @@ using nlohmann::json;
 
 namespace {
 
-// A refusal of the executive as its answer: 409 with code off, busy or
-// budget (the message's prefix), 503 when the mind does not run here.
+// A refusal of the executive as its answer: 409 with code off, busy,
+// budget or asleep (the message's prefix), 503 when the mind does not run here.
 HttpResponse MindRefusal(const Status& s) {
   if (s.code() != Status::Code::kFailedPrecondition) return ErrorResponse(s);
   const std::string& m = s.message();
   std::string code = "failed_precondition";
-  for (const char* prefix : {"off", "busy", "budget"})
+  for (const char* prefix : {"off", "busy", "budget", "asleep"})
     if (m.starts_with(std::string(prefix) + ": ")) code = prefix;
   return HttpResponse::Error(409, code, m);
 }
@@ -94,11 +94,13 @@ void Api::WakeMind(HttpRequest& req, Responder respond) {
   });
 }
 
-void Api::SleepMind(HttpRequest&, Responder respond) {
+void Api::SleepMind(HttpRequest& req, Responder respond) {
+  auto actor = ActorOf(req);
+  if (!actor.ok()) return respond(ErrorResponse(actor.status()));
   Executive* mind = svc_.mind ? svc_.mind() : nullptr;
   if (!mind)
     return respond(ErrorResponse(Status::Unavailable("the mind does not run in this process")));
-  mind->Sleep([respond](Status s, json answer) {
+  mind->Sleep(*actor, [respond](Status s, json answer) {
     if (!s.ok()) return respond(MindRefusal(s));
     respond(HttpResponse::Json(200, answer));
   });

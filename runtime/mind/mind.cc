@@ -118,6 +118,7 @@ struct Mind::Session {
   std::string ending_error;
   bool ended = false;            // mind_slept submitted
   std::vector<Done> on_end;      // Sleep's callers
+  std::string slept_by;          // who asked it to sleep (mind_slept's actor)
   std::shared_ptr<ExecRun> exec;
 
   Session(boost::asio::io_context& ioc) : deadline(ioc), retry(ioc) {}
@@ -132,7 +133,7 @@ struct Mind::Session {
 
 Mind::Mind(Deps deps, std::shared_ptr<spdlog::logger> log)
     : deps_(std::move(deps)), config_(deps_.config.mind), log_(std::move(log)),
-      check_timer_(deps_.ioc) {
+      check_timer_(deps_.ioc), day_timer_(deps_.ioc) {
   Metrics& m = deps_.metrics;
   using T = Metrics::Type;
   m.Declare("limbic_mind_wakes_total", T::kCounter, "mind sessions woken, by trigger");
@@ -147,6 +148,7 @@ Mind::Mind(Deps deps, std::shared_ptr<spdlog::logger> log)
 
 Mind::~Mind() {
   check_timer_.cancel();
+  day_timer_.cancel();
   if (session_ && session_->call) session_->call->Cancel();
   session_.reset();  // an exec mind's group is killed, its reader joined
 }
@@ -177,11 +179,10 @@ Status Mind::Start(Router router) {
   }
   // A session the log leaves awake ended with the process that ran it.
   const TimeMs now = Now();
-  auto sessions = deps_.engine.projection().ListSessions(0, 0);
+  auto sessions = deps_.engine.projection().AwakeSessions();
   if (!sessions.ok()) return sessions.status().WithContext("reading the mind's sessions");
   std::vector<Event> ended;
   for (const json& s : *sessions) {
-    if (s.value("status", "") != "awake") continue;
     TimeMs woken = TimeOrZero(s.value("woken_at", ""));
     TimeMs last = woken;
     for (const json& st : s.value("steps", json::array()))
@@ -192,7 +193,8 @@ Status Mind::Start(Router router) {
                            {"steps", s.value("steps", json::array()).size()},
                            {"tokens", s.value("tokens", uint64_t{0})},
                            {"duration_ms", static_cast<uint64_t>(std::max<TimeMs>(0, last - woken))},
-                           {"error", "limbic stopped during the session (never resumed)"}}});
+                           {"error", "limbic stopped during the session (never resumed)"},
+                           {"actor", "executive"}}});
     log_->warn("mind: session {} was awake when limbic stopped: interrupted", s["id"].get<std::string>());
   }
   if (!ended.empty()) {
@@ -207,8 +209,24 @@ Status Mind::Start(Router router) {
              config_.name, config_.kind, config_.kind == "openai" ? config_.model : config_.command[0],
              use_.tokens, use_.time);
   UpdatePressure(now);
+  ScheduleDayTurn();
   PostCheck();
   return Status::OK();
+}
+
+void Mind::ScheduleDayTurn() {
+  const TimeMs now = Now();
+  day_timer_.expires_after(std::chrono::milliseconds(DayStart(now) + 86400000 - now + 1));
+  day_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    // A new day: the budget is whole again, budget_pressure goes.
+    if (Status s = Recount(Now()); !s.ok()) log_->warn("mind: counting the day's use: {}", s.message());
+    UpdatePressure(Now());
+    check_at_ = -1;
+    check_timer_.cancel();
+    PostCheck();
+    ScheduleDayTurn();
+  });
 }
 
 // ---- the budget --------------------------------------------------------------
@@ -284,17 +302,16 @@ Status Mind::Refusal(bool autonomous, TimeMs now, TimeMs* retry_at) {
 }
 
 void Mind::Refused(const std::string& trigger, const Status& why) {
-  // One refusal per reason in a row: attention may ask again and again.
   const std::string reason = why.message();
-  if (last_refusal_.is_object() && last_refusal_.value("reason", "") == reason &&
-      last_refusal_.value("trigger", "") == trigger)
-    return;
-  last_refusal_ = {{"at", FormatTime(Now())}, {"trigger", trigger}, {"reason", reason}};
   std::string kind = reason.starts_with("budget: ") ? reason.substr(8, reason.find(' ', 8) - 8)
                      : why.IsFailedPrecondition()   ? reason.substr(0, reason.find(':'))
                                                     : "unavailable";
   deps_.metrics.Add("limbic_mind_refusals_total", "reason=\"" + kind + "\"");
-  log_->info("mind: not woken ({}): {}", trigger, reason);
+  // Logged once per reason in a row: attention may ask again and again.
+  const bool again = last_refusal_.is_object() && last_refusal_.value("reason", "") == reason &&
+                     last_refusal_.value("trigger", "") == trigger;
+  last_refusal_ = {{"at", FormatTime(Now())}, {"trigger", trigger}, {"reason", reason}};
+  if (!again) log_->info("mind: not woken ({}): {}", trigger, reason);
 }
 
 void Mind::UpdatePressure(TimeMs now) {
@@ -416,12 +433,20 @@ void Mind::CheckAttention() {
   } else {
     return;
   }
+  // What the last autonomous session was woken for is not woken for again:
+  // the mind has seen it (a mind that leaves it as it was would otherwise
+  // be woken for it every min_interval). Something new -- another percept
+  // on top, another percept in the thread -- wakes it.
+  std::string key = wake.trigger + "|" + wake.thread_id;
+  for (const std::string& id : wake.percept_ids) key += "|" + id;
+  if (key == last_autonomous_key_) return;
   TimeMs retry_at = -1;
   if (Status why = Refusal(true, now, &retry_at); !why.ok()) {
     Refused(wake.trigger, why);
     if (retry_at >= 0) ScheduleCheck(retry_at);
     return;
   }
+  last_autonomous_key_ = std::move(key);
   Begin(std::move(wake), nullptr);
 }
 
@@ -441,10 +466,11 @@ void Mind::Wake(WakeRequest wake, Done done) {
   Begin(std::move(wake), std::move(done));
 }
 
-void Mind::Sleep(Done done) {
+void Mind::Sleep(std::string actor, Done done) {
   if (!session_ || session_->ended)
-    return done(Status::FailedPrecondition("the mind is asleep: no session runs"), json());
+    return done(Status::FailedPrecondition("asleep: no session runs"), json());
   session_->on_end.push_back(std::move(done));
+  if (session_->slept_by.empty()) session_->slept_by = std::move(actor);
   End("slept");
 }
 
@@ -735,6 +761,7 @@ void Mind::End(std::string outcome, std::string error) {
                  {"tokens", s.tokens},
                  {"duration_ms", static_cast<uint64_t>(duration)}};
   if (!error.empty()) fields["error"] = Bounded(ToValidUtf8(error), kMaxErrorBytes);
+  fields["actor"] = outcome == "slept" && !s.slept_by.empty() ? s.slept_by : std::string("executive");
   log_->info("mind: {} asleep: {} after {} steps, {} tokens, {} ms{}{}", s.id, outcome, s.steps,
              s.tokens, duration, error.empty() ? "" : ": ", error);
   const uint64_t gen = generation_;
@@ -872,9 +899,10 @@ void Mind::OnExecLine(const std::string& line) {
     log_->info("mind {}: {}", config_.name, Bounded(line, 2000));
     return;
   }
-  if (s.ended || s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) {
-    if (!s.ended && s.ending.empty()) End("max_steps");
-    return;
+  if (s.ended || !s.ending.empty()) return;
+  if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) {
+    // A step beyond max_steps: the program is stopped, this step not recorded.
+    return End("max_steps", "a step beyond max_steps (" + std::to_string(config_.budget.max_steps) + ")");
   }
   const json& j = *parsed;
   auto count = [&](const char* key) {
@@ -893,8 +921,7 @@ void Mind::OnExecLine(const std::string& line) {
   s.tokens += count("tokens_in") + count("tokens_out");
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}}, nullptr);
   if (!st.ok()) log_->warn("mind: {}: step not recorded: {}", s.id, st.message());
-  if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) End("max_steps");
-  else if (config_.budget.daily_tokens > 0 && use_.tokens + s.tokens >= config_.budget.daily_tokens)
+  if (config_.budget.daily_tokens > 0 && use_.tokens + s.tokens >= config_.budget.daily_tokens)
     End("budget", "daily_tokens used");
 }
 
@@ -1009,6 +1036,7 @@ json Mind::StatusJson() {
 void Mind::Stop() {
   stopping_ = true;
   check_timer_.cancel();
+  day_timer_.cancel();
   if (!session_ || session_->ended) return;
   Session& s = *session_;
   if (s.exec) s.exec->Kill(SIGKILL);

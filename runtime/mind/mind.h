@@ -7,7 +7,9 @@
 //     (trigger "percept"); or, with wake.focused_thread, the focused thread
 //     (attention's `thread`) has assigned, unprocessed percepts ("thread").
 //     Checked after each applied group that can change attention (coalesced:
-//     one check per burst), and when a wait below ends;
+//     one check per burst), and when a wait below ends. What the last
+//     autonomous wake was for (the same trigger, thread and percepts) does
+//     not wake it again: something must change;
 //   - a reflex's `wake_mind` step ("reflex");
 //   - an explicit wake: POST /v1/mind/wake, `limbic mind wake`, MCP
 //     wake_mind ("explicit").
@@ -107,7 +109,7 @@ class Mind final : public Executive {
   Status Start(Router router) override;
   void OnApplied(std::span<const state::Event> events) override;
   void Wake(WakeRequest wake, Done done) override;
-  void Sleep(Done done) override;
+  void Sleep(std::string actor, Done done) override;
   nlohmann::json StatusJson() override;
   void Stop() override;
 
@@ -134,6 +136,7 @@ class Mind final : public Executive {
   void PostCheck();
   void CheckAttention();
   void UpdatePressure(TimeMs now);
+  void ScheduleDayTurn();  // at 00:00 UTC: recount, budget_pressure, look again
 
   // A session's course.
   void Begin(WakeRequest wake, Done done);
@@ -170,6 +173,8 @@ class Mind final : public Executive {
   bool check_posted_ = false;
   bool pressure_ = false;  // budget_pressure as we last set it
   boost::asio::steady_timer check_timer_;
+  boost::asio::steady_timer day_timer_;
+  std::string last_autonomous_key_;  // trigger, thread and percepts of the last autonomous wake
   TimeMs check_at_ = -1;   // when check_timer_ fires (-1: not armed)
   nlohmann::json last_refusal_;
   nlohmann::json last_session_;  // the last ended session: {id, outcome, at}

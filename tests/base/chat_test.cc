@@ -95,6 +95,37 @@ TEST_CASE("a 429's Retry-After is handed back, and other failures are Unavailabl
   CHECK(Chat({"", "m", "", 1}, one, json::array()).status().IsInvalidArgument());
 }
 
+TEST_CASE("chat in two halves: the call to make, and the turn read from its reply", "[chat]") {
+  const json one = json::array({{{"role", "user"}, {"content", "hi"}}});
+  const json tools = json::array({{{"type", "function"}, {"function", {{"name", "why"}}}}});
+  auto call = ChatCall({"http://127.0.0.1:9/v1", "m", "sk-secret", 1234}, one, tools);
+  REQUIRE(call.ok());
+  CHECK(call->method == "POST");
+  CHECK(call->url == "http://127.0.0.1:9/v1/chat/completions");
+  CHECK(call->timeout_ms == 1234);
+  CHECK(json::parse(call->body)["tools"] == tools);
+  bool bearer = false;
+  for (const auto& [name, value] : call->headers) bearer = bearer || (name == "Authorization" && value == "Bearer sk-secret");
+  CHECK(bearer);
+  CHECK(ChatCall({"ftp://x", "m", "", 1}, one, tools).status().IsInvalidArgument());
+
+  const ChatSpec spec{"http://127.0.0.1:9", "m", "", 1000};
+  HttpReply reply;
+  reply.result.status = 200;
+  reply.result.body = R"({"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}})";
+  auto turn = ReadChatAnswer(spec, reply);
+  REQUIRE(turn.ok());
+  CHECK(turn->content == "ok");
+  CHECK(turn->prompt_tokens == 3);
+  reply.result.status = 429;
+  reply.result.headers["retry-after"] = "2";
+  TimeMs wait = -1;
+  CHECK(ReadChatAnswer(spec, reply, &wait).status().IsUnavailable());
+  CHECK(wait == 2000);
+  reply.status = Status::Unavailable("POST x: read: timed out after 1000 ms");  // a transport failure
+  CHECK(ReadChatAnswer(spec, reply).status().message() == "POST x: read: timed out after 1000 ms");
+}
+
 TEST_CASE("answers of the wrong shape, or nested 100,000 deep, are Corruption", "[chat]") {
   std::string body;
   TestHttpServer server([&](const TestRequest&) -> std::optional<std::string> {

@@ -196,6 +196,33 @@ TEST_CASE("a firing plans reflex_fired first, then its effects with wired ids", 
   CHECK_FALSE(ev[0].fields.contains("actor"));
 }
 
+TEST_CASE("a wake_mind step is recorded in the firing, with the rule's thread", "[reflexes][mind]") {
+  ReflexEngine e;
+  (void)e.Put(Parse({{"id", "urgent"},
+                     {"then", {{{"create_thread", {{"goal", "urgent"}}}},
+                               {{"wake_mind", {{"reason", "urgent: {{percept.text}}"}}}}}}}));
+  (void)e.Put(Parse({{"id", "plain"}, {"priority", -1}, {"then", {{{"wake_mind", json::object()}}}}}));
+  json p = Percept("s", "t", "pager");
+  auto ms = e.MatchPercept(p, 0.5, 0);
+  REQUIRE(ms.size() == 2);
+  state::Overlay empty(nullptr);
+  auto plan = e.Plan(ms[0], p, empty, 100);
+  REQUIRE(plan.ok());
+  CHECK((*plan)[0].fields["wake_mind"] == json({{"reason", "urgent: pager"}, {"thread_id", "t-101"}}));
+  auto bare = e.Plan(ms[1], p, empty, 100);
+  REQUIRE(bare.ok());
+  REQUIRE(bare->size() == 1);  // the firing alone: the wake is its record
+  CHECK((*bare)[0].fields["wake_mind"] == json({{"reason", "reflex plain fired"}}));
+  CHECK((*bare)[0].fields["caused"] == json::array());
+  CHECK(state::ValidateEventFields((*bare)[0].type, (*bare)[0].fields).ok());
+  // Its arguments are checked like any step's.
+  auto bad = ParseRule({{"id", "x"}, {"then", {{{"wake_mind", {{"reason", 3}}}}}}}, RuleContext{{"log"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("then[0].wake_mind.reason: must be a string"));
+  auto unknown = ParseRule({{"id", "x"}, {"then", {{{"wake_mind", {{"why", "x"}}}}}}}, RuleContext{{"log"}});
+  REQUIRE_FALSE(unknown.ok());
+}
+
 TEST_CASE("a percept without thread_id plans as an unassigned one", "[reflexes]") {
   // Found by fuzz/rules_fuzz.cc: Plan read percept["thread_id"] from a const
   // object, undefined behaviour (an assertion in a debug build) when absent.

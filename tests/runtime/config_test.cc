@@ -110,6 +110,16 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"memory", {{"context", {{"window", "soon"}}}}}}, "memory.context.window"},
       {{{"memory", {{"context", {{"neighbors", 0.2}}}}}}, "memory.context.neighbors: unknown key"},
       {json::array(), "config: must be an object"},
+      {{{"mind", {{"kind", "claude"}}}}, "mind.kind: must be openai or exec, got \"claude\""},
+      {{{"mind", {{"api_key", "sk-secret"}}}}, "mind.api_key: the key is read from the environment only"},
+      {{{"mind", {{"tools", {"attention", "approve_action"}}}}}, "mind.tools[1]: a mind may not decide approvals"},
+      {{{"mind", {{"enabled", true}, {"kind", "exec"}}}}, "mind.command: required for kind exec"},
+      {{{"mind", {{"enabled", true}, {"kind", "exec"}, {"command", {"python3", "m.py"}}}}}, "mind.command: argv[0] must be an absolute path"},
+      {{{"mind", {{"enabled", true}, {"kind", "openai"}, {"url", "ollama:11434"}}}}, "mind.url: must start with http:// or https://"},
+      {{{"mind", {{"budget", {{"max_steps", 0}}}}}}, "mind.budget.max_steps: must be an integer in [1, 1000]"},
+      {{{"mind", {{"budget", {{"daily_minutes", 2000}}}}}}, "mind.budget.daily_minutes: must be an integer in [0, 1440]"},
+      {{{"mind", {{"wake", {{"treshold", 0.5}}}}}}, "mind.wake.treshold: unknown key"},
+      {{{"mind", {{"name", "bad name\n"}}}}, "mind.name: must be a name"},
   };
   for (const auto& c : cases) {
     INFO(c.doc.dump());
@@ -117,6 +127,41 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
   }
+}
+
+TEST_CASE("the mind is off by default, and its section is read whole", "[config][mind]") {
+  auto d = DefaultConfig();
+  REQUIRE(d.ok());
+  CHECK_FALSE(d->mind.enabled);
+  // config/limbic.json states the library's defaults.
+  MindConfig lib;
+  CHECK(d->mind.name == lib.name);
+  CHECK(d->mind.tools == lib.tools);
+  CHECK(d->mind.budget.daily_tokens == lib.budget.daily_tokens);
+  CHECK(d->mind.budget.daily_time == lib.budget.daily_time);
+  CHECK(d->mind.budget.max_session == lib.budget.max_session);
+  CHECK(d->mind.budget.min_interval == lib.budget.min_interval);
+  CHECK(d->mind.wake_threshold == lib.wake_threshold);
+
+  setenv("LIMBIC_TEST_MIND_KEY", "sk-test", 1);
+  json doc = {{"mind",
+               {{"enabled", true}, {"kind", "openai"}, {"url", "http://127.0.0.1:11434"}, {"model", "llama3.1"},
+                {"api_key_env", "LIMBIC_TEST_MIND_KEY"}, {"timeout", "5s"}, {"tools", {"attention", "why"}},
+                {"wake", {{"threshold", 0.5}, {"arousal_gain", 0}, {"focused_thread", false}}},
+                {"budget", {{"daily_tokens", 1000}, {"daily_minutes", 5}, {"max_session", "30s"},
+                            {"max_steps", 3}, {"min_interval", "10s"}, {"pressure_at", 0.5}}}}}};
+  auto c = ParseConfig(doc, "/etc/limbic");
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->mind.api_key == "sk-test");
+  CHECK(c->mind.timeout == 5000);
+  CHECK(c->mind.tools == std::vector<std::string>{"attention", "why"});
+  CHECK(c->mind.budget.daily_time == 5 * 60000);
+  CHECK(c->mind.budget.max_session == 30000);
+  CHECK(c->mind.budget.min_interval == 10000);
+  CHECK(c->mind.dir == "/etc/limbic");
+  CHECK_FALSE(c->mind.focused_thread);
+  unsetenv("LIMBIC_TEST_MIND_KEY");
 }
 
 TEST_CASE("a missing config file or reflexes file is a clear error", "[config]") {
