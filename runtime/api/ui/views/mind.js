@@ -25,15 +25,17 @@ function dur(x) {
   return x < 3600000 ? `${trim(x / 60000)} min` : `${trim(x / 3600000)} h`;
 }
 
-/** "used of limit" with a bar of the fraction used; ids for the tests. */
+/** "used of limit" with a bar of the fraction used (no limit: no bar); ids for the tests. */
 function usage(name, u, unit, digits) {
   if (!u) return '—';
-  const f = u.limit ? u.used / u.limit : 0;
-  const n = (x) => fmtNum(Number.isInteger(x) ? x : Number(x), digits);
+  const n = (x) => fmtNum(Number(x ?? 0), digits);
+  const used = h('span', {id: `mind-${name}-used`}, n(u.used));
+  if (u.limit === null || u.limit === undefined || u.limit === 0)
+    return h('div', {class: 'mind-usage', testid: `mind-${name}`}, h('small', {}, used, ` ${unit} used · no daily limit`));
+  const f = u.used / u.limit;
   return h('div', {class: 'mind-usage', testid: `mind-${name}`},
     bar(f, `${name} used today`, f >= 1 ? 'bar-over' : ''),
-    h('small', {}, h('span', {id: `mind-${name}-used`}, n(u.used)), ` of ${n(u.limit)} ${unit} used · `,
-      h('span', {id: `mind-${name}-left`}, n(u.left)), ' left'));
+    h('small', {}, used, ` of ${n(u.limit)} ${unit} used · `, h('span', {id: `mind-${name}-left`}, n(u.left)), ' left'));
 }
 
 function outcomeEl(s, attrs) {
@@ -137,16 +139,25 @@ export function mount(root, {route}) {
       put(el.current, emptyNote('Asleep for good: the mind is off.'));
       return;
     }
+    const last = m.last_session;
     put(el.status, h('p', {class: 'big'}, pill, h('small', {}, ` ${m.name || ''}`)),
       kv([['actor', h('span', {class: 'actor'}, `mind:${m.name}`)], ['kind', m.kind || '—'], ['model', m.model || '—'],
-          ['wakes', fmtNum(m.wakes ?? 0)], ['sessions', fmtNum(m.sessions ?? 0)]]));
+          Array.isArray(m.command) ? ['command', h('code', {}, m.command.join(' '))] : null,
+          Array.isArray(m.tools) ? ['tools', m.tools.length
+            ? h('ul', {class: 'chips', 'aria-label': 'tools offered'}, m.tools.map((x) => h('li', {class: 'chip'}, x))) : 'none'] : null,
+          m.wakes !== undefined ? ['wakes', fmtNum(m.wakes)] : null,
+          m.sessions_today !== undefined ? ['sessions today', fmtNum(m.sessions_today)]
+            : m.sessions !== undefined ? ['sessions', fmtNum(m.sessions)] : null,
+          last ? ['last session', [h('button', {type: 'button', class: 'link id', on: {click: () => select(last.id)}}, last.id),
+                                   ' ', last.outcome || '', last.at ? [' · ', timeEl(last.at)] : '']] : null]));
     const b = m.budget || {};
     const r = m.last_refusal;
     put(el.budget,
       kv([
         ['day', [b.day || '—', b.resets_at ? [' · resets ', timeEl(b.resets_at, true)] : '']],
         ['tokens', usage('tokens', b.tokens, 'tokens', 0)],
-        ['minutes', usage('minutes', b.minutes, 'min', 1)],
+        ['minutes', usage('minutes', b.minutes && b.minutes.used_ms !== undefined
+          ? {...b.minutes, used: b.minutes.used_ms / 60000} : b.minutes, 'min', 1)],
         ['pressure', h('span', {id: 'mind-pressure', class: b.pressure ? 'chip on' : 'chip', data: {pressure: String(!!b.pressure)}},
           typeof b.pressure === 'number' ? fmtNum(b.pressure, 2) : b.pressure ? 'yes: waking is saved for what matters' : 'no')],
         ['session at most', `${dur(b.max_session_ms)}, ${fmtNum(b.max_steps)} steps`],
@@ -228,7 +239,7 @@ export function mount(root, {route}) {
       mind = m;
       renderStatus(m);
       // Off and never on: there is nothing to list (and no need to ask).
-      if (m.enabled !== false || m.sessions) {
+      if (m.enabled !== false || m.sessions || m.sessions_today || m.last_session) {
         const r = await api('/v1/mind/sessions', {query: {limit: LIST_LIMIT}});
         if (!alive) return;
         renderList(r.sessions || []);
