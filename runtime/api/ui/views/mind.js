@@ -38,6 +38,13 @@ function usage(name, u, unit, digits) {
     h('small', {}, used, ` of ${n(u.limit)} ${unit} used · `, h('span', {id: `mind-${name}-left`}, n(u.left)), ' left'));
 }
 
+/** Minutes to a tenth from used_ms when the answer has it (its used and left are whole minutes). */
+function minutesOf(u) {
+  if (!u || u.used_ms === undefined) return u;
+  const used = u.used_ms / 60000;
+  return {...u, used, left: u.limit ? Math.max(0, u.limit - used) : u.left};
+}
+
 function outcomeEl(s, attrs) {
   if (s.status === 'awake' && !s.outcome) return h('span', {class: 'pill mind-awake', ...attrs, data: {outcome: ''}}, 'awake');
   const bad = ['error', 'budget', 'max_session', 'interrupted'].includes(s.outcome);
@@ -46,7 +53,8 @@ function outcomeEl(s, attrs) {
 
 function toolCall(c) {
   return h('li', {class: c.ok ? 'ok' : 'err', data: {ok: String(!!c.ok)}},
-    h('code', {}, c.name), c.ok ? ' ✓' : ` ✗ ${c.error || 'failed'}`,
+    h('code', {}, c.name), c.ok ? ' ✓' : ' ✗', c.status ? h('small', {class: 'muted'}, ` ${c.status}`) : null,
+    c.ok ? null : ` ${c.error || 'failed'}`,
     (c.caused || []).length ? [' → ', c.caused.map((seq) => [h('a', {href: `#/events?seq=${seq}`, class: 'seq'}, `#${seq}`), ' '])] : null);
 }
 
@@ -58,8 +66,8 @@ function stepItem(st) {
       st.ts ? timeEl(st.ts) : null, ' ',
       st.model ? h('span', {class: 'actor'}, st.model) : null, ' ',
       h('span', {class: 'mind-tokens', testid: `mind-step-tokens-${st.step}`},
-        `${fmtNum(st.tokens_in ?? 0)} in / ${fmtNum(st.tokens_out ?? 0)} out tokens`), ' · ',
-      h('span', {}, ms(st.latency_ms)),
+        `${fmtNum(st.tokens_in ?? 0)} in / ${fmtNum(st.tokens_out ?? 0)} out tokens`),
+      st.latency_ms !== undefined ? h('span', {title: 'latency of the model call'}, ` · ${ms(st.latency_ms)}`) : null,
       st.finish_reason ? h('span', {class: 'muted'}, ` · ${st.finish_reason}`) : null),
     calls.length ? h('ul', {class: 'mind-tools', 'aria-label': `tool calls of step ${st.step}`}, calls.map(toolCall)) : null,
     st.text ? h('pre', {class: 'doc mind-text', testid: `mind-step-text-${st.step}`}, st.text)
@@ -133,7 +141,7 @@ export function mount(root, {route}) {
     if (st === 'off') {
       put(el.status, h('p', {class: 'big'}, pill),
         h('p', {id: 'mind-off'}, 'The mind is off: ', h('code', {}, 'mind.enabled'), ' is false in the config. ',
-          'Turn it on in the ', h('code', {}, 'mind'), ' section (docs/mind.md: the model, its tools and its budget) ',
+          'Turn it on in the ', h('code', {}, 'mind'), ' section (docs/config.md, docs/mind.md: the model, its tools and its budget) ',
           'and restart the runtime.'));
       put(el.budget, emptyNote('No budget while the mind is off.'));
       put(el.current, emptyNote('Asleep for good: the mind is off.'));
@@ -156,8 +164,7 @@ export function mount(root, {route}) {
       kv([
         ['day', [b.day || '—', b.resets_at ? [' · resets ', timeEl(b.resets_at, true)] : '']],
         ['tokens', usage('tokens', b.tokens, 'tokens', 0)],
-        ['minutes', usage('minutes', b.minutes && b.minutes.used_ms !== undefined
-          ? {...b.minutes, used: b.minutes.used_ms / 60000} : b.minutes, 'min', 1)],
+        ['minutes', usage('minutes', minutesOf(b.minutes), 'min', 1)],
         ['pressure', h('span', {id: 'mind-pressure', class: b.pressure ? 'chip on' : 'chip', data: {pressure: String(!!b.pressure)}},
           typeof b.pressure === 'number' ? fmtNum(b.pressure, 2) : b.pressure ? 'yes: waking is saved for what matters' : 'no')],
         ['session at most', `${dur(b.max_session_ms)}, ${fmtNum(b.max_steps)} steps`],
