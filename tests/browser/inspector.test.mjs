@@ -625,13 +625,17 @@ const tests = {
     const awake = (await L.call('GET', '/v1/mind')).json.session;
     check(awake && awake.id !== sid, `GET /v1/mind shows session ${JSON.stringify(awake && awake.id)} awake, not a new one`);
     await page.waitForSelector(`[data-testid="mind-current-${awake.id}"]`);
+    // Woken from the page, it is the session shown; its step comes live.
+    await page.waitForSelector(`#mind-session[data-session="${awake.id}"] [data-testid="mind-step-1"]`);
     await shot(t, page, 'awake');
     await click(page, '#mind-sleep');
     await page.waitForSelector(`tr[data-testid="mind-session-${awake.id}"][data-outcome="slept"]`);
     const slept = ((await L.call('GET', '/v1/events?type=mind_slept')).json?.events || []).pop();
     check(slept && slept.session === awake.id && slept.outcome === 'slept',
           `mind_slept is ${JSON.stringify(slept)}, not ${awake.id} with outcome slept`);
-    await page.waitForSelector('#mind-status[data-status="asleep"]');
+    await page.waitForSelector(`#mind-session[data-session="${awake.id}"] #mind-outcome[data-outcome="slept"]`);
+    await page.waitForFunction(() => document.querySelector('#mind-tokens-used')?.textContent.trim() === '30' &&
+                                     document.querySelector('#mind-status[data-status="asleep"]'));
 
     // At a phone's width nothing overflows sideways.
     await click(page, `[data-testid="mind-open-${sid}"]`);
