@@ -12,7 +12,7 @@
 // limbic serves the files from DIR (api.ui_dir), so an edit needs no rebuild.
 // --artifacts defaults to test-artifacts/browser under the current dir.
 //
-// Tests: loads, live, why, travel, reflex, outbox, auth. Exit code 0 when
+// Tests: loads, live, why, travel, reflex, outbox, auth, mind. Exit code 0 when
 // all that ran passed, 1 otherwise (the message names the test and what
 // failed). Screenshots of every view a test visits go to
 // ARTIFACTS/<test>/<view>-<width>.png (not in the repository).
@@ -32,6 +32,10 @@
 //   Reflexes: button[data-testid="reflex-toggle-ID"][aria-pressed], #reflex-id, #reflex-editor,
 //             #reflex-error (+ #reflex-error-field: the field the error names), #reflex-save, #reflex-valid
 //   Memory:   #recall-query, #recall-form, #recall-results;  World: #world-entities, #world-graph
+//   Mind:     #mind-status[data-status=off|asleep|awake], #mind-off, #mind-reason, #mind-wake, #mind-sleep,
+//             #mind-tokens-used, tr[data-testid="mind-session-ID"][data-outcome], button[data-testid="mind-open-ID"],
+//             #mind-session[data-session=ID] #mind-outcome[data-outcome], [data-testid="mind-step-N"],
+//             [data-testid="mind-step-tokens-N"], [data-testid="mind-step-text-N"]
 
 import {spawn, execFile} from 'node:child_process';
 import fs from 'node:fs';
@@ -93,8 +97,11 @@ const RULES = [
    then: [{set_factor: {name: 'user_waiting', value: true}}, {escalate: {arousal: 0.9}}]},
 ];
 
-/** Starts `limbic run` on port 0 with a fresh state dir; resolves once it serves. */
-async function startLimbic(t, {token = ''} = {}) {
+/**
+ * Starts `limbic run` on port 0 with a fresh state dir; resolves once it serves.
+ * `configure(dir, config)` may add to the config (and write files into dir) first.
+ */
+async function startLimbic(t, {token = '', configure = null} = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `limbic-ui-${t.name}-`));
   t.cleanup.push(() => fs.rmSync(dir, {recursive: true, force: true}));
   fs.writeFileSync(path.join(dir, 'reflexes.json'), JSON.stringify({reflexes: RULES}, null, 2));
@@ -108,6 +115,7 @@ async function startLimbic(t, {token = ''} = {}) {
       bad: {kind: 'http', url: 'http://127.0.0.1:1/nowhere', max_attempts: 1, backoff: '100ms'},
     },
   };
+  if (configure) configure(dir, config);
   const {proc, api, log} = await runLimbic({
     limbic: args.limbic, dir, config, waitMs: WAIT, fail: (m) => new Failure(m),
     onSpawn: (p) => {
@@ -253,9 +261,55 @@ async function reflexAction(L, textValue = 'hello world') {
   return {percept: p.id, perceptSeq: p.seq, action};
 }
 
+// ---- the mind (docs/mind.md) -----------------------------------------------------
+
+// An exec-kind mind: reads the wake from stdin, acts through the API as
+// $LIMBIC_ACTOR (creates a thread), says one JSON step line and exits 0. A
+// line that is not a JSON object is only logged. Woken with the reason
+// "stay up", it stays up after its step until it is put to sleep.
+const MIND_SCRIPT = `import json, os, sys, time, urllib.request
+wake = json.load(sys.stdin)
+base = os.environ["LIMBIC_URL"].rstrip("/")
+if base.endswith("/v1"):
+    base = base[:-3]
+headers = {"Content-Type": "application/json", "X-Limbic-Actor": os.environ["LIMBIC_ACTOR"],
+           "X-Limbic-Reason": "session " + wake["session"]}
+if os.environ.get("LIMBIC_API_TOKEN"):
+    headers["Authorization"] = "Bearer " + os.environ["LIMBIC_API_TOKEN"]
+print("thinking about " + wake["session"], flush=True)
+body = json.dumps({"goal": "follow up " + wake["session"], "salience": 0.4}).encode()
+req = urllib.request.Request(base + "/v1/threads", data=body, headers=headers, method="POST")
+thread = json.load(urllib.request.urlopen(req, timeout=10))
+text = "woke for %s; made %s" % (wake.get("reason") or "nothing", thread["id"])
+print(json.dumps({"text": text, "tokens_in": 10, "tokens_out": 5, "model": "script"}), flush=True)
+if wake.get("reason") == "stay up":
+    time.sleep(60)
+`;
+
+/** The absolute path of python3 (PATH searched here, so the mind's argv needs no lookup). */
+function python3() {
+  for (const d of (process.env.PATH || '').split(':')) {
+    const p = path.join(d || '.', 'python3');
+    try { fs.accessSync(p, fs.constants.X_OK); return p; } catch { /* next */ }
+  }
+  throw new Failure('python3 is not on PATH (the mind test runs a Python mind)');
+}
+
+function configureMind(dir, config) {
+  fs.writeFileSync(path.join(dir, 'mind.py'), MIND_SCRIPT);
+  config.mind = {
+    enabled: true, name: 'tester', kind: 'exec', model: 'script',
+    command: [python3(), path.join(dir, 'mind.py')],
+    record_text: true,
+    // Only the test wakes it: nothing autonomous in between.
+    wake: {threshold: 1, focused_thread: false},
+    budget: {daily_tokens: 1000, daily_minutes: 10, max_session: '30s', max_steps: 4, min_interval: '1h'},
+  };
+}
+
 // ---- tests -------------------------------------------------------------------
 
-const VIEWS = ['now', 'events', 'why', 'travel', 'outbox', 'reflexes', 'memory', 'world'];
+const VIEWS = ['now', 'events', 'why', 'travel', 'outbox', 'reflexes', 'memory', 'world', 'mind'];
 
 const tests = {
   // Every view opens with no console errors or warnings and no failed
@@ -282,6 +336,8 @@ const tests = {
           await page.click('#recall-go');
           await page.waitForSelector('#recall-results ol, #recall-results .muted:not([role])');
         }
+        if (v === 'mind') check(await page.$('#mind-status[data-status="off"]') && await page.$('#mind-off'),
+                                'the Mind view does not say the mind is off (no mind section in the config)');
         await sleep(300);   // let late requests land, so they count
         const over = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
         check(over <= 1, `view ${v} at ${width} px is ${over} px wider than the window`);
@@ -311,7 +367,7 @@ const tests = {
     await page.keyboard.press('Enter');
     await ready(page, 'why');
     page.expectClean('keyboard navigation');
-    return `percept ${percept}, action ${action}; 8 views at 1280 and 390 px`;
+    return `percept ${percept}, action ${action}; ${VIEWS.length} views at 1280 and 390 px`;
   },
 
   // A percept posted over HTTP appears in Now, and in Events, within a second.
@@ -520,6 +576,77 @@ const tests = {
     page2.expectClean('auth with #token=');
     await ctx.close();
     return 'form and #token= both work';
+  },
+
+  // The Mind view of an exec-kind mind: asleep with its budget; Wake (actor
+  // ui, the reason typed) starts a session that appears in the list and,
+  // selected, shows its one step (tokens, text) and the outcome "exited";
+  // Sleep ends a session that stays up (outcome "slept").
+  async mind(t) {
+    const L = await startLimbic(t, {configure: configureMind});
+    const browser = await openBrowser(t);
+    const page = await openPage(t, browser);
+    await gotoUi(page, L, '#/mind');
+    await ready(page, 'mind', '#mind-status[data-status="asleep"]');
+    check((await text(page, '#mind-tokens-used')).trim() === '0', `tokens used before any wake: ${await text(page, '#mind-tokens-used')}`);
+    await shot(t, page, 'asleep');
+
+    await page.type('#mind-reason', 'check the inbox');
+    await click(page, '#mind-wake');
+    const woken = await until('a mind_woken event', async () =>
+      ((await L.call('GET', '/v1/events?type=mind_woken')).json?.events || [])[0]);
+    const sid = woken.session;
+    check(sid === `m-${woken.seq}`, `the session id is ${sid}, not m-<seq of mind_woken> (m-${woken.seq})`);
+    check(woken.actor === 'ui' && woken.reason === 'check the inbox' && woken.trigger === 'explicit',
+          `mind_woken is ${JSON.stringify(woken)}, not actor ui, the reason typed, trigger explicit`);
+    await page.waitForSelector(`tr[data-testid="mind-session-${sid}"][data-outcome="exited"]`);
+    await click(page, `[data-testid="mind-open-${sid}"]`);
+    await page.waitForSelector(`#mind-session[data-session="${sid}"] #mind-outcome[data-outcome="exited"]`);
+    await page.waitForSelector('[data-testid="mind-step-1"]');
+    const tokens = await text(page, '[data-testid="mind-step-tokens-1"]');
+    check(/\b10 in\b/.test(tokens) && /\b5 out\b/.test(tokens), `step 1 shows "${tokens}", not 10 tokens in and 5 out`);
+    const said = await text(page, '[data-testid="mind-step-text-1"]');
+    check(/^woke for check the inbox; made t-\d+$/.test(said.trim()), `step 1's text is "${said}"`);
+    check(!(await page.$('[data-testid="mind-step-2"]')), 'a line that is not JSON became a step');
+    check(page.url().endsWith(`#/mind/${sid}`), `the address ${page.url()} does not name the session`);
+    // It acted through the API as itself.
+    const made = ((await L.call('GET', '/v1/events?type=thread_created')).json?.events || []).pop();
+    check(made && made.actor === 'mind:tester', `the mind's thread_created is ${JSON.stringify(made)}, not actor mind:tester`);
+    await page.waitForFunction(() => document.querySelector('#mind-tokens-used')?.textContent.trim() === '15' &&
+                                     document.querySelector('#mind-status[data-status="asleep"]'));
+    await shot(t, page, 'session');
+
+    // A session that stays up: awake in the view, then Sleep.
+    await page.$eval('#mind-reason', (e) => { e.value = ''; });
+    await page.type('#mind-reason', 'stay up');
+    await click(page, '#mind-wake');
+    await page.waitForSelector('#mind-status[data-status="awake"]');
+    await page.waitForSelector('#mind-sleep:not([disabled])');
+    const awake = (await L.call('GET', '/v1/mind')).json.session;
+    check(awake && awake.id !== sid, `GET /v1/mind shows session ${JSON.stringify(awake && awake.id)} awake, not a new one`);
+    await page.waitForSelector(`[data-testid="mind-current-${awake.id}"]`);
+    // Woken from the page, it is the session shown; its step comes live.
+    await page.waitForSelector(`#mind-session[data-session="${awake.id}"] [data-testid="mind-step-1"]`);
+    await shot(t, page, 'awake');
+    await click(page, '#mind-sleep');
+    await page.waitForSelector(`tr[data-testid="mind-session-${awake.id}"][data-outcome="slept"]`);
+    const slept = ((await L.call('GET', '/v1/events?type=mind_slept')).json?.events || []).pop();
+    check(slept && slept.session === awake.id && slept.outcome === 'slept',
+          `mind_slept is ${JSON.stringify(slept)}, not ${awake.id} with outcome slept`);
+    await page.waitForSelector(`#mind-session[data-session="${awake.id}"] #mind-outcome[data-outcome="slept"]`);
+    await page.waitForFunction(() => document.querySelector('#mind-tokens-used')?.textContent.trim() === '30' &&
+                                     document.querySelector('#mind-status[data-status="asleep"]'));
+
+    // At a phone's width nothing overflows sideways.
+    await click(page, `[data-testid="mind-open-${sid}"]`);
+    await page.waitForSelector(`#mind-session[data-session="${sid}"] [data-testid="mind-step-1"]`);
+    await page.setViewport({width: 390, height: 844});
+    await sleep(300);
+    const over = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    check(over <= 1, `the Mind view at 390 px is ${over} px wider than the window`);
+    await shot(t, page, 'session');
+    page.expectClean('mind');
+    return `${sid} exited after 1 step (10 in, 5 out); ${awake.id} slept`;
   },
 };
 

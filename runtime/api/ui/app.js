@@ -11,8 +11,9 @@ import * as outbox from './views/outbox.js';
 import * as reflexes from './views/reflexes.js';
 import * as memory from './views/memory.js';
 import * as world from './views/world.js';
+import * as mind from './views/mind.js';
 
-const VIEWS = {now, events, why, travel, outbox, reflexes, memory, world};
+const VIEWS = {now, events, why, travel, outbox, reflexes, memory, world, mind};
 
 /** Shared state: the last seq seen and the health answer; views listen. */
 export const app = {

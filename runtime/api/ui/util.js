@@ -155,7 +155,10 @@ export function isoToLocalInput(iso) {
 /** The ids an event names, for a one-line summary. */
 export function eventSummary(e) {
   const parts = [];
-  for (const k of ['percept_id', 'thread_id', 'action_id', 'reflex_id', 'memory_id']) if (e[k]) parts.push(e[k]);
+  for (const k of ['session', 'percept_id', 'thread_id', 'action_id', 'reflex_id', 'memory_id']) if (e[k]) parts.push(e[k]);
+  if (e.type === 'mind_woken' && e.trigger) parts.push(e.trigger);
+  if (e.type === 'mind_step') parts.push(`step ${e.step}: ${e.tokens_in ?? 0} in, ${e.tokens_out ?? 0} out`);
+  if (e.type === 'mind_slept') parts.push(e.outcome);
   if (e.text) parts.push(JSON.stringify(e.text).slice(0, 80));
   else if (e.goal) parts.push(JSON.stringify(e.goal).slice(0, 80));
   else if (e.error) parts.push(String(e.error).slice(0, 80));

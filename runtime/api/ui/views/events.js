@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'segments_accepted', 'primary_promoted', 'entry_staged',
   'memory_stored', 'memory_superseded', 'memory_touched', 'memory_forgotten', 'memory_embedded',
   'association_added', 'document_ingested',
+  'mind_woken', 'mind_step', 'mind_slept',
 ];
 
 /** Unfiltered: the whole log, row i = seq i+1, pages fetched on demand. */
