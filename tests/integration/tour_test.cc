@@ -151,8 +151,11 @@ TEST_CASE("the README tour's mind runs as written, on a first and a second run",
     INFO("round " << round);
     TourRuntime rt(dir.path(), start);
     REQUIRE(rt.port != 0);
-    CHECK(rt.before.empty());
-    CHECK_THAT(rt.running, Catch::Contains("running: state ./limbic-mind-data"));
+    // "It names the mind it watches attention for, then what it runs."
+    REQUIRE(rt.before.size() == 1);
+    CHECK_THAT(rt.before[0], Catch::Contains("mind: main (exec, /usr/bin/python3) watching attention"));
+    CHECK_THAT(rt.running, Catch::Contains("running: state ./limbic-mind-data, api http://127.0.0.1:"));
+    CHECK_THAT(rt.running, Catch::Contains("effectors [reply (log)], 2 reflex rules"));
     auto r = Run({"/bin/bash", "-c",
                   "set -eu; cd '" + dir.path() + "'; unset LIMBIC_STATE; " +
                       Replace(script, "localhost:7080", "127.0.0.1:" + std::to_string(rt.port))},
@@ -163,8 +166,10 @@ TEST_CASE("the README tour's mind runs as written, on a first and a second run",
     CHECK_THAT(r.out, Catch::Contains("\"outcome\":\"exited\""));
     CHECK_THAT(r.out, Catch::Contains("mind.py"));          // the steps' model
     CHECK_THAT(r.out, Catch::Contains("answered chat-"));   // a step's text
-    CHECK_THAT(r.out, Catch::Contains("mind:main"));        // who enqueued the reply
+    CHECK_THAT(r.out, Catch::Contains("[by mind:main]  (session m-"));  // who enqueued the reply, and why
     CHECK_THAT(r.out, Catch::Contains("delivered"));
+    CHECK_THAT(r.out, Catch::Contains("mind_woken"));         // why of the percept: the session
+    CHECK_THAT(r.out, Catch::Contains("exited, 3 steps"));
     CHECK_THAT(r.err, Catch::Equals(""));
   }
 }
