@@ -6,8 +6,8 @@
 The exec protocol (docs/mind.md, "The exec kind"): limbic starts this
 program when the mind wakes, with the wake as one JSON object on stdin
 
-    {session, mind, reason, trigger, thread_id, percept_ids, budget,
-     context: <the GET /v1/context bundle>}
+    {session, mind, reason, trigger, thread_id, percept_ids, percepts,
+     budget, context: <the GET /v1/context bundle>}
 
 and in the environment LIMBIC_URL (the API), LIMBIC_ACTOR ("mind:<name>"),
 LIMBIC_MIND_SESSION ("m-<seq>") and LIMBIC_API_TOKEN (when api.token is
@@ -114,6 +114,8 @@ def percepts_to_answer(wake, api):
 
 def answer(pid, wake, api):
     """Replies to one percept: (the step's text, its thread or None)."""
+    # The wake's `percepts` are as they were at the wake; read it now, since
+    # an earlier session (or a human) may have dealt with it since.
     status, percept = api.call("GET", f"/v1/percepts/{pid}")
     if status == 404:
         return f"{pid} is gone: nothing to answer", None
