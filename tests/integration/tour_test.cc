@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "http.h"
 #include "runtime_util.h"
@@ -26,22 +28,30 @@ std::string ReadReadme() {
   return ss.str();
 }
 
-// The ```sh blocks between the headings `from` and `to`, joined; a block of
-// prompts and answers ("$ cmd") is not a script and is left out.
-std::string ShBlocks(const std::string& readme, const std::string& from, const std::string& to) {
+// The ```sh blocks between the headings `from` and `to`, one string each; a
+// block of prompts and answers ("$ cmd") is not a script and is left out.
+std::vector<std::string> ShBlockList(const std::string& readme, const std::string& from,
+                                     const std::string& to) {
   size_t begin = readme.find(from);
   size_t end = readme.find(to, begin);
   REQUIRE(begin != std::string::npos);
   REQUIRE(end != std::string::npos);
-  std::string out;
+  std::vector<std::string> out;
   for (size_t at = readme.find("```sh\n", begin); at != std::string::npos && at < end;
        at = readme.find("```sh\n", at)) {
     at += 6;
     size_t close = readme.find("```", at);
     std::string block = readme.substr(at, close - at);
-    if (!block.starts_with("$ ")) out += block;
+    if (!block.starts_with("$ ")) out.push_back(block);
     at = close + 3;
   }
+  return out;
+}
+
+// The same blocks, joined.
+std::string ShBlocks(const std::string& readme, const std::string& from, const std::string& to) {
+  std::string out;
+  for (const auto& block : ShBlockList(readme, from, to)) out += block;
   return out;
 }
 
@@ -51,11 +61,12 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s;
 }
 
-// `make run` in `dir`: the default config, ./limbic-data, port 0 instead of
-// 7077 (so the test runs beside anything); the lines before the running one.
+// `command` run in `dir` (by default what `make run` runs: the default
+// config, ./limbic-data), on port 0 instead of its own (so the test runs
+// beside anything); the lines before the running one.
 struct TourRuntime {
-  explicit TourRuntime(const std::string& dir)
-      : child({"/bin/sh", "-c", "cd '" + dir + "' && exec build/limbic run --port 0"}, true) {
+  explicit TourRuntime(const std::string& dir, const std::string& command = "build/limbic run")
+      : child({"/bin/sh", "-c", "cd '" + dir + "' && exec " + command + " --port 0"}, true) {
     std::string line;
     while (child.ReadLine(&line, 20000)) {
       auto at = line.find("api http://127.0.0.1:");
@@ -82,7 +93,7 @@ struct TourRuntime {
 TEST_CASE("the README tour works as written, on a first and a second run", "[cli][tour]") {
   const std::string readme = ReadReadme();
   const std::string loop = ShBlocks(readme, "### The running loop", "### The state on the command line");
-  const std::string offline = ShBlocks(readme, "### The state on the command line", "## Documentation");
+  const std::string offline = ShBlocks(readme, "### The state on the command line", "### The mind");
   REQUIRE(loop.find("curl") != std::string::npos);
   REQUIRE(offline.find("$L fork") != std::string::npos);
   TempDir dir;
@@ -118,6 +129,48 @@ TEST_CASE("the README tour works as written, on a first and a second run", "[cli
     CHECK_THAT(r.out, Catch::Contains("ok: state at seq"));
     CHECK_THAT(r.out, Catch::Contains("a sandbox"));
     CHECK_THAT(r.err, Catch::Contains("until `limbic run` starts"));
+  }
+}
+
+// The tour's mind: the example agent of config/examples/mind, started by the
+// section's first block (on port 0), the rest run as written against it --
+// twice, in one dir, as a reader following the tour again would.
+TEST_CASE("the README tour's mind runs as written, on a first and a second run", "[cli][tour][mind]") {
+  const std::vector<std::string> blocks = ShBlockList(ReadReadme(), "### The mind", "## Documentation");
+  REQUIRE(blocks.size() >= 2);
+  const std::string start = blocks[0].substr(0, blocks[0].find_last_not_of(" \n") + 1);
+  REQUIRE(start == "build/limbic run --config config/examples/mind/limbic.json");
+  std::string script;
+  for (size_t i = 1; i < blocks.size(); ++i) script += blocks[i];
+  TempDir dir;
+  std::filesystem::create_directories(dir / "build");
+  REQUIRE(::symlink(LimbicBinary().c_str(), (dir / "build/limbic").c_str()) == 0);
+  REQUIRE(::symlink((std::string(LIMBIC_SOURCE_DIR) + "/config").c_str(), (dir / "config").c_str()) == 0);
+
+  for (int round = 1; round <= 2; ++round) {
+    INFO("round " << round);
+    TourRuntime rt(dir.path(), start);
+    REQUIRE(rt.port != 0);
+    // "It names the mind it watches attention for, then what it runs."
+    REQUIRE(rt.before.size() == 1);
+    CHECK_THAT(rt.before[0], Catch::Contains("mind: main (exec, /usr/bin/python3) watching attention"));
+    CHECK_THAT(rt.running, Catch::Contains("running: state ./limbic-mind-data, api http://127.0.0.1:"));
+    CHECK_THAT(rt.running, Catch::Contains("effectors [reply (log)], 2 reflex rules"));
+    auto r = Run({"/bin/bash", "-c",
+                  "set -eu; cd '" + dir.path() + "'; unset LIMBIC_STATE; " +
+                      Replace(script, "localhost:7080", "127.0.0.1:" + std::to_string(rt.port))},
+                 "", 120000);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("\"type\":\"mind_slept\""));
+    CHECK_THAT(r.out, Catch::Contains("\"outcome\":\"exited\""));
+    CHECK_THAT(r.out, Catch::Contains("mind.py"));          // the steps' model
+    CHECK_THAT(r.out, Catch::Contains("answered chat-"));   // a step's text
+    CHECK_THAT(r.out, Catch::Contains("[by mind:main]  (session m-"));  // who enqueued the reply, and why
+    CHECK_THAT(r.out, Catch::Contains("delivered"));
+    CHECK_THAT(r.out, Catch::Contains("mind_woken"));         // why of the percept: the session
+    CHECK_THAT(r.out, Catch::Contains("exited, 3 steps"));
+    CHECK_THAT(r.err, Catch::Equals(""));
   }
 }
 
