@@ -128,6 +128,15 @@ std::vector<uint64_t> StepCaused(const Event& e) {
   return out;
 }
 
+// The mind's session a request of the mind wrote `e` for: its reason
+// names it ("session m-5 step 1 call 0", an exec mind's "session m-5").
+std::string SessionOf(const Event& e) {
+  if (!e.Str("actor").starts_with("mind:")) return "";
+  const std::string reason = e.Str("reason");
+  if (!reason.starts_with("session ")) return "";
+  return reason.substr(8, reason.find(' ', 8) - 8);
+}
+
 // Whether a mind_woken was woken on `id` (a percept or thread).
 bool WokenOn(const Event& e, const std::string& id) {
   if (e.Str("thread_id") == id) return true;
@@ -183,7 +192,7 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
       return;
     }
     std::vector<std::string> ids = EventIds(e);
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) return;
+    if (std::find(ids.begin(), ids.end(), id) == ids.end() && SessionOf(e) != id) return;
     if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
     else
       truncated = true;
@@ -207,6 +216,15 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   // with what the mind was woken on).
   std::set<std::string> whole, woke;
   std::set<uint64_t> making;  // seqs of the steps that made it
+  // What the mind's requests wrote names its session in its reason
+  // ("session m-5 step 1 call 0"; an exec mind's "session m-5"): the link
+  // for what a step's record does not list.
+  for (const auto& [seq, step] : chain) {
+    const std::string actor = step.value("actor", ""), reason = step.value("reason", "");
+    if (!actor.starts_with("mind:") || !reason.starts_with("session ")) continue;
+    const std::string session = reason.substr(8, reason.find(' ', 8) - 8);
+    if (!session.empty() && session != id) woke.insert(session);
+  }
   for (const Event& e : mind) {
     if (e.Str("session") == id) {  // why of a session itself
       whole.insert(id);

@@ -12,7 +12,9 @@
 //   - the mind's sessions tied to it: a session woken on it (the percept
 //     or thread named in mind_woken) with all it did -- its steps, what
 //     their tool calls wrote, its end; or, for what a tool call made, the
-//     session's wake (and the percepts it was woken on) and that step.
+//     session's wake (and the percepts it was woken on) and that step; the
+//     same wake for what the mind's requests wrote with the session in
+//     their reason (an exec mind's "session m-5").
 // So a percept reads: arrived -> reflex fired -> thread created -> action
 // enqueued -> sent, failed, sent, complete; an action the mind enqueued:
 // percept arrived -> mind woken -> mind step -> action enqueued -> sent.

@@ -71,6 +71,9 @@ std::vector<Operation> MindOperations() {
                  .path = "/v1/mind/sleep",
                  .tag = "mind",
                  .summary = "End the running session (outcome slept)",
+                 .description = "End the mind's running session now (outcome slept; an exec "
+                                "mind gets SIGTERM, then SIGKILL). Refused (409, code asleep) "
+                                "when no session runs.",
                  .result = Object({{"session", T("string")}, {"outcome", T("string")}},
                                   {"session", "outcome"}),
                  .mcp = Tool("sleep_mind", Writes(false, false)),
@@ -81,6 +84,8 @@ std::vector<Operation> MindOperations() {
        .path = "/v1/mind/sessions",
        .tag = "mind",
        .summary = "The mind's sessions, newest first (steps as a count)",
+       .description = "The mind's sessions, newest first: when and why each was woken, its "
+                      "outcome, steps (a count) and tokens.",
        .params = {Query("limit", QueryKind::kCount, Int("at most this many (default 20)", 1, 1000))},
        .result = Object({{"sessions", ArrayOf(summary)}}, {"sessions"}),
        .mcp = Tool("mind_sessions", ReadOnly()),
@@ -90,6 +95,9 @@ std::vector<Operation> MindOperations() {
                  .path = "/v1/mind/sessions/{id}",
                  .tag = "mind",
                  .summary = "One session: its wake, each step (tokens, tool calls, text), its end",
+                 .description = "One session of the mind: why it was woken, each step with its "
+                                "tokens, tool calls (ok or the error, the seqs each wrote) and "
+                                "text, and how it ended.",
                  .params = {Path("id", Str("the session id, m-<seq>"))},
                  .result = session,
                  .mcp = Tool("mind_session", ReadOnly()),

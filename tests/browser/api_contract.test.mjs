@@ -45,6 +45,11 @@ async function start() {
   fs.mkdirSync(docs);
   fs.writeFileSync(path.join(docs, 'notes.md'), '# Notes\n\nThe deploy runbook lives with ops.\n');
   fs.writeFileSync(path.join(dir, 'reflexes.json'), JSON.stringify({reflexes: []}));
+  // A mind that takes one step and stays awake until it is put to sleep.
+  fs.writeFileSync(path.join(dir, 'mind.py'),
+                   'import json, sys, time\nsys.stdin.read()\n' +
+                   'print(json.dumps({"text": "thinking", "tokens_in": 4, "tokens_out": 2}), flush=True)\n' +
+                   'time.sleep(60)\n');
   const config = {
     state_dir: path.join(dir, 'state'),
     reflexes: path.join(dir, 'reflexes.json'),
@@ -52,6 +57,8 @@ async function start() {
     memory: {ingest_roots: [docs]},
     sensors: {hooks: {kind: 'webhook', source: '/app', type: 'alert', text: '/msg', intensity: 0.7, data: ''}},
     effectors: {out: {kind: 'file', path: path.join(dir, 'out.jsonl')}},
+    mind: {enabled: true, kind: 'exec', command: ['/usr/bin/python3', path.join(dir, 'mind.py')],
+           wake: {threshold: 1, focused_thread: false}, budget: {max_session: '60s'}},
   };
   const started = await runLimbic({limbic, dir, config, waitMs: WAIT, onSpawn: (p) => { proc = p; }});
   return {docs, api: started.api};
@@ -233,6 +240,22 @@ await call('archive_stats');
 await call('archive_recall', {query: {k: 3}});
 await call('archive_day', {params: {date: today}, expect: [200, 404]});  // today is still staged
 await call('archive_walk', {params: {date: today}, expect: [200, 404]});
+
+// The mind.
+await call('get_mind');
+const session = (await call('wake_mind', {body: {reason: 'the contract'}})).session;
+await call('wake_mind', {body: {}, expect: 409});  // one session at a time
+for (let i = 0; i < 100; i++) {  // its step line
+  const s = await (await http(api, 'GET', `/v1/mind/sessions/${session}`)).json();
+  if (s.steps && s.steps.length) break;
+  await new Promise((r) => setTimeout(r, 50));
+}
+await call('get_mind');
+await call('list_mind_sessions', {query: {limit: 5}});
+await call('get_mind_session', {params: {id: session}});
+await call('sleep_mind');
+await call('sleep_mind', {expect: 409});  // asleep
+await call('get_mind_session', {params: {id: 'm-0'}, expect: 404});
 
 // Time travel, forks, the inspector.
 await call('state_at', {query: {seq: 1, limit: 5}});

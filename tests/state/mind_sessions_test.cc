@@ -5,6 +5,7 @@
 
 #include "engine_fixture.h"
 #include "state/replay.h"
+#include "state/provenance.h"
 #include "state/why.h"
 
 // This file's own namespace: test programs compile in unity batches.
@@ -163,6 +164,19 @@ TEST_CASE("why runs from a percept through the mind's wake and step to a deliver
                                                   "action_enqueued", "mind_step", "mind_slept",
                                                   "action_sent", "action_complete"});
   CHECK(types("p-2") == std::vector<std::string>{"percept_arrived"});
+
+  // An exec mind's request names its session in its reason: that links it.
+  const std::string exec = m.Woken("explicit", {{"percept_ids", {"p-2"}}});
+  auto reply = BuildActionEnqueue({{"effector", "hook"}, {"type", "reply"}}, m.engine->next_seq());
+  REQUIRE(reply.ok());
+  Attribute(*reply, "mind:main", "session " + exec);
+  m.Commit(std::move(reply));
+  m.Slept(exec, "exited");
+  const std::string action = "a-" + std::to_string(m.engine->next_seq() - 2);
+  CHECK(types(action) == std::vector<std::string>{"percept_arrived", "mind_woken", "action_enqueued"});
+  // And why of the session itself: what it was woken for, and what its
+  // requests wrote.
+  CHECK(types(exec) == std::vector<std::string>{"percept_arrived", "mind_woken", "action_enqueued", "mind_slept"});
 }
 
 }  // namespace mind_sessions_test
