@@ -838,6 +838,7 @@ void Mind::StartExec() {
     std::string bufs[2];
     int fds[2] = {p.stdout_fd(), p.stderr_fd()};
     int open = 2;
+    std::chrono::steady_clock::time_point exited_at{};
     while (open > 0) {
       pollfd pfd[2];
       int n = 0;
@@ -847,9 +848,18 @@ void Mind::StartExec() {
           pfd[n] = {fds[i], POLLIN, 0};
           which[n++] = i;
         }
-      if (::poll(pfd, n, -1) < 0) {
+      const int ready = ::poll(pfd, n, 200);
+      if (ready < 0) {
         if (errno == EINTR) continue;
         break;
+      }
+      if (ready == 0) {
+        // A process that left the group (setsid) may hold the pipes open
+        // after the program exited: its output is not waited for past 1 s.
+        if (!p.Exited()) continue;
+        if (exited_at.time_since_epoch().count() == 0) exited_at = std::chrono::steady_clock::now();
+        else if (std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(1)) break;
+        continue;
       }
       for (int k = 0; k < n; ++k) {
         if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
