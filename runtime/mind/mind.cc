@@ -748,12 +748,9 @@ void Mind::Finish(const std::string& outcome) {
   last_session_ = {{"id", s->id}, {"outcome", outcome}, {"at", FormatTime(Now())}};
   for (Done& d : s->on_end) d(Status::OK(), json{{"session", s->id}, {"outcome", outcome}});
   UpdatePressure(Now());
-  // Attention may call again once min_interval has passed.
-  if (!stopping_) {
-    TimeMs retry_at = -1;
-    if (Status why = Refusal(true, Now(), &retry_at); !why.ok() && retry_at >= 0) ScheduleCheck(retry_at);
-    else PostCheck();
-  }
+  // Attention may call again: a wake it asks for now is refused (the
+  // reason kept) and looked at again once min_interval has passed.
+  if (!stopping_) PostCheck();
   // An exec mind's reader thread is joined off the loop's critical path:
   // its program has exited already.
   s.reset();
