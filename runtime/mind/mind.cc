@@ -100,6 +100,7 @@ struct Mind::Session {
   TimeMs woken_at = 0;
   std::chrono::steady_clock::time_point started;
   uint64_t steps = 0, tokens = 0;
+  uint64_t uncounted = 0;    // tokens of its steps submitted and not yet in use_ (CountEvent)
   bool woken = false;        // mind_woken is durable
   bool context_done = false;
   json context;              // the bundle, or {"error": ...}
@@ -234,6 +235,11 @@ Status Mind::Recount(TimeMs now) {
 }
 
 void Mind::CountEvent(const Event& e) {
+  if (e.type == EventType::kMindStep && session_ && e.Str("session") == session_->id) {
+    const uint64_t t =
+        e.fields.value("tokens_in", uint64_t{0}) + e.fields.value("tokens_out", uint64_t{0});
+    session_->uncounted -= std::min(session_->uncounted, t);
+  }
   if (FormatDate(e.ts) != use_.day) {
     if (Status s = Recount(e.ts); !s.ok()) log_->warn("mind: counting the day's use: {}", s.message());
     return;  // the pool has the event already
@@ -533,7 +539,8 @@ void Mind::Ready() {
 void Mind::AskModel() {
   Session& s = *session_;
   if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) return End("max_steps");
-  if (config_.budget.daily_tokens > 0 && use_.tokens >= config_.budget.daily_tokens)
+  // The steps just recorded count, though their events may not be applied yet.
+  if (config_.budget.daily_tokens > 0 && use_.tokens + s.uncounted >= config_.budget.daily_tokens)
     return End("budget", "daily_tokens used");
   ChatSpec spec{config_.url, config_.model, config_.api_key, static_cast<int>(config_.timeout)};
   auto call = ChatCall(spec, s.messages, tools_json_);
@@ -654,6 +661,7 @@ void Mind::RecordStep() {
     fields["text"] = Bounded(ToValidUtf8(s.turn.content), config_.max_text);
   if (!s.turn.finish_reason.empty()) fields["finish_reason"] = Bounded(s.turn.finish_reason, 64);
   s.tokens += s.turn.prompt_tokens + s.turn.completion_tokens;
+  s.uncounted += s.turn.prompt_tokens + s.turn.completion_tokens;
   const uint64_t gen = generation_;
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}},
                                   [this, gen](const Status& status, std::span<const Event>) {
@@ -883,10 +891,12 @@ void Mind::OnExecLine(const std::string& line) {
   if (config_.record_text && j.contains("text") && j["text"].is_string())
     fields["text"] = Bounded(j["text"].get<std::string>(), config_.max_text);
   s.tokens += count("tokens_in") + count("tokens_out");
+  s.uncounted += count("tokens_in") + count("tokens_out");
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}}, nullptr);
   if (!st.ok()) log_->warn("mind: {}: step not recorded: {}", s.id, st.message());
   if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) End("max_steps");
-  else if (config_.budget.daily_tokens > 0 && use_.tokens + s.tokens >= config_.budget.daily_tokens)
+  else if (config_.budget.daily_tokens > 0 &&
+           use_.tokens + s.uncounted >= config_.budget.daily_tokens)
     End("budget", "daily_tokens used");
 }
 
@@ -930,7 +940,7 @@ json Mind::BudgetJson(TimeMs now) {
   const MindBudgetConfig& b = config_.budget;
   if (FormatDate(now) != use_.day) (void)Recount(now);
   const TimeMs awake = use_.time + (session_ ? session_->Elapsed() : 0);
-  const uint64_t tokens = use_.tokens + (session_ && !session_->ended ? 0 : 0);
+  const uint64_t tokens = use_.tokens + (session_ ? session_->uncounted : 0);
   auto left = [](uint64_t limit, uint64_t used) -> json {
     if (limit == 0) return nullptr;
     return used >= limit ? 0 : limit - used;
