@@ -412,7 +412,17 @@ void Mind::CheckAttention() {
     if (open.empty()) return;
     wake.trigger = "thread";
     wake.thread_id = (*view)["thread"].value("id", "");
-    wake.reason = "focused thread " + wake.thread_id + " has " + std::to_string(open.size()) +
+    // The view (limit 1) shows one of them: the wake names up to 20.
+    state::PerceptQuery q;
+    q.thread_id = wake.thread_id;
+    q.status = "assigned";
+    q.limit = 21;
+    if (auto all = deps_.engine.projection().QueryPercepts(q, now); all.ok() && !all->empty()) {
+      open.clear();
+      for (const json& p : *all) open.push_back(p.value("id", ""));
+    }
+    wake.reason = "focused thread " + wake.thread_id + " has " +
+                  (open.size() > 20 ? std::string("more than 20") : std::to_string(open.size())) +
                   " unprocessed percept" + (open.size() == 1 ? "" : "s");
     if (open.size() > 20) open.resize(20);
     wake.percept_ids = std::move(open);
