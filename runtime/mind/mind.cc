@@ -457,7 +457,15 @@ void Mind::Wake(WakeRequest wake, Done done) {
 void Mind::Sleep(Done done) {
   if (!session_ || session_->ended)
     return done(Status::FailedPrecondition("the mind is asleep: no session runs"), json());
-  session_->on_end.push_back(std::move(done));
+  Session& s = *session_;
+  if (s.in_tool) {
+    // A tool call of the session is in the API -- maybe this very request
+    // (the model's sleep_mind), and the session ends only once it returns:
+    // waiting for that end would wait on itself. The answer comes now.
+    End("slept");
+    return done(Status::OK(), json{{"session", s.id}, {"outcome", s.ending}});
+  }
+  s.on_end.push_back(std::move(done));
   End("slept");
 }
 
