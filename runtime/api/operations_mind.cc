@@ -71,6 +71,9 @@ std::vector<Operation> MindOperations() {
                  .path = "/v1/mind/sleep",
                  .tag = "mind",
                  .summary = "End the running session (outcome slept)",
+                 .description = "Put the mind to sleep now: the model call in flight is cancelled, "
+                                "an exec mind's program gets SIGTERM (SIGKILL after 2 s), and the "
+                                "session ends with outcome slept. Refused (409) when no session runs.",
                  .result = Object({{"session", T("string")}, {"outcome", T("string")}},
                                   {"session", "outcome"}),
                  .mcp = Tool("sleep_mind", Writes(false, false)),
@@ -81,6 +84,9 @@ std::vector<Operation> MindOperations() {
        .path = "/v1/mind/sessions",
        .tag = "mind",
        .summary = "The mind's sessions, newest first (steps as a count)",
+       .description = "The mind's sessions, newest first: each one's wake (trigger, reason), its "
+                      "status and outcome, tokens and duration, with its steps as a count (one "
+                      "session's record has them).",
        .params = {Query("limit", QueryKind::kCount, Int("at most this many (default 20)", 1, 1000))},
        .result = Object({{"sessions", ArrayOf(summary)}}, {"sessions"}),
        .mcp = Tool("mind_sessions", ReadOnly()),
@@ -90,6 +96,10 @@ std::vector<Operation> MindOperations() {
                  .path = "/v1/mind/sessions/{id}",
                  .tag = "mind",
                  .summary = "One session: its wake, each step (tokens, tool calls, text), its end",
+                 .description = "One session of the mind: its wake (trigger, reason, actor, the "
+                                "percepts or thread it was woken on, the budget then), each step "
+                                "(model, tokens, latency, its tool calls with the seqs they wrote, "
+                                "the text kept) and how it ended (outcome, error).",
                  .params = {Path("id", Str("the session id, m-<seq>"))},
                  .result = session,
                  .mcp = Tool("mind_session", ReadOnly()),
