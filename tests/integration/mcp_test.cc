@@ -84,7 +84,12 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
                                        "archive_search",
                                        "archive_recall",
                                        "archive_day",
-                                       "why"});
+                                       "why",
+                                       "mind_status",
+                                       "wake_mind",
+                                       "sleep_mind",
+                                       "mind_sessions",
+                                       "mind_session"});
   for (const auto& [name, t] : by_name) {
     INFO(name);
     CHECK(t["description"].is_string());
