@@ -41,14 +41,24 @@ Result<HttpCall> PostCall(const ChatSpec& spec, const json& body) {
   return call;
 }
 
+// `text` with every occurrence of `secret` replaced: a server may echo the
+// key it refuses in its error, which goes on into events and log lines.
+std::string Redacted(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+    text.replace(at, secret.size(), "[api key]");
+  return text;
+}
+
 // The answer's first choice's message, with the whole answer in `answer`.
-Result<const json*> ReadAnswer(const std::string& endpoint, const HttpResult& res, json* answer,
-                               TimeMs* retry_after_ms) {
+Result<const json*> ReadAnswer(const std::string& endpoint, const std::string& api_key,
+                               const HttpResult& res, json* answer, TimeMs* retry_after_ms) {
   const std::string where = "POST " + endpoint;
   if (res.status < 200 || res.status > 299) {
     ReadRetryAfter(res, retry_after_ms);
+    // Redacted before it is cut: a key cut in two would not be found.
     return Status::Unavailable(where + ": HTTP " + std::to_string(res.status) + ": " +
-                               res.body.substr(0, 200));
+                               Redacted(res.body, api_key).substr(0, 200));
   }
   auto parsed = ParseInputJson(res.body);
   if (!parsed.ok()) return Status::Corruption(where + ": the answer " + AnswerRefusal(parsed.status()));
@@ -70,7 +80,7 @@ Result<const json*> Ask(const ChatSpec& spec, const json& body, json* answer,
   if (!call.ok()) return call.status();
   auto res = Fetch(*call);
   if (!res.ok()) return res.status();
-  return ReadAnswer(call->url, *res, answer, retry_after_ms);
+  return ReadAnswer(call->url, spec.api_key, *res, answer, retry_after_ms);
 }
 
 std::string StringAt(const json& object, const char* key) {
@@ -168,7 +178,7 @@ Result<ChatTurn> ReadChatAnswer(const ChatSpec& spec, const HttpReply& reply,
   if (!reply.status.ok()) return reply.status;
   const std::string endpoint = Endpoint(spec.url);
   json answer;
-  auto message = ReadAnswer(endpoint, reply.result, &answer, retry_after_ms);
+  auto message = ReadAnswer(endpoint, spec.api_key, reply.result, &answer, retry_after_ms);
   if (!message.ok()) return message.status();
   return TurnOf(endpoint, answer, **message);
 }

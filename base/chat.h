@@ -19,9 +19,10 @@
 // by api.max_json_depth) and read without letting the JSON throw.
 //
 // Errors: Unavailable naming the URL for transport failures, timeouts and
-// non-2xx statuses (with the start of the body); for a 429 or a 503 with
-// a Retry-After of seconds, `*retry_after_ms` is set (else left alone) so
-// the caller can wait as the server asked. Corruption when the answer is
+// non-2xx statuses (with the start of the body, api_key redacted: servers
+// echo a key they refuse); for a 429 or a 503 with a Retry-After of
+// seconds, `*retry_after_ms` is set (else left alone) so the caller can
+// wait as the server asked. Corruption when the answer is
 // not of the shape above.
 //
 // Thread-safety: Complete and Chat are reentrant.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <csignal>
 #include <set>
 
 #include "base/input_json.h"
@@ -560,6 +561,11 @@ void Runtime::WriteApiFile() {
 }
 
 int Runtime::Run() {
+  // A program that exits (or closes its stdin) before reading all we write
+  // to it -- an exec effector's payload, an exec mind's wake -- is an EPIPE
+  // for the writer, not a signal that ends the runtime. Its children get
+  // every signal at its default again (base/subprocess.h).
+  std::signal(SIGPIPE, SIG_IGN);
   Status s = Open();
   if (!s.ok()) {
     log_->error("cannot start: {}", s.message());

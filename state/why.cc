@@ -180,22 +180,55 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
   std::set<uint64_t> made;    // seqs of events that created the thing or what it made
   std::set<uint64_t> caused;  // seqs a reflex firing on it caused
   std::set<std::string> near;  // what it is tied to, one step out
-  // The mind's events, kept from the first pass (they are few: a session
-  // has max_steps steps) to link the thing to a session (state/why.h).
-  std::vector<Event> mind;
-  // 1. Everything that names it.
-  LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
-    if (e.type == EventType::kMindWoken || e.type == EventType::kMindStep ||
-        e.type == EventType::kMindSlept) {
-      if (mind.size() < kMaxWhySteps) mind.push_back(e);
-      else truncated = true;
-      return;
-    }
-    std::vector<std::string> ids = EventIds(e);
-    if (std::find(ids.begin(), ids.end(), id) == ids.end() && SessionOf(e) != id) return;
+  auto keep = [&](const Event& e) {
     if (chain.size() < kMaxWhySteps) chain.emplace(e.seq, Step(e));
     else
       truncated = true;
+  };
+  // What a wake was woken on is tied to the thing too.
+  auto woken_on = [&](const Event& e) {
+    if (std::string t = e.Str("thread_id"); !t.empty() && t != id) near.insert(t);
+    for (const json& p : e.fields.value("percept_ids", json::array()))
+      if (p.is_string() && p.get<std::string>() != id) near.insert(p.get<std::string>());
+  };
+  // The mind's sessions tied to it, found as the log goes (nothing of the
+  // mind is kept aside: a long-lived agent has many sessions): a session
+  // woken on it is taken whole, its steps' writes followed in pass 2; a
+  // step whose tool call made it is taken (its calls' events come before
+  // it, so `made` has them by then), and its session's wake below.
+  std::set<std::string> whole, woke;
+  // 1. Everything that names it.
+  LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
+    if (e.type == EventType::kMindWoken) {
+      if (e.Str("session") == id) kind = "session";  // why of a session itself
+      if (WokenOn(e, id) || e.Str("session") == id) {
+        whole.insert(e.Str("session"));
+        keep(e);
+        woken_on(e);
+      }
+      return;
+    }
+    if (e.type == EventType::kMindStep || e.type == EventType::kMindSlept) {
+      const std::string session = e.Str("session");
+      const bool all = whole.count(session) > 0;
+      bool making = false;
+      if (e.type == EventType::kMindStep)
+        for (uint64_t c : StepCaused(e)) {
+          making = making || made.count(c) > 0;
+          if (all) caused.insert(c);
+        }
+      if (all || making) keep(e);
+      if (making && !all) woke.insert(session);
+      return;
+    }
+    // What the mind's requests wrote names its session in its reason
+    // ("session m-5 step 1 call 0"; an exec mind's "session m-5"): the link
+    // for what a step's record does not list.
+    std::vector<std::string> ids = EventIds(e);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end() && SessionOf(e) != id) return;
+    keep(e);
+    if (std::string session = SessionOf(e); !session.empty() && session != id && !whole.count(session))
+      woke.insert(session);
     const std::string created = CreatedId(e);
     if (created == id) {
       made.insert(e.seq);
@@ -211,51 +244,15 @@ Result<json> Why(const std::string& events_dir, const std::string& id) {
     for (std::string& other : ids)
       if (other != id && e.type != EventType::kEntryStaged) near.insert(std::move(other));
   }));
-  // The mind's sessions it is tied to: woken on it (everything the session
-  // did follows), or a step whose tool call made it (that step and the wake,
-  // with what the mind was woken on).
-  std::set<std::string> whole, woke;
-  std::set<uint64_t> making;  // seqs of the steps that made it
-  // What the mind's requests wrote names its session in its reason
-  // ("session m-5 step 1 call 0"; an exec mind's "session m-5"): the link
-  // for what a step's record does not list.
-  for (const auto& [seq, step] : chain) {
-    const std::string actor = step.value("actor", ""), reason = step.value("reason", "");
-    if (!actor.starts_with("mind:") || !reason.starts_with("session ")) continue;
-    const std::string session = reason.substr(8, reason.find(' ', 8) - 8);
-    if (!session.empty() && session != id) woke.insert(session);
-  }
-  for (const Event& e : mind) {
-    if (e.Str("session") == id) {  // why of a session itself
-      whole.insert(id);
-      kind = "session";
-    }
-    if (e.type == EventType::kMindWoken && WokenOn(e, id)) whole.insert(e.Str("session"));
-    if (e.type == EventType::kMindStep)
-      for (uint64_t c : StepCaused(e))
-        if (made.count(c)) {
-          woke.insert(e.Str("session"));
-          making.insert(e.seq);
-        }
-  }
-  for (const Event& e : mind) {
-    const std::string session = e.Str("session");
-    const bool all = whole.count(session) > 0;
-    bool take = all || making.count(e.seq) || (e.type == EventType::kMindWoken && woke.count(session));
-    if (!take) continue;
-    if (chain.size() >= kMaxWhySteps) {
-      truncated = true;
-      break;
-    }
-    chain.emplace(e.seq, Step(e));
-    if (e.type == EventType::kMindWoken) {
-      if (std::string t = e.Str("thread_id"); !t.empty() && t != id) near.insert(t);
-      for (const json& p : e.fields.value("percept_ids", json::array()))
-        if (p.is_string() && p.get<std::string>() != id) near.insert(p.get<std::string>());
-    }
-    if (e.type == EventType::kMindStep && all)
-      for (uint64_t c : StepCaused(e)) caused.insert(c);
-  }
+  // The wakes of the sessions whose steps made it, with what they were
+  // woken on: they came before those steps, so a pass of their own (only
+  // for what the mind made).
+  if (!woke.empty())
+    LIMBIC_RETURN_IF_ERROR(ScanLog(events_dir, [&](const Event& e) {
+      if (e.type != EventType::kMindWoken || !woke.count(e.Str("session"))) return;
+      keep(e);
+      woken_on(e);
+    }));
   if (chain.empty()) return Status::NotFound("no event of the log names " + id);
   // 2. What the first pass led to: what a firing on it caused, the firing
   // that caused it, and the creation (and deliveries) of what it is tied to.

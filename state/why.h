@@ -21,9 +21,11 @@
 // The chain is in log order, except that a mind step comes right before
 // what its tool calls wrote (it is recorded once they have run).
 //
-// Two passes over the log (the second follows what the first found), so the
-// cost is two reads of the log, about a second per million events; the
-// chain stops at kMaxWhySteps steps ("truncated": true).
+// Two passes over the log (the second follows what the first found; one
+// more between them for what the mind made, to read its session's wake), so
+// the cost is two or three reads of the log, about a second per million
+// events; nothing is kept aside but what the chain holds, which stops at
+// kMaxWhySteps steps ("truncated": true).
 //
 // Thread-safety: reads files only; the log may be written meanwhile (what
 // is not complete yet is not read).

@@ -100,7 +100,7 @@ struct Mind::Session {
   TimeMs woken_at = 0;
   std::chrono::steady_clock::time_point started;
   uint64_t steps = 0, tokens = 0;
-  uint64_t unapplied_tokens = 0;  // of steps submitted, not yet counted in use_
+  uint64_t uncounted = 0;    // tokens of its steps submitted and not yet in use_ (CountEvent)
   bool woken = false;        // mind_woken is durable
   bool context_done = false;
   json context;              // the bundle, or {"error": ...}
@@ -253,6 +253,11 @@ Status Mind::Recount(TimeMs now) {
 }
 
 void Mind::CountEvent(const Event& e) {
+  if (e.type == EventType::kMindStep && session_ && e.Str("session") == session_->id) {
+    const uint64_t t =
+        e.fields.value("tokens_in", uint64_t{0}) + e.fields.value("tokens_out", uint64_t{0});
+    session_->uncounted -= std::min(session_->uncounted, t);
+  }
   if (FormatDate(e.ts) != use_.day) {
     if (Status s = Recount(e.ts); !s.ok()) log_->warn("mind: counting the day's use: {}", s.message());
     return;  // the pool has the event already
@@ -426,7 +431,17 @@ void Mind::CheckAttention() {
     if (open.empty()) return;
     wake.trigger = "thread";
     wake.thread_id = (*view)["thread"].value("id", "");
-    wake.reason = "focused thread " + wake.thread_id + " has " + std::to_string(open.size()) +
+    // The view (limit 1) shows one of them: the wake names up to 20.
+    state::PerceptQuery q;
+    q.thread_id = wake.thread_id;
+    q.status = "assigned";
+    q.limit = 21;
+    if (auto all = deps_.engine.projection().QueryPercepts(q, now); all.ok() && !all->empty()) {
+      open.clear();
+      for (const json& p : *all) open.push_back(p.value("id", ""));
+    }
+    wake.reason = "focused thread " + wake.thread_id + " has " +
+                  (open.size() > 20 ? std::string("more than 20") : std::to_string(open.size())) +
                   " unprocessed percept" + (open.size() == 1 ? "" : "s");
     if (open.size() > 20) open.resize(20);
     wake.percept_ids = std::move(open);
@@ -469,8 +484,16 @@ void Mind::Wake(WakeRequest wake, Done done) {
 void Mind::Sleep(std::string actor, Done done) {
   if (!session_ || session_->ended)
     return done(Status::FailedPrecondition("asleep: no session runs"), json());
-  session_->on_end.push_back(std::move(done));
-  if (session_->slept_by.empty()) session_->slept_by = std::move(actor);
+  Session& s = *session_;
+  if (s.slept_by.empty()) s.slept_by = std::move(actor);
+  if (s.in_tool) {
+    // A tool call of the session is in the API -- maybe this very request
+    // (the model's sleep_mind), and the session ends only once it returns:
+    // waiting for that end would wait on itself. The answer comes now.
+    End("slept");
+    return done(Status::OK(), json{{"session", s.id}, {"outcome", s.ending}});
+  }
+  s.on_end.push_back(std::move(done));
   End("slept");
 }
 
@@ -566,7 +589,8 @@ void Mind::Ready() {
 void Mind::AskModel() {
   Session& s = *session_;
   if (s.steps >= static_cast<uint64_t>(config_.budget.max_steps)) return End("max_steps");
-  if (config_.budget.daily_tokens > 0 && use_.tokens + s.unapplied_tokens >= config_.budget.daily_tokens)
+  // The steps just recorded count, though their events may not be applied yet.
+  if (config_.budget.daily_tokens > 0 && use_.tokens + s.uncounted >= config_.budget.daily_tokens)
     return End("budget", "daily_tokens used");
   ChatSpec spec{config_.url, config_.model, config_.api_key, static_cast<int>(config_.timeout)};
   auto call = ChatCall(spec, s.messages, tools_json_);
@@ -691,13 +715,11 @@ void Mind::RecordStep() {
   // The record is written ahead of what follows, but not waited for: the
   // next model call need not wait for a disk (the log keeps the order, and
   // a step that could not be written ends the session).
+  s.uncounted += s.turn.prompt_tokens + s.turn.completion_tokens;
   const uint64_t gen = generation_;
-  const uint64_t step_tokens = s.turn.prompt_tokens + s.turn.completion_tokens;
-  s.unapplied_tokens += step_tokens;
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}},
-                                  [this, gen, step_tokens](const Status& status, std::span<const Event>) {
+                                  [this, gen](const Status& status, std::span<const Event>) {
                                     if (!session_ || generation_ != gen) return;
-                                    session_->unapplied_tokens -= step_tokens;
                                     if (!status.ok()) End("error", "mind_step not written: " + status.message());
                                   });
   if (!st.ok()) return End("error", "mind_step refused: " + st.message());
@@ -785,12 +807,9 @@ void Mind::Finish(const std::string& outcome) {
   last_session_ = {{"id", s->id}, {"outcome", outcome}, {"at", FormatTime(Now())}};
   for (Done& d : s->on_end) d(Status::OK(), json{{"session", s->id}, {"outcome", outcome}});
   UpdatePressure(Now());
-  // Attention may call again once min_interval has passed.
-  if (!stopping_) {
-    TimeMs retry_at = -1;
-    if (Status why = Refusal(true, Now(), &retry_at); !why.ok() && retry_at >= 0) ScheduleCheck(retry_at);
-    else PostCheck();
-  }
+  // Attention may call again: a wake it asks for now is refused (the
+  // reason kept) and looked at again once min_interval has passed.
+  if (!stopping_) PostCheck();
   // An exec mind's reader thread is joined off the loop's critical path:
   // its program has exited already.
   s.reset();
@@ -929,9 +948,10 @@ void Mind::OnExecLine(const std::string& line) {
   if (config_.record_text && j.contains("text") && j["text"].is_string())
     fields["text"] = Bounded(j["text"].get<std::string>(), config_.max_text);
   s.tokens += count("tokens_in") + count("tokens_out");
+  s.uncounted += count("tokens_in") + count("tokens_out");
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindStep, std::move(fields)}}, nullptr);
   if (!st.ok()) log_->warn("mind: {}: step not recorded: {}", s.id, st.message());
-  if (config_.budget.daily_tokens > 0 && use_.tokens + s.tokens >= config_.budget.daily_tokens)
+  if (config_.budget.daily_tokens > 0 && use_.tokens + s.uncounted >= config_.budget.daily_tokens)
     End("budget", "daily_tokens used");
 }
 
@@ -995,7 +1015,7 @@ json Mind::BudgetJson(TimeMs now) {
   const MindBudgetConfig& b = config_.budget;
   if (FormatDate(now) != use_.day) (void)Recount(now);
   const TimeMs awake = use_.time + (session_ ? session_->Elapsed() : 0);
-  const uint64_t tokens = use_.tokens + (session_ && !session_->ended ? 0 : 0);
+  const uint64_t tokens = use_.tokens + (session_ ? session_->uncounted : 0);
   auto left = [](uint64_t limit, uint64_t used) -> json {
     if (limit == 0) return nullptr;
     return used >= limit ? 0 : limit - used;

@@ -1,0 +1,1638 @@
+// The mind (issue 41, docs/mind.md) through the real binary: a scripted
+// OpenAI-compatible server on loopback plays the model (tool calls, 429,
+// 500, a timeout, an answer nested too deep), the thinking budget refuses
+// and ends sessions, a SIGKILL mid-session leaves it interrupted, `mind
+// rerun` runs a session again in a sandbox, the exec kind runs a Python
+// mind in its own process group, and the config refuses what it must.
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "http.h"
+#include "mcp_client.h"
+#include "runtime_util.h"
+#include "tests/process_group.h"
+
+// This file's own namespace: test programs compile in unity batches.
+namespace mind_test {
+
+using nlohmann::json;
+using namespace limbic::testing;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+// ---- the model: a scripted OpenAI-compatible chat-completions server ----
+
+// A tool call as the model writes it: `arguments` is JSON text, as it is.
+json RawCall(const std::string& id, const std::string& name, const std::string& arguments) {
+  return {
+      {"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", arguments}}}};
+}
+
+json Call(const std::string& id, const std::string& name, const json& arguments) {
+  return RawCall(id, name, arguments.dump());
+}
+
+// A chat-completions answer of 200: the assistant's text and tool calls,
+// with the usage given.
+std::string ChatAnswer(const std::string& text, const std::vector<json>& calls = {},
+                       uint64_t in = 100, uint64_t out = 20) {
+  json message = {{"role", "assistant"}, {"content", text.empty() ? json() : json(text)}};
+  if (!calls.empty()) message["tool_calls"] = calls;
+  json body = {
+      {"id", "chatcmpl-test"},
+      {"object", "chat.completion"},
+      {"model", "test-model"},
+      {"choices",
+       {{{"index", 0},
+         {"message", message},
+         {"finish_reason", calls.empty() ? "stop" : "tool_calls"}}}},
+      {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}}};
+  return HttpAnswer(200, body.dump());
+}
+
+// The model server: `script` gives the raw answer to each request (its
+// JSON body and its index, 0-based); nullopt holds it unanswered.
+class Model {
+ public:
+  using Script = std::function<std::optional<std::string>(const json& body, size_t index)>;
+  explicit Model(Script script)
+      : script_(std::move(script)), server_([this](const TestRequest& r) {
+          return script_(json::parse(r.body, nullptr, false), r.index);
+        }) {}
+  std::string url() const { return server_.url(); }
+  std::vector<TestRequest> raw() { return server_.requests(); }
+  // The requests' bodies, in order.
+  std::vector<json> bodies() {
+    std::vector<json> out;
+    for (const TestRequest& r : server_.requests())
+      out.push_back(json::parse(r.body, nullptr, false));
+    return out;
+  }
+  size_t count() { return server_.requests().size(); }
+  bool WaitFor(size_t n, int timeout_ms = 20000) { return server_.WaitFor(n, timeout_ms); }
+
+ private:
+  Script script_;
+  TestHttpServer server_;  // last: its threads call script_
+};
+
+// A script of answers in order; the last one repeats.
+Model::Script Answers(std::vector<std::optional<std::string>> answers) {
+  return
+      [answers](const json&, size_t index) { return answers[std::min(index, answers.size() - 1)]; };
+}
+
+// The messages of a request whose role is `role`.
+std::vector<json> MessagesOf(const json& body, const std::string& role) {
+  std::vector<json> out;
+  for (const json& m : body.value("messages", json::array()))
+    if (m.value("role", "") == role) out.push_back(m);
+  return out;
+}
+
+// ---- the runtime ----
+
+// BaseConfig with an enabled openai mind "scout" at `model_url`: it wakes
+// only when asked (threshold 1, no arousal gain, no focused-thread wake)
+// and has no budget to speak of; `patch` is merged into the mind section.
+json MindConfig(const TempDir& dir, const std::string& model_url,
+                const json& patch = json::object(), json effectors = json::object()) {
+  json config = BaseConfig(dir, std::move(effectors));
+  json mind = {{"enabled", true},
+               {"name", "scout"},
+               {"kind", "openai"},
+               {"url", model_url},
+               {"model", "test-model"},
+               {"api_key_env", ""},
+               {"timeout", "20s"},
+               {"tools", {"create_thread", "enqueue_action", "attention"}},
+               {"wake", {{"threshold", 1}, {"arousal_gain", 0}, {"focused_thread", false}}},
+               {"budget", {{"max_session", "60s"}, {"max_steps", 8}, {"min_interval", "0s"}}}};
+  mind.merge_patch(patch);
+  config["mind"] = std::move(mind);
+  return config;
+}
+
+// An exec mind running `script` (a Python program written beside the config).
+json ExecConfig(const TempDir& dir, const std::string& script, const json& patch = json::object()) {
+  std::ofstream(dir / "mind.py") << script;
+  json config = BaseConfig(dir);
+  json mind = {{"enabled", true},
+               {"name", "scout"},
+               {"kind", "exec"},
+               {"command", {"/usr/bin/python3", "${CONFIG_DIR}/mind.py"}},
+               {"wake", {{"threshold", 1}, {"arousal_gain", 0}, {"focused_thread", false}}},
+               {"budget", {{"max_session", "60s"}, {"max_steps", 8}, {"min_interval", "0s"}}}};
+  mind.merge_patch(patch);
+  config["mind"] = std::move(mind);
+  return config;
+}
+
+// POST /v1/mind/wake: the session it started.
+std::string Wake(uint16_t port, const std::string& reason) {
+  auto r = HttpJson(port, "POST", "/v1/mind/wake", {{"reason", reason}});
+  INFO(r.body);
+  REQUIRE(r.status == 202);
+  std::string session = r.Json()["session"];
+  CHECK(session == "m-" + std::to_string(r.Json()["seq"].get<uint64_t>()));
+  return session;
+}
+
+// The session's record once it is asleep.
+json WaitAsleep(uint16_t port, const std::string& session, int timeout_ms = 20000) {
+  return WaitJson(
+      port, "/v1/mind/sessions/" + session,
+      [](const json& s) { return s.is_object() && s.value("status", "") == "asleep"; }, timeout_ms);
+}
+
+// Every event of the log, oldest first.
+json AllEvents(uint16_t port) {
+  auto r = Http(port, "GET", "/v1/events?after=0&limit=10000");
+  REQUIRE(r.status == 200);
+  return r.Json()["events"];
+}
+
+std::vector<json> EventsOf(const json& events, const std::string& type) {
+  std::vector<json> out;
+  for (const json& e : events)
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+// An RFC 3339 time of the API ("2026-11-28T16:01:44.123Z") in ms.
+int64_t Ms(const std::string& t) {
+  tm parts{};
+  int ms = 0;
+  REQUIRE(std::sscanf(t.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &parts.tm_year, &parts.tm_mon,
+                      &parts.tm_mday, &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &ms) == 7);
+  parts.tm_year -= 1900;
+  parts.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&parts)) * 1000 + ms;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Waits for a JSON file the Python mind writes (atomically, by rename).
+json WaitFile(const std::string& path, int timeout_ms = 20000) {
+  auto deadline = Steady::now() + std::chrono::milliseconds(timeout_ms);
+  while (Steady::now() < deadline) {
+    json j = json::parse(ReadText(path), nullptr, false);
+    if (j.is_object()) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL("no " << path);
+  return json();
+}
+
+}  // namespace
+
+// ---- 1. a session that acts -----------------------------------------------
+
+TEST_CASE(
+    "mind: a percept wakes an openai mind whose tool calls create a thread and enqueue a delivered "
+    "action",
+    "[runtime][mind]") {
+  TempDir dir;
+  ScriptedServer hook({201});
+  Model model(Answers({
+      ChatAnswer("",
+                 {Call("call_1", "create_thread",
+                       {{"goal", "answer hello"},
+                        {"id", "t-mind"},
+                        {"percepts", json::array({"p-hello"})}})},
+                 120, 30),
+      ChatAnswer("replying",
+                 {Call("call_2", "enqueue_action",
+                       {{"effector", "hook"},
+                        {"type", "reply"},
+                        {"payload", {{"text", "hi there"}}},
+                        {"thread_id", "t-mind"},
+                        {"percept_id", "p-hello"}})},
+                 200, 40),
+      ChatAnswer("done: replied to p-hello", {}, 300, 10),
+  }));
+  json effectors = {
+      {"hook",
+       {{"kind", "http"}, {"url", "http://127.0.0.1:" + std::to_string(hook.port()) + "/in"}}}};
+  // Attention wakes it: threshold 0.7; never again within the hour.
+  RunningLimbic l(dir, MindConfig(dir, model.url(),
+                                  {{"wake", {{"threshold", 0.7}}},
+                                   {"budget", {{"min_interval", "1h"}}},
+                                   {"context_tokens", 3000}},
+                                  effectors));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  CHECK(Http(port, "GET", "/v1/mind").Json()["status"] == "asleep");
+  auto p = HttpJson(port, "POST", "/v1/percepts",
+                    {{"id", "p-hello"},
+                     {"source", "chat"},
+                     {"type", "msg"},
+                     {"text", "hello?"},
+                     {"intensity", 0.9}});
+  REQUIRE(p.status == 201);
+
+  json list = WaitJson(port, "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  const std::string id = list["sessions"][0]["id"];
+  CHECK(list["sessions"][0]["steps"] == 3);  // the list counts them
+  json s = Http(port, "GET", "/v1/mind/sessions/" + id).Json();
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "answered");
+  CHECK(s["trigger"] == "percept");
+  CHECK(s["mind"] == "scout");
+  CHECK(s["percept_ids"] == json::array({"p-hello"}));
+  CHECK_THAT(s["reason"].get<std::string>(), Catch::Contains("percept p-hello from chat/msg"));
+  CHECK(s["tokens_in"] == 620);
+  CHECK(s["tokens_out"] == 80);
+  CHECK(s["tokens"] == 700);
+  REQUIRE(s["steps"].size() == 3);
+  CHECK(s["steps"][0]["step"] == 1);
+  CHECK(s["steps"][0]["model"] == "test-model");
+  CHECK(s["steps"][0]["tokens_in"] == 120);
+  CHECK(s["steps"][0]["finish_reason"] == "tool_calls");
+  REQUIRE(s["steps"][0]["tool_calls"].size() == 1);
+  CHECK(s["steps"][0]["tool_calls"][0]["name"] == "create_thread");
+  CHECK(s["steps"][0]["tool_calls"][0]["ok"] == true);
+  CHECK(s["steps"][1]["text"] == "replying");
+  REQUIRE(s["steps"][1]["tool_calls"].size() == 1);
+  CHECK(s["steps"][1]["tool_calls"][0]["name"] == "enqueue_action");
+  CHECK(s["steps"][1]["tool_calls"][0]["ok"] == true);
+  CHECK(s["steps"][2]["text"] == "done: replied to p-hello");
+  CHECK(s["steps"][2]["tool_calls"].empty());
+  CHECK(s["steps"][2]["finish_reason"] == "stop");
+  CHECK(Http(port, "GET", "/v1/mind/sessions/m-999999").status == 404);
+
+  // The thread and the action are the mind's, with the session as their reason.
+  json thread = Http(port, "GET", "/v1/threads/t-mind").Json();
+  CHECK(thread["goal"] == "answer hello");
+  CHECK(Http(port, "GET", "/v1/percepts/p-hello").Json()["thread_id"] == "t-mind");
+  json actions = WaitJson(port, "/v1/actions?status=complete",
+                          [](const json& j) { return j["actions"].size() == 1; });
+  const std::string action = actions["actions"][0]["id"];
+  CHECK(actions["actions"][0]["thread_id"] == "t-mind");
+  json events = AllEvents(port);
+  auto woken = EventsOf(events, "mind_woken");
+  REQUIRE(woken.size() == 1);
+  CHECK(woken[0]["actor"] == "executive");
+  CHECK(woken[0]["session"] == id);
+  CHECK(woken[0]["budget"].contains("tokens_used"));
+  auto created = EventsOf(events, "thread_created");
+  REQUIRE(created.size() == 1);
+  CHECK(created[0]["actor"] == "mind:scout");
+  CHECK(created[0]["reason"] == "session " + id + " step 1 call 0");
+  auto enqueued = EventsOf(events, "action_enqueued");
+  REQUIRE(enqueued.size() == 1);
+  CHECK(enqueued[0]["actor"] == "mind:scout");
+  CHECK(enqueued[0]["reason"] == "session " + id + " step 2 call 0");
+  const std::string key = "mind:" + id + ":2:0";
+  CHECK(enqueued[0]["idempotency_key"] == key);
+  // What each call wrote is in its step.
+  CHECK(s["steps"][1]["tool_calls"][0]["caused"] == json::array({enqueued[0]["seq"]}));
+  auto slept = EventsOf(events, "mind_slept");
+  REQUIRE(slept.size() == 1);
+  CHECK(slept[0]["outcome"] == "answered");
+  CHECK(slept[0]["steps"] == 3);
+  CHECK(slept[0]["tokens"] == 700);
+
+  // Delivered, with the call's idempotency key.
+  REQUIRE(hook.requests().size() == 1);
+  CHECK(hook.requests()[0].headers["idempotency-key"] == key);
+  CHECK(json::parse(hook.requests()[0].body)["text"] == "hi there");
+
+  // What the model server got: the tools of mind.tools with their schemas,
+  // the wake and the context bundle, then each call's result.
+  auto bodies = model.bodies();
+  REQUIRE(bodies.size() == 3);
+  for (const json& b : bodies) {
+    CHECK(b["model"] == "test-model");
+    std::vector<std::string> names;
+    for (const json& t : b["tools"]) {
+      CHECK(t["type"] == "function");
+      CHECK(t["function"]["parameters"]["type"] == "object");
+      CHECK(t["function"]["description"].is_string());
+      names.push_back(t["function"]["name"]);
+    }
+    CHECK(names == std::vector<std::string>{"create_thread", "enqueue_action", "attention"});
+  }
+  CHECK(bodies[0]["tools"][0]["function"]["parameters"]["properties"].contains("goal"));
+  CHECK(bodies[0]["tools"][1]["function"]["parameters"]["properties"].contains("effector"));
+  auto system = MessagesOf(bodies[0], "system");
+  REQUIRE(system.size() == 1);
+  CHECK_THAT(system[0]["content"].get<std::string>(), Catch::Contains("limbic"));
+  auto user = MessagesOf(bodies[0], "user");
+  REQUIRE(user.size() == 1);
+  const std::string prompt = user[0]["content"];
+  CHECK_THAT(prompt, Catch::StartsWith("You were woken: percept p-hello"));
+  auto at = prompt.find("\n\n");
+  REQUIRE(at != std::string::npos);
+  json bundle = json::parse(prompt.substr(at + 2), nullptr, false);
+  REQUIRE(bundle.is_object());
+  CHECK(bundle["wake"]["session"] == id);
+  CHECK(bundle["wake"]["trigger"] == "percept");
+  CHECK(bundle["wake"]["percept_ids"] == json::array({"p-hello"}));
+  REQUIRE(bundle["context"].is_object());
+  CHECK_FALSE(bundle["context"].contains("error"));
+  // GET /v1/context's bundle, within mind.context_tokens.
+  CHECK(bundle["context"]["budget_tokens"] == 3000);
+  CHECK(bundle["context"].contains("arousal"));
+  CHECK(bundle["context"].contains("memories"));
+  // The second request: the assistant's call, then its result.
+  auto assistant = MessagesOf(bodies[1], "assistant");
+  REQUIRE(assistant.size() == 1);
+  CHECK(assistant[0]["tool_calls"][0]["id"] == "call_1");
+  CHECK(assistant[0]["tool_calls"][0]["function"]["name"] == "create_thread");
+  auto tool = MessagesOf(bodies[1], "tool");
+  REQUIRE(tool.size() == 1);
+  CHECK(tool[0]["tool_call_id"] == "call_1");
+  CHECK(json::parse(tool[0]["content"].get<std::string>())["id"] == "t-mind");
+  CHECK(MessagesOf(bodies[2], "tool").size() == 2);
+
+  // why: the percept, the wake, the step, the action and its delivery, in order.
+  json why = Http(port, "GET", "/v1/why/" + action).Json();
+  std::vector<std::string> types;
+  for (const json& st : why["chain"]) types.push_back(st["type"]);
+  INFO(why.dump(1));
+  auto pos = [&](const std::string& type) {
+    return std::find(types.begin(), types.end(), type) - types.begin();
+  };
+  for (const char* type : {"percept_arrived", "mind_woken", "mind_step", "action_enqueued",
+                           "action_sent", "action_complete"})
+    REQUIRE(pos(type) < static_cast<long>(types.size()));
+  CHECK(pos("percept_arrived") < pos("mind_woken"));
+  CHECK(pos("mind_woken") < pos("mind_step"));
+  CHECK(pos("mind_step") < pos("action_enqueued"));
+  CHECK(pos("action_enqueued") < pos("action_sent"));
+  CHECK(pos("action_sent") < pos("action_complete"));
+  CHECK(why["chain"][pos("mind_step")]["event"]["step"] == 2);
+  // The command line says the same.
+  RunResult text = Limbic({"--state", dir / "state", "why", action});
+  INFO(text.out << text.err);
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("mind scout woken as " + id + " (percept)"));
+  CHECK_THAT(text.out,
+             Catch::Contains(id + " step 2 (test-model, 200+40 tokens): called enqueue_action"));
+  CHECK_THAT(text.out, Catch::Contains("[by mind:scout]"));
+  // limbic mind status|sessions|show.
+  RunResult status = Limbic({"--state", dir / "state", "mind", "status"});
+  INFO(status.out << status.err);
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.out, Catch::Contains("mind scout (openai, test-model): asleep"));
+  RunResult sessions = Limbic({"--state", dir / "state", "mind", "sessions", "--json"});
+  REQUIRE(sessions.exit_code == 0);
+  CHECK(json::parse(sessions.out)["sessions"][0]["id"] == id);
+  RunResult show = Limbic({"--state", dir / "state", "mind", "show", id});
+  INFO(show.out << show.err);
+  CHECK(show.exit_code == 0);
+  CHECK_THAT(show.out, Catch::Contains("ok   create_thread"));
+  CHECK_THAT(show.out, Catch::Contains("ok   enqueue_action"));
+  CHECK_THAT(show.out, Catch::Contains("answered, 3 steps, 700 tokens"));
+  // And the metrics.
+  std::string metrics = Http(port, "GET", "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("limbic_mind_wakes_total{trigger=\"percept\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_mind_steps_total 3"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_mind_tokens_total{direction=\"in\"} 620"));
+}
+
+// ---- 2. tool calls the model got wrong ----------------------------------------
+
+TEST_CASE(
+    "mind: malformed arguments, an unknown tool and a tool outside mind.tools come back as the "
+    "tool's error",
+    "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({
+      ChatAnswer("", {RawCall("c1", "create_thread", "{not json"),
+                      Call("c2", "create_thread", {{"goal", 5}}),
+                      Call("c3", "no_such_tool", json::object()),
+                      Call("c4", "delete_thread", {{"id", "t-fine"}}),
+                      Call("c5", "create_thread", {{"goal", "fine"}, {"id", "t-fine"}})}),
+      ChatAnswer("sorry about that"),
+  }));
+  // A system prompt of its own, relative to the config's directory.
+  std::filesystem::create_directories(dir / "mind");
+  std::ofstream(dir / "mind/system.md") << "You are the test mind. Use the tools.";
+  RunningLimbic l(dir, MindConfig(dir, model.url(), {{"system_prompt", "mind/system.md"}}));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string id = Wake(port, "try some tools");
+  json s = WaitAsleep(port, id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "answered");
+  REQUIRE(s["steps"].size() == 2);
+  const json& calls = s["steps"][0]["tool_calls"];
+  REQUIRE(calls.size() == 5);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(calls[i]["ok"] == false);
+    CHECK(calls[i]["error"].is_string());
+  }
+  CHECK(calls[0]["name"] == "create_thread");
+  CHECK_THAT(calls[0]["error"].get<std::string>(), Catch::Contains("arguments"));
+  CHECK_THAT(calls[1]["error"].get<std::string>(), Catch::Contains("goal"));
+  CHECK(calls[2]["name"] == "no_such_tool");
+  CHECK_THAT(calls[2]["error"].get<std::string>(), Catch::Contains("unknown tool"));
+  CHECK(calls[3]["name"] == "delete_thread");
+  CHECK_THAT(calls[3]["error"].get<std::string>(), Catch::Contains("not allowed"));
+  CHECK(calls[4]["ok"] == true);  // the calls after the bad ones still ran
+  CHECK(Http(port, "GET", "/v1/threads/t-fine").status == 200);
+
+  // The model was told, call by call.
+  REQUIRE(model.WaitFor(2));
+  CHECK(MessagesOf(model.bodies()[0], "system").at(0)["content"] ==
+        "You are the test mind. Use the tools.");
+  auto tool = MessagesOf(model.bodies()[1], "tool");
+  REQUIRE(tool.size() == 5);
+  for (int i = 0; i < 5; ++i) CHECK(tool[i]["tool_call_id"] == "c" + std::to_string(i + 1));
+  for (int i = 0; i < 4; ++i) {
+    json content = json::parse(tool[i]["content"].get<std::string>(), nullptr, false);
+    INFO(tool[i].dump());
+    REQUIRE(content.is_object());
+    CHECK(content["error"] == calls[i]["error"]);
+  }
+  CHECK(json::parse(tool[4]["content"].get<std::string>())["id"] == "t-fine");
+  // Only the good call wrote anything.
+  json events = AllEvents(port);
+  CHECK(EventsOf(events, "thread_created").size() == 1);
+  CHECK(EventsOf(events, "thread_deleted").empty());
+
+  // The runtime goes on: the command line wakes it again.
+  CHECK(Http(port, "GET", "/healthz").status == 200);
+  RunResult woke =
+      Limbic({"--state", dir / "state", "mind", "wake", "--reason", "once more", "--json"});
+  INFO(woke.out << woke.err);
+  REQUIRE(woke.exit_code == 0);
+  const std::string again = json::parse(woke.out)["session"];
+  json s2 = WaitAsleep(port, again);
+  CHECK(s2["outcome"] == "answered");
+  CHECK(s2["actor"] == "cli");
+  CHECK(s2["trigger"] == "explicit");
+  CHECK(s2["reason"] == "once more");
+}
+
+// ---- 3. the model server's errors ---------------------------------------------------
+
+TEST_CASE("mind: a 429 with Retry-After is waited out, then the session goes on",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({
+      HttpAnswer(429, R"({"error": {"message": "slow down"}})",
+                 "Content-Type: application/json\r\nRetry-After: 1\r\n"),
+      ChatAnswer("fine now"),
+  }));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "busy model");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "answered");
+  REQUIRE(s["steps"].size() == 1);  // the 429 is not a step
+  CHECK(s["steps"][0]["text"] == "fine now");
+  auto raw = model.raw();
+  REQUIRE(raw.size() == 2);
+  double waited = std::chrono::duration<double>(raw[1].at - raw[0].at).count();
+  INFO("asked again after " << waited << " s (Retry-After: 1)");
+  CHECK(waited >= 0.9);
+  CHECK(waited < 10);
+}
+
+TEST_CASE("mind: a 500 of the model server ends the session in error, the message in mind_slept",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({HttpAnswer(500, R"({"error": "the model fell over"})")}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "broken model");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK(s["steps"].empty());
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("500"));
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("the model fell over"));
+  auto slept = EventsOf(AllEvents(l.port()), "mind_slept");
+  REQUIRE(slept.size() == 1);
+  CHECK(slept[0]["outcome"] == "error");
+  CHECK(slept[0]["error"] == s["error"]);
+  CHECK(model.count() == 1);  // a 500 is not asked again
+  CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "asleep");
+}
+
+TEST_CASE("mind: a model server that never answers ends the session in error at mind.timeout",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({std::nullopt}));
+  RunningLimbic l(dir, MindConfig(dir, model.url(), {{"timeout", "300ms"}}));
+  REQUIRE(l.port() != 0);
+  auto t0 = Steady::now();
+  const std::string id = Wake(l.port(), "hung model");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("timed out after 300 ms"));
+  CHECK(s["steps"].empty());
+  CHECK(std::chrono::duration<double>(Steady::now() - t0).count() < 30);  // not max_session's 60 s
+  CHECK(s["duration_ms"].get<int64_t>() >= 250);
+}
+
+TEST_CASE("mind: an answer nested 100,000 deep ends the session in error, the runtime lives on",
+          "[runtime][mind]") {
+  TempDir dir;
+  std::string deep = R"({"choices": [{"message": {"role": "assistant", "content": )" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}}]}";
+  Model model(Answers({HttpAnswer(200, deep)}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "deep answer");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("the answer is"));
+  CHECK_THAT(s["error"].get<std::string>(),
+             Catch::Contains("deep") || Catch::Contains("depth") || Catch::Contains("nest"));
+  CHECK(Http(l.port(), "GET", "/healthz").status == 200);
+  CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "asleep");
+}
+
+// ---- 4. the thinking budget --------------------------------------------------------
+
+TEST_CASE(
+    "mind: min_interval refuses an autonomous wake right after a session, an explicit wake skips "
+    "it",
+    "[runtime][mind][budget]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("noted")}));
+  RunningLimbic l(
+      dir, MindConfig(dir, model.url(),
+                      {{"wake", {{"threshold", 0.7}}}, {"budget", {{"min_interval", "2s"}}}}));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  REQUIRE(HttpJson(port, "POST", "/v1/percepts",
+                   {{"id", "p-first"}, {"source", "chat"}, {"type", "msg"}, {"intensity", 0.8}})
+              .status == 201);
+  json list = WaitJson(port, "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  const std::string first = list["sessions"][0]["id"];
+  json s1 = Http(port, "GET", "/v1/mind/sessions/" + first).Json();
+  CHECK(s1["trigger"] == "percept");
+  CHECK(s1["percept_ids"] == json::array({"p-first"}));
+
+  // A second percept right after: refused, the reason kept.
+  REQUIRE(HttpJson(port, "POST", "/v1/percepts",
+                   {{"id", "p-second"}, {"source", "chat"}, {"type", "msg"}, {"intensity", 0.9}})
+              .status == 201);
+  json mind =
+      WaitJson(port, "/v1/mind", [](const json& m) { return m["last_refusal"].is_object(); });
+  INFO(mind.dump(1));
+  CHECK(mind["last_refusal"]["trigger"] == "percept");
+  CHECK_THAT(mind["last_refusal"]["reason"].get<std::string>(), Catch::Contains("min_interval"));
+  CHECK(mind["budget"]["min_interval_ms"] == 2000);
+
+  // An explicit wake skips min_interval.
+  const std::string explicit_id = Wake(port, "asked");
+  CHECK(WaitAsleep(port, explicit_id)["outcome"] == "answered");
+
+  // Once the interval has passed, attention wakes it on the best percept.
+  json later = WaitJson(port, "/v1/mind/sessions", [&](const json& j) {
+    for (const json& s : j["sessions"])
+      if (s["trigger"] == "percept" && s["id"] != first) return true;
+    return false;
+  });
+  std::string second;
+  for (const json& s : later["sessions"])
+    if (s["trigger"] == "percept" && s["id"] != first) second = s["id"];
+  json s2 = Http(port, "GET", "/v1/mind/sessions/" + second).Json();
+  INFO(s2.dump(1));
+  CHECK(s2["percept_ids"] == json::array({"p-second"}));
+  CHECK(Ms(s2["woken_at"]) - Ms(s1["woken_at"]) >= 2000);
+  std::string metrics = Http(port, "GET", "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("limbic_mind_refusals_total{reason=\"min_interval\"}"));
+  CHECK_THAT(metrics, Catch::Contains("limbic_mind_wakes_total{trigger=\"explicit\"} 1"));
+}
+
+TEST_CASE(
+    "mind: daily_tokens spent refuses the next wakes, across a restart, and sets budget_pressure",
+    "[runtime][mind][budget]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("", {Call("c1", "attention", json::object())}, 60, 50),
+                       ChatAnswer("more", {}, 10, 10)}));
+  json config = MindConfig(
+      dir, model.url(),
+      {{"wake", {{"threshold", 0.7}}}, {"budget", {{"daily_tokens", 100}, {"pressure_at", 0.5}}}});
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    const uint16_t port = l.port();
+    CHECK(Http(port, "GET", "/v1/arousal").Json()["factors"].value("budget_pressure", false) ==
+          false);
+    const std::string id = Wake(port, "spend it");
+    json s = WaitAsleep(port, id);
+    INFO(s.dump(1));
+    CHECK(s["outcome"] == "budget");  // the step spent the day's tokens: no second call
+    CHECK(s["error"] == "daily_tokens used");
+    CHECK(s["tokens"] == 110);
+    CHECK(model.count() == 1);
+
+    json mind = Http(port, "GET", "/v1/mind").Json();
+    INFO(mind.dump(1));
+    CHECK(mind["budget"]["tokens"]["limit"] == 100);
+    CHECK(mind["budget"]["tokens"]["used"] == 110);
+    CHECK(mind["budget"]["tokens"]["left"] == 0);
+    WaitJson(port, "/v1/arousal",
+             [](const json& a) { return a["factors"].value("budget_pressure", false) == true; });
+    CHECK(Http(port, "GET", "/v1/mind").Json()["budget"]["pressure"] == true);
+
+    // A percept that would wake it: refused, naming daily_tokens.
+    REQUIRE(HttpJson(port, "POST", "/v1/percepts",
+                     {{"source", "chat"}, {"type", "msg"}, {"intensity", 0.9}})
+                .status == 201);
+    mind = WaitJson(port, "/v1/mind", [](const json& m) { return m["last_refusal"].is_object(); });
+    CHECK(mind["last_refusal"]["trigger"] == "percept");
+    CHECK_THAT(mind["last_refusal"]["reason"].get<std::string>(), Catch::Contains("daily_tokens"));
+    // An explicit wake too: 409 budget.
+    auto r = HttpJson(port, "POST", "/v1/mind/wake", {{"reason", "please"}});
+    INFO(r.body);
+    CHECK(r.status == 409);
+    CHECK(r.Json()["error"]["code"] == "budget");
+    CHECK_THAT(r.Json()["error"]["message"].get<std::string>(), Catch::Contains("daily_tokens"));
+    CHECK(EventsOf(AllEvents(port), "mind_woken").size() == 1);
+    CHECK(l.child().Kill(SIGTERM) == 0);
+  }
+  // With no runtime, the command line reads the sessions from the state dir.
+  RunResult offline = Limbic({"--state", dir / "state", "mind", "sessions", "--json"});
+  INFO(offline.out << offline.err);
+  REQUIRE(offline.exit_code == 0);
+  json listed = json::parse(offline.out)["sessions"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["outcome"] == "budget");
+  CHECK(listed[0]["steps"] == 1);
+  const std::string spent = listed[0]["id"];
+  RunResult shown = Limbic({"--state", dir / "state", "mind", "show", spent});
+  INFO(shown.out << shown.err);
+  CHECK(shown.exit_code == 0);
+  CHECK_THAT(shown.out, Catch::Contains("budget, 1 steps, 110 tokens"));
+  CHECK_THAT(shown.out, Catch::Contains("daily_tokens used"));
+  CHECK(Limbic({"--state", dir / "state", "mind", "wake"}).exit_code != 0);  // nothing runs
+  // The budget is counted from the log: a restart does not reset it.
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  auto r = HttpJson(again.port(), "POST", "/v1/mind/wake", {{"reason", "after a restart"}});
+  INFO(r.body);
+  CHECK(r.status == 409);
+  CHECK(r.Json()["error"]["code"] == "budget");
+  CHECK(Http(again.port(), "GET", "/v1/mind").Json()["budget"]["tokens"]["used"] == 110);
+  CHECK(Http(again.port(), "GET", "/v1/arousal").Json()["factors"]["budget_pressure"] == true);
+  CHECK(model.count() == 1);
+}
+
+TEST_CASE("mind: a model that always calls a tool ends at max_steps after exactly max_steps steps",
+          "[runtime][mind][budget]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("", {Call("c", "attention", json::object())})}));
+  RunningLimbic l(dir, MindConfig(dir, model.url(), {{"budget", {{"max_steps", 3}}}}));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "loop");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "max_steps");
+  REQUIRE(s["steps"].size() == 3);
+  for (const json& st : s["steps"]) CHECK(st["tool_calls"][0]["ok"] == true);
+  CHECK(model.count() == 3);
+  auto slept = EventsOf(AllEvents(l.port()), "mind_slept");
+  REQUIRE(slept.size() == 1);
+  CHECK(slept[0]["steps"] == 3);
+  CHECK(Http(l.port(), "GET", "/v1/mind").Json()["budget"]["max_steps"] == 3);
+}
+
+TEST_CASE("mind: a slow model ends at max_session", "[runtime][mind][budget]") {
+  TempDir dir;
+  Model model([](const json&, size_t) -> std::optional<std::string> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    return ChatAnswer("", {Call("c", "attention", json::object())});
+  });
+  RunningLimbic l(
+      dir, MindConfig(dir, model.url(), {{"budget", {{"max_session", "1s"}, {"max_steps", 100}}}}));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "slow");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "max_session");
+  CHECK(s["duration_ms"].get<int64_t>() >= 1000);
+  CHECK(s["duration_ms"].get<int64_t>() < 10000);
+  CHECK(s["steps"].size() < 4);
+  CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "asleep");
+  // Asleep means asleep: the next explicit wake is a new session.
+  CHECK(HttpJson(l.port(), "POST", "/v1/mind/sleep", json::object()).status == 409);
+}
+
+// ---- 5. SIGKILL mid-session -----------------------------------------------------------
+
+TEST_CASE(
+    "mind: SIGKILL mid-session leaves it interrupted at the next start, never resumed, nothing "
+    "doubled",
+    "[runtime][mind][crash]") {
+  TempDir dir;
+  ScriptedServer hook({200});
+  Model model(Answers(
+      {ChatAnswer("", {Call("c1", "enqueue_action",
+                            {{"effector", "hook"}, {"type", "note"}, {"payload", {{"n", 1}}}})}),
+       std::nullopt}));  // then thinks forever
+  json effectors = {
+      {"hook",
+       {{"kind", "http"}, {"url", "http://127.0.0.1:" + std::to_string(hook.port()) + "/in"}}}};
+  json config = MindConfig(dir, model.url(), json::object(), effectors);
+  std::string id;
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    id = Wake(l.port(), "act, then think");
+    REQUIRE(model.WaitFor(2));  // step 1 is recorded before step 2 is asked
+    json s = Http(l.port(), "GET", "/v1/mind/sessions/" + id).Json();
+    CHECK(s["status"] == "awake");
+    CHECK(s["steps"].size() == 1);
+    CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "awake");
+    CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
+  }
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  const uint16_t port = again.port();
+  json s = WaitAsleep(port, id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "interrupted");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("never resumed"));
+  CHECK(s["steps"].size() == 1);
+  CHECK(Http(port, "GET", "/v1/mind").Json()["status"] == "asleep");
+  // The action was delivered once, by its key.
+  json actions = WaitJson(port, "/v1/actions?status=complete",
+                          [](const json& j) { return j["actions"].size() == 1; });
+  json events = AllEvents(port);
+  CHECK(EventsOf(events, "action_enqueued").size() == 1);
+  auto slept = EventsOf(events, "mind_slept");
+  REQUIRE(slept.size() == 1);
+  CHECK(slept[0]["outcome"] == "interrupted");
+  CHECK(EventsOf(events, "mind_woken").size() == 1);
+  CHECK(EventsOf(events, "mind_step").size() == 1);
+  // Not resumed: the model hears nothing more of it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(model.count() == 2);
+  REQUIRE(hook.requests().size() == 1);
+  CHECK(hook.requests()[0].headers["idempotency-key"] == "mind:" + id + ":1:0");
+}
+
+// ---- 6. rerun in a sandbox ---------------------------------------------------------------
+
+TEST_CASE(
+    "mind: rerun forks at the wake and runs the session again with another model, effectors dry",
+    "[runtime][mind][fork]") {
+  TempDir dir;
+  ScriptedServer hook({200});
+  // Acts once, then answers.
+  Model model([](const json& body, size_t) -> std::optional<std::string> {
+    if (!MessagesOf(body, "tool").empty())
+      return ChatAnswer("done with " + body.value("model", ""));
+    return ChatAnswer("", {Call("c1", "enqueue_action",
+                                {{"effector", "hook"},
+                                 {"type", "note"},
+                                 {"payload", {{"by", body.value("model", "")}}}})});
+  });
+  json effectors = {
+      {"hook",
+       {{"kind", "http"}, {"url", "http://127.0.0.1:" + std::to_string(hook.port()) + "/in"}}}};
+  RunningLimbic l(dir, MindConfig(dir, model.url(), json::object(), effectors));
+  REQUIRE(l.port() != 0);
+  // Something happened before the wake (a session woken at seq 1 has no
+  // seq before it to fork at).
+  REQUIRE(HttpJson(l.port(), "POST", "/v1/percepts",
+                   {{"source", "chat"}, {"type", "msg"}, {"text", "hm"}})
+              .status == 201);
+  const std::string id = Wake(l.port(), "the original");
+  CHECK(WaitAsleep(l.port(), id)["outcome"] == "answered");
+  WaitJson(l.port(), "/v1/actions?status=complete",
+           [](const json& j) { return j["actions"].size() == 1; });
+  REQUIRE(hook.requests().size() == 1);
+  REQUIRE(model.count() == 2);
+
+  const std::string box = dir / "box";
+  RunResult r = Limbic({"--state", dir / "state", "mind", "rerun", id, "--into", box, "--model",
+                        "other", "--config", dir / "limbic.json", "--json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  json out = json::parse(r.out);
+  CHECK(out["original"]["id"] == id);
+  const std::string rerun = out["rerun"]["id"];
+  CHECK(out["rerun"]["outcome"] == "answered");
+  CHECK(out["rerun"]["trigger"] == "explicit");
+  CHECK_THAT(out["rerun"]["reason"].get<std::string>(), Catch::Contains("rerun of " + id));
+  CHECK(out["rerun"]["steps"][0]["model"] == "other");
+
+  // The new session is in the sandbox.
+  RunResult show = Limbic({"--state", box, "mind", "show", rerun, "--json"});
+  INFO(show.out << show.err);
+  REQUIRE(show.exit_code == 0);
+  json s = json::parse(show.out);
+  CHECK(s["status"] == "asleep");
+  CHECK(s["outcome"] == "answered");
+  REQUIRE(s["steps"].size() == 2);
+  CHECK(s["steps"][1]["text"] == "done with other");
+  // The model server saw the other model.
+  auto bodies = model.bodies();
+  REQUIRE(bodies.size() == 4);
+  CHECK(bodies[2]["model"] == "other");
+  CHECK(bodies[3]["model"] == "other");
+  // Nothing was really sent: the delivery is in the sandbox's dry-run file.
+  CHECK(hook.requests().size() == 1);
+  std::ifstream dry(box + "/dry-run.jsonl");
+  std::string line;
+  std::vector<json> lines;
+  while (std::getline(dry, line))
+    if (!line.empty()) lines.push_back(json::parse(line));
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0]["effector"] == "hook");
+  CHECK_THAT(lines[0].dump(), Catch::Contains("\"by\":\"other\""));
+  // And the original is untouched.
+  CHECK(Http(l.port(), "GET", "/v1/mind/sessions?limit=10").Json()["sessions"].size() == 1);
+
+  // --prompt: another system prompt, in another sandbox.
+  std::ofstream(dir / "prompt.md") << "You are a careful test mind.";
+  RunResult p = Limbic({"--state", dir / "state", "mind", "rerun", id, "--into", dir / "box2",
+                        "--prompt", dir / "prompt.md", "--config", dir / "limbic.json", "--json"});
+  INFO(p.out << p.err);
+  REQUIRE(p.exit_code == 0);
+  bodies = model.bodies();
+  REQUIRE(bodies.size() == 6);
+  CHECK(bodies[4]["model"] == "test-model");
+  CHECK(MessagesOf(bodies[4], "system").at(0)["content"] == "You are a careful test mind.");
+  CHECK(MessagesOf(bodies[0], "system").at(0)["content"] != "You are a careful test mind.");
+  CHECK(hook.requests().size() == 1);
+}
+
+// ---- 7. the exec kind -------------------------------------------------------------------------
+
+TEST_CASE("mind: an exec mind in Python acts through the API and exits", "[runtime][mind][exec]") {
+  TempDir dir;
+  const std::string script = R"PY(import json, os, sys, urllib.request
+wake = json.loads(sys.stdin.read())
+headers = {"Content-Type": "application/json",
+           "X-Limbic-Actor": os.environ["LIMBIC_ACTOR"],
+           "X-Limbic-Reason": "session " + os.environ["LIMBIC_MIND_SESSION"]}
+body = json.dumps({"goal": "exec: " + wake["reason"], "id": "t-exec"}).encode()
+req = urllib.request.Request(os.environ["LIMBIC_URL"] + "/v1/threads", data=body, headers=headers, method="POST")
+made = json.load(urllib.request.urlopen(req, timeout=20))
+with open("wake.json", "w") as f:
+    json.dump({"wake": wake, "cwd": os.getcwd(), "session": os.environ["LIMBIC_MIND_SESSION"]}, f)
+print("not a step, just a line", flush=True)
+print(json.dumps({"text": "made " + made["id"], "tokens_in": 7, "tokens_out": 3, "model": "py-mind"}), flush=True)
+)PY";
+  RunningLimbic l(dir, ExecConfig(dir, script));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string id = Wake(port, "say hi");
+  json s = WaitAsleep(port, id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "exited");
+  REQUIRE(s["steps"].size() == 1);
+  CHECK(s["steps"][0]["text"] == "made t-exec");
+  CHECK(s["steps"][0]["model"] == "py-mind");
+  CHECK(s["tokens"] == 10);
+  json thread = Http(port, "GET", "/v1/threads/t-exec").Json();
+  CHECK(thread["goal"] == "exec: say hi");
+  auto created = EventsOf(AllEvents(port), "thread_created");
+  REQUIRE(created.size() == 1);
+  CHECK(created[0]["actor"] == "mind:scout");
+  CHECK(created[0]["reason"] == "session " + id);
+  // What it was given: the wake and the context, in the config's directory.
+  json seen = json::parse(ReadText(dir / "wake.json"));
+  CHECK(seen["session"] == id);
+  CHECK(seen["wake"]["session"] == id);
+  CHECK(seen["wake"]["trigger"] == "explicit");
+  CHECK(seen["wake"]["reason"] == "say hi");
+  CHECK(seen["wake"]["context"].is_object());
+  CHECK(seen["wake"]["budget"].is_object());
+  CHECK(seen["cwd"] == dir.path());
+  CHECK(Http(port, "GET", "/v1/mind").Json()["kind"] == "exec");
+}
+
+namespace {
+
+// A mind that starts a child in its group, says where they are, and hangs.
+const char* const kHangingMind = R"PY(import json, os, subprocess, sys, time
+child = subprocess.Popen(["/bin/sleep", "1000"])
+with open("pids.tmp", "w") as f:
+    json.dump({"pid": os.getpid(), "pgid": os.getpgid(0), "child": child.pid}, f)
+os.rename("pids.tmp", "pids.json")
+print(json.dumps({"text": "waiting with %d" % child.pid}), flush=True)
+time.sleep(1000)
+)PY";
+
+}  // namespace
+
+TEST_CASE("mind: an exec mind that hangs is killed at max_session with its process group",
+          "[runtime][mind][exec]") {
+  TempDir dir;
+  // 2 s: time for Python to start its child and say so, even on a loaded machine.
+  RunningLimbic l(dir, ExecConfig(dir, kHangingMind, {{"budget", {{"max_session", "2s"}}}}));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "hang");
+  json pids = WaitFile(dir / "pids.json");
+  const pid_t pgid = pids["pgid"];
+  CHECK(pids["pid"] == pids["pgid"]);  // its own group
+  CHECK(pgid != getpgid(0));
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "max_session");
+  CHECK(s["duration_ms"].get<int64_t>() >= 2000);
+  CHECK(s["steps"].size() == 1);
+  CHECK(GroupGone(pgid));
+  CHECK(LiveGroupMembers(pgid).empty());
+}
+
+TEST_CASE("mind: POST /v1/mind/sleep ends a hanging exec mind, slept", "[runtime][mind][exec]") {
+  TempDir dir;
+  RunningLimbic l(dir, ExecConfig(dir, kHangingMind));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  CHECK(HttpJson(port, "POST", "/v1/mind/sleep", json::object()).status == 409);  // asleep already
+  const std::string id = Wake(port, "hang");
+  json pids = WaitFile(dir / "pids.json");
+  const pid_t pgid = pids["pgid"];
+  WaitJson(port, "/v1/mind/sessions/" + id, [](const json& s) { return s["steps"].size() == 1; });
+  // One session at a time.
+  auto busy = HttpJson(port, "POST", "/v1/mind/wake", {{"reason", "again"}});
+  CHECK(busy.status == 409);
+  CHECK(busy.Json()["error"]["code"] == "busy");
+  auto r = HttpJson(port, "POST", "/v1/mind/sleep", json::object());
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  CHECK(r.Json()["session"] == id);
+  CHECK(r.Json()["outcome"] == "slept");
+  json s = WaitAsleep(port, id);
+  CHECK(s["outcome"] == "slept");
+  CHECK(GroupGone(pgid));
+}
+
+// ---- 8. the config ---------------------------------------------------------------------------
+
+TEST_CASE("mind: limbic run refuses a mind config that breaks the rules, naming the key",
+          "[runtime][mind][config]") {
+  struct Case {
+    const char* what;
+    json mind;
+    std::vector<std::string> says;
+  };
+  const json openai = {{"enabled", true},
+                       {"kind", "openai"},
+                       {"url", "http://127.0.0.1:9"},
+                       {"model", "m"},
+                       {"api_key_env", ""}};
+  auto with = [&](json patch) {
+    json m = openai;
+    m.merge_patch(patch);
+    return m;
+  };
+  const std::vector<Case> cases = {
+      {"an unknown tool",
+       with({{"tools", {"attention", "no_such_tool"}}}),
+       {"mind.tools[1]", "unknown tool", "no_such_tool"}},
+      {"approve_action",
+       with({{"tools", {"attention", "approve_action"}}}),
+       {"mind.tools[1]", "a mind may not decide approvals"}},
+      {"exec without a command",
+       {{"enabled", true}, {"kind", "exec"}},
+       {"mind.command", "required"}},
+      {"a relative argv[0]",
+       {{"enabled", true}, {"kind", "exec"}, {"command", {"python3", "mind.py"}}},
+       {"mind.command", "absolute"}},
+      {"the key in the file",
+       with({{"api_key", "sk-secret-in-the-file"}}),
+       {"mind.api_key", "api_key_env"}},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      TempDir dir;
+      json config = BaseConfig(dir);
+      config["mind"] = c.mind;
+      std::ofstream(dir / "limbic.json") << config.dump(2);
+      RunResult r =
+          Run({LimbicBinary(), "--state", dir / "state", "run", "--config", dir / "limbic.json"},
+              "", 30000);
+      INFO(r.out << r.err);
+      CHECK(r.exit_code != 0);
+      CHECK(r.exit_code != -1);  // it refused; it was not killed at the timeout
+      for (const std::string& s : c.says) CHECK_THAT(r.out + r.err, Catch::Contains(s));
+      CHECK_THAT(r.out + r.err, !Catch::Contains("sk-secret-in-the-file"));
+    }
+  }
+}
+
+// ---- 9. a reflex wakes it
+// ---------------------------------------------------------------------------
+
+TEST_CASE("mind: a reflex's wake_mind step wakes the mind, attributed to the reflex",
+          "[runtime][mind][reflexes]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("seen it")}));
+  json config = MindConfig(dir, model.url());
+  std::ofstream(dir / "reflexes.json")
+      << json{{"reflexes",
+               {{{"id", "chat-wakes"},
+                 {"when", {{"source", "chat"}}},
+                 {"then", {{{"wake_mind", {{"reason", "a chat message: {{percept.text}}"}}}}}}}}}}
+             .dump();
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  auto p = HttpJson(port, "POST", "/v1/percepts",
+                    {{"source", "chat"}, {"type", "msg"}, {"text", "ping"}});
+  REQUIRE(p.status == 201);
+  const std::string pid = p.Json()["id"];
+  json list = WaitJson(port, "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  const std::string id = list["sessions"][0]["id"];
+  json s = Http(port, "GET", "/v1/mind/sessions/" + id).Json();
+  INFO(s.dump(1));
+  CHECK(s["trigger"] == "reflex");
+  CHECK(s["actor"] == "reflex:chat-wakes");
+  CHECK(s["reason"] == "a chat message: ping");
+  CHECK(s["percept_ids"] == json::array({pid}));
+  CHECK(s["outcome"] == "answered");
+  json events = AllEvents(port);
+  auto fired = EventsOf(events, "reflex_fired");
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0]["wake_mind"]["reason"] == "a chat message: ping");
+  auto woken = EventsOf(events, "mind_woken");
+  REQUIRE(woken.size() == 1);
+  CHECK(woken[0]["actor"] == "reflex:chat-wakes");
+  CHECK(woken[0]["seq"].get<uint64_t>() > fired[0]["seq"].get<uint64_t>());
+  // why of the percept shows the wake it caused.
+  json why = Http(port, "GET", "/v1/why/" + pid).Json();
+  bool saw = false;
+  for (const json& st : why["chain"]) saw = saw || st["type"] == "mind_woken";
+  CHECK(saw);
+}
+
+// ---- beyond the issue's list ---------------------------------------------------------------
+
+TEST_CASE("mind: the focused thread with unprocessed percepts wakes the mind (trigger thread)",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("looked at the thread")}));
+  RunningLimbic l(dir, MindConfig(dir, model.url(),
+                                  {{"wake", {{"focused_thread", true}}},
+                                   {"budget", {{"min_interval", "1h"}}}}));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  json ids = json::array();
+  for (int i = 0; i < 3; ++i) {
+    auto p = HttpJson(port, "POST", "/v1/percepts",
+                      {{"source", "chat"}, {"type", "msg"}, {"text", "m" + std::to_string(i)}});
+    REQUIRE(p.status == 201);
+    ids.push_back(p.Json()["id"]);
+  }
+  CHECK(Http(port, "GET", "/v1/mind/sessions").Json()["sessions"].empty());  // below the threshold
+  auto t = HttpJson(port, "POST", "/v1/threads",
+                    {{"goal", "the chat"}, {"id", "t-chat"}, {"percepts", ids}});
+  REQUIRE(t.status == 201);
+  json list = WaitJson(port, "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  json s =
+      Http(port, "GET", "/v1/mind/sessions/" + list["sessions"][0]["id"].get<std::string>()).Json();
+  INFO(s.dump(1));
+  CHECK(s["trigger"] == "thread");
+  CHECK(s["thread_id"] == "t-chat");
+  CHECK(s["actor"] == "executive");
+  CHECK(s["reason"] == "focused thread t-chat has 3 unprocessed percepts");
+  json woken_on = s["percept_ids"];
+  std::sort(woken_on.begin(), woken_on.end());
+  json expected = ids;
+  std::sort(expected.begin(), expected.end());
+  CHECK(woken_on == expected);
+  auto user = MessagesOf(model.bodies().at(0), "user");
+  REQUIRE(user.size() == 1);
+  CHECK_THAT(user[0]["content"].get<std::string>(), Catch::Contains("\"thread_id\":\"t-chat\""));
+}
+
+TEST_CASE("mind: the API key goes to the model server and nowhere else",
+          "[runtime][mind][security]") {
+  const std::string key = "sk-limbic-test-5ecret-9f3a";
+  setenv("LIMBIC_TEST_MIND_KEY", key.c_str(), 1);
+  TempDir dir;
+  // The second session's server refuses the key, echoing it as some do.
+  Model model([&](const json& body, size_t index) -> std::optional<std::string> {
+    if (index >= 2)
+      return HttpAnswer(401,
+                        R"({"error": {"message": "Incorrect API key provided: )" + key + "\"}}");
+    if (!MessagesOf(body, "tool").empty()) return ChatAnswer("done");
+    return ChatAnswer("", {Call("c1", "attention", json::object())});
+  });
+  RunningLimbic l(dir, MindConfig(dir, model.url(), {{"api_key_env", "LIMBIC_TEST_MIND_KEY"}}));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string first = Wake(port, "with a key");
+  CHECK(WaitAsleep(port, first)["outcome"] == "answered");
+  const std::string second = Wake(port, "refused key");
+  json refused = WaitAsleep(port, second);
+  CHECK(refused["outcome"] == "error");
+  CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("401"));
+  CHECK_THAT(refused["error"].get<std::string>(),
+             Catch::Contains("Incorrect API key provided: [api key]"));
+  REQUIRE(l.WaitForLog(second + " asleep"));
+  for (const TestRequest& r : model.raw()) CHECK(r.headers.at("authorization") == "Bearer " + key);
+  // Not in an answer ...
+  for (const std::string& path :
+       std::vector<std::string>{"/v1/mind", "/v1/mind/sessions", "/v1/mind/sessions/" + first,
+                                "/v1/mind/sessions/" + second, "/v1/events?after=0&limit=10000",
+                                "/metrics", "/v1/context", "/healthz"}) {
+    INFO(path);
+    CHECK_THAT(Http(port, "GET", path).body, !Catch::Contains(key) && !Catch::Contains("5ecret"));
+  }
+  // ... nor a log line ...
+  for (const std::string& line : l.log()) {
+    INFO(line);
+    CHECK_THAT(line, !Catch::Contains("5ecret"));
+  }
+  // ... nor any file of the state dir (the log, the projections).
+  CHECK(Http(port, "POST", "/v1/mind/sleep").status == 409);
+  CHECK(l.child().Kill(SIGTERM) == 0);
+  RunResult grep = Run({"/bin/grep", "-rl", "5ecret", dir / "state"});
+  INFO(grep.out);
+  CHECK(grep.out.empty());
+}
+
+TEST_CASE("mind: SIGTERM mid-session ends it interrupted before exit, an exec mind's group with it",
+          "[runtime][mind][exec]") {
+  TempDir dir;
+  json config = ExecConfig(dir, kHangingMind);
+  std::string id;
+  pid_t pgid = 0;
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    id = Wake(l.port(), "hang");
+    pgid = WaitFile(dir / "pids.json")["pgid"];
+    WaitJson(l.port(), "/v1/mind/sessions/" + id,
+             [](const json& s) { return s["steps"].size() == 1; });
+    CHECK(l.child().Kill(SIGTERM) == 0);
+    CHECK(GroupGone(pgid));
+  }
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  json s = Http(again.port(), "GET", "/v1/mind/sessions/" + id).Json();
+  INFO(s.dump(1));
+  CHECK(s["status"] == "asleep");
+  CHECK(s["outcome"] == "interrupted");
+  CHECK(s["error"] == "limbic stopped");
+  CHECK(EventsOf(AllEvents(again.port()), "mind_slept").size() == 1);
+}
+
+TEST_CASE("mind: an exec mind that fails ends the session in error, naming its exit",
+          "[runtime][mind][exec]") {
+  TempDir dir;
+  RunningLimbic l(
+      dir, ExecConfig(dir, "import sys\nprint('giving up', file=sys.stderr)\nsys.exit(3)\n"));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "fail");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("3"));
+  CHECK(s["steps"].empty());
+  CHECK(l.WaitForLog("giving up"));  // its stderr is logged
+}
+
+TEST_CASE("mind: an action the mind enqueues for a guarded effector waits for a human",
+          "[runtime][mind][approval]") {
+  TempDir dir;
+  ScriptedServer hook({200});
+  Model model(Answers(
+      {ChatAnswer("", {Call("c1", "enqueue_action", {{"effector", "guarded"}, {"type", "pay"}})}),
+       ChatAnswer("asked for it")}));
+  json effectors = {{"guarded",
+                     {{"kind", "http"},
+                      {"url", "http://127.0.0.1:" + std::to_string(hook.port()) + "/in"},
+                      {"require_approval", true}}}};
+  RunningLimbic l(dir, MindConfig(dir, model.url(), json::object(), effectors));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string id = Wake(port, "pay the bill");
+  json s = WaitAsleep(port, id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "answered");
+  CHECK(s["steps"][0]["tool_calls"][0]["ok"] == true);
+  json waiting = Http(port, "GET", "/v1/actions?status=pending_approval").Json();
+  REQUIRE(waiting["actions"].size() == 1);
+  const std::string action = waiting["actions"][0]["id"];
+  CHECK(hook.requests().empty());
+  // A human approves it: then it goes, with the call's key.
+  auto ok = HttpJson(port, "POST", "/v1/actions/" + action + "/approve", json::object());
+  INFO(ok.body);
+  REQUIRE(ok.status == 200);
+  WaitJson(port, "/v1/actions/" + action, [](const json& a) { return a["status"] == "complete"; });
+  REQUIRE(hook.requests().size() == 1);
+  CHECK(hook.requests()[0].headers["idempotency-key"] == "mind:" + id + ":1:0");
+}
+
+TEST_CASE("mind: with api.token the mind's calls and an exec mind's requests carry the token",
+          "[runtime][mind][exec]") {
+  TempDir dir;
+  const std::string script = R"PY(import json, os, sys, urllib.request
+wake = json.loads(sys.stdin.read())
+headers = {"Content-Type": "application/json", "X-Limbic-Actor": os.environ["LIMBIC_ACTOR"],
+           "Authorization": "Bearer " + os.environ["LIMBIC_API_TOKEN"]}
+req = urllib.request.Request(os.environ["LIMBIC_URL"] + "/v1/threads", data=json.dumps({"goal": "with a token"}).encode(),
+                             headers=headers, method="POST")
+made = json.load(urllib.request.urlopen(req, timeout=20))
+print(json.dumps({"text": made["id"] + " " + str("error" in wake["context"])}), flush=True)
+)PY";
+  json config = ExecConfig(dir, script);
+  config["api"]["token"] = "t0ken-for-the-api";
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::vector<std::pair<std::string, std::string>> auth = {
+      {"Authorization", "Bearer t0ken-for-the-api"}};
+  CHECK(Http(port, "GET", "/v1/mind").status == 401);
+  auto w = Http(port, "POST", "/v1/mind/wake", json{{"reason", "token"}}.dump(), auth);
+  INFO(w.body);
+  REQUIRE(w.status == 202);
+  const std::string id = w.Json()["session"];
+  json s;
+  for (auto deadline = Steady::now() + std::chrono::seconds(20); Steady::now() < deadline;) {
+    s = Http(port, "GET", "/v1/mind/sessions/" + id, "", auth).Json();
+    if (s.value("status", "") == "asleep") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "exited");
+  REQUIRE(s["steps"].size() == 1);
+  const std::string text = s["steps"][0]["text"];
+  CHECK_THAT(text, Catch::EndsWith(" False"));  // the context was fetched with the token
+  const std::string thread = text.substr(0, text.find(' '));
+  json t = Http(port, "GET", "/v1/threads/" + thread, "", auth).Json();
+  CHECK(t["goal"] == "with a token");
+}
+
+TEST_CASE("mind: POST /v1/mind/sleep ends an openai session waiting on its model",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({std::nullopt}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  REQUIRE(HttpJson(port, "POST", "/v1/threads", {{"goal", "think about this"}, {"id", "t-think"}})
+              .status == 201);
+  CHECK(HttpJson(port, "POST", "/v1/mind/wake", {{"thread_id", "t-nope"}}).status == 404);
+  CHECK(HttpJson(port, "POST", "/v1/mind/wake", {{"why", "x"}}).status == 400);
+  auto w = HttpJson(port, "POST", "/v1/mind/wake", {{"thread_id", "t-think"}});
+  REQUIRE(w.status == 202);
+  const std::string id = w.Json()["session"];
+  REQUIRE(model.WaitFor(1));
+  json awake = Http(port, "GET", "/v1/mind").Json();
+  CHECK(awake["status"] == "awake");
+  CHECK(awake["session"]["id"] == id);
+  auto r = HttpJson(port, "POST", "/v1/mind/sleep", json::object());
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  CHECK(r.Json() == json({{"session", id}, {"outcome", "slept"}}));
+  json s = WaitAsleep(port, id);
+  CHECK(s["outcome"] == "slept");
+  CHECK(s["thread_id"] == "t-think");
+  CHECK(s["reason"] == "woken by http");
+  auto bundle = MessagesOf(model.bodies().at(0), "user").at(0)["content"].get<std::string>();
+  CHECK_THAT(bundle, Catch::Contains("\"thread_id\":\"t-think\""));
+  CHECK(model.count() == 1);
+}
+
+namespace {
+
+// `limbic run` as a shell starts it, with SIGPIPE at its default: the
+// tests' own processes ignore it, and an ignored signal stays ignored
+// across exec, so RunningLimbic's runtime never meets it.
+class DefaultSigpipeLimbic {
+ public:
+  DefaultSigpipeLimbic(const TempDir& dir, const json& config) {
+    const std::string path = dir / "limbic.json";
+    std::ofstream(path) << config.dump(2);
+    child_ = std::make_unique<Child>(
+        std::vector<std::string>{"/usr/bin/python3", "-c",
+                                 "import os, signal, sys\n"
+                                 "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
+                                 "os.execv(sys.argv[1], sys.argv[1:])\n",
+                                 LimbicBinary(), "--state", dir / "state", "run", "--config", path},
+        true);
+    std::string line;
+    while (child_->ReadLine(&line, 20000)) {
+      auto at = line.find("api http://127.0.0.1:");
+      if (at != std::string::npos) {
+        port_ = static_cast<uint16_t>(std::stoi(line.substr(at + 21)));
+        break;
+      }
+    }
+  }
+  uint16_t port() const { return port_; }
+  Child& child() { return *child_; }
+
+ private:
+  std::unique_ptr<Child> child_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "mind: a program that closes its stdin unread is an EPIPE, not the runtime's death by SIGPIPE",
+    "[runtime][mind][exec]") {
+  TempDir dir;
+  // Both close their stdin at once: what is written after that (more than
+  // a pipe holds) meets a pipe without a reader.
+  const json closer = {"/bin/sh", "-c", "exec 0<&-; sleep 0.2"};
+  json config = BaseConfig(dir, {{"closer", {{"kind", "exec"}, {"argv", closer}}}});
+  config["api"]["body_limit"] = 1 << 20;
+  config["mind"] = {{"enabled", true},
+                    {"kind", "exec"},
+                    {"command", closer},
+                    {"context_tokens", 100000},
+                    {"wake", {{"threshold", 1}, {"arousal_gain", 0}, {"focused_thread", false}}},
+                    {"budget", {{"max_session", "20s"}}}};
+  DefaultSigpipeLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  const std::string big(150000, 'x');
+  // The focused thread is in the context, so the wake is bigger than a pipe.
+  REQUIRE(HttpJson(port, "POST", "/v1/threads", {{"goal", "big"}, {"state", {{"context", big}}}})
+              .status == 201);
+  const std::string id = Wake(port, "a big wake");
+  json s = WaitAsleep(port, id);
+  INFO(s.dump().substr(0, 2000));
+  CHECK(s["outcome"] == "exited");
+  CHECK(Http(port, "GET", "/healthz").status == 200);
+  // The exec effector writes its payload the same way.
+  auto a = HttpJson(port, "POST", "/v1/actions",
+                    {{"effector", "closer"}, {"type", "t"}, {"payload", {{"text", big}}}});
+  REQUIRE(a.status == 201);
+  const std::string action = a.Json()["id"];
+  WaitJson(port, "/v1/actions/" + action, [](const json& j) {
+    return j["attempts"].get<int>() >= 1 && j["status"] != "inflight";
+  });
+  CHECK(Http(port, "GET", "/healthz").status == 200);
+  int code = 0;
+  CHECK_FALSE(l.child().WaitFor(0, &code));  // still running
+  CHECK(l.child().Kill(SIGTERM) == 0);
+}
+
+TEST_CASE("mind: MCP's wake_mind and mind tools reach the running mind, attributed to the client",
+          "[runtime][mind][mcp]") {
+  TempDir dir;
+  Model model(Answers({ChatAnswer("woken over MCP")}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  McpClient mcp(dir, {});
+  mcp.Initialize();  // clientInfo.name "test"
+  json woke = mcp.Ok("wake_mind", {{"reason", "from an MCP client"}});
+  const std::string id = woke["session"];
+  json s = WaitAsleep(l.port(), id);
+  CHECK(s["actor"] == "mcp:test");
+  CHECK(s["trigger"] == "explicit");
+  CHECK(s["reason"] == "from an MCP client");
+  CHECK(mcp.Ok("mind_status")["status"] == "asleep");
+  CHECK(mcp.Ok("mind_session", {{"id", id}})["outcome"] == "answered");
+  CHECK(mcp.Ok("mind_sessions")["sessions"][0]["id"] == id);
+  CHECK(mcp.Finish() == 0);
+}
+
+TEST_CASE("mind: off, it refuses to wake (409 off) and says so", "[runtime][mind]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));
+  REQUIRE(l.port() != 0);
+  json mind = Http(l.port(), "GET", "/v1/mind").Json();
+  CHECK(mind["enabled"] == false);
+  CHECK(mind["status"] == "off");
+  auto r = HttpJson(l.port(), "POST", "/v1/mind/wake", {{"reason", "hello?"}});
+  INFO(r.body);
+  CHECK(r.status == 409);
+  CHECK(r.Json()["error"]["code"] == "off");
+  CHECK(HttpJson(l.port(), "POST", "/v1/mind/sleep", json::object()).status == 409);
+  CHECK(Http(l.port(), "GET", "/v1/mind/sessions").Json()["sessions"].empty());
+}
+
+TEST_CASE("mind: a reflex's wake while a session runs is refused busy, the reason kept",
+          "[runtime][mind][reflexes]") {
+  TempDir dir;
+  Model model(Answers({std::nullopt}));  // thinks forever
+  json config = MindConfig(dir, model.url());
+  std::ofstream(dir / "reflexes.json") << json{{"reflexes",
+                                                {{{"id", "chat-wakes"},
+                                                  {"when", {{"source", "chat"}}},
+                                                  {"then", {{{"wake_mind", json::object()}}}}}}}}
+                                              .dump();
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  REQUIRE(HttpJson(port, "POST", "/v1/percepts", {{"source", "chat"}, {"type", "msg"}}).status ==
+          201);
+  json awake = WaitJson(port, "/v1/mind", [](const json& m) { return m["status"] == "awake"; });
+  const std::string id = awake["session"]["id"];
+  CHECK(awake["session"]["reason"] == "reflex chat-wakes fired");
+  REQUIRE(model.WaitFor(1));
+  REQUIRE(HttpJson(port, "POST", "/v1/percepts", {{"source", "chat"}, {"type", "msg"}}).status ==
+          201);
+  json mind =
+      WaitJson(port, "/v1/mind", [](const json& m) { return m["last_refusal"].is_object(); });
+  CHECK(mind["last_refusal"]["trigger"] == "reflex");
+  CHECK_THAT(mind["last_refusal"]["reason"].get<std::string>(),
+             Catch::StartsWith("busy: session " + id));
+  CHECK_THAT(Http(port, "GET", "/metrics").body,
+             Catch::Contains("limbic_mind_refusals_total{reason=\"busy\"} 1"));
+  CHECK(Http(port, "GET", "/v1/mind/sessions").Json()["sessions"].size() == 1);
+  CHECK(HttpJson(port, "POST", "/v1/mind/sleep", json::object()).status == 200);
+  CHECK(WaitAsleep(port, id)["outcome"] == "slept");
+}
+
+TEST_CASE("mind: an exec mind that prints more steps than max_steps is stopped at max_steps",
+          "[runtime][mind][exec]") {
+  TempDir dir;
+  const std::string script = R"PY(import json, os, sys, time
+with open("pids.tmp", "w") as f:
+    json.dump({"pgid": os.getpgid(0)}, f)
+os.rename("pids.tmp", "pids.json")
+for i in range(5):
+    print(json.dumps({"text": "step %d" % i, "tokens_in": 1, "tokens_out": 1}), flush=True)
+time.sleep(1000)
+)PY";
+  RunningLimbic l(dir, ExecConfig(dir, script, {{"budget", {{"max_steps", 2}}}}));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "chatty");
+  const pid_t pgid = WaitFile(dir / "pids.json")["pgid"];
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "max_steps");
+  REQUIRE(s["steps"].size() == 2);
+  CHECK(s["steps"][1]["text"] == "step 1");
+  CHECK(s["tokens"] == 4);
+  CHECK(GroupGone(pgid));
+}
+
+TEST_CASE("mind: a tool's result is cut at 16 KiB for the model, the step's text at max_text",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(
+      Answers({ChatAnswer(std::string(5000, 'y'), {Call("c1", "get_thread", {{"id", "t-big"}})}),
+               ChatAnswer("read it")}));
+  json config = MindConfig(dir, model.url(), {{"tools", {"get_thread"}}, {"max_text", 100}});
+  config["api"]["body_limit"] = 1 << 20;
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const uint16_t port = l.port();
+  REQUIRE(HttpJson(
+              port, "POST", "/v1/threads",
+              {{"goal", "big"}, {"id", "t-big"}, {"state", {{"context", std::string(40000, 'x')}}}})
+              .status == 201);
+  const std::string id = Wake(port, "read a big thread");
+  json s = WaitAsleep(port, id);
+  CHECK(s["outcome"] == "answered");
+  REQUIRE(s["steps"].size() == 2);
+  CHECK(s["steps"][0]["text"] == std::string(100, 'y'));
+  CHECK(s["steps"][0]["tool_calls"][0]["ok"] == true);
+  auto tool = MessagesOf(model.bodies().at(1), "tool");
+  REQUIRE(tool.size() == 1);
+  const std::string content = tool[0]["content"];
+  CHECK(content.size() <= 16384 + 40);
+  CHECK_THAT(content, Catch::EndsWith("[cut at 16384 bytes]"));
+  CHECK_THAT(content, Catch::StartsWith("{"));
+}
+
+TEST_CASE("mind: an answer past the client's 64 MiB bound ends the session in error",
+          "[runtime][mind]") {
+  TempDir dir;
+  const std::string huge = R"({"choices": [{"message": {"role": "assistant", "content": ")" +
+                           std::string((64 << 20) + 1024, 'z') + "\"}}]}";
+  Model model(Answers({HttpAnswer(200, huge)}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "a huge answer");
+  json s = WaitAsleep(l.port(), id, 60000);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK(s["steps"].empty());
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("longer than 67108864 bytes"));
+  CHECK(Http(l.port(), "GET", "/healthz").status == 200);
+}
+
+TEST_CASE("mind: after a SIGKILL the next start ends the exec mind's group it left running",
+          "[runtime][mind][exec][crash]") {
+  TempDir dir;
+  json config = ExecConfig(dir, kHangingMind);
+  std::string id;
+  pid_t pgid = 0;
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    id = Wake(l.port(), "hang");
+    pgid = WaitFile(dir / "pids.json")["pgid"];
+    CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
+  }
+  CHECK_FALSE(LiveGroupMembers(pgid).empty());  // the orphans run on
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  CHECK(GroupGone(pgid));
+  json s = WaitAsleep(again.port(), id);
+  CHECK(s["outcome"] == "interrupted");
+  // Not resumed: no program started again.
+  CHECK(EventsOf(AllEvents(again.port()), "mind_woken").size() == 1);
+}
+
+TEST_CASE("mind: a mind that puts itself to sleep with sleep_mind ends slept", "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers(
+      {ChatAnswer("", {Call("c1", "sleep_mind", json::object())}), ChatAnswer("still here")}));
+  RunningLimbic l(dir, MindConfig(dir, model.url(), {{"tools", {"sleep_mind", "attention"}}}));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "then sleep");
+  json s = WaitAsleep(l.port(), id, 10000);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "slept");
+  REQUIRE(s["steps"].size() == 1);
+  CHECK(s["steps"][0]["tool_calls"][0]["name"] == "sleep_mind");
+  CHECK(s["steps"][0]["tool_calls"][0]["ok"] == true);
+  CHECK(model.count() == 1);  // not asked again
+  CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "asleep");
+}
+
+TEST_CASE("mind: SIGTERM while the model thinks records the session interrupted before exit",
+          "[runtime][mind]") {
+  TempDir dir;
+  Model model(Answers({std::nullopt}));
+  json config = MindConfig(dir, model.url());
+  std::string id;
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    id = Wake(l.port(), "think");
+    REQUIRE(model.WaitFor(1));
+    CHECK(l.child().Kill(SIGTERM) == 0);
+  }
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  json s = Http(again.port(), "GET", "/v1/mind/sessions/" + id).Json();
+  INFO(s.dump(1));
+  CHECK(s["status"] == "asleep");
+  CHECK(s["outcome"] == "interrupted");
+  CHECK(s["error"] == "limbic stopped");
+  CHECK(model.count() == 1);
+}
+
+TEST_CASE("mind: why of what a late session made still shows the session, past 10,000 mind events",
+          "[runtime][mind][why]") {
+  TempDir dir;
+  // First a long life: 10 sessions of 1000 steps each (an exec mind that
+  // says so quickly), 10,020 mind events.
+  const std::string chatty = R"PY(import sys
+sys.stdin.read()
+for i in range(1000):
+    sys.stdout.write('{"text": "s%d"}\n' % i)
+)PY";
+  {
+    RunningLimbic l(dir, ExecConfig(dir, chatty, {{"budget", {{"max_steps", 1000}}}}));
+    REQUIRE(l.port() != 0);
+    for (int i = 0; i < 10; ++i)
+      CHECK(WaitAsleep(l.port(), Wake(l.port(), "talk"), 60000)["steps"].size() == 1000);
+    CHECK(l.child().Kill(SIGTERM) == 0);
+  }
+  // Then a model that makes a thread.
+  Model model(
+      Answers({ChatAnswer("", {Call("c1", "create_thread", {{"goal", "late"}, {"id", "t-late"}})}),
+               ChatAnswer("made it")}));
+  json config = MindConfig(dir, model.url());
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "make");
+  CHECK(WaitAsleep(l.port(), id)["outcome"] == "answered");
+  json why = Http(l.port(), "GET", "/v1/why/t-late").Json();
+  std::vector<std::string> types;
+  for (const json& st : why["chain"]) types.push_back(st["type"]);
+  INFO(why.dump().substr(0, 3000));
+  CHECK(types == std::vector<std::string>{"mind_woken", "mind_step", "thread_created"});
+  CHECK(why["chain"][0]["event"]["session"] == id);
+  CHECK(why["truncated"] == false);
+}
+
+}  // namespace mind_test
