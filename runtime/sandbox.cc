@@ -117,7 +117,7 @@ Result<std::string> MakeForkDir(const std::string& root, const std::string& name
 Result<SandboxInfo> Fork(const ForkOptions& options) {
   if (options.at_seq.has_value() == options.at_time.has_value())
     return Status::InvalidArgument("give one of --at-seq and --at-time");
-  if (options.at_seq && *options.at_seq == 0)
+  if (options.at_seq && *options.at_seq == 0 && !options.allow_empty)
     return Status::InvalidArgument("--at-seq: must be 1 or more (the first event's seq)");
   state::ReplayOptions replay;
   replay.from = state::EventsDirPath(options.from_state);

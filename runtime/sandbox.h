@@ -55,6 +55,9 @@ struct ForkOptions {
   std::optional<uint64_t> at_seq;     // the last event to keep ...
   std::optional<TimeMs> at_time;      // ... or the last one at or before this time
   TimeMs now = 0;                     // forked_at
+  // at_seq 0 makes an empty sandbox (the state before the first event):
+  // `limbic mind rerun` of a session woken first thing. Else refused.
+  bool allow_empty = false;
 };
 
 // Forks over the API (POST /v1/fork) go only under one root directory,

@@ -219,7 +219,8 @@ int Rerun(const CliContext& ctx, const MindArgs& a) {
   ForkOptions fork;
   fork.from_state = ctx.state_dir;
   fork.into = a.into;
-  fork.at_seq = seq - 1;  // right before its mind_woken
+  fork.at_seq = seq - 1;  // right before its mind_woken (0: the log's first event)
+  fork.allow_empty = true;
   fork.now = *now;
   auto info = Fork(fork);
   if (!info.ok()) return Fail(info.status());
