@@ -79,6 +79,7 @@ bench: build
 	cd $(BUILD) && ./limbic_world_bench
 	$(BUILD)/limbic_startup_bench
 	$(BUILD)/limbic_replication_bench --limbic $(BUILD)/limbic
+	$(BUILD)/limbic_mind_bench --limbic $(BUILD)/limbic
 	node bench/inspector/inspector_bench.mjs --limbic $(BUILD)/limbic
 
 # The libFuzzer targets (fuzz/), clang with ASan + UBSan, in $(FUZZ_BUILD):

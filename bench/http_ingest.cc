@@ -14,6 +14,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "base/http_client.h"
@@ -26,21 +27,31 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// `limbic run` on a scratch dir, its output drained so it never blocks.
-struct RunningLimbic {
-  pid_t pid = -1;
-  int out = -1;
-  uint16_t port = 0;
-  std::thread drain;
-  ~RunningLimbic() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-    }
-    if (drain.joinable()) drain.join();
-    if (out >= 0) close(out);
+// One request on a fresh connection, through limbic's own client: its
+// status (0: no answer) and body.
+int Request(uint16_t port, const std::string& method, const std::string& target,
+            const std::string& body, std::string* answer) {
+  HttpCall call;
+  call.method = method;
+  call.url = "http://127.0.0.1:" + std::to_string(port) + target;
+  call.body = body;
+  call.timeout_ms = 600000;  // an ingest of many files
+  auto r = Fetch(call);
+  if (!r.ok()) return 0;
+  if (answer) *answer = std::move(r->body);
+  return r->status;
+}
+
+}  // namespace
+
+RunningLimbic::~RunningLimbic() {
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
   }
-};
+  if (drain.joinable()) drain.join();
+  if (out >= 0) close(out);
+}
 
 Status StartLimbic(const std::string& limbic, const std::string& dir, nlohmann::json config,
                    RunningLimbic* r) {
@@ -84,22 +95,18 @@ Status StartLimbic(const std::string& limbic, const std::string& dir, nlohmann::
   return Status::OK();
 }
 
-// One request on a fresh connection, through limbic's own client: its
-// status (0: no answer) and body.
-int Request(uint16_t port, const std::string& method, const std::string& target,
-            const std::string& body, std::string* answer) {
-  HttpCall call;
-  call.method = method;
-  call.url = "http://127.0.0.1:" + std::to_string(port) + target;
-  call.body = body;
-  call.timeout_ms = 600000;  // an ingest of many files
-  auto r = Fetch(call);
-  if (!r.ok()) return 0;
-  if (answer) *answer = std::move(r->body);
-  return r->status;
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i)
+    if (i >= 14) ticks += std::stod(f);  // utime, stime
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
-
-}  // namespace
 
 Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
   RunningLimbic running;
@@ -171,7 +178,9 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
                                              std::chrono::duration<double>(o.seconds));
   std::vector<epoll_event> ready(conns.size());
   char buf[65536];
+  double cpu_from = -1;
   for (auto now = Clock::now(); now < measure_to; now = Clock::now()) {
+    if (cpu_from < 0 && now >= measure_from) cpu_from = CpuSeconds(running.pid);
     int n = ::epoll_wait(ep, ready.data(), static_cast<int>(ready.size()), 100);
     for (int k = 0; k < n; ++k) {
       Conn& c = conns[ready[static_cast<size_t>(k)].data.u64];
@@ -208,6 +217,7 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - measure_from).count();
+  r.limbic_cpu_s = CpuSeconds(running.pid) - std::max(0.0, cpu_from);
   for (Conn& c : conns)
     if (c.fd >= 0) ::close(c.fd);
   ::close(ep);

@@ -7,13 +7,39 @@
 // before the next, and counts what was acknowledged after a warm-up.
 #pragma once
 
+#include <sys/types.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/status.h"
 
 namespace limbic::bench {
+
+// `limbic run` on a scratch dir, its output drained to <dir>/limbic.log so
+// it never blocks; SIGTERMed and waited for when this goes out of scope.
+struct RunningLimbic {
+  pid_t pid = -1;
+  int out = -1;
+  uint16_t port = 0;  // its API's
+  std::thread drain;
+  RunningLimbic() = default;
+  RunningLimbic(const RunningLimbic&) = delete;
+  RunningLimbic& operator=(const RunningLimbic&) = delete;
+  ~RunningLimbic();
+};
+
+// Starts `limbic` with `config` (api.port 0, no reflexes, a log effector
+// added) written to <dir>/limbic.json and its state in <dir>/state, and
+// returns once its startup line has named the port.
+Status StartLimbic(const std::string& limbic, const std::string& dir, nlohmann::json config,
+                   RunningLimbic* r);
+
+// CPU seconds (user + system, all threads) process `pid` has used so far;
+// 0 when it cannot be read.
+double CpuSeconds(pid_t pid);
 
 struct HttpIngestOptions {
   std::string limbic;  // path of the limbic binary
@@ -31,6 +57,7 @@ struct HttpIngestResult {
   uint64_t failed = 0;    // any other answer
   double seconds = 0;
   std::vector<double> latency_us;  // per acknowledged request
+  double limbic_cpu_s = 0;  // CPU (user + system) the runtime used after the warm-up
 };
 
 Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& options);

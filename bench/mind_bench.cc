@@ -1,0 +1,613 @@
+// The mind's figures (issue 41; docs/performance.md "The mind"), through the
+// real `limbic run` and a scripted OpenAI-compatible model server in this
+// process (ScriptedModel: loopback HTTP/1.1 on a thread of its own, which
+// stamps with steady_clock when each request has been read in full and when
+// its answer has been written, and answers at once). Printed as JSON:
+//
+//   wake   from the acknowledgement of a POST /v1/percepts (the 201 read by
+//          the client) of a percept above mind.wake.threshold to the model
+//          server having read the first chat request of the session it woke.
+//          Between the two: the percept's check of attention, mind_woken
+//          written (an fsync) while GET /v1/context is built, the request
+//          built and sent. The model asks process_percept on the woken
+//          percept, then answers: the bench waits for GET /v1/mind to say
+//          "asleep" before the next percept (min_interval 0).
+//   steps  limbic's own work per step, the model's time left out: from the
+//          end of the server's answer to step N to its having read request
+//          N+1 (the answer read and parsed, the tool call run through the
+//          API's router, the step recorded -- not waited on --, the next
+//          request built, a connection made and the request sent). The
+//          model asks get_percept (reads), then process_percept (writes one
+//          event: its answer waits for the fsync), then answers.
+//   ingest percepts/s of bench/http_ingest's HTTP ingest with the mind off
+//          and on (kind openai at the scripted server, default wake and
+//          budget: the ingest's percepts, intensity 0.5, are below the
+//          threshold), in rounds of one run each, the order alternating
+//          (off on, on off, ...) so that a drift of the machine's load
+//          weighs on both; each run notes the CPU the rest of the machine
+//          used meanwhile ("others_cores") and the runtime's CPU time per
+//          acknowledged percept (what the mind costs, less swayed by a
+//          busy machine than the rate), and each round its ratio.
+//
+// wake and steps run on the scratch dir's disk, then again with the state
+// on --shm-dir (default /dev/shm when it exists; "" skips it): the gap is
+// fsync's. Each names the device and file system it ran on, and checks in
+// the stopped runtime's pool that every session went as scripted
+// ("sessions": each ended "answered", no tool call failed). The machine's
+// load (/proc/loadavg) is given at the start and the end.
+//
+// Scratch: --dir, else limbic-mind-bench-XXXXXX in $TMPDIR (else /tmp),
+// removed at the end unless --keep.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/http_ingest.h"
+#include "bench/report.h"
+#include "state/projection.h"
+#include "tests/raw_connection.h"
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using limbic::bench::Quantile;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: limbic_mind_bench [options]\n"
+    "  --limbic PATH      the limbic binary (default: limbic beside this program)\n"
+    "  --dir DIR          scratch dir (default: a new one in $TMPDIR or /tmp)\n"
+    "  --shm-dir DIR      also run wake and steps with the state here (default /dev/shm; \"\" skips)\n"
+    "  --samples N        measured wakes, and sessions of steps (default 300)\n"
+    "  --warmup N         sessions before measuring (default 20)\n"
+    "  --seconds S        of each ingest run (default 5)\n"
+    "  --reps N           rounds of ingest, each a run with the mind off and one on (default 4)\n"
+    "  --connections N    of the ingest (default 64)\n"
+    "  --parts LIST       of wake,steps,ingest (default all)\n"
+    "  --keep             keep the scratch dir\n";
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+json Summary(const std::vector<double>& ms) {
+  return {{"samples", ms.size()},
+          {"p50_ms", Quantile(ms, 0.5)},
+          {"p99_ms", Quantile(ms, 0.99)},
+          {"max_ms", ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end())}};
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// CPU time of the whole machine (busy: user, nice, system, irq, softirq)
+// and of this process with its waited-for children (the runtimes it ran),
+// in seconds: the difference between two is what others used meanwhile.
+struct CpuSample {
+  Clock::time_point at = Clock::now();
+  double busy = 0, ours = 0;
+};
+
+CpuSample SampleCpu() {
+  CpuSample c;
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+  c.busy = (user + nice + system + irq + softirq) / tick;
+  std::ifstream self("/proc/self/stat");
+  std::string all((std::istreambuf_iterator<char>(self)), std::istreambuf_iterator<char>());
+  std::istringstream f(all.substr(all.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 17 && f >> field; ++i)
+    if (i >= 14) c.ours += std::stod(field) / tick;  // utime, stime, cutime, cstime
+  return c;
+}
+
+// Cores the rest of the machine kept busy between `a` and `b`.
+double OthersCores(const CpuSample& a, const CpuSample& b) {
+  const double seconds = std::chrono::duration<double>(b.at - a.at).count();
+  return seconds > 0 ? std::max(0.0, (b.busy - a.busy) - (b.ours - a.ours)) / seconds : 0;
+}
+
+// The mount `path` is on: "device (fstype) at mountpoint", from mountinfo.
+std::string DiskOf(const std::string& path) {
+  std::error_code ec;
+  const std::string real = std::filesystem::canonical(path, ec).string();
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line, best_mount, best;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mount, field;
+    f >> id >> parent >> dev >> root >> mount;
+    while (f >> field && field != "-") {
+    }
+    std::string fstype, source;
+    f >> fstype >> source;
+    const bool under = real == mount || mount == "/" ||
+                       (real.rfind(mount, 0) == 0 && real.size() > mount.size() && real[mount.size()] == '/');
+    if (under && mount.size() >= best_mount.size()) {
+      best_mount = mount;
+      best = source + " (" + fstype + ") at " + mount;
+    }
+  }
+  return best;
+}
+
+// An OpenAI-compatible chat-completions server on loopback, on a thread of
+// its own: one request per connection (limbic's client sends "Connection:
+// close"), answered as soon as it has been read, by the script.
+class ScriptedModel {
+ public:
+  enum class Script {
+    kAnswer,       // a final answer at once
+    kProcess,      // process_percept on the woken percept, then a final answer
+    kReadProcess,  // get_percept, then process_percept, then a final answer
+  };
+  struct Exchange {
+    Clock::time_point read;      // the request read in full
+    Clock::time_point answered;  // the answer written
+    size_t turn = 0;             // tool results in the request: 0 for a session's first
+    std::string percept;         // the wake's percept_ids[0]
+    bool final = false;          // answered without a tool call
+  };
+
+  ScriptedModel() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(listen_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_, 128) != 0)
+      throw std::runtime_error("the scripted model server cannot listen");
+    socklen_t len = sizeof a;
+    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~ScriptedModel() {
+    (void)!::write(stop_pipe_[1], "x", 1);
+    thread_.join();
+    ::close(listen_);
+    ::close(stop_pipe_[0]);
+    ::close(stop_pipe_[1]);
+  }
+  ScriptedModel(const ScriptedModel&) = delete;
+  ScriptedModel& operator=(const ScriptedModel&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void SetScript(Script s) { script_ = s; }
+  // What was exchanged since the last Take.
+  std::vector<Exchange> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(exchanges_, {});
+  }
+  // Waits until `n` final answers have been written since the start.
+  bool WaitFinals(size_t n, int timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finals_ >= n; });
+  }
+  size_t finals() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return finals_;
+  }
+
+ private:
+  struct Conn {
+    int fd;
+    std::string in;
+  };
+
+  void Loop() {
+    std::vector<Conn> conns;
+    for (;;) {
+      std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_, POLLIN, 0}};
+      for (const Conn& c : conns) fds.push_back({c.fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0) continue;
+      if (fds[0].revents) break;
+      if (fds[1].revents & POLLIN) {
+        int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+          int one = 1;
+          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          conns.push_back({fd, {}});
+        }
+      }
+      std::vector<Conn> open;
+      for (size_t i = 0; i < conns.size(); ++i) {
+        Conn& c = conns[i];
+        if (fds[i + 2].revents && !Serve(c)) {
+          ::close(c.fd);
+          continue;
+        }
+        open.push_back(std::move(c));
+      }
+      conns = std::move(open);
+    }
+    for (Conn& c : conns) ::close(c.fd);
+  }
+
+  // Reads what arrived; answers a complete request. False: done with `c`.
+  bool Serve(Conn& c) {
+    char buf[65536];
+    ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    c.in.append(buf, static_cast<size_t>(n));
+    const size_t end = c.in.find("\r\n\r\n");
+    if (end == std::string::npos) return true;
+    const std::string head = limbic::testing::RawConnection::Lower(c.in.substr(0, end));
+    const size_t cl = head.find("\r\ncontent-length:");
+    const size_t length = cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 17, nullptr, 10);
+    if (c.in.size() < end + 4 + length) return true;
+    Exchange x;
+    x.read = Clock::now();
+    const std::string body = Answer(c.in.substr(end + 4, length), &x);
+    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    for (size_t at = 0; at < answer.size();) {
+      ssize_t w = ::send(c.fd, answer.data() + at, answer.size() - at, MSG_NOSIGNAL);
+      if (w <= 0) break;
+      at += static_cast<size_t>(w);
+    }
+    x.answered = Clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (x.final) ++finals_;
+      exchanges_.push_back(std::move(x));
+    }
+    cv_.notify_all();
+    return false;
+  }
+
+  // The chat answer to `request`, by the script.
+  std::string Answer(const std::string& request, Exchange* x) {
+    json req = json::parse(request, nullptr, false);
+    if (req.is_object() && req["messages"].is_array()) {
+      for (const json& m : req["messages"])
+        if (m.value("role", "") == "tool") ++x->turn;
+      // The user message: "You were woken: ...\n\n{"wake": {...}, "context": ...}".
+      if (req["messages"].size() > 1 && req["messages"][1]["content"].is_string()) {
+        const std::string& content = req["messages"][1]["content"].get_ref<const std::string&>();
+        const size_t at = content.find("\n\n");
+        json wake = at == std::string::npos ? json() : json::parse(content.substr(at + 2), nullptr, false);
+        if (wake.is_object() && wake["wake"]["percept_ids"].is_array() && !wake["wake"]["percept_ids"].empty())
+          x->percept = wake["wake"]["percept_ids"][0].get<std::string>();
+      }
+    }
+    std::string tool;
+    const Script script = script_;
+    if (!x->percept.empty()) {
+      if (script == Script::kProcess && x->turn == 0) tool = "process_percept";
+      if (script == Script::kReadProcess && x->turn == 0) tool = "get_percept";
+      if (script == Script::kReadProcess && x->turn == 1) tool = "process_percept";
+    }
+    json message = {{"role", "assistant"}};
+    if (tool.empty()) {
+      x->final = true;
+      message["content"] = "Done.";
+    } else {
+      json arguments = {{"id", x->percept}};
+      if (tool == "process_percept") arguments["reason"] = "handled by the bench";
+      message["content"] = nullptr;
+      message["tool_calls"] = {{{"id", "call-" + std::to_string(x->turn)},
+                                {"type", "function"},
+                                {"function",
+                                 {{"name", tool},
+                                  {"arguments", arguments.dump()}}}}};
+    }
+    return json{{"id", "chatcmpl-bench"},
+                {"object", "chat.completion"},
+                {"model", "bench"},
+                {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", tool.empty() ? "stop" : "tool_calls"}}}},
+                {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}}}}
+        .dump();
+  }
+
+  int listen_ = -1;
+  uint16_t port_ = 0;
+  int stop_pipe_[2] = {-1, -1};
+  std::atomic<Script> script_{Script::kAnswer};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Exchange> exchanges_;
+  size_t finals_ = 0;
+  std::thread thread_;
+};
+
+// One request on a keep-alive connection: the status; the body in *body.
+int Ask(limbic::testing::RawConnection& conn, const std::string& method, const std::string& target,
+        const std::string& body, std::string* answer) {
+  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  if (!body.empty())
+    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  req += "\r\n" + body;
+  if (!conn.Send(req)) return 0;
+  std::string response = conn.Read(20000);
+  if (answer) *answer = response.substr(std::min(response.size(), response.find("\r\n\r\n") + 4));
+  return limbic::testing::StatusOf(response);
+}
+
+// Polls GET /v1/mind until the session is over.
+void WaitAsleep(limbic::testing::RawConnection& conn) {
+  for (auto deadline = Clock::now() + std::chrono::seconds(20); Clock::now() < deadline;) {
+    std::string body;
+    if (Ask(conn, "GET", "/v1/mind", "", &body) == 200) {
+      json mind = json::parse(body, nullptr, false);
+      if (mind.is_object() && mind.value("status", "") == "asleep") return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  throw std::runtime_error("the mind did not fall asleep in 20 s");
+}
+
+struct Options {
+  std::string limbic, dir, shm_dir = "/dev/shm";
+  int samples = 300, warmup = 20, reps = 4, connections = 64;
+  double seconds = 5;
+  std::string parts = "wake,steps,ingest";
+  bool keep = false;
+  bool Want(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
+};
+
+// wake and steps on one state dir (`dir`/state).
+json WakeAndSteps(const Options& o, ScriptedModel& model, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  json mind = {{"enabled", true},
+               {"kind", "openai"},
+               {"url", model.url()},
+               {"model", "bench"},
+               {"api_key_env", ""},
+               {"timeout", "10s"},
+               {"wake", {{"threshold", 0.5}}},
+               {"budget", {{"min_interval", "0s"}, {"daily_tokens", 0}}}};
+  limbic::bench::RunningLimbic running;
+  if (auto s = limbic::bench::StartLimbic(o.limbic, dir, {{"durability", {{"mode", "fsync"}}}, {"mind", mind}}, &running);
+      !s.ok())
+    throw std::runtime_error(s.ToString());
+  limbic::testing::RawConnection conn(running.port, {.nodelay = true});
+  if (!conn.ok()) throw std::runtime_error("cannot connect to limbic");
+  std::filesystem::create_directories(dir + "/state");
+  json out = {{"state_dir", dir + "/state"}, {"disk", DiskOf(dir + "/state")}};
+  size_t finals = model.finals();
+  int posted = 0;
+  // One session: a percept that wakes the mind; back when it sleeps again.
+  auto session = [&](Clock::time_point* acked) {
+    const std::string body = json{{"source", "bench"},
+                                  {"type", "alert"},
+                                  {"intensity", 0.9},
+                                  {"text", "disk almost full on host " + std::to_string(++posted)}}
+                                 .dump();
+    std::string answer;
+    if (Ask(conn, "POST", "/v1/percepts", body, &answer) != 201)
+      throw std::runtime_error("POST /v1/percepts: " + answer);
+    *acked = Clock::now();
+    json receipt = json::parse(answer, nullptr, false);
+    std::string id = receipt.is_object() ? receipt.value("id", "") : "";
+    if (!model.WaitFinals(++finals, 20000)) throw std::runtime_error("no session woke for " + id);
+    WaitAsleep(conn);
+    return id;
+  };
+  auto run = [&](ScriptedModel::Script script) {
+    model.SetScript(script);
+    std::map<std::string, Clock::time_point> acks;
+    for (int i = 0; i < o.warmup; ++i) {
+      Clock::time_point t;
+      (void)session(&t);
+    }
+    (void)model.Take();
+    for (int i = 0; i < o.samples; ++i) {
+      Clock::time_point t;
+      std::string id = session(&t);
+      acks[id] = t;
+    }
+    return std::make_pair(acks, model.Take());
+  };
+  if (o.Want("wake")) {
+    auto [acks, exchanges] = run(ScriptedModel::Script::kProcess);
+    std::vector<double> ms;
+    for (const auto& x : exchanges)
+      if (x.turn == 0 && acks.count(x.percept)) ms.push_back(Ms(x.read - acks[x.percept]));
+    out["wake"] = Summary(ms);
+  }
+  if (o.Want("steps")) {
+    auto [acks, exchanges] = run(ScriptedModel::Script::kReadProcess);
+    // Exchanges in order: turn 0, 1, 2 of each session in turn.
+    std::vector<double> read, write;
+    for (size_t i = 1; i < exchanges.size(); ++i) {
+      const auto& prev = exchanges[i - 1];
+      const auto& x = exchanges[i];
+      if (x.percept != prev.percept || x.turn != prev.turn + 1) continue;
+      (x.turn == 1 ? read : write).push_back(Ms(x.read - prev.answered));
+    }
+    out["steps"] = {{"read", Summary(read)}, {"write", Summary(write)}};
+    out["steps"]["read"]["tool"] = "get_percept";
+    out["steps"]["write"]["tool"] = "process_percept (one event, fsync'd before its answer)";
+  }
+  return out;
+}
+
+// The sessions a stopped runtime left in `state_dir`: how many, how many
+// did not end "answered", how many tool calls failed (the script's own check).
+json CheckSessions(const std::string& state_dir) {
+  limbic::state::ProjectionOptions po;
+  po.path = state_dir + "/db";
+  po.read_only = true;
+  auto projection = limbic::state::Projection::Open(po);
+  if (!projection.ok()) throw std::runtime_error(projection.status().ToString());
+  auto sessions = (*projection)->ListSessions(0, 0);
+  if (!sessions.ok()) throw std::runtime_error(sessions.status().ToString());
+  size_t not_answered = 0, failed_calls = 0;
+  for (const json& s : *sessions) {
+    if (s.value("outcome", "") != "answered") ++not_answered;
+    for (const json& step : s.value("steps", json::array()))
+      for (const json& call : step.value("tool_calls", json::array()))
+        if (!call.value("ok", false)) ++failed_calls;
+  }
+  return {{"count", sessions->size()}, {"not_answered", not_answered}, {"failed_tool_calls", failed_calls}};
+}
+
+
+json Ingest(const Options& o, ScriptedModel& model) {
+  model.SetScript(ScriptedModel::Script::kAnswer);
+  std::vector<double> rates[2], ratios, cpu_per_percept[2];
+  json runs = json::array();
+  size_t sessions = 0;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    double rate_of[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const int on = rep % 2 == 0 ? k : 1 - k;  // off, on, on, off, off, on, ...
+      limbic::bench::HttpIngestOptions h;
+      h.limbic = o.limbic;
+      h.dir = o.dir + "/ingest-" + (on ? "on-" : "off-") + std::to_string(rep);
+      std::filesystem::create_directories(h.dir);
+      h.seconds = o.seconds;
+      h.connections = o.connections;
+      h.extra_config = {{"mind", {{"enabled", false}}}};
+      if (on)
+        h.extra_config["mind"] = {{"enabled", true}, {"kind", "openai"}, {"url", model.url()},
+                                  {"model", "bench"}, {"api_key_env", ""}};
+      (void)model.Take();
+      const CpuSample before = SampleCpu();
+      auto r = limbic::bench::RunHttpIngest(h);
+      if (!r.ok()) throw std::runtime_error(r.status().ToString());
+      const double others = OthersCores(before, SampleCpu());
+      const double rate = static_cast<double>(r->percepts) / r->seconds;
+      const size_t requests = model.Take().size();
+      if (on) sessions += requests;
+      rates[on].push_back(rate);
+      rate_of[on] = rate;
+      const double cpu_us = r->percepts ? r->limbic_cpu_s * 1e6 / static_cast<double>(r->percepts) : 0;
+      cpu_per_percept[on].push_back(cpu_us);
+      runs.push_back({{"mind", on ? "on" : "off"}, {"percepts_per_s", rate}, {"failed", r->failed},
+                      {"limbic_cpu_us_per_percept", cpu_us},
+                      {"p99_ms", Quantile(r->latency_us, 0.99) / 1000}, {"model_requests", requests},
+                      {"others_cores", others}});
+      std::fprintf(stderr, "ingest, mind %s: %.0f percepts/s, limbic %.1f CPU-us each (others %.2f cores)\n",
+                   on ? "on" : "off", rate, cpu_us, others);
+      std::filesystem::remove_all(h.dir);
+    }
+    if (rate_of[0] > 0) ratios.push_back(rate_of[1] / rate_of[0]);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  const double off = median(rates[0]), on = median(rates[1]);
+  return {{"connections", o.connections},
+          {"seconds", o.seconds},
+          {"disk", DiskOf(o.dir)},
+          {"off_percepts_per_s", off},
+          {"on_percepts_per_s", on},
+          {"on_vs_off", off > 0 ? on / off : 0},
+          {"on_vs_off_by_round", ratios},
+          {"on_vs_off_median_of_rounds", median(ratios)},
+          {"off_limbic_cpu_us_per_percept", median(cpu_per_percept[0])},
+          {"on_limbic_cpu_us_per_percept", median(cpu_per_percept[1])},
+          {"model_requests_while_on", sessions},
+          {"runs", runs}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  o.limbic = (std::filesystem::path(argv[0]).parent_path() / "limbic").string();
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (k == "--keep") {
+      o.keep = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "limbic_mind_bench: %s needs a value\n%s", k.c_str(), kUsage);
+      return 2;
+    }
+    const std::string v = argv[++i];
+    try {
+      if (k == "--limbic") o.limbic = v;
+      else if (k == "--dir") o.dir = v;
+      else if (k == "--shm-dir") o.shm_dir = v;
+      else if (k == "--samples") o.samples = std::stoi(v);
+      else if (k == "--warmup") o.warmup = std::stoi(v);
+      else if (k == "--seconds") o.seconds = std::stod(v);
+      else if (k == "--reps") o.reps = std::stoi(v);
+      else if (k == "--connections") o.connections = std::stoi(v);
+      else if (k == "--parts") o.parts = v;
+      else throw std::invalid_argument(k);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "limbic_mind_bench: bad argument %s %s\n%s", k.c_str(), v.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (o.dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/limbic-mind-bench-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) {
+      std::perror("limbic_mind_bench: mkdtemp");
+      return 1;
+    }
+    o.dir = tmpl;
+  }
+  o.dir = std::filesystem::absolute(o.dir).string();
+  std::string shm;
+  if (!o.shm_dir.empty() && std::filesystem::is_directory(o.shm_dir)) {
+    shm = o.shm_dir + "/limbic-mind-bench-XXXXXX";
+    if (!::mkdtemp(shm.data())) shm.clear();
+  }
+  int rc = 0;
+  try {
+    json out = {{"load_at_start", LoadAverage()}, {"cpus", std::thread::hardware_concurrency()}};
+    ScriptedModel model;
+    if (o.Want("wake") || o.Want("steps")) {
+      out["state"] = json::array();
+      for (const std::string& dir : {o.dir + "/mind", shm.empty() ? std::string() : shm + "/mind"}) {
+        if (dir.empty()) continue;
+        const CpuSample before = SampleCpu();
+        json run = WakeAndSteps(o, model, dir);  // the runtime stopped and waited for
+        run["others_cores"] = OthersCores(before, SampleCpu());
+        run["sessions"] = CheckSessions(dir + "/state");
+        out["state"].push_back(std::move(run));
+      }
+    }
+    if (o.Want("ingest")) out["ingest"] = Ingest(o, model);
+    out["load_at_end"] = LoadAverage();
+    std::printf("%s\n", out.dump(2).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "limbic_mind_bench: %s (the runtime's log: %s/*/limbic.log)\n", e.what(), o.dir.c_str());
+    rc = 1;
+  }
+  if (!o.keep) {
+    std::filesystem::remove_all(o.dir);
+    if (!shm.empty()) std::filesystem::remove_all(shm);
+  } else {
+    std::fprintf(stderr, "limbic_mind_bench: kept %s%s%s\n", o.dir.c_str(), shm.empty() ? "" : " and ", shm.c_str());
+  }
+  return rc;
+}
