@@ -400,54 +400,62 @@ void Mind::ScheduleCheck(TimeMs at) {
 void Mind::CheckAttention() {
   if (session_ || stopping_ || !started_) return;
   const TimeMs now = Now();
-  AttentionParams params;
-  params.recency = deps_.config.recency;
-  params.threshold = 0;
-  params.limit = 1;
-  const double arousal = deps_.effective_arousal();
-  auto view = BuildAttention(deps_.engine.projection(), now, params, arousal);
-  if (!view.ok()) {
-    log_->warn("mind: reading attention: {}", view.status().message());
-    return;
-  }
+  const state::Projection& pool = deps_.engine.projection();
+  const state::RecencyParams& recency = deps_.config.recency;
+  // This runs after every group that can change attention: under a steady
+  // ingest of mild percepts, hundreds of times a second. So it reads only
+  // what the policy needs, as attention (runtime/attention.cc) ranks it,
+  // not the whole view. Effective arousal is at most 1, so no percept below
+  // `lowest` can wake the mind: the ranking stops there without reading a
+  // record, and arousal (a read of up to 1000 recent percepts) is computed
+  // only for a percept above it (bench/mind_bench.cc, ingest).
+  const double lowest = std::max(0.0, config_.wake_threshold - config_.arousal_gain * 0.5);
+  auto top = pool.TopNewPercepts(now, recency, lowest, 1);
+  if (!top.ok()) return log_->warn("mind: reading attention: {}", top.status().message());
   WakeRequest wake;
   wake.actor = "executive";
-  const double threshold =
-      std::max(0.0, config_.wake_threshold - config_.arousal_gain * std::max(0.0, arousal - 0.5));
-  const json& best = (*view)["unassigned"];
-  if (!best.empty() && best[0].value("effective_intensity", 0.0) >= threshold) {
-    const json& p = best[0];
-    wake.trigger = "percept";
-    wake.percept_ids = {p.value("id", "")};
-    char buf[160];
-    std::snprintf(buf, sizeof buf, " at effective intensity %.3f >= threshold %.3f (arousal %.2f)",
-                  p.value("effective_intensity", 0.0), threshold, arousal);
-    wake.reason = "percept " + p.value("id", "") + " from " + p.value("source", "") + "/" +
-                  p.value("type", "") + buf;
-  } else if (config_.focused_thread && (*view)["thread"].is_object()) {
-    std::vector<std::string> open;
-    for (const json& p : (*view)["thread_percepts"])
-      if (p.value("status", "") == "assigned") open.push_back(p.value("id", ""));
-    if (open.empty()) return;
-    wake.trigger = "thread";
-    wake.thread_id = (*view)["thread"].value("id", "");
-    // The view (limit 1) shows one of them: the wake names up to 20.
+  if (!top->empty()) {
+    const json p = state::PerceptWithRecency(top->front(), now, recency);
+    const double arousal = deps_.effective_arousal();
+    const double threshold =
+        std::max(0.0, config_.wake_threshold - config_.arousal_gain * std::max(0.0, arousal - 0.5));
+    if (p.value("effective_intensity", 0.0) >= threshold) {
+      wake.trigger = "percept";
+      wake.percept_ids = {p.value("id", "")};
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    " at effective intensity %.3f >= threshold %.3f (arousal %.2f)",
+                    p.value("effective_intensity", 0.0), threshold, arousal);
+      wake.reason = "percept " + p.value("id", "") + " from " + p.value("source", "") + "/" +
+                    p.value("type", "") + buf;
+    }
+  }
+  if (wake.trigger.empty() && config_.focused_thread) {
+    // Attention's focused thread (the most salient active one) and its
+    // unprocessed percepts: the wake names up to 20.
+    auto threads = state::ThreadsBySalience(pool, std::string("active"), now, recency, 1);
+    if (!threads.ok())
+      return log_->warn("mind: reading attention: {}", threads.status().message());
+    if (threads->empty()) return;
     state::PerceptQuery q;
-    q.thread_id = wake.thread_id;
+    q.thread_id = threads->front().value("id", "");
     q.status = "assigned";
     q.limit = 21;
-    if (auto all = deps_.engine.projection().QueryPercepts(q, now); all.ok() && !all->empty()) {
-      open.clear();
-      for (const json& p : *all) open.push_back(p.value("id", ""));
-    }
+    auto assigned = pool.QueryPercepts(q, now);
+    if (!assigned.ok())
+      return log_->warn("mind: reading attention: {}", assigned.status().message());
+    if (assigned->empty()) return;
+    std::vector<std::string> open;
+    for (const json& p : *assigned) open.push_back(p.value("id", ""));
+    wake.trigger = "thread";
+    wake.thread_id = *q.thread_id;
     wake.reason = "focused thread " + wake.thread_id + " has " +
                   (open.size() > 20 ? std::string("more than 20") : std::to_string(open.size())) +
                   " unprocessed percept" + (open.size() == 1 ? "" : "s");
     if (open.size() > 20) open.resize(20);
     wake.percept_ids = std::move(open);
-  } else {
-    return;
   }
+  if (wake.trigger.empty()) return;
   // What the last autonomous session was woken for is not woken for again:
   // the mind has seen it (a mind that leaves it as it was would otherwise
   // be woken for it every min_interval). Something new -- another percept
