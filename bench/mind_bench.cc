@@ -515,6 +515,7 @@ json Ingest(const Options& o, ScriptedModel& model) {
       std::fprintf(stderr, "ingest, mind %s: %.0f percepts/s, limbic %.1f CPU-us each (others %.2f cores)\n",
                    on ? "on" : "off", rate, cpu_us, others);
       std::filesystem::remove_all(h.dir);
+      ::sync();  // the next run does not meet this one's writeback in its fsyncs
     }
     if (rate_of[0] > 0) {
       ratios.push_back(rate_of[1] / rate_of[0]);
