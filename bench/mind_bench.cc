@@ -1,8 +1,8 @@
 // The mind's figures (issue 41; docs/performance.md "The mind"), through the
 // real `limbic run` and a scripted OpenAI-compatible model server in this
-// process (ScriptedModel: loopback HTTP/1.1 on a thread of its own, which
-// stamps with steady_clock when each request has been read in full and when
-// its answer has been written, and answers at once). Printed as JSON:
+// process (bench/scripted_model.h: loopback HTTP/1.1 on a thread of its own,
+// which stamps with steady_clock when each request has been read in full and
+// when its answer has been written, and answers at once). Printed as JSON:
 //
 //   wake   from the acknowledgement of a POST /v1/percepts (the 201 read by
 //          the client) of a percept above mind.wake.threshold to the model
@@ -40,22 +40,15 @@
 //
 // Scratch: --dir, else limbic-mind-bench-XXXXXX in $TMPDIR (else /tmp),
 // removed at the end unless --keep.
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -64,12 +57,14 @@
 
 #include "bench/http_ingest.h"
 #include "bench/report.h"
+#include "bench/scripted_model.h"
 #include "state/projection.h"
 #include "tests/raw_connection.h"
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using limbic::bench::Quantile;
+using limbic::bench::ScriptedModel;
 
 namespace {
 
@@ -77,7 +72,7 @@ constexpr const char* kUsage =
     "usage: limbic_mind_bench [options]\n"
     "  --limbic PATH      the limbic binary (default: limbic beside this program)\n"
     "  --dir DIR          scratch dir (default: a new one in $TMPDIR or /tmp)\n"
-    "  --shm-dir DIR      also run wake and steps with the state here (default /dev/shm; \"\" skips)\n"
+    "  --shm-dir DIR      also wake and steps with the state here (default /dev/shm; \"\": not)\n"
     "  --samples N        measured wakes, and sessions of steps (default 300)\n"
     "  --warmup N         sessions before measuring (default 20)\n"
     "  --seconds S        of each ingest run (default 5)\n"
@@ -147,8 +142,9 @@ std::string DiskOf(const std::string& path) {
     }
     std::string fstype, source;
     f >> fstype >> source;
-    const bool under = real == mount || mount == "/" ||
-                       (real.rfind(mount, 0) == 0 && real.size() > mount.size() && real[mount.size()] == '/');
+    const bool under =
+        real == mount || mount == "/" ||
+        (real.rfind(mount, 0) == 0 && real.size() > mount.size() && real[mount.size()] == '/');
     if (under && mount.size() >= best_mount.size()) {
       best_mount = mount;
       best = source + " (" + fstype + ") at " + mount;
@@ -157,194 +153,13 @@ std::string DiskOf(const std::string& path) {
   return best;
 }
 
-// An OpenAI-compatible chat-completions server on loopback, on a thread of
-// its own: one request per connection (limbic's client sends "Connection:
-// close"), answered as soon as it has been read, by the script.
-class ScriptedModel {
- public:
-  enum class Script {
-    kAnswer,       // a final answer at once
-    kProcess,      // process_percept on the woken percept, then a final answer
-    kReadProcess,  // get_percept, then process_percept, then a final answer
-  };
-  struct Exchange {
-    Clock::time_point read;      // the request read in full
-    Clock::time_point answered;  // the answer written
-    size_t turn = 0;             // tool results in the request: 0 for a session's first
-    std::string percept;         // the wake's percept_ids[0]
-    bool final = false;          // answered without a tool call
-  };
-
-  ScriptedModel() {
-    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(listen_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_, 128) != 0)
-      throw std::runtime_error("the scripted model server cannot listen");
-    socklen_t len = sizeof a;
-    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~ScriptedModel() {
-    (void)!::write(stop_pipe_[1], "x", 1);
-    thread_.join();
-    ::close(listen_);
-    ::close(stop_pipe_[0]);
-    ::close(stop_pipe_[1]);
-  }
-  ScriptedModel(const ScriptedModel&) = delete;
-  ScriptedModel& operator=(const ScriptedModel&) = delete;
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  void SetScript(Script s) { script_ = s; }
-  // What was exchanged since the last Take.
-  std::vector<Exchange> Take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(exchanges_, {});
-  }
-  // Waits until `n` final answers have been written since the start.
-  bool WaitFinals(size_t n, int timeout_ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finals_ >= n; });
-  }
-  size_t finals() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return finals_;
-  }
-
- private:
-  struct Conn {
-    int fd;
-    std::string in;
-  };
-
-  void Loop() {
-    std::vector<Conn> conns;
-    for (;;) {
-      std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_, POLLIN, 0}};
-      for (const Conn& c : conns) fds.push_back({c.fd, POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0) continue;
-      if (fds[0].revents) break;
-      if (fds[1].revents & POLLIN) {
-        int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-          int one = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          conns.push_back({fd, {}});
-        }
-      }
-      std::vector<Conn> open;
-      for (size_t i = 0; i < conns.size(); ++i) {
-        Conn& c = conns[i];
-        if (fds[i + 2].revents && !Serve(c)) {
-          ::close(c.fd);
-          continue;
-        }
-        open.push_back(std::move(c));
-      }
-      conns = std::move(open);
-    }
-    for (Conn& c : conns) ::close(c.fd);
-  }
-
-  // Reads what arrived; answers a complete request. False: done with `c`.
-  bool Serve(Conn& c) {
-    char buf[65536];
-    ssize_t n = ::read(c.fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    c.in.append(buf, static_cast<size_t>(n));
-    const size_t end = c.in.find("\r\n\r\n");
-    if (end == std::string::npos) return true;
-    const std::string head = limbic::testing::RawConnection::Lower(c.in.substr(0, end));
-    const size_t cl = head.find("\r\ncontent-length:");
-    const size_t length = cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 17, nullptr, 10);
-    if (c.in.size() < end + 4 + length) return true;
-    Exchange x;
-    x.read = Clock::now();
-    const std::string body = Answer(c.in.substr(end + 4, length), &x);
-    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-    for (size_t at = 0; at < answer.size();) {
-      ssize_t w = ::send(c.fd, answer.data() + at, answer.size() - at, MSG_NOSIGNAL);
-      if (w <= 0) break;
-      at += static_cast<size_t>(w);
-    }
-    x.answered = Clock::now();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (x.final) ++finals_;
-      exchanges_.push_back(std::move(x));
-    }
-    cv_.notify_all();
-    return false;
-  }
-
-  // The chat answer to `request`, by the script.
-  std::string Answer(const std::string& request, Exchange* x) {
-    json req = json::parse(request, nullptr, false);
-    if (req.is_object() && req["messages"].is_array()) {
-      for (const json& m : req["messages"])
-        if (m.value("role", "") == "tool") ++x->turn;
-      // The user message: "You were woken: ...\n\n{"wake": {...}, "context": ...}".
-      if (req["messages"].size() > 1 && req["messages"][1]["content"].is_string()) {
-        const std::string& content = req["messages"][1]["content"].get_ref<const std::string&>();
-        const size_t at = content.find("\n\n");
-        json wake = at == std::string::npos ? json() : json::parse(content.substr(at + 2), nullptr, false);
-        if (wake.is_object() && wake["wake"]["percept_ids"].is_array() && !wake["wake"]["percept_ids"].empty())
-          x->percept = wake["wake"]["percept_ids"][0].get<std::string>();
-      }
-    }
-    std::string tool;
-    const Script script = script_;
-    if (!x->percept.empty()) {
-      if (script == Script::kProcess && x->turn == 0) tool = "process_percept";
-      if (script == Script::kReadProcess && x->turn == 0) tool = "get_percept";
-      if (script == Script::kReadProcess && x->turn == 1) tool = "process_percept";
-    }
-    json message = {{"role", "assistant"}};
-    if (tool.empty()) {
-      x->final = true;
-      message["content"] = "Done.";
-    } else {
-      json arguments = {{"id", x->percept}};
-      if (tool == "process_percept") arguments["reason"] = "handled by the bench";
-      message["content"] = nullptr;
-      message["tool_calls"] = {{{"id", "call-" + std::to_string(x->turn)},
-                                {"type", "function"},
-                                {"function",
-                                 {{"name", tool},
-                                  {"arguments", arguments.dump()}}}}};
-    }
-    return json{{"id", "chatcmpl-bench"},
-                {"object", "chat.completion"},
-                {"model", "bench"},
-                {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", tool.empty() ? "stop" : "tool_calls"}}}},
-                {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}}}}
-        .dump();
-  }
-
-  int listen_ = -1;
-  uint16_t port_ = 0;
-  int stop_pipe_[2] = {-1, -1};
-  std::atomic<Script> script_{Script::kAnswer};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Exchange> exchanges_;
-  size_t finals_ = 0;
-  std::thread thread_;
-};
-
 // One request on a keep-alive connection: the status; the body in *body.
 int Ask(limbic::testing::RawConnection& conn, const std::string& method, const std::string& target,
         const std::string& body, std::string* answer) {
   std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   if (!body.empty())
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    req +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   req += "\r\n" + body;
   if (!conn.Send(req)) return 0;
   std::string response = conn.Read(20000);
@@ -371,7 +186,9 @@ struct Options {
   double seconds = 5;
   std::string parts = "wake,steps,ingest";
   bool keep = false;
-  bool Want(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
+  bool Want(const std::string& part) const {
+    return ("," + parts + ",").find("," + part + ",") != std::string::npos;
+  }
 };
 
 // wake and steps on one state dir (`dir`/state).
@@ -386,7 +203,8 @@ json WakeAndSteps(const Options& o, ScriptedModel& model, const std::string& dir
                {"wake", {{"threshold", 0.5}}},
                {"budget", {{"min_interval", "0s"}, {"daily_tokens", 0}}}};
   limbic::bench::RunningLimbic running;
-  if (auto s = limbic::bench::StartLimbic(o.limbic, dir, {{"durability", {{"mode", "fsync"}}}, {"mind", mind}}, &running);
+  if (auto s = limbic::bench::StartLimbic(
+          o.limbic, dir, {{"durability", {{"mode", "fsync"}}}, {"mind", mind}}, &running);
       !s.ok())
     throw std::runtime_error(s.ToString());
   limbic::testing::RawConnection conn(running.port, {.nodelay = true});
@@ -468,9 +286,10 @@ json CheckSessions(const std::string& state_dir) {
       for (const json& call : step.value("tool_calls", json::array()))
         if (!call.value("ok", false)) ++failed_calls;
   }
-  return {{"count", sessions->size()}, {"not_answered", not_answered}, {"failed_tool_calls", failed_calls}};
+  return {{"count", sessions->size()},
+          {"not_answered", not_answered},
+          {"failed_tool_calls", failed_calls}};
 }
-
 
 json Ingest(const Options& o, ScriptedModel& model) {
   model.SetScript(ScriptedModel::Script::kAnswer);
@@ -493,8 +312,11 @@ json Ingest(const Options& o, ScriptedModel& model) {
       h.connections = o.connections;
       h.extra_config = {{"mind", {{"enabled", false}}}};
       if (on)
-        h.extra_config["mind"] = {{"enabled", true}, {"kind", "openai"}, {"url", model.url()},
-                                  {"model", "bench"}, {"api_key_env", ""}};
+        h.extra_config["mind"] = {{"enabled", true},
+                                  {"kind", "openai"},
+                                  {"url", model.url()},
+                                  {"model", "bench"},
+                                  {"api_key_env", ""}};
       (void)model.Take();
       const CpuSample before = SampleCpu();
       auto r = limbic::bench::RunHttpIngest(h);
@@ -506,14 +328,19 @@ json Ingest(const Options& o, ScriptedModel& model) {
       rates[on].push_back(rate);
       rate_of[on] = rate;
       others_of[on] = others;
-      const double cpu_us = r->percepts ? r->limbic_cpu_s * 1e6 / static_cast<double>(r->percepts) : 0;
+      const double cpu_us =
+          r->percepts ? r->limbic_cpu_s * 1e6 / static_cast<double>(r->percepts) : 0;
       cpu_per_percept[on].push_back(cpu_us);
-      runs.push_back({{"mind", on ? "on" : "off"}, {"percepts_per_s", rate}, {"failed", r->failed},
+      runs.push_back({{"mind", on ? "on" : "off"},
+                      {"percepts_per_s", rate},
+                      {"failed", r->failed},
                       {"limbic_cpu_us_per_percept", cpu_us},
-                      {"p99_ms", Quantile(r->latency_us, 0.99) / 1000}, {"model_requests", requests},
+                      {"p99_ms", Quantile(r->latency_us, 0.99) / 1000},
+                      {"model_requests", requests},
                       {"others_cores", others}});
-      std::fprintf(stderr, "ingest, mind %s: %.0f percepts/s, limbic %.1f CPU-us each (others %.2f cores)\n",
-                   on ? "on" : "off", rate, cpu_us, others);
+      std::fprintf(
+          stderr, "ingest, mind %s: %.0f percepts/s, limbic %.1f CPU-us each (others %.2f cores)\n",
+          on ? "on" : "off", rate, cpu_us, others);
       std::filesystem::remove_all(h.dir);
       ::sync();  // the next run does not meet this one's writeback in its fsyncs
     }
@@ -524,7 +351,9 @@ json Ingest(const Options& o, ScriptedModel& model) {
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    return v.empty()      ? 0
+           : v.size() % 2 ? v[v.size() / 2]
+                          : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   };
   const double off = median(rates[0]), on = median(rates[1]);
   return {{"connections", o.connections},
@@ -536,7 +365,8 @@ json Ingest(const Options& o, ScriptedModel& model) {
           {"on_vs_off_by_round", ratios},
           {"on_vs_off_median_of_rounds", median(ratios)},
           {"on_vs_off_quiet_rounds", quiet_ratios},
-          {"on_vs_off_median_of_quiet_rounds", quiet_ratios.empty() ? json() : json(median(quiet_ratios))},
+          {"on_vs_off_median_of_quiet_rounds",
+           quiet_ratios.empty() ? json() : json(median(quiet_ratios))},
           {"off_limbic_cpu_us_per_percept", median(cpu_per_percept[0])},
           {"on_limbic_cpu_us_per_percept", median(cpu_per_percept[1])},
           {"model_requests_while_on", sessions},
@@ -564,18 +394,29 @@ int main(int argc, char** argv) {
     }
     const std::string v = argv[++i];
     try {
-      if (k == "--limbic") o.limbic = v;
-      else if (k == "--dir") o.dir = v;
-      else if (k == "--shm-dir") o.shm_dir = v;
-      else if (k == "--samples") o.samples = std::stoi(v);
-      else if (k == "--warmup") o.warmup = std::stoi(v);
-      else if (k == "--seconds") o.seconds = std::stod(v);
-      else if (k == "--reps") o.reps = std::stoi(v);
-      else if (k == "--connections") o.connections = std::stoi(v);
-      else if (k == "--parts") o.parts = v;
-      else throw std::invalid_argument(k);
+      if (k == "--limbic")
+        o.limbic = v;
+      else if (k == "--dir")
+        o.dir = v;
+      else if (k == "--shm-dir")
+        o.shm_dir = v;
+      else if (k == "--samples")
+        o.samples = std::stoi(v);
+      else if (k == "--warmup")
+        o.warmup = std::stoi(v);
+      else if (k == "--seconds")
+        o.seconds = std::stod(v);
+      else if (k == "--reps")
+        o.reps = std::stoi(v);
+      else if (k == "--connections")
+        o.connections = std::stoi(v);
+      else if (k == "--parts")
+        o.parts = v;
+      else
+        throw std::invalid_argument(k);
     } catch (const std::exception&) {
-      std::fprintf(stderr, "limbic_mind_bench: bad argument %s %s\n%s", k.c_str(), v.c_str(), kUsage);
+      std::fprintf(stderr, "limbic_mind_bench: bad argument %s %s\n%s", k.c_str(), v.c_str(),
+                   kUsage);
       return 2;
     }
   }
@@ -600,7 +441,8 @@ int main(int argc, char** argv) {
     ScriptedModel model;
     if (o.Want("wake") || o.Want("steps")) {
       out["state"] = json::array();
-      for (const std::string& dir : {o.dir + "/mind", shm.empty() ? std::string() : shm + "/mind"}) {
+      for (const std::string& dir :
+           {o.dir + "/mind", shm.empty() ? std::string() : shm + "/mind"}) {
         if (dir.empty()) continue;
         const CpuSample before = SampleCpu();
         json run = WakeAndSteps(o, model, dir);  // the runtime stopped and waited for
@@ -613,14 +455,16 @@ int main(int argc, char** argv) {
     out["load_at_end"] = LoadAverage();
     std::printf("%s\n", out.dump(2).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "limbic_mind_bench: %s (the runtime's log: %s/*/limbic.log)\n", e.what(), o.dir.c_str());
+    std::fprintf(stderr, "limbic_mind_bench: %s (the runtime's log: %s/*/limbic.log)\n", e.what(),
+                 o.dir.c_str());
     rc = 1;
   }
   if (!o.keep) {
     std::filesystem::remove_all(o.dir);
     if (!shm.empty()) std::filesystem::remove_all(shm);
   } else {
-    std::fprintf(stderr, "limbic_mind_bench: kept %s%s%s\n", o.dir.c_str(), shm.empty() ? "" : " and ", shm.c_str());
+    std::fprintf(stderr, "limbic_mind_bench: kept %s%s%s\n", o.dir.c_str(),
+                 shm.empty() ? "" : " and ", shm.c_str());
   }
   return rc;
 }
