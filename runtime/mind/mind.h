@@ -39,7 +39,8 @@
 //   enqueue_action without an idempotency_key gets "mind:S:N:I": a tool
 //   call is never delivered twice. Then mind_step records the answer and
 //   what each call came to (name, ok, error, the seqs it wrote), and the
-//   results go back to the model. The session ends (mind_slept) when an
+//   results go back to the model (the next call does not wait for the
+//   step's fsync: the log keeps the order). The session ends (mind_slept) when an
 //   answer has no tool calls ("answered"), or on max_steps, the daily
 //   tokens ("budget"), max_session, an error of the model server
 //   ("error"), or a sleep request ("slept"). A 429 or 503 with Retry-After
@@ -52,8 +53,10 @@
 // LIMBIC_ACTOR and LIMBIC_MIND_SESSION in its environment; it acts through
 // the API. Each stdout line that is a JSON object ({text?, tokens_in?,
 // tokens_out?, model?}) is a step; other lines, and stderr, are logged.
-// Its exit ends the session ("exited", or "error" when not 0); max_session
-// SIGKILLs its group; a sleep sends SIGTERM, then SIGKILL after 2 s.
+// Its exit ends the session ("exited", or "error" when not 0); max_session,
+// or a step line beyond max_steps, SIGKILLs its group; a sleep sends
+// SIGTERM, then SIGKILL after 2 s. Once it has exited, its pipes are read
+// for 1 s at most (a child that left the group may hold them open).
 //
 // At start, a session the log leaves awake (a SIGKILL) gets mind_slept
 // {outcome: "interrupted"}: it is never resumed.
