@@ -1,5 +1,6 @@
 #include "base/chat.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -88,9 +89,12 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A token count from the answer, at most kMaxTokenCount (a hostile server's
+// 2^64 - 1 must not wrap a sum).
 uint64_t CountAt(const json& object, const char* key) {
   auto it = object.find(key);
-  return it != object.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+  return it != object.end() && it->is_number_unsigned() ? std::min(it->get<uint64_t>(), kMaxTokenCount)
+                                                        : 0;
 }
 
 }  // namespace
@@ -151,9 +155,10 @@ Result<ChatTurn> TurnOf(const std::string& endpoint, const json& answer, const j
       if (function == nullptr || !function->is_object() || StringAt(*function, "name").empty())
         return Status::Corruption(where + ": tool_calls[" + std::to_string(i) +
                                   "] has no function name");
-      // Arguments are a JSON text; some servers send the object itself.
+      // Arguments are a JSON text; some servers send the value itself,
+      // which is then checked as the text would be (an array is no object).
       std::string arguments = StringAt(*function, "arguments");
-      if (auto a = function->find("arguments"); a != function->end() && a->is_object())
+      if (auto a = function->find("arguments"); a != function->end() && !a->is_string() && !a->is_null())
         arguments = a->dump();
       turn.tool_calls.push_back({StringAt(call, "id"), StringAt(*function, "name"), std::move(arguments)});
     }

@@ -61,6 +61,9 @@ struct ToolCall {
   std::string arguments;  // JSON text, as the model wrote it
 };
 
+// The most tokens one answer may count in (usage's figures are capped here).
+inline constexpr uint64_t kMaxTokenCount = uint64_t{1} << 40;
+
 // One answer of the model in a conversation.
 struct ChatTurn {
   std::string content;

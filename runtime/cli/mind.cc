@@ -48,10 +48,16 @@ Result<json> ReadSession(const CliContext& ctx, const std::string& id) {
   return **rec;
 }
 
+// A field as the terminal shows it: outside text (a reason, a model's
+// words, a tool's name) with its control characters as '?', so it cannot
+// drive the terminal or forge a line.
 std::string Str(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  std::string out = it->is_string() ? it->get<std::string>() : it->dump();
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
 }
 
 void PrintSession(const json& s) {

@@ -1,5 +1,6 @@
 #include "runtime/mind/mind.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -35,6 +36,17 @@ constexpr size_t kMaxToolResultBytes = 16 << 10;  // what one tool call gives ba
 constexpr size_t kMaxErrorBytes = 300;            // an error kept in an event
 constexpr int kMaxRetries = 5;                    // 429/503 waits per model call
 constexpr TimeMs kExecGrace = 2000;               // SIGTERM to SIGKILL on a sleep
+constexpr size_t kMaxToolCalls = 64;              // tool calls in one answer; more is an error
+
+// Outside text (a wake's reason, a model's error, a program's output) as a
+// log line shows it: valid UTF-8, control characters as '?', so it cannot
+// forge a line or drive a terminal.
+std::string ForLog(std::string_view text, size_t max = 2000) {
+  std::string out = ToValidUtf8(text.substr(0, max));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
 
 const char* const kDefaultPrompt =
     "You are the mind of an agent whose state is kept by limbic, an event-sourced runtime. "
@@ -316,7 +328,7 @@ void Mind::Refused(const std::string& trigger, const Status& why) {
   const bool again = last_refusal_.is_object() && last_refusal_.value("reason", "") == reason &&
                      last_refusal_.value("trigger", "") == trigger;
   last_refusal_ = {{"at", FormatTime(Now())}, {"trigger", trigger}, {"reason", reason}};
-  if (!again) log_->info("mind: not woken ({}): {}", trigger, reason);
+  if (!again) log_->info("mind: not woken ({}): {}", trigger, ForLog(reason));
 }
 
 void Mind::UpdatePressure(TimeMs now) {
@@ -552,7 +564,7 @@ void Mind::Begin(WakeRequest wake, Done done) {
   }
   session_ = std::move(s);
   deps_.metrics.Set("limbic_mind_awake", "", 1);
-  log_->info("mind: {} woken ({}): {}", session_->id, wake.trigger, wake.reason);
+  log_->info("mind: {} woken ({}): {}", session_->id, wake.trigger, ForLog(wake.reason));
   // The deadline: max_session, or what is left of the day's minutes.
   TimeMs limit = config_.budget.max_session;
   if (config_.budget.daily_time > 0)
@@ -643,6 +655,13 @@ void Mind::OnModelAnswer(uint64_t gen, TimeMs started_ms, HttpReply reply) {
   s.calls = json::array();
   s.results = json::array();
   ++s.steps;
+  if (s.turn.tool_calls.size() > kMaxToolCalls) {
+    // None is run; the step is recorded (its tokens count) and ends the session.
+    s.ending = "error";
+    s.ending_error = "the model asked for " + std::to_string(s.turn.tool_calls.size()) +
+                     " tool calls in one answer (at most " + std::to_string(kMaxToolCalls) + ")";
+    return RecordStep();
+  }
   RunToolCalls(0);
 }
 
@@ -667,7 +686,13 @@ void Mind::RunToolCalls(size_t index) {
                 std::to_string(kMaxToolResultBytes) + " bytes]";
     s.results.push_back({{"role", "tool"}, {"tool_call_id", call.id}, {"content", std::move(content)}});
     s.in_tool = false;
-    RunToolCalls(index + 1);
+    // The next call from the loop, not from inside this one: a call the
+    // router answers at once must not nest the next (the stack, and each
+    // answer's memory, would grow with the calls), and a deadline may
+    // fire between two.
+    boost::asio::post(deps_.ioc, [this, index, gen] {
+      if (session_ && generation_ == gen) RunToolCalls(index + 1);
+    });
   };
   auto refuse = [&](const std::string& error) {
     answer(false, 0, CompactJson(json{{"error", error}}), error, json());
@@ -793,7 +818,7 @@ void Mind::End(std::string outcome, std::string error) {
   if (!error.empty()) fields["error"] = Bounded(ToValidUtf8(error), kMaxErrorBytes);
   fields["actor"] = outcome == "slept" && !s.slept_by.empty() ? s.slept_by : std::string("executive");
   log_->info("mind: {} asleep: {} after {} steps, {} tokens, {} ms{}{}", s.id, outcome, s.steps,
-             s.tokens, duration, error.empty() ? "" : ": ", error);
+             s.tokens, duration, error.empty() ? "" : ": ", ForLog(error));
   const uint64_t gen = generation_;
   Status st = deps_.engine.Submit({Event{0, 0, EventType::kMindSlept, std::move(fields)}},
                                   [this, gen, outcome](const Status& status, std::span<const Event>) {
@@ -853,43 +878,62 @@ void Mind::StartExec() {
   ExecRun* raw = run.get();
   run->reader = std::thread([this, raw, input = std::move(input), gen, &ioc] {
     Subprocess& p = *raw->proc;
-    // The wake, then EOF.
+    // The wake, then EOF, written as the program reads it, between reads of
+    // its output: a program (or a child of it that left its group) that
+    // never reads its input must not hold this thread in write().
+    int in = p.stdin_fd();
     size_t at = 0;
-    while (at < input.size()) {
-      ssize_t n = ::write(p.stdin_fd(), input.data() + at, input.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // it does not read its input: its business
-      at += static_cast<size_t>(n);
-    }
-    p.CloseStdin();
+    if (in >= 0) ::fcntl(in, F_SETFL, ::fcntl(in, F_GETFL) | O_NONBLOCK);
+    auto close_input = [&] {
+      if (in < 0) return;
+      p.CloseStdin();
+      in = -1;
+    };
     std::string bufs[2];
     int fds[2] = {p.stdout_fd(), p.stderr_fd()};
     int open = 2;
     std::chrono::steady_clock::time_point exited_at{};
+    auto last_look = std::chrono::steady_clock::now();
     while (open > 0) {
-      pollfd pfd[2];
+      pollfd pfd[3];
       int n = 0;
-      int which[2];
+      int which[3];
       for (int i = 0; i < 2; ++i)
         if (fds[i] >= 0) {
           pfd[n] = {fds[i], POLLIN, 0};
           which[n++] = i;
         }
+      if (in >= 0) {
+        pfd[n] = {in, POLLOUT, 0};
+        which[n++] = 2;
+      }
       const int ready = ::poll(pfd, n, 200);
       if (ready < 0) {
         if (errno == EINTR) continue;
         break;
       }
-      if (ready == 0) {
-        // A process that left the group (setsid) may hold the pipes open
-        // after the program exited: its output is not waited for past 1 s.
-        if (!p.Exited()) continue;
-        if (exited_at.time_since_epoch().count() == 0) exited_at = std::chrono::steady_clock::now();
-        else if (std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(1)) break;
-        continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (ready == 0 || now - last_look > std::chrono::milliseconds(200)) {
+        last_look = now;
+        // Once the program has exited, nothing more goes in, and its output
+        // is not waited for past 1 s: a process that left the group
+        // (setsid) may hold the pipes open.
+        if (p.Exited()) {
+          close_input();
+          if (exited_at.time_since_epoch().count() == 0) exited_at = now;
+          else if (now - exited_at > std::chrono::seconds(1)) break;
+        }
+        if (ready == 0) continue;
       }
       for (int k = 0; k < n; ++k) {
-        if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (which[k] != 2 || !(pfd[k].revents & (POLLOUT | POLLERR | POLLHUP))) continue;
+        ssize_t wrote = ::write(in, input.data() + at, input.size() - at);
+        if (wrote > 0) at += static_cast<size_t>(wrote);
+        else if (!(wrote < 0 && (errno == EINTR || errno == EAGAIN))) at = input.size();  // EPIPE: it is gone
+        if (at >= input.size()) close_input();
+      }
+      for (int k = 0; k < n; ++k) {
+        if (which[k] == 2 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         const int i = which[k];
         char chunk[4096];
         ssize_t got = ::read(fds[i], chunk, sizeof chunk);
@@ -911,11 +955,12 @@ void Mind::StartExec() {
               if (session_ && generation_ == gen) OnExecLine(line);
             });
           } else {
-            log_->info("mind {}: {}", config_.name, Bounded(line, 2000));
+            log_->info("mind {}: {}", config_.name, ForLog(line));
           }
         }
       }
     }
+    close_input();
     while (!p.Exited()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ExitStatus st;
     {
@@ -933,7 +978,7 @@ void Mind::OnExecLine(const std::string& line) {
   Session& s = *session_;
   auto parsed = ParseInputJson(line);
   if (!parsed.ok() || !parsed->is_object()) {
-    log_->info("mind {}: {}", config_.name, Bounded(line, 2000));
+    log_->info("mind {}: {}", config_.name, ForLog(line));
     return;
   }
   if (s.ended || !s.ending.empty()) return;
@@ -944,7 +989,8 @@ void Mind::OnExecLine(const std::string& line) {
   const json& j = *parsed;
   auto count = [&](const char* key) {
     auto it = j.find(key);
-    return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : uint64_t{0};
+    return it != j.end() && it->is_number_unsigned() ? std::min(it->get<uint64_t>(), kMaxTokenCount)
+                                                    : uint64_t{0};
   };
   json fields = {{"session", s.id},
                  {"step", ++s.steps},

@@ -117,6 +117,17 @@ TEST_CASE("chat in two halves: the call to make, and the turn read from its repl
   REQUIRE(turn.ok());
   CHECK(turn->content == "ok");
   CHECK(turn->prompt_tokens == 3);
+  // Arguments that are a JSON value rather than its text are checked as
+  // that value (an array is no object); a count past kMaxTokenCount is capped.
+  reply.result.body =
+      R"({"choices":[{"message":{"tool_calls":[{"id":"a","function":{"name":"t","arguments":[1,2]}},)"
+      R"({"id":"b","function":{"name":"t","arguments":5}}]}}],"usage":{"prompt_tokens":18446744073709551615}})";
+  auto odd = ReadChatAnswer(spec, reply);
+  REQUIRE(odd.ok());
+  REQUIRE(odd->tool_calls.size() == 2);
+  CHECK(odd->tool_calls[0].arguments == "[1,2]");
+  CHECK(odd->tool_calls[1].arguments == "5");
+  CHECK(odd->prompt_tokens == kMaxTokenCount);
   reply.result.status = 429;
   reply.result.headers["retry-after"] = "2";
   TimeMs wait = -1;

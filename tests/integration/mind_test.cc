@@ -1635,4 +1635,63 @@ for i in range(1000):
   CHECK(why["truncated"] == false);
 }
 
+// Found by a hostile review: 200,000 tool calls in one answer nested each
+// call in the one before (a stack overflow), and 20,000 grew the memory
+// past the machine's. One answer's calls are bounded, and none is run past it.
+TEST_CASE("mind: an answer with more tool calls than the bound ends the session, running none",
+          "[runtime][mind]") {
+  TempDir dir;
+  std::vector<json> calls;
+  for (int i = 0; i < 1000; ++i)
+    calls.push_back(Call("c" + std::to_string(i), "create_thread", {{"goal", "flood"}}));
+  Model model(Answers({ChatAnswer("", calls)}));
+  RunningLimbic l(dir, MindConfig(dir, model.url()));
+  REQUIRE(l.port() != 0);
+  const std::string id = Wake(l.port(), "a flood of calls");
+  json s = WaitAsleep(l.port(), id);
+  INFO(s.dump(1));
+  CHECK(s["outcome"] == "error");
+  CHECK_THAT(s["error"].get<std::string>(), Catch::Contains("1000 tool calls in one answer (at most 64)"));
+  REQUIRE(s["steps"].size() == 1);  // its tokens count
+  CHECK(s["tokens"] == 120);
+  CHECK(EventsOf(AllEvents(l.port()), "thread_created").empty());
+}
+
+
+// Found by a hostile review: a wake larger than a pipe's buffer, and a
+// program whose child left its group holding stdin unread, kept the reader
+// in write() for good: the session stayed awake past max_session and a
+// SIGTERM could not stop limbic.
+TEST_CASE("mind: a child holding an exec mind's stdin unread holds neither the session nor the stop",
+          "[runtime][mind]") {
+  TempDir dir;
+  const std::string pidfile = dir / "child.pid";
+  const std::string script =
+      "import os, sys, time\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    os.setsid(); os.close(1); os.close(2); time.sleep(60); os._exit(0)\n"
+      "open('" + pidfile + "', 'w').write(str(pid))\n"
+      "sys.exit(0)\n";
+  json config = ExecConfig(dir, script, {{"wake", {{"threshold", 0.5}}}});
+  config["api"]["body_limit"] = 1 << 20;
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  // The woken percept's record goes into the wake: 300 KB of it.
+  auto r = HttpJson(l.port(), "POST", "/v1/percepts",
+                    {{"source", "chat"}, {"type", "msg"}, {"intensity", 1.0}, {"text", std::string(300000, 'z')}});
+  REQUIRE(r.status == 201);
+  json list = WaitJson(l.port(), "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  CHECK(list["sessions"][0]["outcome"] == "exited");
+  CHECK(list["sessions"][0]["duration_ms"].get<uint64_t>() < 10000);  // not max_session's 60 s
+  const auto t0 = Steady::now();
+  CHECK(l.child().Kill(SIGTERM) == 0);
+  CHECK(Steady::now() - t0 < std::chrono::seconds(10));
+  std::ifstream in(pidfile);
+  pid_t child = 0;
+  if (in >> child && child > 0) ::kill(child, SIGKILL);
+}
+
 }  // namespace mind_test
