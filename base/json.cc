@@ -303,6 +303,13 @@ size_t Utf8SequenceAt(std::string_view s, size_t i, size_t* bad) {
 
 bool IsValidUtf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
+std::string ShownText(std::string_view s) {
+  std::string out = ToValidUtf8(s);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
 std::string ToValidUtf8(std::string_view s) {
   if (IsValidUtf8(s)) return std::string(s);
   std::string out;

@@ -72,6 +72,10 @@ bool IsValidUtf8(std::string_view s);
 // substitution of maximal subparts") replaced by U+FFFD; `s` itself when it
 // is valid UTF-8.
 std::string ToValidUtf8(std::string_view s);
+// Outside text as a log line or a terminal shows it: ToValidUtf8, and each
+// control character (C0, DEL) as '?', so it cannot forge a line or drive
+// the terminal.
+std::string ShownText(std::string_view s);
 // Makes every string and object key in *j valid UTF-8 (ToValidUtf8), at any
 // depth, iteratively. InvalidArgument, leaving *j partly mended, when two keys
 // of one object would read the same once mended; the message names the key.

@@ -3,79 +3,15 @@
 
 #include "base/json.h"
 #include "state/dedup.h"
+#include "state/reduce_step.h"
 #include "state/reducer.h"
 
 namespace limbic::state {
 
 namespace {
 
-// One event being reduced: its context for error messages and record access.
-class Step {
- public:
-  Step(const Event& e, Overlay* o) : e_(e), o_(o), ts_(FormatTime(e.ts)) {}
+using reduce::Step;
 
-  // The record, or NotFound naming it.
-  Result<json> Need(Pool pool, const std::string& id, std::string_view what) {
-    return Found(o_->Get(pool, id), id, what);
-  }
-  // The record, to be changed and put back (Put or Delete) by this event:
-  // moved out of the overlay when the overlay holds it (Overlay::Take).
-  Result<json> Take(Pool pool, const std::string& id, std::string_view what) {
-    return Found(o_->Take(pool, id), id, what);
-  }
-  // The percept, typed, or NotFound naming it.
-  Result<PerceptRecord> NeedPercept(const std::string& id) { return Found(o_->GetPercept(id), id, "percept"); }
-  // The percept, to be changed and put back (PutPercept or Delete).
-  Result<PerceptRecord> TakePercept(const std::string& id) { return Found(o_->TakePercept(id), id, "percept"); }
-  // A thread or action, to be changed and put back (PutFlat or Delete).
-  Result<FlatRecord> TakeFlat(Pool pool, const std::string& id, std::string_view what) {
-    return Found(o_->TakeFlat(pool, id), id, what);
-  }
-  Result<bool> Contains(Pool pool, const std::string& id) { return o_->Contains(pool, id); }
-  Status MustNotExist(Pool pool, const std::string& id, std::string_view what) {
-    Result<bool> exists = o_->Contains(pool, id);
-    if (!exists.ok()) return exists.status();
-    if (*exists)
-      return Status::AlreadyExists(Where() + ": " + std::string(what) + " " + id + " already exists");
-    return Status::OK();
-  }
-  // NotFound naming the record unless it exists (the record is not read).
-  Status MustExist(Pool pool, const std::string& id, std::string_view what) {
-    Result<bool> exists = o_->Contains(pool, id);
-    if (!exists.ok()) return exists.status();
-    if (!*exists) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
-    return Status::OK();
-  }
-  Status Wrong(std::string_view what, const std::string& id, const std::string& why) {
-    return Status::FailedPrecondition(Where() + ": " + std::string(what) + " " + id + " " + why);
-  }
-  void Put(Pool pool, const std::string& id, json rec) { o_->Put(pool, id, std::move(rec), e_.seq); }
-  void PutPercept(const std::string& id, PerceptRecord rec) { o_->PutPercept(id, std::move(rec), e_.seq); }
-  void PutFlat(Pool pool, const std::string& id, FlatRecord rec) { o_->PutFlat(pool, id, std::move(rec), e_.seq); }
-  void Delete(Pool pool, const std::string& id) { o_->Delete(pool, id, e_.seq); }
-
-  // The record `r` holds, or NotFound naming it.
-  template <typename T>
-  Result<T> Found(Result<std::optional<T>> r, const std::string& id, std::string_view what) const {
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) return Status::NotFound(Where() + ": " + std::string(what) + " " + id + " not found");
-    return std::move(**r);
-  }
-
-  std::string Where() const {
-    return std::string(EventTypeName(e_.type)) + " seq " + std::to_string(e_.seq);
-  }
-  uint64_t seq() const { return e_.seq; }
-  const std::string& ts() const { return ts_; }
-  std::string Str(const char* key) const { return e_.Str(key); }
-  const json& F() const { return e_.fields; }
-  bool Has(const char* key) const { return e_.fields.contains(key); }
-
- private:
-  const Event& e_;
-  Overlay* o_;
-  std::string ts_;
-};
 
 // Builds a record key by key: much cheaper than json's initializer lists,
 // which build a temporary array per pair.
@@ -446,61 +382,6 @@ Status ReduceReflex(const Event& e, Step& s) {
   return Status::OK();
 }
 
-// The mind's sessions (runtime/mind.h): mind_woken makes one, awake;
-// mind_step appends a step to an awake one; mind_slept puts it to sleep.
-Status ReduceMind(const Event& e, Step& s) {
-  const std::string id = s.Str("session");
-  const json& f = s.F();
-  if (e.type == EventType::kMindWoken) {
-    LIMBIC_RETURN_IF_ERROR(s.MustNotExist(Pool::kSessions, id, "session"));
-    json rec = {{"id", id},
-                {"mind", f["mind"]},
-                {"reason", f["reason"]},
-                {"trigger", f["trigger"]},
-                {"thread_id", f.value("thread_id", json())},
-                {"percept_ids", f.value("percept_ids", json::array())},
-                {"budget", f.value("budget", json::object())},
-                {"woken_at", s.ts()},
-                {"seq", s.seq()},
-                {"status", "awake"},
-                {"steps", json::array()},
-                {"tokens_in", 0},
-                {"tokens_out", 0},
-                {"tokens", 0}};
-    if (f.contains("actor")) rec["actor"] = f["actor"];
-    s.Put(Pool::kSessions, id, std::move(rec));
-    return Status::OK();
-  }
-  auto rec = s.Take(Pool::kSessions, id, "session");
-  if (!rec.ok()) return rec.status();
-  if (rec->value("status", "") != "awake") return s.Wrong("session", id, "is asleep");
-  if (e.type == EventType::kMindStep) {
-    json& steps = (*rec)["steps"];
-    const uint64_t step = f["step"].get<uint64_t>();
-    const uint64_t last = steps.empty() ? 0 : steps.back().value("step", uint64_t{0});
-    if (step <= last)
-      return s.Wrong("session", id, "has step " + std::to_string(last) + " already (got " +
-                                        std::to_string(step) + ")");
-    json st = {{"step", step}, {"ts", s.ts()}};
-    for (const char* key : {"model", "tokens_in", "tokens_out", "latency_ms", "tool_calls", "text",
-                            "finish_reason"})
-      if (f.contains(key)) st[key] = f[key];
-    const uint64_t in = f["tokens_in"].get<uint64_t>(), out = f["tokens_out"].get<uint64_t>();
-    steps.push_back(std::move(st));
-    (*rec)["tokens_in"] = rec->value("tokens_in", uint64_t{0}) + in;
-    (*rec)["tokens_out"] = rec->value("tokens_out", uint64_t{0}) + out;
-    (*rec)["tokens"] = rec->value("tokens", uint64_t{0}) + in + out;
-  } else {
-    (*rec)["status"] = "asleep";
-    (*rec)["outcome"] = f["outcome"];
-    (*rec)["slept_at"] = s.ts();
-    (*rec)["duration_ms"] = f["duration_ms"];
-    if (f.contains("error")) (*rec)["error"] = f["error"];
-  }
-  s.Put(Pool::kSessions, id, std::move(*rec));
-  return Status::OK();
-}
-
 // entry_staged: the entry itself goes to the archive's staging files (they
 // follow the log); what it consolidates leaves the pools. Consolidated
 // threads must be complete, their percepts go with them whatever their
@@ -604,7 +485,7 @@ Status Reduce(const Event& event, Overlay* overlay) {
     case EventType::kMindWoken:
     case EventType::kMindStep:
     case EventType::kMindSlept:
-      return ReduceMind(event, s);
+      return ReduceMind(event, overlay);
   }
   return Status::Internal("unknown event type");
 }

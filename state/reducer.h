@@ -218,5 +218,7 @@ class Overlay final : public RecordReader {
 Status Reduce(const Event& event, Overlay* overlay);
 // The memory events' part of Reduce (reduce_memory.cc).
 Status ReduceMemory(const Event& event, Overlay* overlay);
+// The mind's events, onto the sessions pool (reduce_mind.cc).
+Status ReduceMind(const Event& event, Overlay* overlay);
 
 }  // namespace limbic::state

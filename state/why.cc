@@ -50,7 +50,7 @@ std::string Quoted(const json& v, size_t max = 60) {
   return " \"" + s + "\"";
 }
 
-std::string Field(const json& fields, const char* key) {
+std::string FieldText(const json& fields, const char* key) {
   auto it = fields.find(key);
   if (it == fields.end()) return "";
   return it->is_string() ? it->get<std::string>() : it->dump();
@@ -59,7 +59,7 @@ std::string Field(const json& fields, const char* key) {
 // One line about the event, in the terms of the thing it changes.
 std::string What(const Event& e) {
   const json& f = e.fields;
-  auto id = [&](const char* key) { return Field(f, key); };
+  auto id = [&](const char* key) { return FieldText(f, key); };
   switch (e.type) {
     case EventType::kPerceptArrived:
       return id("percept_id") + " from " + id("source") + "/" + id("percept_type") +

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "base/env.h"
+#include "base/json.h"
 #include "runtime/api/api.h"
 #include "runtime/cli/cli.h"
 #include "runtime/config.h"
@@ -54,10 +55,7 @@ Result<json> ReadSession(const CliContext& ctx, const std::string& id) {
 std::string Str(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "-";
-  std::string out = it->is_string() ? it->get<std::string>() : it->dump();
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
+  return ShownText(it->is_string() ? it->get<std::string>() : it->dump());
 }
 
 void PrintSession(const json& s) {
