@@ -13,122 +13,17 @@
 #include "base/input_json.h"
 #include "base/name.h"
 #include "base/nats.h"
+#include "runtime/config_section.h"
 #include "runtime/default_config.h"  // generated: kDefaultConfigJson, kDefaultReflexesJson
 
 namespace limbic::runtime {
 namespace {
 
 using nlohmann::json;
-
-// Walks one object of the config, collecting every error with its path.
-class Section {
- public:
-  Section(const json& obj, std::string path, std::vector<std::string>* errors)
-      : obj_(obj), path_(std::move(path)), errors_(errors) {
-    if (!obj_.is_object()) Fail(path_.empty() ? "config" : path_, "must be an object");
-  }
-
-  // Call after reading every key: any key not read is unknown.
-  void RejectUnknown() {
-    if (!obj_.is_object()) return;
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!seen_.count(it.key()))
-        Fail(Path(it.key()), "unknown key (see docs/config.md)");
-  }
-
-  const json* Get(const std::string& key) {
-    seen_.insert(key);
-    if (!obj_.is_object()) return nullptr;
-    auto it = obj_.find(key);
-    return it == obj_.end() ? nullptr : &*it;
-  }
-
-  void String(const std::string& key, std::string* out) {
-    if (const json* v = Get(key)) {
-      if (v->is_string()) *out = v->get<std::string>();
-      else Fail(Path(key), "must be a string, got " + v->dump());
-    }
-  }
-
-  // A string that must be `a` or `b`.
-  void Either(const std::string& key, std::string* out, const char* a, const char* b) {
-    String(key, out);
-    if (*out != a && *out != b)
-      Fail(Path(key), std::string("must be ") + a + " or " + b + ", got \"" + *out + "\"");
-  }
-
-  void Bool(const std::string& key, bool* out) {
-    if (const json* v = Get(key)) {
-      if (v->is_boolean()) *out = v->get<bool>();
-      else Fail(Path(key), "must be true or false, got " + v->dump());
-    }
-  }
-
-  template <typename Int>
-  void Integer(const std::string& key, Int* out, int64_t lo, int64_t hi) {
-    if (const json* v = Get(key)) {
-      if (v->is_number_integer() && v->get<int64_t>() >= lo && v->get<int64_t>() <= hi)
-        *out = static_cast<Int>(v->get<int64_t>());
-      else
-        Fail(Path(key), "must be an integer in [" + std::to_string(lo) + ", " +
-                            std::to_string(hi) + "], got " + v->dump());
-    }
-  }
-
-  void Number(const std::string& key, double* out, double lo, double hi) {
-    if (const json* v = Get(key)) {
-      if (v->is_number() && v->get<double>() >= lo && v->get<double>() <= hi)
-        *out = v->get<double>();
-      else
-        Fail(Path(key), "must be a number in [" + Trim(lo) + ", " + Trim(hi) + "], got " + v->dump());
-    }
-  }
-
-  // An array of strings, each checked by `bad` ("" = fine, else why not).
-  void Strings(const std::string& key, std::vector<std::string>* out,
-               const std::function<std::string(const std::string&)>& bad) {
-    const json* v = Get(key);
-    if (!v) return;
-    if (!v->is_array()) return Fail(Path(key), "must be an array of strings, got " + v->dump());
-    std::vector<std::string> items;
-    for (size_t i = 0; i < v->size(); ++i) {
-      const json& item = (*v)[i];
-      std::string why = item.is_string() ? bad(item.get<std::string>()) : "must be a string";
-      if (!why.empty()) {
-        Fail(Path(key) + "[" + std::to_string(i) + "]", why + ", got " + item.dump());
-        return;
-      }
-      items.push_back(item.get<std::string>());
-    }
-    *out = std::move(items);
-  }
-
-  // "30s", "5m", ... or a number of milliseconds.
-  void Duration(const std::string& key, TimeMs* out, TimeMs min = 0) {
-    if (const json* v = Get(key)) {
-      Result<TimeMs> d = DurationFromJson(*v);
-      if (!d.ok()) Fail(Path(key), d.status().message());
-      else if (*d < min) Fail(Path(key), "must be at least " + std::to_string(min) + " ms");
-      else *out = *d;
-    }
-  }
-
-  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  void Fail(const std::string& path, const std::string& why) { errors_->push_back(path + ": " + why); }
-
- private:
-  static std::string Trim(double d) {
-    std::ostringstream os;
-    os << d;
-    return os.str();
-  }
-
-  const json& obj_;
-  std::string path_;
-  std::vector<std::string>* errors_;
-  std::set<std::string> seen_;
-};
+using config::ParseJsonText;
+using config::ReadFile;
+using config::ResolvedPath;
+using config::Section;
 
 // Named entries (sensors, effectors): an object of objects with a "kind".
 void Entries(Section& parent, const std::string& key, json* out) {
@@ -147,24 +42,6 @@ void Entries(Section& parent, const std::string& key, json* out) {
     }
   }
   if (ok) *out = *v;
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-// A config or rules file is outside input: parsed with the depth limit, and
-// a number beyond a double is named by its key ("path: recency.x: number out
-// of range at byte 40: 1e400").
-Result<json> ParseJsonText(const std::string& text, const std::string& where,
-                           size_t max_depth = kDefaultMaxJsonDepth) {
-  auto doc = ParseInputJson(text, max_depth);
-  if (!doc.ok()) return doc.status().WithContext(where);
-  return doc;
 }
 
 // api.* limits and allow lists; the shares must nest (docs/api.md).
@@ -439,94 +316,11 @@ void ParseWorldSection(const json& v, std::vector<std::string>* errors, Config* 
   w.RejectUnknown();
 }
 
-// A path relative to base_dir (the config file's directory).
-std::string Resolved(const std::string& base_dir, const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-  return p.lexically_normal().string();
-}
-
-void ParseMindSection(const json& v, const std::string& base_dir, std::vector<std::string>* errors,
-                      Config* c) {
-  Section m(v, "mind", errors);
-  MindConfig& o = c->mind;
-  m.Bool("enabled", &o.enabled);
-  m.String("name", &o.name);
-  if (std::string fault = NameFault(o.name); !fault.empty() || o.name.size() > 64)
-    m.Fail("mind.name", "must be a name of at most 64 bytes" + (fault.empty() ? "" : "; " + fault));
-  m.Either("kind", &o.kind, "openai", "exec");
-  m.String("url", &o.url);
-  m.String("model", &o.model);
-  m.String("api_key_env", &o.api_key_env);
-  if (m.Get("api_key"))
-    m.Fail("mind.api_key", "the key is read from the environment only: name its variable in mind.api_key_env");
-  if (!o.api_key_env.empty())
-    if (const char* k = std::getenv(o.api_key_env.c_str())) o.api_key = k;
-  m.Duration("timeout", &o.timeout, 1);
-  o.timeout = std::min<TimeMs>(o.timeout, 3600000);
-  m.String("system_prompt", &o.system_prompt_file);
-  if (!o.system_prompt_file.empty()) {
-    o.system_prompt_file = Resolved(base_dir, o.system_prompt_file);
-    auto text = ReadFile(o.system_prompt_file);
-    if (!text.ok()) m.Fail("mind.system_prompt", text.status().message());
-    else o.system_prompt = *text;
-  }
-  if (const json* cmd = m.Get("command")) {
-    if (!cmd->is_array() || cmd->empty() ||
-        !std::all_of(cmd->begin(), cmd->end(), [](const json& a) { return a.is_string(); }))
-      m.Fail("mind.command", "must be a non-empty array of strings (the program and its arguments)");
-    else
-      for (const json& a : *cmd) o.command.push_back(a.get<std::string>());
-  }
-  m.Strings("tools", &o.tools, [](const std::string& t) -> std::string {
-    if (t == "approve_action" || t == "reject_action")
-      return "a mind may not decide approvals: they are the gate on what it does";
-    return "";
-  });
-  m.Bool("record_text", &o.record_text);
-  m.Integer("max_text", &o.max_text, 0, 1 << 20);
-  m.Integer("context_tokens", &o.context_tokens, 100, 1000000);
-  if (const json* w = m.Get("wake")) {
-    Section ws(*w, "mind.wake", errors);
-    ws.Number("threshold", &o.wake_threshold, 0, 1);
-    ws.Number("arousal_gain", &o.arousal_gain, 0, 2);
-    ws.Bool("focused_thread", &o.focused_thread);
-    ws.RejectUnknown();
-  }
-  if (const json* b = m.Get("budget")) {
-    Section bs(*b, "mind.budget", errors);
-    bs.Integer("daily_tokens", &o.budget.daily_tokens, 0, int64_t{1} << 50);
-    int64_t minutes = o.budget.daily_time / 60000;
-    bs.Integer("daily_minutes", &minutes, 0, 24 * 60);
-    o.budget.daily_time = minutes * 60000;
-    bs.Duration("max_session", &o.budget.max_session, 1000);
-    bs.Integer("max_steps", &o.budget.max_steps, 1, 1000);
-    bs.Duration("min_interval", &o.budget.min_interval, 0);
-    bs.Number("pressure_at", &o.budget.pressure_at, 0, 1);
-    bs.RejectUnknown();
-  }
-  m.RejectUnknown();
-  o.dir = std::filesystem::absolute(base_dir.empty() ? "." : base_dir).lexically_normal().string();
-  while (o.dir.size() > 1 && o.dir.back() == '/') o.dir.pop_back();
-  if (!o.enabled) return;
-  if (o.kind == "openai") {
-    ChatSpec spec{o.url, o.model, o.api_key, static_cast<int>(o.timeout)};
-    if (Status s = CheckChatSpec(spec); !s.ok()) errors->push_back("mind." + s.message());
-    if (!o.command.empty()) errors->push_back("mind.command: only for kind exec");
-  } else {
-    if (o.command.empty()) errors->push_back("mind.command: required for kind exec");
-    else if (o.command[0].empty() || o.command[0][0] != '/')
-      errors->push_back("mind.command: argv[0] must be an absolute path (no shell, no PATH lookup)");
-  }
-}
-
 // Reads the rules file "reflexes" names (relative to base_dir) into
 // c->reflexes; nothing when it names none.
 Status LoadReflexesFile(const std::string& base_dir, Config* c) {
   if (c->reflexes_file.empty()) return Status::OK();
-  std::filesystem::path p(c->reflexes_file);
-  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-  c->reflexes_file = p.lexically_normal().string();
+  c->reflexes_file = ResolvedPath(base_dir, c->reflexes_file);
   auto text = ReadFile(c->reflexes_file);
   if (!text.ok()) return text.status().WithContext("reflexes");
   auto rules = ParseJsonText(*text, c->reflexes_file, c->max_json_depth);
@@ -561,7 +355,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   if (const json* v = root.Get("memory")) ParseMemorySection(*v, &errors, &c);
   if (const json* v = root.Get("world")) ParseWorldSection(*v, &errors, &c);
   if (const json* v = root.Get("replication")) ParseReplicationSection(*v, &errors, &c);
-  if (const json* v = root.Get("mind")) ParseMindSection(*v, base_dir, &errors, &c);
+  if (const json* v = root.Get("mind")) config::ParseMindSection(*v, base_dir, &errors, &c);
   root.String("reflexes", &c.reflexes_file);
   Entries(root, "sensors", &c.sensors);
   Entries(root, "effectors", &c.effectors);
