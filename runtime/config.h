@@ -66,7 +66,7 @@ struct ApiLimitsConfig {
   std::vector<std::string> allowed_origins;  // Origins besides the API's own
 };
 
-// The mind (docs/mind.md, runtime/mind.h): the agent's model, woken on
+// The mind (docs/mind.md, runtime/mind/mind.h): the agent's model, woken on
 // attention within a thinking budget. Off unless mind.enabled.
 struct MindBudgetConfig {
   uint64_t daily_tokens = 200000;  // model tokens (in + out) per UTC day; 0 = no limit
@@ -88,7 +88,7 @@ struct MindConfig {
   std::string api_key_env = "OPENAI_API_KEY";
   std::string api_key;  // read from api_key_env at parse time; never logged or shown
   TimeMs timeout = 60000;
-  std::string system_prompt_file;  // "" = the built-in prompt (runtime/mind.cc)
+  std::string system_prompt_file;  // "" = the built-in prompt (runtime/mind/mind.cc)
   std::string system_prompt;       // the file's text, read at parse time
   // exec: argv of the program, run in `dir`: the config file's directory
   // (the state dir for the embedded config), so "mind.py" is the file beside it.

@@ -38,7 +38,7 @@
 //            tokens_in, tokens_out, latency_ms, tool_calls, text?,
 //            finish_reason?}], tokens_in, tokens_out, tokens, outcome?,
 //            slept_at?, duration_ms?, error?}: one per mind_woken
-//            (runtime/mind.h), changed by its mind_step and mind_slept
+//            (runtime/mind/mind.h), changed by its mind_step and mind_slept
 //
 // Thread-safety: none; an Overlay belongs to one thread.
 #pragma once
@@ -68,7 +68,7 @@ enum class Pool : uint8_t {
   kAssociations,
   kDocuments,
   kDedup,  // ids of percepts that left the pool, kept for the dedup window (dedup.h)
-  kSessions,  // the mind's sessions (runtime/mind.h)
+  kSessions,  // the mind's sessions (runtime/mind/mind.h)
 };
 inline constexpr Pool kAllPools[] = {Pool::kPercepts,     Pool::kThreads,   Pool::kArousal,
                                      Pool::kActions,      Pool::kReflexes,  Pool::kMemories,
