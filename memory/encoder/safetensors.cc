@@ -1,0 +1,1 @@
+#include "memory/encoder/safetensors.h"
