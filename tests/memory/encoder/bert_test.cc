@@ -1,0 +1,2 @@
+// Tests of memory/encoder/bert.h.
+#include "memory/encoder/bert.h"

@@ -1,0 +1,2 @@
+// Tests of memory/encoder/safetensors.h.
+#include "memory/encoder/safetensors.h"

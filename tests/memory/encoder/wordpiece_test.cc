@@ -1,0 +1,2 @@
+// Tests of memory/encoder/wordpiece.h.
+#include "memory/encoder/wordpiece.h"
