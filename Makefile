@@ -76,6 +76,7 @@ bench: build
 	cd $(BUILD) && ./limbic_archive_bench && ./limbic_search_bench
 	$(BUILD)/limbic_memory_bench
 	$(BUILD)/limbic_vector_bench
+	$(BUILD)/limbic_encoder_bench
 	cd $(BUILD) && ./limbic_world_bench
 	$(BUILD)/limbic_startup_bench
 	$(BUILD)/limbic_replication_bench --limbic $(BUILD)/limbic

@@ -1,4 +1,4 @@
-// The hash and openai embedders, and EMBEDDING_MODEL.
+// The hash, openai and local embedders, and EMBEDDING_MODEL.
 //
 // The hash embedder's vectors are stored beside records and compared with
 // vectors computed years later, so its feature set is a format, written
@@ -30,6 +30,8 @@
 
 #include "base/input_json.h"
 #include "base/http_client.h"
+#include "base/sha256.h"
+#include "memory/encoder/sentence_model.h"
 
 namespace limbic::memory {
 
@@ -82,12 +84,13 @@ class HashEmbedder final : public Embedder {
   explicit HashEmbedder(size_t dims) : dims_(dims), id_("hash-" + std::to_string(dims)) {}
   const std::string& id() const override { return id_; }
 
-  Result<std::vector<Vector>> Embed(std::span<const std::string> texts) override {
+  Result<std::vector<Vector>> Embed(std::span<const std::string> texts, EmbedRole) override {
     std::vector<Vector> out;
     out.reserve(texts.size());
     for (const std::string& text : texts) out.push_back(EmbedOne(text));
     return out;
   }
+  bool cheap() const override { return true; }
 
  private:
   Vector EmbedOne(std::string_view text) const {
@@ -118,16 +121,18 @@ class OpenAiEmbedder final : public Embedder {
       : spec_(std::move(spec)), endpoint_(std::move(endpoint)), id_("openai:" + spec_.model) {}
   const std::string& id() const override { return id_; }
 
-  Result<std::vector<Vector>> Embed(std::span<const std::string> texts) override {
+  Result<std::vector<Vector>> Embed(std::span<const std::string> texts, EmbedRole role) override {
     std::vector<Vector> out(texts.size());
     std::vector<size_t> todo;  // indexes of the texts to send
     for (size_t i = 0; i < texts.size(); ++i)
       if (!texts[i].empty()) todo.push_back(i);
+    const std::string& prefix =
+        role == EmbedRole::kQuery ? spec_.query_prefix : spec_.passage_prefix;
     size_t dims = 0;
     for (size_t start = 0; start < todo.size(); start += spec_.batch) {
       const size_t n = std::min(spec_.batch, todo.size() - start);
       json input = json::array();
-      for (size_t k = 0; k < n; ++k) input.push_back(texts[todo[start + k]]);
+      for (size_t k = 0; k < n; ++k) input.push_back(prefix + texts[todo[start + k]]);
       auto vectors = Request(input, &dims);
       if (!vectors.ok()) return vectors.status();
       for (size_t k = 0; k < n; ++k) out[todo[start + k]] = std::move((*vectors)[k]);
@@ -208,15 +213,63 @@ class OpenAiEmbedder final : public Embedder {
   size_t last_dims_ = 0;
 };
 
+// A sentence encoder in this process. The texts of one call are encoded
+// spec.batch at a time; the model is shared with every other local
+// embedder of the same directory.
+class LocalEmbedder final : public Embedder {
+ public:
+  LocalEmbedder(EmbedderSpec spec, std::shared_ptr<const encoder::SentenceModel> model)
+      : spec_(std::move(spec)), model_(std::move(model)) {
+    id_ = "local:" + model_->where().name + "@" + model_->hash().substr(0, 12);
+    if (!spec_.passage_prefix.empty()) id_ += "+p" + Sha256::Hex(spec_.passage_prefix).substr(0, 8);
+  }
+  const std::string& id() const override { return id_; }
+
+  Result<std::vector<Vector>> Embed(std::span<const std::string> texts, EmbedRole role) override {
+    const std::string& prefix =
+        role == EmbedRole::kQuery ? spec_.query_prefix : spec_.passage_prefix;
+    if (prefix.empty()) return model_->Encode(texts, spec_.batch);
+    std::vector<std::string> prefixed;
+    prefixed.reserve(texts.size());
+    for (const std::string& t : texts) prefixed.push_back(prefix + t);
+    return model_->Encode(prefixed, spec_.batch);
+  }
+
+ private:
+  EmbedderSpec spec_;
+  std::shared_ptr<const encoder::SentenceModel> model_;
+  std::string id_;
+};
+
+Result<std::unique_ptr<Embedder>> MakeLocal(const EmbedderSpec& spec) {
+  if (spec.model.empty())
+    return Status::InvalidArgument("embedder model: required for local (a model directory or a "
+                                   "Hugging Face name)");
+  if (spec.batch == 0) return Status::InvalidArgument("embedder batch: must be >= 1");
+  if (spec.threads == 0) return Status::InvalidArgument("embedder threads: must be >= 1");
+  auto where = encoder::FindModel(spec.model);
+  if (!where.ok()) return where.status().WithContext("embedder model");
+  auto model = encoder::SentenceModel::Load(*where, spec.max_tokens);
+  if (!model.ok()) return model.status().WithContext("embedder model " + where->dir);
+  encoder::BertModel::SetThreads(static_cast<int>(spec.threads));
+  return std::unique_ptr<Embedder>(new LocalEmbedder(spec, std::move(*model)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec) {
   if (spec.kind == "hash") {
     if (spec.dims < 8) return Status::InvalidArgument("embedder dims: must be >= 8");
+    if (!spec.query_prefix.empty() || !spec.passage_prefix.empty())
+      return Status::InvalidArgument(
+          "embedder query_prefix/passage_prefix: only for the local and openai kinds (the hash "
+          "embedder would only hash the prefix's words into every vector)");
     return std::unique_ptr<Embedder>(new HashEmbedder(spec.dims));
   }
+  if (spec.kind == "local") return MakeLocal(spec);
   if (spec.kind != "openai")
-    return Status::InvalidArgument("embedder kind \"" + spec.kind + "\": must be hash or openai");
+    return Status::InvalidArgument("embedder kind \"" + spec.kind +
+                                   "\": must be hash, openai or local");
   if (spec.url.empty()) return Status::InvalidArgument("embedder url: required for openai");
   if (spec.model.empty()) return Status::InvalidArgument("embedder model: required for openai");
   if (spec.batch == 0) return Status::InvalidArgument("embedder batch: must be >= 1");
@@ -229,25 +282,29 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec) {
   return std::unique_ptr<Embedder>(new OpenAiEmbedder(spec, std::move(endpoint)));
 }
 
-std::string EmbeddingEnvNote(const EmbedderSpec& spec) {
-  const char* value = std::getenv("EMBEDDING_MODEL");
-  if (value == nullptr || *value == '\0' || std::string_view(value) == "hash") return "";
-  if (!spec.url.empty() || spec.kind != "hash") return "";
-  return "EMBEDDING_MODEL=" + std::string(value) +
-         " is ignored: memory.embedder.url is not set, so there is no server to send the model "
-         "to, and the hash embedder is used; set memory.embedder.url (an OpenAI-compatible "
-         "server), or unset EMBEDDING_MODEL";
-}
-
-EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec) {
+Result<EmbedderSpec> ApplyEmbeddingEnv(EmbedderSpec spec) {
   const char* value = std::getenv("EMBEDDING_MODEL");
   if (value == nullptr || *value == '\0') return spec;
-  if (std::string_view(value) == "hash") {
+  const std::string name = value;
+  if (name == "hash") {
     spec.kind = "hash";
     return spec;
   }
-  spec.model = value;
-  if (!spec.url.empty()) spec.kind = "openai";
+  const bool server = !spec.url.empty();
+  if (spec.kind != "openai" || !server) {
+    auto found = encoder::FindModel(name);
+    if (found.ok()) {
+      spec.kind = "local";
+      spec.model = name;
+      return spec;
+    }
+    if (!server)
+      return Status::NotFound("EMBEDDING_MODEL=" + name + ": " + found.status().message() +
+                              "; for a model an OpenAI-compatible server runs, set "
+                              "memory.embedder.url");
+  }
+  spec.kind = "openai";
+  spec.model = name;
   return spec;
 }
 

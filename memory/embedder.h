@@ -1,6 +1,6 @@
 // Embedders: text in, unit-length f32 vectors out.
 //
-// Two implementations, chosen by EmbedderSpec::kind:
+// Three implementations, chosen by EmbedderSpec::kind:
 //
 //   hash    the built-in default. Deterministic feature hashing of word
 //           unigrams and bigrams and of character 3-grams (of each word
@@ -15,17 +15,34 @@
 //           "embedding": [floats]}]}. Texts are sent in batches of
 //           `batch`; each request has `timeout_ms`; `api_key` (if any) goes
 //           in "Authorization: Bearer". Vectors are L2-normalised here.
+//   local   a sentence-transformers model directory run in this process
+//           (memory/encoder/sentence_model.h): `model` is the directory or a
+//           name in the Hugging Face cache; `batch` texts per forward pass,
+//           `threads` for the matrix products. Semantic, and no server.
 //
 // id() is the embedder's identity, stored beside every vector: "hash-384"
-// for the hash embedder with 384 dims; "openai:" + model for the other.
-// Vectors with different ids are never compared.
+// for the hash embedder with 384 dims; "openai:" + model; "local:" + the
+// model's name + "@" + the first 12 hex digits of its hash (the weights,
+// tokenizer, pooling and length limit) + a "+p" and 8 hex digits of the
+// passage prefix when there is one. Vectors with different ids are never
+// compared.
+//
+// Prefixes: some models are trained to see "query: " before a question and
+// "passage: " before what is stored (E5), or an instruction before a query
+// (BGE). query_prefix is put before recall queries, passage_prefix before
+// every text stored; they apply to openai and local (a hash spec refuses
+// them).
 //
 // Errors: an unreachable endpoint, a timeout, a non-2xx answer or an answer
 // of the wrong shape is Unavailable naming the URL and what went wrong
 // (the caller then falls back to BM25 and says so); a vector count or
 // dimension that does not match the input is Corruption.
 //
-// Thread-safety: Embed may be called from one thread at a time.
+// cheap() says whether vectors cost microseconds (hash): the runtime then
+// embeds in place; other kinds run on its embed worker, never the io thread.
+//
+// Thread-safety: Embed may be called from one thread at a time. local
+// embedders made from one spec share one loaded model (read-only).
 #pragma once
 
 #include <cstddef>
@@ -42,17 +59,27 @@ namespace limbic::memory {
 using Vector = std::vector<float>;
 
 struct EmbedderSpec {
-  std::string kind = "hash";  // hash | openai
+  std::string kind = "hash";  // hash | openai | local
   size_t dims = 384;          // hash: the number of buckets (>= 8)
   // openai:
   std::string url;            // base URL, e.g. http://127.0.0.1:11434 or
                               // https://api.openai.com/v1 (http_client.h's
                               // OpenAiEndpoint completes it); http or https
-  std::string model;          // required for openai
+  std::string model;          // openai: required; local: a directory or a
+                              // Hugging Face cache name (required)
   std::string api_key;        // optional
   int timeout_ms = 10000;     // per request: connect + send + answer
-  size_t batch = 64;          // texts per request (>= 1)
+  size_t batch = 64;          // openai: texts per request; local: per
+                              // forward pass (>= 1)
+  // local:
+  size_t threads = 1;         // the matrix products' threads (>= 1)
+  size_t max_tokens = 0;      // cut texts at this many tokens (0: the model's limit)
+  // openai and local:
+  std::string query_prefix, passage_prefix;
 };
+
+//! What a text is embedded for: stored (a passage) or searched with (a query).
+enum class EmbedRole { kPassage, kQuery };
 
 class Embedder {
  public:
@@ -63,28 +90,31 @@ class Embedder {
   // (some servers reject them); their zero vector has the length of the
   // call's other vectors, or of the last call's, or is empty when the
   // embedder has not seen a vector yet.
-  virtual Result<std::vector<Vector>> Embed(std::span<const std::string> texts) = 0;
+  // Each text gets the role's prefix first.
+  virtual Result<std::vector<Vector>> Embed(std::span<const std::string> texts,
+                                            EmbedRole role = EmbedRole::kPassage) = 0;
+  virtual bool cheap() const { return false; }
 };
 
 // InvalidArgument naming the field for a bad spec (unknown kind, openai
-// without url or model, dims < 8, batch 0, timeout <= 0).
+// without url or model, dims < 8, batch 0, timeout <= 0, prefixes on hash);
+// for local, FindModel's NotFound (saying where it looked) or the model
+// files' own errors (naming the file and tensor).
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec);
 
 // The EMBEDDING_MODEL environment variable applied over a configured spec
 // (call it before MakeEmbedder). The rule:
 //   unset or empty  the spec is returned unchanged;
 //   "hash"          kind becomes "hash" (the other fields are kept);
-//   anything else   model becomes the value, and kind becomes "openai" when
-//                   spec.url is set. Without a url there is no endpoint to
-//                   send the model to, so kind stays as configured (a hash
-//                   spec stays hash; an openai spec then fails in
-//                   MakeEmbedder for its missing url, as it would anyway).
+//   a directory, or a name found in the Hugging Face cache (FindModel),
+//                   when the spec is not an openai one with a url: kind
+//                   becomes "local" and model the value;
+//   anything else   with spec.url set: kind becomes "openai" and model the
+//                   value (a name for the server);
+//                   without a url: NotFound naming the value and every place
+//                   looked -- never a silent fallback to another embedder.
 // Reads the environment: not safe concurrently with setenv.
-EmbedderSpec ApplyEmbeddingEnv(EmbedderSpec spec);
-// Why EMBEDDING_MODEL changes nothing for `spec` (a hash spec without a
-// url: there is no server to send the model to), as a warning naming the
-// embedder used and the fix; "" when it is unset, "hash", or takes effect.
-std::string EmbeddingEnvNote(const EmbedderSpec& spec);
+Result<EmbedderSpec> ApplyEmbeddingEnv(EmbedderSpec spec);
 
 // Cosine of two vectors of equal length (dot product; both unit length).
 float Cosine(std::span<const float> a, std::span<const float> b);

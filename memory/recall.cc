@@ -307,7 +307,8 @@ json Explain(const Candidate& c, const MemoryOptions& o) {
 }  // namespace
 
 Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
-                                       const std::vector<ArchiveHit>& archive_hits) {
+                                       const std::vector<ArchiveHit>& archive_hits,
+                                       const Embedded* embedded) {
   const size_t depth = req.Depth();
   const bool memories_wanted = !req.kind || (*req.kind != "archive" && *req.kind != "staged");
   const bool skip_superseded = !req.include_superseded && index_->superseded() > 0;
@@ -322,7 +323,7 @@ Result<MemoryPlan> MemoryStore::Recall(const RecallRequest& req, TimeMs now,
       c.lexical = std::move(lexical[i]);
     }
     std::string note;
-    if (auto q = TryEmbed({req.query}, &note)) {
+    if (auto q = TryEmbed({req.query}, EmbedRole::kQuery, embedded, &note)) {
       vector_info["used"] = true;
       auto near = index_->Nearest((*q)[0], depth, options_.vector_threshold, filter);
       for (size_t i = 0; i < near.size(); ++i) {

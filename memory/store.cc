@@ -35,16 +35,16 @@ Result<std::unique_ptr<MemoryStore>> MemoryStore::Open(state::Engine& engine, Me
                                                        std::unique_ptr<Embedder> embedder) {
   auto analyzer = archive::Analyzer::Make(options.analyzer);
   if (!analyzer.ok()) return analyzer.status().WithContext("memory.analyzer");
-  std::string note;
   if (!embedder) {
-    auto made = MakeEmbedder(ApplyEmbeddingEnv(options.embedder));
+    auto spec = ApplyEmbeddingEnv(options.embedder);
+    if (!spec.ok()) return spec.status().WithContext("memory.embedder");
+    auto made = MakeEmbedder(*spec);
     if (!made.ok()) return made.status().WithContext("memory.embedder");
     embedder = std::move(*made);
-    note = EmbeddingEnvNote(options.embedder);
+    options.embedder = std::move(*spec);  // what the runtime's workers make theirs of
   }
   std::unique_ptr<MemoryStore> store(
       new MemoryStore(engine, std::move(options), std::move(log), std::move(embedder)));
-  store->embedder_note_ = std::move(note);
   store->analyzer_ = std::move(*analyzer);
   LIMBIC_RETURN_IF_ERROR(store->Load());
   std::weak_ptr<bool> alive = store->alive_;
@@ -175,8 +175,17 @@ Result<json> MemoryStore::Get(const std::string& id, TimeMs now) const {
 }
 
 std::optional<std::vector<Vector>> MemoryStore::TryEmbed(const std::vector<std::string>& texts,
+                                                         EmbedRole role, const Embedded* given,
                                                          std::string* note) {
-  auto v = embedder_->Embed(texts);
+  Result<std::vector<Vector>> v = Status::Internal("");
+  if (given != nullptr && given->embedder_id == embedder_->id()) {
+    v = given->vectors;
+    if (v.ok() && v->size() != texts.size())
+      v = Status::Internal("embedded " + std::to_string(v->size()) + " vectors for " +
+                           std::to_string(texts.size()) + " texts");
+  } else {
+    v = embedder_->Embed(texts, role);
+  }
   if (v.ok()) return std::move(*v);
   *note = "embedder " + embedder_->id() + " unavailable: " + v.status().message();
   if (log_) log_->warn("memory: {}; falling back to BM25 / storing without a vector", *note);
@@ -196,7 +205,19 @@ Result<json> MemoryStore::NewMemory(const json& req, const std::string& kind, ui
   return m;
 }
 
-Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
+std::string FactText(const json& fact) {
+  auto part = [&](const char* key) {
+    return fact.contains(key) && fact[key].is_string() ? fact[key].get<std::string>() : "";
+  };
+  return part("subject") + " " + part("relation") + " " + part("object");
+}
+
+std::string EpisodeText(const json& episode) {
+  return episode.contains("text") && episode["text"].is_string() ? episode["text"].get<std::string>()
+                                                                 : "";
+}
+
+Result<MemoryPlan> MemoryStore::RememberFact(const json& req, const Embedded* embedded) {
   LIMBIC_RETURN_IF_ERROR(
       CheckRequest(req, {"subject", "relation", "object", "importance", "tags", "namespace"}));
   const uint64_t seq = engine_.next_seq();
@@ -225,7 +246,7 @@ Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
     }
   }
   std::string note;
-  if (auto v = TryEmbed({subject + " " + relation + " " + object}, &note))
+  if (auto v = TryEmbed({FactText(*m)}, EmbedRole::kPassage, embedded, &note))
     (*m)["embedding"] = {{"embedder", embedder_->id()}, {"vector", EncodeVector((*v)[0])}};
   const std::string id = (*m)["id"];
   plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(*m)}}));
@@ -241,14 +262,15 @@ Result<MemoryPlan> MemoryStore::RememberFact(const json& req) {
   return plan;
 }
 
-Result<MemoryPlan> MemoryStore::RememberEpisode(const json& req, TimeMs now) {
+Result<MemoryPlan> MemoryStore::RememberEpisode(const json& req, TimeMs now,
+                                                const Embedded* embedded) {
   LIMBIC_RETURN_IF_ERROR(
       CheckRequest(req, {"text", "importance", "tags", "namespace", "episode_id"}));
   auto m = NewMemory(req, "episode", engine_.next_seq());
   if (!m.ok()) return m.status();
   MemoryPlan plan;
   std::string note;
-  if (auto v = TryEmbed({(*m)["text"].get<std::string>()}, &note)) {
+  if (auto v = TryEmbed({EpisodeText(*m)}, EmbedRole::kPassage, embedded, &note)) {
     const std::string ns = (*m)["namespace"];
     auto near =
         index_->Nearest((*v)[0], 1, static_cast<float>(options_.duplicate_cosine),
@@ -439,7 +461,6 @@ Result<json> MemoryStore::Stats(TimeMs now) const {
               {"embedder", embedder_->id()},
               {"vector_index", index_->vectors().approximate() ? "approximate" : "exact"},
               {"avg_strength", n ? strength / static_cast<double>(n) : 0.0}};
-  if (!embedder_note_.empty()) out["embedder_note"] = embedder_note_;
   return out;
 }
 

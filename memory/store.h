@@ -57,6 +57,7 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -182,6 +183,26 @@ Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
                                      const std::string& raw_dir,
                                      const std::shared_ptr<spdlog::logger>& log);
 
+// Vectors made before a plan, off the thread that plans (the runtime's
+// embed worker): for the texts FactText, EpisodeText or the recall query
+// name, by the embedder `embedder_id`. A store whose embedder has another
+// id ignores them and embeds itself.
+struct Embedded {
+  std::string embedder_id;
+  Result<std::vector<Vector>> vectors = std::vector<Vector>{};  // an error: the embedder failed
+};
+// The text a fact's vector is made of: "subject relation object".
+std::string FactText(const json& fact);
+// An episode's text ("" when it has none).
+std::string EpisodeText(const json& episode);
+
+// Memories to (re-)embed: their ids and texts (EmbedTodo), then the vectors
+// (Embed or the runtime's worker), then the events (PlanEmbedded).
+struct EmbedWork {
+  std::vector<std::string> ids;
+  std::vector<std::string> texts;
+};
+
 class MemoryStore {
  public:
   // `embedder` nullptr = MakeEmbedder(options.embedder). Builds the recall
@@ -191,10 +212,13 @@ class MemoryStore {
                                                    std::unique_ptr<Embedder> embedder = nullptr);
   ~MemoryStore();
 
-  // {subject, relation, object, importance?, tags?, namespace?}
-  Result<MemoryPlan> RememberFact(const json& req);
-  // {text, importance?, tags?, namespace?, episode_id?}
-  Result<MemoryPlan> RememberEpisode(const json& req, TimeMs now);
+  // {subject, relation, object, importance?, tags?, namespace?}. The
+  // vector from `embedded` when it is this store's embedder's, else made
+  // here (so: on the caller's thread).
+  Result<MemoryPlan> RememberFact(const json& req, const Embedded* embedded = nullptr);
+  // {text, importance?, tags?, namespace?, episode_id?}; `embedded` as above.
+  Result<MemoryPlan> RememberEpisode(const json& req, TimeMs now,
+                                     const Embedded* embedded = nullptr);
   // {entity_a, relation, entity_b}
   Result<MemoryPlan> Relate(const json& req);
   // {entity, depth, related: [{entity, relation, from, to, depth, via}]}:
@@ -208,8 +232,10 @@ class MemoryStore {
   // of a direct hit; an associated one's {association: {from,
   // from_score, factor, id, entity_a, relation, entity_b, through,
   // reached, as}, direct_score?}.
+  // The query's vector from `embedded` (EmbedRole::kQuery), as above.
   Result<MemoryPlan> Recall(const RecallRequest& req, TimeMs now,
-                            const std::vector<ArchiveHit>& archive_hits = {});
+                            const std::vector<ArchiveHit>& archive_hits = {},
+                            const Embedded* embedded = nullptr);
   // Exactly one of {id}, {subject}, {older_than: duration}, and force?.
   // older_than takes the memories created before now - older_than (the
   // creation time, not the last access); like decay it refuses
@@ -218,8 +244,18 @@ class MemoryStore {
   Result<MemoryPlan> Forget(const json& req, TimeMs now);
   Result<MemoryPlan> Decay(bool force, TimeMs now);
   Result<json> Stats(TimeMs now) const;
-  // Vectors for memories without one of this embedder (all: every memory).
-  Result<MemoryPlan> Embed(bool all);
+  // Vectors for memories without one of this embedder (all: every memory):
+  // EmbedTodo, the embedder on this thread `batch` texts at a time
+  // (progress(done, total) after each), PlanEmbedded.
+  Result<MemoryPlan> Embed(bool all,
+                           const std::function<void(size_t, size_t)>& progress = nullptr);
+  // The memories Embed would embed, by id, with their texts. Owner thread.
+  Result<EmbedWork> EmbedTodo(bool all) const;
+  // memory_embedded events for `work`'s vectors (one per id, in order),
+  // made by `embedder_id`: FailedPrecondition when that is not this store's
+  // embedder (the configuration changed meanwhile). Owner thread.
+  Result<MemoryPlan> PlanEmbedded(const EmbedWork& work, const std::vector<Vector>& vectors,
+                                  const std::string& embedder_id) const;
   Result<json> Export() const;
   // An Export; validated whole before anything is planned.
   Result<MemoryPlan> Import(const json& doc);
@@ -243,9 +279,8 @@ class MemoryStore {
   // now and then). Errors are logged by the caller.
   Status SaveIndex();
   const Embedder& embedder() const { return *embedder_; }
-  // Why the environment's EMBEDDING_MODEL was not applied (EmbeddingEnvNote),
-  // "" when it was or is unset; Stats shows it as embedder_note.
-  const std::string& embedder_note() const { return embedder_note_; }
+  // As opened: options.embedder with EMBEDDING_MODEL applied (when Open made
+  // the embedder).
   const MemoryOptions& options() const { return options_; }
   // The memory directory: <state>/memory.
   std::string dir() const;
@@ -259,6 +294,7 @@ class MemoryStore {
   json Answer(const json& record, TimeMs now) const;
   // One vector per text, or nullopt (and *note says why) when the embedder fails.
   std::optional<std::vector<Vector>> TryEmbed(const std::vector<std::string>& texts,
+                                              EmbedRole role, const Embedded* given,
                                               std::string* note);
   Result<json> NewMemory(const json& req, const std::string& kind, uint64_t seq);
   std::string HnswPath() const;
@@ -268,7 +304,6 @@ class MemoryStore {
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<Embedder> embedder_;
   std::shared_ptr<const archive::Analyzer> analyzer_;
-  std::string embedder_note_;
   std::unique_ptr<RecallIndex> index_;
   std::shared_ptr<bool> alive_;  // the listener checks it: the Engine may outlive us
 };

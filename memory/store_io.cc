@@ -22,40 +22,71 @@ namespace {
 constexpr size_t kVectorsPerEvent = 256;  // keeps memory_embedded lines near 0.5 MB
 }
 
-Result<MemoryPlan> MemoryStore::Embed(bool all) {
-  std::vector<std::string> ids;
+Result<EmbedWork> MemoryStore::EmbedTodo(bool all) const {
+  EmbedWork work;
   index_->ForEach([&](const MemoryMeta& m) {
-    if (all || !m.embedded) ids.push_back(m.id);
+    if (all || !m.embedded) work.ids.push_back(m.id);
   });
-  std::sort(ids.begin(), ids.end());
-  MemoryPlan plan;
-  json vectors = json::array();
-  const size_t batch = std::max<size_t>(1, options_.embedder.batch);
-  for (size_t i = 0; i < ids.size(); i += batch) {
-    std::vector<std::string> texts;
-    const size_t end = std::min(ids.size(), i + batch);
-    for (size_t j = i; j < end; ++j) {
-      auto rec = engine_.projection().Get(Pool::kMemories, ids[j]);
-      if (!rec.ok()) return rec.status();
-      texts.push_back(rec->has_value() ? (**rec).value("text", "") : "");
+  std::sort(work.ids.begin(), work.ids.end());
+  work.texts.reserve(work.ids.size());
+  for (const std::string& id : work.ids) {
+    auto rec = engine_.projection().Get(Pool::kMemories, id);
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) {
+      work.texts.emplace_back();
+      continue;
     }
-    auto v = embedder_->Embed(texts);
-    if (!v.ok()) return v.status().WithContext("embedding with " + embedder_->id());
-    for (size_t j = i; j < end; ++j) {
-      vectors.push_back({{"memory_id", ids[j]},
-                         {"embedder", embedder_->id()},
-                         {"vector", EncodeVector((*v)[j - i])}});
-      if (vectors.size() == kVectorsPerEvent) {
-        plan.events.push_back(
-            MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(vectors)}}));
-        vectors = json::array();
-      }
+    const json& m = **rec;
+    work.texts.push_back(m.value("kind", "") == "fact" ? FactText(m) : EpisodeText(m));
+  }
+  return work;
+}
+
+Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
+                                             const std::vector<Vector>& vectors,
+                                             const std::string& embedder_id) const {
+  if (embedder_id != embedder_->id())
+    return Status::FailedPrecondition("the vectors are " + embedder_id + "'s, the store's embedder is " +
+                                      embedder_->id());
+  if (vectors.size() != work.ids.size())
+    return Status::Internal(std::to_string(vectors.size()) + " vectors for " +
+                            std::to_string(work.ids.size()) + " memories");
+  MemoryPlan plan;
+  json batch = json::array();
+  size_t embedded = 0;
+  for (size_t i = 0; i < work.ids.size(); ++i) {
+    // Forgotten while the vectors were made (on a worker): nothing to embed.
+    if (index_->Find(work.ids[i]) == nullptr) continue;
+    ++embedded;
+    batch.push_back(
+        {{"memory_id", work.ids[i]}, {"embedder", embedder_id}, {"vector", EncodeVector(vectors[i])}});
+    if (batch.size() == kVectorsPerEvent) {
+      plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(batch)}}));
+      batch = json::array();
     }
   }
-  if (!vectors.empty())
-    plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", vectors}}));
-  plan.answer = {{"embedded", ids.size()}, {"embedder", embedder_->id()}};
+  if (!batch.empty())
+    plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(batch)}}));
+  plan.answer = {{"embedded", embedded}, {"embedder", embedder_id}};
   return plan;
+}
+
+Result<MemoryPlan> MemoryStore::Embed(bool all, const std::function<void(size_t, size_t)>& progress) {
+  auto work = EmbedTodo(all);
+  if (!work.ok()) return work.status();
+  std::vector<Vector> vectors;
+  vectors.reserve(work->ids.size());
+  // Pieces of a few batches: a progress report between them, and the model
+  // sorts each piece by length.
+  const size_t piece = std::max<size_t>(1, options_.embedder.batch) * 4;
+  for (size_t i = 0; i < work->texts.size(); i += piece) {
+    const size_t end = std::min(work->texts.size(), i + piece);
+    auto v = embedder_->Embed(std::span(work->texts).subspan(i, end - i), EmbedRole::kPassage);
+    if (!v.ok()) return v.status().WithContext("embedding with " + embedder_->id());
+    for (Vector& x : *v) vectors.push_back(std::move(x));
+    if (progress) progress(end, work->texts.size());
+  }
+  return PlanEmbedded(*work, vectors, embedder_->id());
 }
 
 Result<json> MemoryStore::Export() const {

@@ -192,12 +192,15 @@ void ParseArchiveSection(const json& v, std::vector<std::string>* errors, Config
   a.RejectUnknown();
 }
 
-void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config* c) {
+void ParseMemorySection(const json& v, const std::string& base_dir,
+                        std::vector<std::string>* errors, Config* c) {
   Section m(v, "memory", errors);
   memory::MemoryOptions& o = c->memory;
   if (const json* e = m.Get("embedder")) {
     Section em(*e, "memory.embedder", errors);
-    em.Either("kind", &o.embedder.kind, "hash", "openai");
+    em.String("kind", &o.embedder.kind);
+    if (o.embedder.kind != "hash" && o.embedder.kind != "openai" && o.embedder.kind != "local")
+      em.Fail("memory.embedder.kind", "must be hash, openai or local, got \"" + o.embedder.kind + "\"");
     em.Integer("dims", &o.embedder.dims, 8, 65536);
     em.String("url", &o.embedder.url);
     em.String("model", &o.embedder.model);
@@ -210,6 +213,19 @@ void ParseMemorySection(const json& v, std::vector<std::string>* errors, Config*
     em.Duration("timeout", &timeout, 1);
     o.embedder.timeout_ms = static_cast<int>(std::min<TimeMs>(timeout, 3600000));
     em.Integer("batch", &o.embedder.batch, 1, 4096);
+    em.Integer("threads", &o.embedder.threads, 1, 256);
+    em.Integer("max_tokens", &o.embedder.max_tokens, 0, 8192);
+    em.String("query_prefix", &o.embedder.query_prefix);
+    em.String("passage_prefix", &o.embedder.passage_prefix);
+    if (o.embedder.kind == "local") {
+      // A forward pass holds batch x tokens x intermediate floats: keep it bounded.
+      if (!e->contains("batch")) o.embedder.batch = 32;
+      if (o.embedder.batch > 256) em.Fail("memory.embedder.batch", "must be at most 256 for local");
+      // A directory relative to the config file; a Hugging Face name as it is.
+      const std::string dir = ResolvedPath(base_dir, o.embedder.model);
+      std::error_code ec;
+      if (!o.embedder.model.empty() && std::filesystem::is_directory(dir, ec)) o.embedder.model = dir;
+    }
     em.RejectUnknown();
   }
   TimeMs half_life = static_cast<TimeMs>(o.half_life_hours * 3600000);
@@ -352,7 +368,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   if (const json* v = root.Get("percepts")) ParsePerceptsSection(*v, &errors, &c);
   if (const json* v = root.Get("outbox")) ParseOutboxSection(*v, &errors, &c);
   if (const json* v = root.Get("archive")) ParseArchiveSection(*v, &errors, &c);
-  if (const json* v = root.Get("memory")) ParseMemorySection(*v, &errors, &c);
+  if (const json* v = root.Get("memory")) ParseMemorySection(*v, base_dir, &errors, &c);
   if (const json* v = root.Get("world")) ParseWorldSection(*v, &errors, &c);
   if (const json* v = root.Get("replication")) ParseReplicationSection(*v, &errors, &c);
   if (const json* v = root.Get("mind")) config::ParseMindSection(*v, base_dir, &errors, &c);

@@ -24,7 +24,7 @@ Status IngestService::Open(const memory::MemoryStore& store) {
   }
   if (scope_.roots.empty())
     log_->debug("memory: ingest over the API is off (no memory.ingest_roots)");
-  auto made = memory::MakeEmbedder(memory::ApplyEmbeddingEnv(options_.embedder));
+  auto made = memory::MakeEmbedder(options_.embedder);
   if (!made.ok()) return made.status().WithContext("memory.embedder (ingest worker)");
   embedder_ = std::move(*made);
   worker_.Start();

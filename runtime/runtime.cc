@@ -85,6 +85,7 @@ Runtime::~Runtime() {
   outbox_.reset();
   world_.reset();    // joins its worker
   ingest_.reset();   // joins its worker
+  embed_.reset();    // joins its worker
   archive_.reset();  // joins its worker
   memory_.reset();   // saves its vector index
   effectors_.clear();
@@ -169,9 +170,10 @@ Status Runtime::Open() {
     auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
     memory_ = std::move(*memory);
-    if (!memory_->embedder_note().empty()) log_->warn("memory: {}", memory_->embedder_note());
     ingest_ = std::make_unique<IngestService>(ioc_, log_);
     LIMBIC_RETURN_IF_ERROR(ingest_->Open(*memory_));
+    embed_ = std::make_unique<EmbedService>(ioc_, log_);
+    LIMBIC_RETURN_IF_ERROR(embed_->Open(*memory_));
   }
   world_ = std::make_unique<WorldService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(world_->Open());

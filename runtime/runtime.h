@@ -42,6 +42,7 @@
 #include "runtime/event_hub.h"
 #include "runtime/executive.h"
 #include "runtime/http/server.h"
+#include "runtime/embed_service.h"
 #include "runtime/ingest_service.h"
 #include "runtime/metrics.h"
 #include "runtime/outbox.h"
@@ -98,6 +99,7 @@ class Runtime {
   ArchiveService& archive() { return *archive_; }
   memory::MemoryStore& memory() { return *memory_; }
   IngestService& ingest() { return *ingest_; }
+  EmbedService& embed() { return *embed_; }
   WorldService& world() { return *world_; }
   sensors::Sensor* sensor(const std::string& name);
   // What rules may refer to: the configured effectors.
@@ -234,6 +236,7 @@ class Runtime {
   std::unique_ptr<ArchiveService> archive_;
   std::unique_ptr<memory::MemoryStore> memory_;
   std::unique_ptr<IngestService> ingest_;
+  std::unique_ptr<EmbedService> embed_;
   std::unique_ptr<WorldService> world_;
   MindFactory make_mind_;
   MindCheck check_mind_;

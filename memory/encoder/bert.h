@@ -58,6 +58,7 @@ class BertModel {
   //! Reads and checks every weight; `file` is kept alive by the model.
   static Result<std::unique_ptr<BertModel>> Load(const BertConfig& config,
                                                  std::shared_ptr<const SafeTensors> file);
+  ~BertModel();
   //! One unit-length vector per sequence, in order. Each sequence is
   //! non-empty token ids (below vocab_size; [CLS] ... [SEP] as the tokenizer
   //! made them) of at most config().max_position ids; InvalidArgument otherwise.

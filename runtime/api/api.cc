@@ -232,7 +232,6 @@ void Api::Health(HttpRequest&, Responder respond) {
               {"version", LIMBIC_VERSION},
               {"archive", std::move(archive)}};
   out["embedder"] = svc_.memory.embedder().id();
-  if (!svc_.memory.embedder_note().empty()) out["embedder_note"] = svc_.memory.embedder_note();
   if (!replication.report.is_null()) out["replication"] = std::move(replication.report);
   if (json sandbox = svc_.sandbox(); !sandbox.is_null()) out["sandbox"] = std::move(sandbox);
   if (!health.ok())

@@ -44,6 +44,7 @@ class Runtime;
 class ArchiveService;
 class EventHub;
 class Executive;
+class EmbedService;
 class IngestService;
 class Metrics;
 class WorldService;
@@ -63,6 +64,8 @@ struct ApiServices {
   ArchiveService& archive;
   memory::MemoryStore& memory;
   IngestService& ingest;
+  //! Memory's vectors off the io thread (remember, recall, context, embed).
+  EmbedService& embed;
   WorldService& world;
   EventHub& hub;
   Metrics& metrics;

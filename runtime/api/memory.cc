@@ -10,6 +10,7 @@
 #include "runtime/context.h"
 #include "runtime/archive_service.h"
 #include "runtime/config.h"
+#include "runtime/embed_service.h"
 #include "runtime/ingest_service.h"
 #include "runtime/world_service.h"
 #include "state/engine.h"
@@ -89,21 +90,26 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (!s.ok()) respond(ErrorResponse(s));
 }
 
-// Runs recall with the archive's hits: a hop to the archive's worker first
-// when archive items may be wanted, then the memory store on the loop.
+// Runs recall: the query's vector from the embed worker, then the archive's
+// hits from its worker when archive items may be wanted, then the memory
+// store on the loop.
 void Api::RecallWithArchive(memory::RecallRequest req,
                             std::function<void(Result<memory::MemoryPlan>)> done) {
-  if (!req.WantsArchive()) return done(svc_.memory.Recall(req, svc_.engine.clock().Now()));
-  svc_.archive.Run(
-      [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) { return s.Search(q, depth); },
-      [this, req, done](Result<json> found) {
-        std::vector<memory::ArchiveHit> hits;
-        if (found.ok())
-          hits = memory::ArchiveHitsFromSearch(*found);
-        else
-          log_->warn("recall: archive search failed: {}", found.status().ToString());
-        done(svc_.memory.Recall(req, svc_.engine.clock().Now(), hits));
-      });
+  svc_.embed.Run({req.query}, memory::EmbedRole::kQuery, [this, req, done](memory::Embedded e) {
+    auto embedded = std::make_shared<memory::Embedded>(std::move(e));
+    if (!req.WantsArchive())
+      return done(svc_.memory.Recall(req, svc_.engine.clock().Now(), {}, embedded.get()));
+    svc_.archive.Run(
+        [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) { return s.Search(q, depth); },
+        [this, req, done, embedded](Result<json> found) {
+          std::vector<memory::ArchiveHit> hits;
+          if (found.ok())
+            hits = memory::ArchiveHitsFromSearch(*found);
+          else
+            log_->warn("recall: archive search failed: {}", found.status().ToString());
+          done(svc_.memory.Recall(req, svc_.engine.clock().Now(), hits, embedded.get()));
+        });
+  });
 }
 
 std::span<const Api::Binding> Api::MemoryBindings() {
@@ -129,13 +135,22 @@ std::span<const Api::Binding> Api::MemoryBindings() {
 void Api::RememberFact(HttpRequest& req, Responder respond) {
   auto body = Body(req);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
-  CommitPlan(svc_.memory.RememberFact(*body), respond);
+  std::string text = memory::FactText(*body);
+  svc_.embed.Run({std::move(text)}, memory::EmbedRole::kPassage,
+                 [this, body = std::move(*body), respond](memory::Embedded e) {
+                   CommitPlan(svc_.memory.RememberFact(body, &e), respond);
+                 });
 }
 
 void Api::RememberEpisode(HttpRequest& req, Responder respond) {
   auto body = Body(req);
   if (!body.ok()) return respond(ErrorResponse(body.status()));
-  CommitPlan(svc_.memory.RememberEpisode(*body, svc_.engine.clock().Now()), respond);
+  std::string text = memory::EpisodeText(*body);
+  svc_.embed.Run({std::move(text)}, memory::EmbedRole::kPassage,
+                 [this, body = std::move(*body), respond](memory::Embedded e) {
+                   CommitPlan(svc_.memory.RememberEpisode(body, svc_.engine.clock().Now(), &e),
+                              respond);
+                 });
 }
 
 void Api::Recall(HttpRequest& req, Responder respond) {
@@ -192,7 +207,17 @@ void Api::Embed(HttpRequest& req, Responder respond) {
     if (it.key() != "all" || !it->is_boolean())
       return respond(
           ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
-  CommitPlan(svc_.memory.Embed(body->value("all", false)), respond);
+  auto work = svc_.memory.EmbedTodo(body->value("all", false));
+  if (!work.ok()) return respond(ErrorResponse(work.status()));
+  auto shared = std::make_shared<memory::EmbedWork>(std::move(*work));
+  std::vector<std::string> texts = shared->texts;
+  svc_.embed.Run(std::move(texts), memory::EmbedRole::kPassage,
+                 [this, shared, respond](memory::Embedded e) {
+                   if (!e.vectors.ok())
+                     return respond(ErrorResponse(
+                         e.vectors.status().WithContext("embedding with " + e.embedder_id)));
+                   CommitPlan(svc_.memory.PlanEmbedded(*shared, *e.vectors, e.embedder_id), respond);
+                 });
 }
 
 void Api::ExportMemory(HttpRequest&, Responder respond) {

@@ -50,6 +50,7 @@ ApiServices ApiServicesOf(Runtime& rt) {
       .archive = rt.archive(),
       .memory = rt.memory(),
       .ingest = rt.ingest(),
+      .embed = rt.embed(),
       .world = rt.world(),
       .hub = rt.hub(),
       .metrics = rt.metrics(),

@@ -2,6 +2,10 @@
 // MemoryStore plans as the HTTP API (docs/memory.md), so both print the
 // same JSON. Every command takes --json and --quiet (print nothing; the
 // exit code tells).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -372,9 +376,51 @@ int Stats(const CliContext& ctx, const MemoryArgs& a) {
                     [](memory::MemoryStore& m, TimeMs now) { return m.Stats(now); });
 }
 
+// A progress line on stderr while vectors are made here: rewritten in place
+// on a terminal, else a line every 10%. --quiet prints none.
+class EmbedProgress {
+ public:
+  explicit EmbedProgress(bool quiet) : quiet_(quiet), tty_(::isatty(2) == 1) {}
+  void operator()(size_t done, size_t total) {
+    if (quiet_ || total == 0) return;
+    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    const size_t tenth = done * 10 / total;
+    if (!tty_ && tenth == last_tenth_ && done != total) return;
+    last_tenth_ = tenth;
+    std::string eta = rate > 0 ? std::to_string(static_cast<long>((total - done) / rate)) + " s left" : "";
+    std::fprintf(stderr, "%sembedding: %zu/%zu memories (%zu%%), %.0f/s%s%s%s", tty_ ? "\r" : "",
+                 done, total, done * 100 / total, rate, eta.empty() ? "" : ", ", eta.c_str(),
+                 tty_ ? "\x1b[K" : "\n");
+    if (tty_ && done == total) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool quiet_, tty_;
+  Clock::time_point start_ = Clock::now();
+  size_t last_tenth_ = 0;
+};
+
+// Re-embedding thousands of memories with a local model takes minutes: a
+// running limbic gets up to kForwardedEmbedMs (its log shows the progress).
+constexpr int kForwardedEmbedMs = 6 * 3600 * 1000;
+
 int Embed(const CliContext& ctx, const MemoryArgs& a) {
-  return MemoryWrite(ctx, a, "embed", {{"all", a.all}}, "embed",
-                     [&](memory::MemoryStore& m, TimeMs) { return m.Embed(a.all); });
+  const json body = {{"all", a.all}};
+  Forwarding api{"embed", body, "embed", [&](const Status& busy) {
+                   if (!a.quiet)
+                     std::cerr << "limbic: the running limbic embeds (its log shows the progress)\n";
+                   return ForwardRequest(ctx, "embed", body, busy, kForwardedEmbedMs);
+                 }};
+  return WithMemory(
+      ctx, a, Access::kWrite,
+      [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
+        EmbedProgress progress(a.quiet);
+        return CommitPlan(ctx, a, e, m.Embed(a.all, std::ref(progress)), "embed");
+      },
+      &api);
 }
 
 int Export(const CliContext& ctx, const MemoryArgs& a) {

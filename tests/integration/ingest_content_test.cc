@@ -215,37 +215,28 @@ TEST_CASE("ingest of sent content is bounded: names, base64, sizes, kept origina
   CHECK(Http(port, "GET", "/healthz").status == 200);
 }
 
-// Issue 38 item 7: EMBEDDING_MODEL without memory.embedder.url changes
-// nothing, and says so where one looks; the embedder is named.
-TEST_CASE("EMBEDDING_MODEL without an embedder url is warned of at start, in stats and health",
-          "[memory]") {
+// Issue 42: EMBEDDING_MODEL naming a model that is neither a directory nor
+// in the Hugging Face cache (and no server to send it to) stops the start,
+// saying where it looked -- never a silent fallback to the hash embedder.
+TEST_CASE("EMBEDDING_MODEL that names no model found is an error at start", "[memory]") {
   TempDir dir;
   ::setenv("EMBEDDING_MODEL", "some/model", 1);  // the children inherit it
+  ::setenv("HF_HOME", (dir / "hf").c_str(), 1);
   struct Unset {
-    ~Unset() { ::unsetenv("EMBEDDING_MODEL"); }
+    ~Unset() {
+      ::unsetenv("EMBEDDING_MODEL");
+      ::unsetenv("HF_HOME");
+    }
   } unset;
-  const std::string warning = "EMBEDDING_MODEL=some/model is ignored: memory.embedder.url is not set";
-  {
-    RunningLimbic l(dir, BaseConfig(dir));
-    REQUIRE(l.port() != 0);
-    CHECK(l.WaitForLog("memory: " + warning));
-    CHECK(l.WaitForLog("embedder hash-384, sensors ["));  // the start line
-    json health = Http(l.port(), "GET", "/healthz").Json();
-    CHECK(health["status"] == "ok");
-    CHECK(health["embedder"] == "hash-384");
-    CHECK_THAT(health["embedder_note"].get<std::string>(), Catch::StartsWith(warning));
-    json stats = Http(l.port(), "GET", "/v1/memory/stats").Json();
-    CHECK(stats["embedder"] == "hash-384");
-    CHECK_THAT(stats["embedder_note"].get<std::string>(), Catch::StartsWith(warning));
-  }
-  RunResult stats = Limbic({"--state", dir / "state", "memory", "stats"});
-  CHECK(stats.exit_code == 0);
-  CHECK_THAT(stats.out, Catch::Contains("embedder_note:") && Catch::Contains(warning));
+  RunResult run = Limbic({"--state", dir / "state", "memory", "stats"});
+  CHECK(run.exit_code != 0);
+  CHECK_THAT(run.out + run.err, Catch::Contains("EMBEDDING_MODEL=some/model") &&
+                                    Catch::Contains((dir / "hf" / "hub" / "models--some--model").string()) &&
+                                    Catch::Contains("memory.embedder.url"));
   ::unsetenv("EMBEDDING_MODEL");
-  json quiet = json::parse(Limbic({"--state", dir / "state", "memory", "stats", "--json"}).out);
-  CHECK_FALSE(quiet.contains("embedder_note"));
-  RunningLimbic l(dir, BaseConfig(dir));
-  CHECK_FALSE(Http(l.port(), "GET", "/healthz").Json().contains("embedder_note"));
+  RunResult ok = Limbic({"--state", dir / "state", "memory", "stats", "--json"});
+  CHECK(ok.exit_code == 0);
+  CHECK(json::parse(ok.out)["embedder"] == "hash-384");
 }
 
 }  // namespace ingest_content_test

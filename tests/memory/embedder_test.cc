@@ -117,20 +117,42 @@ TEST_CASE("MakeEmbedder rejects a bad spec naming the field", "[memory]") {
 
 TEST_CASE("EMBEDDING_MODEL overrides the configured model", "[memory]") {
   EmbedderSpec with_url = With(OpenAi("http://127.0.0.1:11434", "old"), &EmbedderSpec::kind, "hash");
+  const std::string home = ::getenv("HOME") ? ::getenv("HOME") : "";
+  ::setenv("HOME", "/nonexistent-home", 1);  // no Hugging Face cache to find anything in
+  ::unsetenv("HF_HOME");
+  ::unsetenv("HF_HUB_CACHE");
+  ::unsetenv("HUGGINGFACE_HUB_CACHE");
+  ::unsetenv("XDG_CACHE_HOME");
   ::unsetenv("EMBEDDING_MODEL");
-  CHECK(ApplyEmbeddingEnv(with_url).kind == "hash");
+  CHECK(ApplyEmbeddingEnv(with_url)->kind == "hash");
   ::setenv("EMBEDDING_MODEL", "", 1);
-  CHECK(ApplyEmbeddingEnv(with_url).model == "old");
+  CHECK(ApplyEmbeddingEnv(with_url)->model == "old");
+  // A name the server knows: with a url, it is the server's model.
   ::setenv("EMBEDDING_MODEL", "nomic-embed-text", 1);
-  EmbedderSpec s = ApplyEmbeddingEnv(with_url);
-  CHECK(s.kind == "openai");
-  CHECK(s.model == "nomic-embed-text");
-  s = ApplyEmbeddingEnv(EmbedderSpec{});  // no url: stays hash
-  CHECK(s.kind == "hash");
-  CHECK(s.model == "nomic-embed-text");
+  auto s = ApplyEmbeddingEnv(with_url);
+  REQUIRE(s.ok());
+  CHECK(s->kind == "openai");
+  CHECK(s->model == "nomic-embed-text");
+  // Without a url and not found as a model: an error saying where it looked.
+  s = ApplyEmbeddingEnv(EmbedderSpec{});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().IsNotFound());
+  CHECK_THAT(s.status().message(),
+             Catch::Contains("EMBEDDING_MODEL=nomic-embed-text") &&
+                 Catch::Contains("/nonexistent-home/.cache/huggingface/hub/"
+                                 "models--nomic-embed-text/snapshots/") &&
+                 Catch::Contains("models--sentence-transformers--nomic-embed-text") &&
+                 Catch::Contains("memory.embedder.url"));
+  // A directory: local, whatever was configured (but an openai server's).
+  ::setenv("EMBEDDING_MODEL", LIMBIC_MEMORY_TEST_DATA, 1);
+  s = ApplyEmbeddingEnv(EmbedderSpec{});
+  REQUIRE(s.ok());
+  CHECK(s->kind == "local");
+  CHECK(s->model == LIMBIC_MEMORY_TEST_DATA);
   ::setenv("EMBEDDING_MODEL", "hash", 1);
-  CHECK(ApplyEmbeddingEnv(OpenAi("http://h")).kind == "hash");
+  CHECK(ApplyEmbeddingEnv(OpenAi("http://h"))->kind == "hash");
   ::unsetenv("EMBEDDING_MODEL");
+  ::setenv("HOME", home.c_str(), 1);
 }
 
 namespace {

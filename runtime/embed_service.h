@@ -1,0 +1,56 @@
+// EmbedService: memory's vectors off the io thread (docs/memory.md
+// "Embedders").
+//
+// A local model takes milliseconds a text and an openai server a round
+// trip; either on the io thread would stall every request behind it. So
+// the API's remember, recall, context and embed first ask this service for
+// their texts' vectors, then plan on the io thread with them
+// (memory::Embedded). The service owns an embedder of the store's spec
+// (EMBEDDING_MODEL applied; a local model is shared, not loaded twice) and
+// runs it on a worker of its own, one request at a time, in order. A cheap
+// embedder (hash: microseconds) runs in place, before Run returns.
+//
+// Thread-safety: Open and Run on the io thread; replies come on it.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/worker.h"
+#include "memory/store.h"
+
+namespace limbic::runtime {
+
+class EmbedService {
+ public:
+  using Reply = std::function<void(memory::Embedded)>;
+
+  EmbedService(boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log);
+  //! Stops the worker after the request it is embedding; replies not yet
+  //! delivered are dropped with the io_context's queue.
+  ~EmbedService();
+
+  //! Makes the embedder of the store's spec (an error names
+  //! memory.embedder) and, unless it is cheap, starts the worker.
+  Status Open(const memory::MemoryStore& store);
+  //! One vector per text for `role`, or the embedder's error, in
+  //! `reply` on the io thread (in place for a cheap embedder). A request of
+  //! more than a few batches logs its progress every 10 s.
+  void Run(std::vector<std::string> texts, memory::EmbedRole role, Reply reply);
+
+ private:
+  memory::Embedded Embed(const std::vector<std::string>& texts, memory::EmbedRole role);
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<spdlog::logger> log_;
+  size_t batch_ = 1;
+  std::unique_ptr<memory::Embedder> embedder_;  // the worker's
+  Worker worker_{"embed"};
+};
+
+}  // namespace limbic::runtime
