@@ -203,9 +203,12 @@ void WordPiece::WordPieces(std::string_view word, const std::vector<uint32_t>& s
   const size_t mark = ids->size();
   size_t start = 0;
   while (start < chars) {
-    size_t end = chars;
-    // No piece is longer than max_piece_bytes_: skip the lookups that cannot match.
-    while (end > start && starts[end] - starts[start] > max_piece_bytes_) --end;
+    // No piece is longer than max_piece_bytes_: start at the longest
+    // candidate that can match, not at the word's end.
+    const size_t most = starts[start] + std::min<size_t>(max_piece_bytes_, word.size());
+    size_t end = static_cast<size_t>(
+        std::upper_bound(starts.begin() + static_cast<ptrdiff_t>(start) + 1, starts.end(), most) -
+        starts.begin() - 1);
     int32_t found = -1;
     for (; end > start; --end) {
       const std::string_view sub = word.substr(starts[start], starts[end] - starts[start]);
