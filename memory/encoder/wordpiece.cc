@@ -69,6 +69,9 @@ struct Scratch {
   std::string key;               // a piece with the continuing prefix
 };
 
+// The most code points (or bytes) of scratch a thread keeps between calls.
+constexpr size_t kKeepScratch = 1 << 16;
+
 struct Steps {
   bool clean, chinese, strip, lower;
 };
@@ -241,6 +244,9 @@ void WordPiece::PieceIds(std::string_view text, size_t limit, std::vector<int32_
                 return ids->size() < end;
               });
   if (ids->size() > end) ids->resize(end);
+  // A huge text leaves huge buffers: give them back rather than keep them per thread.
+  if (scratch.raw.capacity() > kKeepScratch || scratch.word.capacity() > kKeepScratch)
+    scratch = Scratch();
 }
 
 std::vector<int32_t> WordPiece::Encode(std::string_view text) const {

@@ -107,8 +107,9 @@ class Fields {
     return Status::OK();
   }
   // A max_length of the file: at least 2, lowering *max_length.
-  Status MaxLength(const std::string& key, double v, size_t* max_length) const {
-    if (!(v >= 2)) return Err(key, json(v).dump() + " is below 2 ([CLS] and [SEP])");
+  Status MaxLength(const std::string& key, const json& given, size_t* max_length) const {
+    const double v = given.get<double>();
+    if (!(v >= 2)) return Err(key, given.dump() + " is below 2 ([CLS] and [SEP])");
     if (v < static_cast<double>(*max_length)) *max_length = static_cast<size_t>(v);
     return Status::OK();
   }
@@ -158,7 +159,7 @@ Status ApplyConfig(const std::string& text, const std::string& name, WordPieceOp
   LIMBIC_RETURN_IF_ERROR(f.Token(j, "", "sep_token", &o->sep));
   if (const json* m = Fields::Get(j, "model_max_length")) {
     if (!m->is_number()) return f.NotA("model_max_length", *m, "a number");
-    LIMBIC_RETURN_IF_ERROR(f.MaxLength("model_max_length", m->get<double>(), &o->max_length));
+    LIMBIC_RETURN_IF_ERROR(f.MaxLength("model_max_length", *m, &o->max_length));
   }
   return Status::OK();
 }
@@ -350,8 +351,7 @@ Result<WordPiece> ParseTokenizerJson(std::string_view text, const std::string& n
     if (const json* m = Fields::Get(*t, "max_length")) {
       uint64_t len = 0;
       LIMBIC_RETURN_IF_ERROR(f.Count(*m, "truncation.max_length", &len));
-      LIMBIC_RETURN_IF_ERROR(
-          f.MaxLength("truncation.max_length", static_cast<double>(len), &o.max_length));
+      LIMBIC_RETURN_IF_ERROR(f.MaxLength("truncation.max_length", *m, &o.max_length));
     }
   }
 

@@ -259,6 +259,17 @@ TEST_CASE("Encode cuts the pieces so the whole is at most max_length") {
   CHECK(refused.status().IsInvalidArgument());
 }
 
+TEST_CASE("a huge text encodes, truncated, and the next text is unaffected") {
+  WordPiece wp = Make();
+  std::string huge;
+  for (int i = 0; i < 100000; ++i) huge += i % 2 ? "want " : "unwant\u00e9d ";
+  const Ids ids = wp.Encode(huge);
+  CHECK(ids.size() == 512);
+  CHECK(ids[1] == 7);
+  CHECK(wp.Tokenize(huge).size() == 200000);
+  CHECK(wp.Encode("unwanted running") == Ids{1, 7, 4, 5, 8, 9, 2});
+}
+
 TEST_CASE("FromVocab refuses a vocabulary without its special tokens or with repeats") {
   auto no_unk = WordPiece::FromVocab({"[CLS]", "[SEP]", "a"}, {});
   REQUIRE(!no_unk.ok());
@@ -329,7 +340,7 @@ TEST_CASE("FromVocabFile's refusals name the file, and the line or key") {
         "invalid_argument: " + config + ": cls_token.content: is number, not a string");
   WriteFile(config, R"({"model_max_length": 1})");
   CHECK(refusal(config) ==
-        "invalid_argument: " + config + ": model_max_length: 1.0 is below 2 ([CLS] and [SEP])");
+        "invalid_argument: " + config + ": model_max_length: 1 is below 2 ([CLS] and [SEP])");
   WriteFile(config, "[1, 2]");
   CHECK(refusal(config) == "invalid_argument: " + config + ": not a JSON object");
   // Larger than kMaxTokenizerBytes (a sparse file: nothing is written).
@@ -427,9 +438,8 @@ TEST_CASE("FromTokenizerJson's refusals name the file and the key") {
       Refusal(TokenizerJson(
           vocab, {{"post_processor", {{"special_tokens", {{"[CLS]", {{"ids", {7}}}}}}}}})) ==
       R"(invalid_argument: tokenizer.json: post_processor.special_tokens["[CLS]"].ids: 7 is not "[CLS]"'s id 1 in model.vocab)");
-  CHECK(
-      Refusal(TokenizerJson(vocab, {{"truncation", {{"max_length", 1}}}})) ==
-      "invalid_argument: tokenizer.json: truncation.max_length: 1.0 is below 2 ([CLS] and [SEP])");
+  CHECK(Refusal(TokenizerJson(vocab, {{"truncation", {{"max_length", 1}}}})) ==
+        "invalid_argument: tokenizer.json: truncation.max_length: 1 is below 2 ([CLS] and [SEP])");
   CHECK(Refusal(TokenizerJson(vocab, {{"model", {{"max_input_chars_per_word", 1.5}}}})) ==
         "invalid_argument: tokenizer.json: model.max_input_chars_per_word: is number, not a "
         "non-negative integer");
