@@ -26,9 +26,14 @@
 // Encode: [CLS] pieces [SEP], the pieces cut so the whole is at most
 // max_length ids.
 //
-// Not done: HF splits the added tokens of tokenizer.json ("[SEP]", "[MASK]"
-// ...) out of the raw text first, so a text holding "[SEP]" literally gets
-// that id there; here it is "[", "sep", "]" as in BERT's own tokenizer.
+// Where HF's fast tokenizer still differs (BERT's own rule kept here):
+//   - HF splits the added tokens of tokenizer.json ("[SEP]", "[MASK]" ...)
+//     out of the raw text first, so a text holding "[SEP]" literally gets
+//     that id there; here it is "[", "sep", "]";
+//   - HF's CJK ranges start Extension E at U+2B920, not U+2B820, so the 256
+//     ideographs U+2B820-2B91F stay inside their word there;
+//   - HF and utf8proc may be at different Unicode versions: code points
+//     assigned recently (utf8proc 2.8 is Unicode 15) can differ.
 //
 // Thread-safety: a WordPiece is immutable after it is made; Encode and
 // Tokenize from any thread.

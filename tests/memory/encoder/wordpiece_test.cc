@@ -157,6 +157,9 @@ TEST_CASE("CJK ideographs are words of their own") {
   CHECK(Words("ah\u535A\u63A8zz") == Strings{"ah", "\u535A", "\u63A8", "zz"});
   // A compatibility ideograph is one too, and NFD gives its unified form.
   CHECK(Words("a\uF900b") == Strings{"a", "\u8C48", "b"});
+  // BERT's Extension E range starts at U+2B820 (HF's at U+2B920: see the header).
+  CHECK(Words("a\U0002B820b\U0002B81Dc") == Strings{"a", "\U0002B820", "b", "\U0002B81D", "c"});
+  CHECK(Words("a\U0002CEB0b") == Strings{"a\U0002CEB0b"});  // Extension F: not in the ranges
   // Hiragana is not in the ranges: it stays in the word.
   CHECK(Words("a\u3042b") == Strings{"a\u3042b"});
   WordPieceOptions joined;
