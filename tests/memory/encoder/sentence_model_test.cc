@@ -55,7 +55,8 @@ void MakeModel(const fs::path& dir, const std::string& args = "") {
 std::vector<std::vector<double>> Reference(const fs::path& model, const std::vector<std::string>& texts,
                                            const fs::path& scratch, size_t max_length,
                                            bool lower = true) {
-  std::ofstream(scratch / "texts.json") << json(texts).dump();
+  // Bad UTF-8 goes over as U+FFFD, which the tokenizer drops as it drops the bytes.
+  std::ofstream(scratch / "texts.json") << json(texts).dump(-1, ' ', false, json::error_handler_t::replace);
   const std::string ids = Run("/usr/bin/python3 " + kDir + "/reference_tokenizer.py tokenize '" +
                               (model / "vocab.txt").string() + "' --max-length " +
                               std::to_string(max_length) + (lower ? "" : " --no-lower") + " < '" +
