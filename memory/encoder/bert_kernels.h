@@ -6,8 +6,8 @@
 // the project's -O2 without -march these loops would run scalar, and with
 // the matrix products in BLAS they would be a large part of the time.
 //
-// Accuracy (float32): exp within 2 ulp; erf within 2e-7 absolute of the
-// exact function (tests/memory/encoder/bert_test.cc checks it on a grid).
+// Accuracy (float32, with FMA): exp within 2 ulp; erf within 1e-7 absolute
+// of the exact function (tests/memory/encoder/bert_test.cc checks it on a grid).
 //
 // Thread-safety: pure functions of their arguments.
 #pragma once
