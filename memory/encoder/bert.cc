@@ -8,7 +8,6 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/input_json.h"
 #include "memory/encoder/bert_kernels.h"

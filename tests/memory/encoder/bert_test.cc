@@ -11,9 +11,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "memory/encoder/bert_kernels.h"
 
