@@ -11,7 +11,8 @@
 //   DTYPE  := F32 | F16 | BF16 | F64 | I64 | U64 | I32 | U32 | I16 | U16 | I8 | U8
 //             | BOOL | F8_E5M2 | F8_E4M3
 // A header is refused (InvalidArgument naming the file, and the tensor when
-// there is one) when it is not a JSON object, nests deeper than 4, has a
+// there is one) when it is not a JSON object, nests deeper than 4, holds
+// a NUL byte (nlohmann would stop reading there), has a
 // tensor without those three fields, a dtype not in DTYPE (named in the
 // refusal), a shape whose element count overflows or whose bytes do not
 // match END - BEGIN, or offsets outside the data, reversed or overlapping
