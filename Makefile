@@ -20,7 +20,7 @@ PKGS := build-essential cmake pkg-config git \
 FUZZ_PKGS := clang libclang-rt-dev
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= events config rules archive http mcp tokenizer
+FUZZ_TARGETS ?= events config rules archive http mcp tokenizer safetensors
 FUZZ_ARGS    ?=
 
 .PHONY: deps npm-deps fuzz-deps install-pkgs configure build run test bench fuzz fuzz-corpus clean format openapi

@@ -19,7 +19,11 @@
 //
 // Matrix products go through BLAS (OpenBLAS: Debian's build picks the
 // CPU's kernels at run time -- bench/NOTES.md "Sentence encoder: BLAS");
-// the rest is plain loops. Batches are padded to their longest sequence.
+// the elementwise steps are memory/encoder/bert_kernels.h. A batch's
+// sequences are packed end to end rather than padded: the row-wise steps
+// see only real tokens, and attention runs per sequence over its own keys
+// (what a padded batch with -inf on the padding computes, without the
+// padding's work). Long batches run in chunks of about 8192 tokens.
 //
 // Thread-safety: a BertModel is immutable after Load; Encode from many
 // threads at once (each call has its own scratch). SetThreads is process-wide.
@@ -52,10 +56,13 @@ struct BertConfig {
 };
 
 enum class Pooling { kMean, kCls };
+struct Blas;  // blas.h
 
 class BertModel {
  public:
   //! Reads and checks every weight; `file` is kept alive by the model.
+  //! F32 weights are used in place in the mapping; F16/BF16 are converted
+  //! once, into `file`.
   static Result<std::unique_ptr<BertModel>> Load(const BertConfig& config,
                                                  std::shared_ptr<const SafeTensors> file);
   ~BertModel();
@@ -64,6 +71,10 @@ class BertModel {
   //! made them) of at most config().max_position ids; InvalidArgument otherwise.
   Result<std::vector<std::vector<float>>> Encode(std::span<const std::vector<int32_t>> batch,
                                                  Pooling pooling) const;
+  ~BertModel();
+  BertModel(const BertModel&) = delete;
+  BertModel& operator=(const BertModel&) = delete;
+
   const BertConfig& config() const { return config_; }
   size_t dims() const { return config_.hidden; }
   //! Floating-point operations of Encode on one sequence of n tokens (the
@@ -75,8 +86,13 @@ class BertModel {
  private:
   BertModel() = default;
   struct Layer;
+  //! Encodes `seqs` (checked; `tokens` ids in all) and appends their vectors to *out.
+  void Forward(std::span<const std::vector<int32_t>> seqs, size_t tokens, Pooling pooling,
+               std::vector<std::vector<float>>* out) const;
+
   BertConfig config_;
   std::shared_ptr<const SafeTensors> file_;
+  const Blas* blas_ = nullptr;  //!< blas.h, loaded by Load
   std::span<const float> word_, position_, token_type_, ln_w_, ln_b_;
   std::vector<Layer> layers_;
 };

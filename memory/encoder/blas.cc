@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace limbic::memory::encoder {
@@ -13,6 +14,15 @@ Result<const Blas*> LoadBlas() {
   };
   static const Loaded loaded = [] {
     Loaded l;
+    // Debian's OpenBLAS 0.3.21 predates Zen 4 and 5 and gives them its AVX2
+    // (Haswell) kernels; its AVX-512 ones are 1.7x faster there (bench/NOTES.md,
+    // "sentence encoder"). The variable is read when the library loads, so it
+    // is set now, unless the user set it. Every CPU with these four
+    // extensions runs the SkylakeX kernels.
+    if (std::getenv("OPENBLAS_CORETYPE") == nullptr && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+      ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
     // RTLD_LOCAL: OpenBLAS's symbols (a whole LAPACK) stay out of the
     // program's namespace.
     void* handle = dlopen(LIMBIC_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);

@@ -8,13 +8,20 @@
 //             { "__metadata__"?: {string: string},
 //               NAME: {"dtype": DTYPE, "shape": [u64...], "data_offsets": [BEGIN, END]} ... }
 //   data   := the rest of the file; a tensor's bytes are data[BEGIN, END)
+//   DTYPE  := F32 | F16 | BF16 | F64 | I64 | U64 | I32 | U32 | I16 | U16 | I8 | U8
+//             | BOOL | F8_E5M2 | F8_E4M3
 // A header is refused (InvalidArgument naming the file, and the tensor when
-// there is one) when it is not a JSON object, nests deeper than 4, has a
-// tensor without those three fields, a dtype other than F32, F16 or BF16
-// (the ones sentence encoders ship; others are named in the refusal), a
-// shape whose element count overflows or does not match END - BEGIN, or
-// offsets outside the data, reversed or overlapping another tensor's.
-// A file shorter than its header says is "truncated".
+// there is one) when it is not a JSON object, nests deeper than 4, holds
+// a NUL byte (nlohmann would stop reading there), has a
+// tensor without those three fields, a dtype not in DTYPE (named in the
+// refusal), a shape whose element count overflows or whose bytes do not
+// match END - BEGIN, or offsets outside the data, reversed or overlapping
+// another tensor's (holes between tensors are allowed). A file shorter than
+// its header says is "truncated".
+// Every DTYPE is accepted in the header because HF checkpoints converted
+// before transformers 4.31 carry an I64 `embeddings.position_ids` buffer
+// beside the weights; only F32, F16 and BF16 are read (Floats refuses the
+// others by name).
 //
 // F32 tensors whose bytes are 4-aligned in the mapping are served in place
 // (no copy: the page cache holds the model once however many embedders use
@@ -42,7 +49,7 @@ inline constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 //! One tensor as the header describes it.
 struct TensorInfo {
-  std::string dtype;            //!< F32 | F16 | BF16
+  std::string dtype;            //!< one of DTYPE above
   std::vector<uint64_t> shape;  //!< [] is a scalar (one element)
   uint64_t begin = 0, end = 0;  //!< byte range within the data section
 };
@@ -65,7 +72,8 @@ class SafeTensors {
 
   //! The tensor `name` as f32 values, checked to have exactly `shape`.
   //! NotFound naming the file and the tensor when it is absent;
-  //! InvalidArgument "FILE: tensor NAME has shape [a, b], expected [c, d]".
+  //! InvalidArgument "FILE: tensor NAME has shape [a, b], expected [c, d]",
+  //! or naming its dtype when that is not F32, F16 or BF16.
   //! The span lives as long as this object.
   Result<std::span<const float>> Floats(const std::string& name,
                                         std::span<const uint64_t> shape) const;
