@@ -17,8 +17,9 @@
 // is InvalidArgument naming the file and the tensor. The pooler and any
 // head are ignored.
 //
-// Matrix products go through BLAS (OpenBLAS: Debian's build picks the
-// CPU's kernels at run time -- bench/NOTES.md "Sentence encoder: BLAS");
+// Matrix products go through BLAS (OpenBLAS, opened on first use: blas.h;
+// Debian's build picks the CPU's kernels at run time -- bench/NOTES.md,
+// "sentence encoder: BLAS"); Load fails with Unavailable without it;
 // the elementwise steps are memory/encoder/bert_kernels.h. A batch's
 // sequences are packed end to end rather than padded: the row-wise steps
 // see only real tokens, and attention runs per sequence over its own keys
@@ -71,7 +72,6 @@ class BertModel {
   //! made them) of at most config().max_position ids; InvalidArgument otherwise.
   Result<std::vector<std::vector<float>>> Encode(std::span<const std::vector<int32_t>> batch,
                                                  Pooling pooling) const;
-  ~BertModel();
   BertModel(const BertModel&) = delete;
   BertModel& operator=(const BertModel&) = delete;
 

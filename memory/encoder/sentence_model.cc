@@ -7,7 +7,6 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 #include "base/input_json.h"
 #include "base/sha256.h"
@@ -310,22 +309,16 @@ Result<std::shared_ptr<const SentenceModel>> SentenceModel::LoadUncached(const M
 Result<std::vector<std::vector<float>>> SentenceModel::Encode(std::span<const std::string> texts,
                                                               size_t batch) const {
   batch = std::max<size_t>(1, batch);
-  std::vector<std::vector<int32_t>> ids(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) ids[i] = tokenizer_.Encode(texts[i]);
-  // Longest first, so each batch pads to a length close to all of its own.
-  std::vector<size_t> order(texts.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return ids[a].size() > ids[b].size(); });
-  std::vector<std::vector<float>> out(texts.size());
-  std::vector<std::vector<int32_t>> chunk;
-  for (size_t start = 0; start < order.size(); start += batch) {
-    const size_t end = std::min(order.size(), start + batch);
-    chunk.clear();
-    for (size_t k = start; k < end; ++k) chunk.push_back(std::move(ids[order[k]]));
-    auto vectors = model_->Encode(chunk, pooling_);
+  std::vector<std::vector<float>> out;
+  out.reserve(texts.size());
+  std::vector<std::vector<int32_t>> ids;
+  for (size_t start = 0; start < texts.size(); start += batch) {
+    const size_t end = std::min(texts.size(), start + batch);
+    ids.clear();
+    for (size_t i = start; i < end; ++i) ids.push_back(tokenizer_.Encode(texts[i]));
+    auto vectors = model_->Encode(ids, pooling_);
     if (!vectors.ok()) return vectors.status();
-    for (size_t k = start; k < end; ++k) out[order[k]] = std::move((*vectors)[k - start]);
+    for (auto& v : *vectors) out.push_back(std::move(v));
   }
   return out;
 }

@@ -71,8 +71,8 @@ class SentenceModel {
   static Result<std::shared_ptr<const SentenceModel>> Load(const ModelLocation& where,
                                                            size_t max_tokens = 0);
 
-  //! One unit vector per text, in order. Texts are tokenised, sorted by
-  //! length and encoded `batch` at a time (>= 1), so padding stays small.
+  //! One unit vector per text, in order, encoded `batch` texts at a time
+  //! (>= 1): a forward pass's scratch grows with its tokens.
   Result<std::vector<std::vector<float>>> Encode(std::span<const std::string> texts,
                                                  size_t batch) const;
 

@@ -228,13 +228,15 @@ TEST_CASE("EMBEDDING_MODEL that names no model found is an error at start", "[me
       ::unsetenv("HF_HOME");
     }
   } unset;
-  RunResult run = Limbic({"--state", dir / "state", "memory", "stats"});
+  RunResult run = Limbic({"--state", dir / "state", "memory", "remember-episode", "hello"});
   CHECK(run.exit_code != 0);
   CHECK_THAT(run.out + run.err, Catch::Contains("EMBEDDING_MODEL=some/model") &&
-                                    Catch::Contains((dir / "hf" / "hub" / "models--some--model").string()) &&
+                                    Catch::Contains(dir / "hf/hub/models--some--model") &&
                                     Catch::Contains("memory.embedder.url"));
   ::unsetenv("EMBEDDING_MODEL");
-  RunResult ok = Limbic({"--state", dir / "state", "memory", "stats", "--json"});
+  RunResult ok = Limbic({"--state", dir / "state", "memory", "remember-episode", "hello", "--json"});
+  CHECK(ok.exit_code == 0);
+  ok = Limbic({"--state", dir / "state", "memory", "stats", "--json"});
   CHECK(ok.exit_code == 0);
   CHECK(json::parse(ok.out)["embedder"] == "hash-384");
 }

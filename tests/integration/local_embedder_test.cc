@@ -31,7 +31,9 @@ void MakeModel(const std::string& dir, const std::string& extra = "") {
 json LocalConfig(const TempDir& dir, const std::string& model) {
   json c = BaseConfig(dir);
   c["api"]["body_limit"] = 1 << 20;  // exports carry vectors
-  c["memory"] = {{"embedder", {{"kind", "local"}, {"model", model}}}};
+  // The random weights know no meaning: every two texts are near (cosine
+  // ~0.97), so near-duplicate episodes are judged on exact agreement only.
+  c["memory"] = {{"embedder", {{"kind", "local"}, {"model", model}}}, {"duplicate_cosine", 0.9999}};
   return c;
 }
 
@@ -96,7 +98,7 @@ TEST_CASE("a local embedder remembers, recalls, exports, imports and replays thr
   REQUIRE(exported.exit_code == 0);
   CHECK_THAT(exported.out, Catch::Contains(id));
   TempDir other;
-  std::ofstream(other / "limbic.json") << config.dump();
+  std::ofstream(other / "limbic.json") << LocalConfig(other, model).dump();
   RunResult imported = Limbic({"--state", other / "state", "memory", "--config", other / "limbic.json",
                                "import", "--json"},
                               exported.out);
@@ -110,7 +112,7 @@ TEST_CASE("a local embedder remembers, recalls, exports, imports and replays thr
   // A replay of the log rebuilds the same pools: the vectors are in the events.
   const std::string digest = CliDigest(dir / "state");
   RunResult replayed =
-      Limbic({"replay", "--from", dir / "state" / "events", "--into", dir / "replayed"});
+      Limbic({"replay", "--from", dir / "state/events", "--into", dir / "replayed"});
   INFO(replayed.err);
   REQUIRE(replayed.exit_code == 0);
   CHECK(CliDigest(dir / "replayed") == digest);
@@ -162,10 +164,12 @@ TEST_CASE("EMBEDDING_MODEL naming a model directory selects the local embedder",
   struct Unset {
     ~Unset() { ::unsetenv("EMBEDDING_MODEL"); }
   } unset;
+  MemoryCli(dir, {"remember-episode", "the cat sat on the mat"});
   json stats = MemoryCli(dir, {"stats"});
+  CHECK(stats["embedded"] == 1);
   CHECK_THAT(stats["embedder"].get<std::string>(), Catch::StartsWith("local:tiny-model@"));
   // And in the Hugging Face cache layout, by name.
-  const std::string hub = dir / "hf" / "hub";
+  const std::string hub = dir / "hf/hub";
   const std::string snapshot = hub + "/models--acme--tiny/snapshots/0123abcd";
   std::filesystem::create_directories(hub + "/models--acme--tiny/refs");
   std::ofstream(hub + "/models--acme--tiny/refs/main") << "0123abcd";
@@ -183,6 +187,7 @@ TEST_CASE("bad model files stop the start with the file named, and never crash",
   const std::string model = dir / "tiny-model";
   MakeModel(model);
   std::ofstream(dir / "local.json") << LocalConfig(dir, model).dump();
+  MemoryCli(dir, {"remember-episode", "made with the hash embedder"});
   auto start_error = [&] {
     RunResult r = Limbic({"--state", dir / "state", "memory", "--config", dir / "local.json", "stats"});
     CHECK(r.exit_code == 1);  // an error, not a signal
