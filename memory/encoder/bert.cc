@@ -211,7 +211,7 @@ Result<std::vector<std::vector<float>>> BertModel::Encode(
     while (end < batch.size() && (end == begin || tokens + batch[end].size() <= kChunkTokens))
       tokens += batch[end++].size();
     try {
-      Forward(batch.subspan(begin, end - begin), tokens, pooling, &out);
+      LIMBIC_RETURN_IF_ERROR(Forward(batch.subspan(begin, end - begin), tokens, pooling, &out));
     } catch (const std::bad_alloc&) {
       return Status::Unavailable("out of memory encoding " + std::to_string(tokens) +
                                  " tokens (memory.embedder.batch and max_tokens bound it)");
@@ -225,7 +225,7 @@ Result<std::vector<std::vector<float>>> BertModel::Encode(
 // steps run over all `tokens` rows at once, and attention runs per
 // sequence over its own rows only, which is what a padded batch with
 // -inf on the padding keys computes, without the padding's work.
-void BertModel::Forward(std::span<const std::vector<int32_t>> seqs, size_t tokens,
+Status BertModel::Forward(std::span<const std::vector<int32_t>> seqs, size_t tokens,
                         Pooling pooling, std::vector<std::vector<float>>* out) const {
   const size_t h = config_.hidden, i = config_.intermediate, heads = config_.heads;
   const size_t d = h / heads, h3 = 3 * h;
@@ -295,11 +295,15 @@ void BertModel::Forward(std::span<const std::vector<int32_t>> seqs, size_t token
     double norm = 0;
     for (double v : sum) norm += v * v;
     norm = std::sqrt(norm);
+    if (!std::isfinite(norm))
+      return Status::Corruption(file_->path() + ": the model gave a vector with NaN or Inf (its "
+                                "weights hold non-finite values?)");
     std::vector<float> v(h, 0.0f);
     if (norm > 0)
       for (size_t c = 0; c < h; ++c) v[c] = static_cast<float>(sum[c] / norm);
     out->push_back(std::move(v));
   }
+  return Status::OK();
 }
 
 }  // namespace limbic::memory::encoder

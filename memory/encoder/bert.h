@@ -86,8 +86,10 @@ class BertModel {
  private:
   BertModel() = default;
   struct Layer;
-  //! Encodes `seqs` (checked; `tokens` ids in all) and appends their vectors to *out.
-  void Forward(std::span<const std::vector<int32_t>> seqs, size_t tokens, Pooling pooling,
+  //! Encodes `seqs` (checked; `tokens` ids in all) and appends their vectors
+  //! to *out; Corruption when a vector comes out NaN or Inf (weights that
+  //! hold such values).
+  Status Forward(std::span<const std::vector<int32_t>> seqs, size_t tokens, Pooling pooling,
                std::vector<std::vector<float>>* out) const;
 
   BertConfig config_;

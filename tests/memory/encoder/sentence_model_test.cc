@@ -184,6 +184,29 @@ TEST_CASE("FindModel reads the Hugging Face cache layout and says where it looke
   ::unsetenv("HF_HUB_CACHE");
 }
 
+TEST_CASE("weights holding NaN give an error, never a vector", "[encoder]") {
+  Scratch s;
+  const fs::path model = s.path / "model";
+  MakeModel(model, "--seed 6");
+  const fs::path file = model / "model.safetensors";
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  std::string header(n, '\0');
+  f.read(header.data(), static_cast<std::streamsize>(n));
+  const uint64_t begin = json::parse(header)["embeddings.LayerNorm.bias"]["data_offsets"][0];
+  const float nan = std::nanf("");
+  f.seekp(static_cast<std::streamoff>(8 + n + begin));
+  f.write(reinterpret_cast<const char*>(&nan), 4);
+  f.close();
+  auto loaded = SentenceModel::Load({model.string(), "model"});
+  REQUIRE(loaded.ok());  // the values are not read until they are used
+  auto got = (*loaded)->Encode(std::vector<std::string>{"hello"}, 1);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == limbic::Status::Code::kCorruption);
+  CHECK_THAT(got.status().message(), Catch::Contains(file.string()) && Catch::Contains("NaN"));
+}
+
 TEST_CASE("a model directory's bad parts are refused by file and key", "[encoder]") {
   Scratch s;
   const fs::path model = s.path / "model";
