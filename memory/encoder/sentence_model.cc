@@ -236,7 +236,7 @@ Result<std::shared_ptr<const SentenceModel>> SentenceModel::LoadUncached(const M
 
   // The length limit: the least of the model's, the tokenizer's, the caller's.
   WordPieceOptions wo;
-  wo.max_length = config->max_position;
+  wo.max_length = std::min(config->max_position, kMaxSequenceTokens);
   if (max_tokens > 0) wo.max_length = std::min(wo.max_length, max_tokens);
   for (const fs::path& st : {t / "sentence_bert_config.json", dir / "sentence_bert_config.json"}) {
     if (!IsFile(st)) continue;

@@ -155,6 +155,27 @@ TEST_CASE("texts past the length limit are cut, and the limit is part of the has
   CHECK(again->get() == cut->get());
 }
 
+TEST_CASE("a model allowing a million positions still cuts texts at 8192 tokens", "[encoder]") {
+  Scratch s;
+  const fs::path model = s.path / "model";
+  MakeModel(model, "--seed 7 --layers 1 --hidden 8 --heads 1 --intermediate 8 --max-position 1000000");
+  fs::remove(model / "sentence_bert_config.json");  // no limit but the config's and the tokenizer's
+  std::ofstream(model / "tokenizer_config.json") << "{}";
+  auto loaded = SentenceModel::Load({model.string(), "model"});
+  REQUIRE(loaded.ok());
+  CHECK((*loaded)->max_length() == kMaxSequenceTokens);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "cat ";
+  CHECK((*loaded)->tokenizer().Encode(text).size() == kMaxSequenceTokens);
+  auto got = (*loaded)->Encode(std::vector<std::string>{text}, 1);
+  REQUIRE(got.ok());
+  CHECK(got->at(0).size() == 8);
+  // The neighbouring case: a model's own smaller limit is kept.
+  auto small = SentenceModel::Load({model.string(), "model"}, 300);
+  REQUIRE(small.ok());
+  CHECK((*small)->max_length() == 300);
+}
+
 TEST_CASE("FindModel reads the Hugging Face cache layout and says where it looked", "[encoder]") {
   Scratch s;
   const fs::path hub = s.path / "hf" / "hub";
