@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,11 @@ void Linear(const Blas& blas, const float* x, size_t rows, size_t in, std::span<
 }  // namespace
 
 Result<BertConfig> BertConfig::FromJsonFile(const std::string& path) {
+  // Not a FIFO or a device: opening a FIFO waits for a writer, forever.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return ConfigError(path, "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::string text;

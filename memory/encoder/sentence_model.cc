@@ -32,6 +32,9 @@ bool IsFile(const fs::path& p) {
 
 Result<std::string> ReadBounded(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    return Status::InvalidArgument(path.string() + ": not a regular file");
   const uint64_t size = fs::file_size(path, ec);
   if (ec) return Status::NotFound(path.string() + ": " + ec.message());
   if (size > max_bytes)
@@ -274,6 +277,8 @@ Result<std::shared_ptr<const SentenceModel>> SentenceModel::LoadUncached(const M
                                    std::to_string(tokenizer->vocab_size()) + " pieces");
 
   const fs::path weights = t / "model.safetensors";
+  if (std::error_code ec; fs::exists(weights, ec) && !IsFile(weights))
+    return Status::InvalidArgument(weights.string() + ": not a regular file");
   if (!IsFile(weights)) {
     if (IsFile(t / "pytorch_model.bin"))
       return Status::NotFound(weights.string() +

@@ -4,6 +4,8 @@
 // Hugging Face cache layout, sharing, the length limit and bad directories.
 #include "memory/encoder/sentence_model.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -260,6 +262,24 @@ TEST_CASE("a model directory's bad parts are refused by file and key", "[encoder
   fs::rename(model / "model.safetensors", model / "pytorch_model.bin");
   CHECK_THAT(error(), Catch::Contains("only safetensors is read"));
   fs::rename(model / "pytorch_model.bin", model / "model.safetensors");
+  // FIFOs (opening one waits for a writer) and a directory: refused at once, by name.
+  const fs::path config = model / "config.json";
+  fs::rename(config, model / "config.saved");
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  CHECK_THAT(error(), Catch::Contains(config.string() + ": not a regular file"));
+  fs::remove(config);
+  fs::rename(model / "config.saved", config);
+  fs::rename(pooling, model / "pooling.saved");
+  REQUIRE(::mkfifo(pooling.c_str(), 0600) == 0);
+  CHECK_THAT(error(), Catch::Contains(pooling + ": not a regular file"));
+  fs::remove(pooling);
+  fs::rename(model / "pooling.saved", pooling);
+  fs::rename(model / "model.safetensors", model / "weights.saved");
+  fs::create_directory(model / "model.safetensors");
+  CHECK_THAT(error(), Catch::Contains((model / "model.safetensors").string() + ": not a regular file"));
+  fs::remove(model / "model.safetensors");
+  fs::rename(model / "weights.saved", model / "model.safetensors");
+  REQUIRE(SentenceModel::Load({model.string(), "model"}).ok());
   fs::remove(model / "tokenizer.json");
   fs::remove(model / "vocab.txt");
   CHECK_THAT(error(), Catch::Contains("no tokenizer"));
