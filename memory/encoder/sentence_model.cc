@@ -63,7 +63,9 @@ std::string PickSnapshot(const fs::path& repo) {
     std::string rev = *ref;
     while (!rev.empty() && (rev.back() == '\n' || rev.back() == '\r' || rev.back() == ' '))
       rev.pop_back();
-    if (!rev.empty() && rev.find('/') == std::string::npos && IsDir(repo / "snapshots" / rev))
+    // A revision is one name below snapshots/: not a path, not "." or "..".
+    if (!rev.empty() && rev != "." && rev != ".." && rev.find('/') == std::string::npos &&
+        IsDir(repo / "snapshots" / rev))
       return (repo / "snapshots" / rev).string();
   }
   std::error_code ec;
@@ -189,9 +191,13 @@ std::vector<std::string> HubCacheDirs() {
 Result<ModelLocation> FindModel(const std::string& model) {
   if (model.empty()) return Status::InvalidArgument("no model named");
   std::error_code ec;
-  if (IsDir(model))
-    return ModelLocation{fs::absolute(model, ec).lexically_normal().string(),
-                         fs::path(model).lexically_normal().filename().string()};
+  if (IsDir(model)) {
+    // "dir", "dir/" and "dir/." are one model: one path (the sharing's
+    // key) and one name (the embedder's id).
+    fs::path dir = fs::absolute(model, ec).lexically_normal();
+    if (!dir.has_filename() && dir.has_relative_path()) dir = dir.parent_path();
+    return ModelLocation{dir.string(), dir.filename().string()};
+  }
   std::vector<std::string> names = {model};
   if (model.find('/') == std::string::npos) names.push_back("sentence-transformers/" + model);
   std::vector<std::string> looked = {"./" + model + " (a directory)"};

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -199,6 +200,22 @@ TEST_CASE("FindModel reads the Hugging Face cache layout and says where it looke
   auto dir = FindModel((repo / "snapshots" / "aaa111").string());
   REQUIRE(dir.ok());
   CHECK(dir->name == "aaa111");
+  // With a trailing "/" or "/.", the same directory and name.
+  for (const std::string suffix : {"/", "/.", "/./"}) {
+    auto slash = FindModel((repo / "snapshots" / "aaa111").string() + suffix);
+    REQUIRE(slash.ok());
+    CHECK(slash->dir == (repo / "snapshots" / "aaa111").string());
+    CHECK(slash->name == "aaa111");
+  }
+  // refs/main naming "..", "." or a path is not followed: the newest snapshot instead.
+  fs::last_write_time(repo / "snapshots" / "aaa111", fs::file_time_type::clock::now() + std::chrono::hours(1));
+  for (const char* ref : {"..", ".", "../snapshots/bbb222", "bbb222/.."}) {
+    std::ofstream(repo / "refs" / "main") << ref << "\n";
+    auto fallback = FindModel("sentence-transformers/tiny");
+    REQUIRE(fallback.ok());
+    CHECK(fallback->dir == (repo / "snapshots" / "aaa111").string());
+  }
+  std::ofstream(repo / "refs" / "main") << "bbb222\n";
   auto missing = FindModel("acme/nothing");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().IsNotFound());
