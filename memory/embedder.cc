@@ -287,7 +287,10 @@ Result<EmbedderSpec> ApplyEmbeddingEnv(EmbedderSpec spec) {
   if (value == nullptr || *value == '\0') return spec;
   const std::string name = value;
   if (name == "hash") {
+    // A model's prefixes ("query: ") would only be hashed into every vector.
     spec.kind = "hash";
+    spec.query_prefix.clear();
+    spec.passage_prefix.clear();
     return spec;
   }
   const bool server = !spec.url.empty();

@@ -200,7 +200,9 @@ Result<ModelLocation> FindModel(const std::string& model) {
   }
   std::vector<std::string> names = {model};
   if (model.find('/') == std::string::npos) names.push_back("sentence-transformers/" + model);
-  std::vector<std::string> looked = {"./" + model + " (a directory)"};
+  std::vector<std::string> looked = {
+      (model[0] == '/' ? model : "./" + model) +
+      (fs::exists(model, ec) ? " (not a directory)" : " (a directory)")};
   const bool path_like = model[0] == '/' || model[0] == '.' || model[0] == '~' ||
                          std::count(model.begin(), model.end(), '/') > 1;
   if (!path_like) {
