@@ -247,6 +247,9 @@ Result<std::unique_ptr<Embedder>> MakeLocal(const EmbedderSpec& spec) {
                                    "Hugging Face name)");
   if (spec.batch == 0) return Status::InvalidArgument("embedder batch: must be >= 1");
   if (spec.threads == 0) return Status::InvalidArgument("embedder threads: must be >= 1");
+  if (spec.max_tokens == 1)
+    return Status::InvalidArgument("embedder max_tokens: must be 0 (the model's limit) or >= 2 "
+                                   "([CLS] and [SEP])");
   auto where = encoder::FindModel(spec.model);
   if (!where.ok()) return where.status().WithContext("embedder model");
   auto model = encoder::SentenceModel::Load(*where, spec.max_tokens);

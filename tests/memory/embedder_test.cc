@@ -107,6 +107,12 @@ TEST_CASE("MakeEmbedder rejects a bad spec naming the field", "[memory]") {
   };
   CHECK_THAT(field(With(EmbedderSpec{}, &EmbedderSpec::kind, "word2vec")), Catch::Contains("kind"));
   CHECK_THAT(field(Hash(7)), Catch::Contains("dims"));
+  EmbedderSpec local;
+  local.kind = "local";
+  local.model = "/nonexistent-model";
+  CHECK_THAT(field(With(local, &EmbedderSpec::max_tokens, size_t{1})), Catch::Contains("max_tokens"));
+  // max_tokens 2 passes that check: the model is looked for (and not found).
+  CHECK(MakeEmbedder(With(local, &EmbedderSpec::max_tokens, size_t{2})).status().IsNotFound());
   CHECK_THAT(field(OpenAi("")), Catch::Contains("url"));
   CHECK_THAT(field(OpenAi("http://127.0.0.1:1", "")), Catch::Contains("model"));
   CHECK_THAT(field(OpenAi("ftp://h")), Catch::Contains("url"));
