@@ -225,14 +225,25 @@ class LocalEmbedder final : public Embedder {
   }
   const std::string& id() const override { return id_; }
 
+  // A text with no tokens of its own ("", whitespace, control characters)
+  // gets the zero vector, as the contract says, not the model's vector of
+  // "[CLS] [SEP]" (or of the prefix alone): that one is the same for every
+  // such text, so each would be a "near-duplicate" of the first.
   Result<std::vector<Vector>> Embed(std::span<const std::string> texts, EmbedRole role) override {
     const std::string& prefix =
         role == EmbedRole::kQuery ? spec_.query_prefix : spec_.passage_prefix;
-    if (prefix.empty()) return model_->Encode(texts, spec_.batch);
-    std::vector<std::string> prefixed;
-    prefixed.reserve(texts.size());
-    for (const std::string& t : texts) prefixed.push_back(prefix + t);
-    return model_->Encode(prefixed, spec_.batch);
+    std::vector<size_t> kept;
+    std::vector<std::string> input;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (model_->tokenizer().Encode(texts[i]).size() <= 2) continue;  // [CLS] [SEP]
+      kept.push_back(i);
+      input.push_back(prefix + texts[i]);
+    }
+    auto encoded = model_->Encode(input, spec_.batch);
+    if (!encoded.ok()) return encoded.status();
+    std::vector<Vector> out(texts.size(), Vector(model_->dims(), 0.0f));
+    for (size_t k = 0; k < kept.size(); ++k) out[kept[k]] = std::move((*encoded)[k]);
+    return out;
   }
 
  private:
