@@ -44,6 +44,11 @@ class Worker {
   void Post(std::function<void()> job);
 
   const std::string& name() const { return name_; }
+  //! Whether Stop has been called (jobs posted now are dropped).
+  bool stopping() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
+  }
 
   //! fn(), or Internal("NAME: WHAT") when it throws: a job's answer.
   template <typename T, typename Fn>
@@ -59,7 +64,7 @@ class Worker {
   void Loop();
 
   const std::string name_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;

@@ -225,14 +225,25 @@ class LocalEmbedder final : public Embedder {
   }
   const std::string& id() const override { return id_; }
 
+  // A text with no tokens of its own ("", whitespace, control characters)
+  // gets the zero vector, as the contract says, not the model's vector of
+  // "[CLS] [SEP]" (or of the prefix alone): that one is the same for every
+  // such text, so each would be a "near-duplicate" of the first.
   Result<std::vector<Vector>> Embed(std::span<const std::string> texts, EmbedRole role) override {
     const std::string& prefix =
         role == EmbedRole::kQuery ? spec_.query_prefix : spec_.passage_prefix;
-    if (prefix.empty()) return model_->Encode(texts, spec_.batch);
-    std::vector<std::string> prefixed;
-    prefixed.reserve(texts.size());
-    for (const std::string& t : texts) prefixed.push_back(prefix + t);
-    return model_->Encode(prefixed, spec_.batch);
+    std::vector<size_t> kept;
+    std::vector<std::string> input;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (model_->tokenizer().Encode(texts[i]).size() <= 2) continue;  // [CLS] [SEP]
+      kept.push_back(i);
+      input.push_back(prefix + texts[i]);
+    }
+    auto encoded = model_->Encode(input, spec_.batch);
+    if (!encoded.ok()) return encoded.status();
+    std::vector<Vector> out(texts.size(), Vector(model_->dims(), 0.0f));
+    for (size_t k = 0; k < kept.size(); ++k) out[kept[k]] = std::move((*encoded)[k]);
+    return out;
   }
 
  private:
@@ -247,6 +258,9 @@ Result<std::unique_ptr<Embedder>> MakeLocal(const EmbedderSpec& spec) {
                                    "Hugging Face name)");
   if (spec.batch == 0) return Status::InvalidArgument("embedder batch: must be >= 1");
   if (spec.threads == 0) return Status::InvalidArgument("embedder threads: must be >= 1");
+  if (spec.max_tokens == 1)
+    return Status::InvalidArgument("embedder max_tokens: must be 0 (the model's limit) or >= 2 "
+                                   "([CLS] and [SEP])");
   auto where = encoder::FindModel(spec.model);
   if (!where.ok()) return where.status().WithContext("embedder model");
   auto model = encoder::SentenceModel::Load(*where, spec.max_tokens);
@@ -287,7 +301,10 @@ Result<EmbedderSpec> ApplyEmbeddingEnv(EmbedderSpec spec) {
   if (value == nullptr || *value == '\0') return spec;
   const std::string name = value;
   if (name == "hash") {
+    // A model's prefixes ("query: ") would only be hashed into every vector.
     spec.kind = "hash";
+    spec.query_prefix.clear();
+    spec.passage_prefix.clear();
     return spec;
   }
   const bool server = !spec.url.empty();

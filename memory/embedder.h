@@ -105,7 +105,8 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderSpec& spec);
 // The EMBEDDING_MODEL environment variable applied over a configured spec
 // (call it before MakeEmbedder). The rule:
 //   unset or empty  the spec is returned unchanged;
-//   "hash"          kind becomes "hash" (the other fields are kept);
+//   "hash"          kind becomes "hash" and the prefixes are dropped (the
+//                   other fields are kept);
 //   a directory, or a name found in the Hugging Face cache (FindModel),
 //                   when the spec is not an openai one with a url: kind
 //                   becomes "local" and model the value;

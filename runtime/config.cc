@@ -215,6 +215,8 @@ void ParseMemorySection(const json& v, const std::string& base_dir,
     em.Integer("batch", &o.embedder.batch, 1, 4096);
     em.Integer("threads", &o.embedder.threads, 1, 256);
     em.Integer("max_tokens", &o.embedder.max_tokens, 0, 8192);
+    if (o.embedder.max_tokens == 1)
+      em.Fail("memory.embedder.max_tokens", "must be 0 (the model's limit) or at least 2 ([CLS] and [SEP])");
     em.String("query_prefix", &o.embedder.query_prefix);
     em.String("passage_prefix", &o.embedder.passage_prefix);
     if (o.embedder.kind == "local") {

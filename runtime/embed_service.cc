@@ -5,64 +5,77 @@
 
 namespace limbic::runtime {
 
+using Clock = std::chrono::steady_clock;
+
+struct EmbedService::Request {
+  std::vector<std::string> texts;
+  memory::EmbedRole role;
+  Reply reply;
+  std::vector<memory::Vector> vectors;  // of texts[0, vectors.size())
+  Clock::time_point start = Clock::now(), said = start;
+};
+
 EmbedService::EmbedService(boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log)
     : io_(io), log_(std::move(log)) {}
 
-EmbedService::~EmbedService() { worker_.Stop(); }
+EmbedService::~EmbedService() { Stop(); }
 
 Status EmbedService::Open(const memory::MemoryStore& store) {
   auto made = memory::MakeEmbedder(store.options().embedder);
   if (!made.ok()) return made.status().WithContext("memory.embedder (embed worker)");
-  embedder_ = std::move(*made);
-  batch_ = std::max<size_t>(1, store.options().embedder.batch);
-  if (!embedder_->cheap()) worker_.Start();
+  Open(std::move(*made), store.options().embedder.batch);
   return Status::OK();
 }
 
-memory::Embedded EmbedService::Embed(const std::vector<std::string>& texts,
-                                     memory::EmbedRole role) {
-  memory::Embedded out{embedder_->id(), std::vector<memory::Vector>{}};
-  // Pieces of four batches: progress between them for `memory embed`'s thousands.
-  const size_t piece = batch_ * 4;
-  if (texts.size() <= piece) {
-    out.vectors = worker_.Guarded<std::vector<memory::Vector>>([&] { return embedder_->Embed(texts, role); });
-    return out;
-  }
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  auto said = start;
-  std::vector<memory::Vector> all;
-  all.reserve(texts.size());
-  for (size_t i = 0; i < texts.size(); i += piece) {
-    const size_t end = std::min(texts.size(), i + piece);
-    auto v = worker_.Guarded<std::vector<memory::Vector>>([&] {
-      return embedder_->Embed(std::span(texts).subspan(i, end - i), role);
-    });
-    if (!v.ok()) {
-      out.vectors = v.status();
-      return out;
-    }
-    for (auto& x : *v) all.push_back(std::move(x));
-    if (Clock::now() - said > std::chrono::seconds(10)) {
-      said = Clock::now();
-      const double secs = std::chrono::duration<double>(said - start).count();
-      log_->info("memory: embedded {}/{} texts with {} ({:.0f}/s)", end, texts.size(),
-                 embedder_->id(), static_cast<double>(end) / secs);
-    }
-  }
-  out.vectors = std::move(all);
-  return out;
+void EmbedService::Open(std::unique_ptr<memory::Embedder> embedder, size_t batch) {
+  embedder_ = std::move(embedder);
+  batch_ = std::max<size_t>(1, batch);
+  if (!embedder_->cheap()) worker_.Start();
 }
 
 void EmbedService::Run(std::vector<std::string> texts, memory::EmbedRole role, Reply reply) {
-  if (embedder_->cheap()) return reply(Embed(texts, role));
-  worker_.Post([this, texts = std::move(texts), role, reply = std::move(reply)]() mutable {
-    memory::Embedded done = Embed(texts, role);
-    if (!done.vectors.ok() && done.vectors.status().code() == Status::Code::kInternal)
-      log_->error("memory: embedding failed: {}", done.vectors.status().message());
-    boost::asio::post(io_, [reply = std::move(reply), done = std::move(done)]() mutable {
-      reply(std::move(done));
-    });
+  if (embedder_->cheap()) {
+    memory::Embedded done{embedder_->id(), embedder_->Embed(texts, role)};
+    return reply(std::move(done));
+  }
+  auto r = std::make_shared<Request>();
+  r->texts = std::move(texts);
+  r->role = role;
+  r->reply = std::move(reply);
+  r->vectors.reserve(r->texts.size());
+  worker_.Post([this, r] { Step(r); });
+}
+
+void EmbedService::Step(std::shared_ptr<Request> r) {
+  const size_t begin = r->vectors.size(), end = std::min(r->texts.size(), begin + batch_);
+  auto v = worker_.Guarded<std::vector<memory::Vector>>([&] {
+    return embedder_->Embed(std::span(r->texts).subspan(begin, end - begin), r->role);
+  });
+  if (v.ok() && v->size() != end - begin)
+    v = Status::Internal("the embedder gave " + std::to_string(v->size()) + " vectors for " +
+                         std::to_string(end - begin) + " texts");
+  if (v.ok()) {
+    for (auto& x : *v) r->vectors.push_back(std::move(x));
+    if (Clock::now() - r->said > std::chrono::seconds(10)) {
+      r->said = Clock::now();
+      const double secs = std::chrono::duration<double>(r->said - r->start).count();
+      log_->info("memory: embedded {}/{} texts with {} ({:.0f}/s)", end, r->texts.size(),
+                 embedder_->id(), static_cast<double>(end) / secs);
+    }
+    // The next batch goes behind what was asked meanwhile (a recall's one
+    // text); after Stop it is dropped.
+    if (end < r->texts.size()) return worker_.Post([this, r] { Step(r); });
+  }
+  memory::Embedded done{embedder_->id(), std::vector<memory::Vector>{}};
+  if (v.ok()) {
+    done.vectors = std::move(r->vectors);
+  } else {
+    done.vectors = v.status();
+    if (v.status().code() == Status::Code::kInternal)
+      log_->error("memory: embedding failed: {}", v.status().message());
+  }
+  boost::asio::post(io_, [reply = std::move(r->reply), done = std::move(done)]() mutable {
+    reply(std::move(done));
   });
 }
 

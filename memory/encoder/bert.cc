@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,9 @@ constexpr size_t kMaxSize = size_t{1} << 20;
 // Encode runs a batch in chunks of about this many tokens, which bounds its
 // scratch (about 9 hidden floats a token: 64 MB for BERT-base's 768).
 constexpr size_t kChunkTokens = 8192;
+// Attention's scores are computed this many query rows at a time: a
+// block of rows x n floats, not n x n (256 MB for one 8192-token text).
+constexpr size_t kAttentionRows = 256;
 
 Status ConfigError(const std::string& path, const std::string& what) {
   return Status::InvalidArgument(path + ": " + what);
@@ -63,6 +67,11 @@ void Linear(const Blas& blas, const float* x, size_t rows, size_t in, std::span<
 }  // namespace
 
 Result<BertConfig> BertConfig::FromJsonFile(const std::string& path) {
+  // Not a FIFO or a device: opening a FIFO waits for a writer, forever.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return ConfigError(path, "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::string text;
@@ -234,7 +243,7 @@ Status BertModel::Forward(std::span<const std::vector<int32_t>> seqs, size_t tok
   // Scratch, not zeroed: every element is written before it is read.
   auto scratch = [](size_t n) { return std::make_unique_for_overwrite<float[]>(n); };
   auto x = scratch(tokens * h), qkv = scratch(tokens * h3), ctx = scratch(tokens * h),
-       ffn = scratch(tokens * i), scores = scratch(longest * longest);
+       ffn = scratch(tokens * i), scores = scratch(std::min(longest, kAttentionRows) * longest);
   const float eps = static_cast<float>(config_.layer_norm_eps);
 
   // 1. Embeddings: word + position + token type 0, then LayerNorm.
@@ -260,17 +269,21 @@ Status BertModel::Forward(std::span<const std::vector<int32_t>> seqs, size_t tok
     Linear(*blas_, x.get(), tokens, h, l.k_w, h, qkv.get() + h, h3, true);
     Linear(*blas_, x.get(), tokens, h, l.v_w, h, qkv.get() + 2 * h, h3, true);
 
-    // 3. Attention per sequence and head: softmax(q k^T / sqrt(d)) v.
+    // 3. Attention per sequence and head: softmax(q k^T / sqrt(d)) v, a
+    // block of query rows at a time (each row's softmax is its own).
     for (size_t s = 0, row = 0; s < seqs.size(); row += seqs[s].size(), ++s) {
-      const int n = static_cast<int>(seqs[s].size());
+      const size_t n = seqs[s].size();
       for (size_t head = 0; head < heads; ++head) {
-        const float* q = qkv.get() + row * h3 + head * d;
-        blas_->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, int(d), scale, q, int(h3),
-                    q + h, int(h3), 0.0f, scores.get(), n);
-        kernels::Softmax(scores.get(), size_t(n), size_t(n), size_t(n));
-        blas_->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, int(d), n, 1.0f,
-                    scores.get(), n, q + 2 * h, int(h3), 0.0f, ctx.get() + row * h + head * d,
-                    int(h));
+        const float* q = qkv.get() + row * h3 + head * d;  // k is at q + h, v at q + 2h
+        for (size_t r0 = 0; r0 < n; r0 += kAttentionRows) {
+          const size_t rows = std::min(kAttentionRows, n - r0);
+          blas_->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(n), int(d), scale,
+                       q + r0 * h3, int(h3), q + h, int(h3), 0.0f, scores.get(), int(n));
+          kernels::Softmax(scores.get(), rows, n, n);
+          blas_->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(d), int(n), 1.0f,
+                       scores.get(), int(n), q + 2 * h, int(h3), 0.0f,
+                       ctx.get() + (row + r0) * h + head * d, int(h));
+        }
       }
     }
 

@@ -176,7 +176,9 @@ Result<std::map<std::string, TensorInfo>> SafeTensors::ParseHeader(std::string_v
 }
 
 Result<std::unique_ptr<SafeTensors>> SafeTensors::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO opens at once (and is refused below) rather than
+  // waiting for a writer; it changes nothing for a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     std::string why = path + ": " + std::strerror(e);

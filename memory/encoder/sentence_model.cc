@@ -32,6 +32,9 @@ bool IsFile(const fs::path& p) {
 
 Result<std::string> ReadBounded(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    return Status::InvalidArgument(path.string() + ": not a regular file");
   const uint64_t size = fs::file_size(path, ec);
   if (ec) return Status::NotFound(path.string() + ": " + ec.message());
   if (size > max_bytes)
@@ -60,7 +63,9 @@ std::string PickSnapshot(const fs::path& repo) {
     std::string rev = *ref;
     while (!rev.empty() && (rev.back() == '\n' || rev.back() == '\r' || rev.back() == ' '))
       rev.pop_back();
-    if (!rev.empty() && rev.find('/') == std::string::npos && IsDir(repo / "snapshots" / rev))
+    // A revision is one name below snapshots/: not a path, not "." or "..".
+    if (!rev.empty() && rev != "." && rev != ".." && rev.find('/') == std::string::npos &&
+        IsDir(repo / "snapshots" / rev))
       return (repo / "snapshots" / rev).string();
   }
   std::error_code ec;
@@ -186,12 +191,18 @@ std::vector<std::string> HubCacheDirs() {
 Result<ModelLocation> FindModel(const std::string& model) {
   if (model.empty()) return Status::InvalidArgument("no model named");
   std::error_code ec;
-  if (IsDir(model))
-    return ModelLocation{fs::absolute(model, ec).lexically_normal().string(),
-                         fs::path(model).lexically_normal().filename().string()};
+  if (IsDir(model)) {
+    // "dir", "dir/" and "dir/." are one model: one path (the sharing's
+    // key) and one name (the embedder's id).
+    fs::path dir = fs::absolute(model, ec).lexically_normal();
+    if (!dir.has_filename() && dir.has_relative_path()) dir = dir.parent_path();
+    return ModelLocation{dir.string(), dir.filename().string()};
+  }
   std::vector<std::string> names = {model};
   if (model.find('/') == std::string::npos) names.push_back("sentence-transformers/" + model);
-  std::vector<std::string> looked = {"./" + model + " (a directory)"};
+  std::vector<std::string> looked = {
+      (model[0] == '/' ? model : "./" + model) +
+      (fs::exists(model, ec) ? " (not a directory)" : " (a directory)")};
   const bool path_like = model[0] == '/' || model[0] == '.' || model[0] == '~' ||
                          std::count(model.begin(), model.end(), '/') > 1;
   if (!path_like) {
@@ -236,7 +247,7 @@ Result<std::shared_ptr<const SentenceModel>> SentenceModel::LoadUncached(const M
 
   // The length limit: the least of the model's, the tokenizer's, the caller's.
   WordPieceOptions wo;
-  wo.max_length = config->max_position;
+  wo.max_length = std::min(config->max_position, kMaxSequenceTokens);
   if (max_tokens > 0) wo.max_length = std::min(wo.max_length, max_tokens);
   for (const fs::path& st : {t / "sentence_bert_config.json", dir / "sentence_bert_config.json"}) {
     if (!IsFile(st)) continue;
@@ -274,6 +285,8 @@ Result<std::shared_ptr<const SentenceModel>> SentenceModel::LoadUncached(const M
                                    std::to_string(tokenizer->vocab_size()) + " pieces");
 
   const fs::path weights = t / "model.safetensors";
+  if (std::error_code ec; fs::exists(weights, ec) && !IsFile(weights))
+    return Status::InvalidArgument(weights.string() + ": not a regular file");
   if (!IsFile(weights)) {
     if (IsFile(t / "pytorch_model.bin"))
       return Status::NotFound(weights.string() +

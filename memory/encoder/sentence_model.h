@@ -20,8 +20,9 @@
 //                               default for a plain encoder).
 //   sentence_bert_config.json   optional: max_seq_length
 // The longest input, in tokens with [CLS] and [SEP], is the least of
-// max_seq_length, the tokenizer's limit, max_position_embeddings and the
-// caller's max_tokens; longer texts are cut (as sentence-transformers does).
+// max_seq_length, the tokenizer's limit, max_position_embeddings,
+// kMaxSequenceTokens and the caller's max_tokens; longer texts are cut (as
+// sentence-transformers does).
 // Vectors are always L2-normalised: limbic compares unit vectors.
 //
 // Errors name the file, and the key or tensor: a model directory is input
@@ -44,6 +45,11 @@
 #include "memory/encoder/wordpiece.h"
 
 namespace limbic::memory::encoder {
+
+//! The most tokens a text is encoded with, whatever the model allows: a
+//! forward pass costs n^2 in the text's tokens, and a config.json may
+//! claim max_position_embeddings of a million (with a tensor to match).
+inline constexpr size_t kMaxSequenceTokens = 8192;
 
 //! Where a model named by the user is.
 struct ModelLocation {

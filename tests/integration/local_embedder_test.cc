@@ -155,6 +155,33 @@ TEST_CASE("memory embed gives a hash state's memories local vectors, with a prog
   CHECK(all.Json()["embedded"] == 41);
 }
 
+TEST_CASE("texts with no tokens of their own are not near-duplicates of each other",
+          "[memory][encoder]") {
+  TempDir dir;
+  const std::string model = dir / "tiny-model";
+  MakeModel(model);
+  json config = LocalConfig(dir, model);
+  // With a prefix too: "passage: " alone would be the same text for each.
+  config["memory"]["embedder"]["passage_prefix"] = "passage: ";
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  // Control characters, spaces and a zero-width space are dropped by the
+  // tokenizer: each text is [CLS] [SEP], and gets the zero vector.
+  for (const char* text : {"\x01\x02", " \t ", "\xe2\x80\x8b"}) {
+    auto r = HttpJson(l.port(), "POST", "/v1/memory/episodes", {{"text", text}});
+    INFO(r.body);
+    REQUIRE(r.status == 201);
+    CHECK(r.Json()["reinforced"] == false);
+  }
+  // The neighbouring case: a text with tokens, twice, is one memory reinforced.
+  auto first = HttpJson(l.port(), "POST", "/v1/memory/episodes", {{"text", "the cat sat on the mat"}});
+  REQUIRE(first.status == 201);
+  auto again = HttpJson(l.port(), "POST", "/v1/memory/episodes", {{"text", "the cat sat on the mat"}});
+  INFO(again.body);
+  CHECK(again.Json()["reinforced"] == true);
+  CHECK(again.Json()["id"] == first.Json()["id"]);
+}
+
 TEST_CASE("EMBEDDING_MODEL naming a model directory selects the local embedder",
           "[memory][encoder]") {
   TempDir dir;

@@ -107,6 +107,12 @@ TEST_CASE("MakeEmbedder rejects a bad spec naming the field", "[memory]") {
   };
   CHECK_THAT(field(With(EmbedderSpec{}, &EmbedderSpec::kind, "word2vec")), Catch::Contains("kind"));
   CHECK_THAT(field(Hash(7)), Catch::Contains("dims"));
+  EmbedderSpec local;
+  local.kind = "local";
+  local.model = "/nonexistent-model";
+  CHECK_THAT(field(With(local, &EmbedderSpec::max_tokens, size_t{1})), Catch::Contains("max_tokens"));
+  // max_tokens 2 passes that check: the model is looked for (and not found).
+  CHECK(MakeEmbedder(With(local, &EmbedderSpec::max_tokens, size_t{2})).status().IsNotFound());
   CHECK_THAT(field(OpenAi("")), Catch::Contains("url"));
   CHECK_THAT(field(OpenAi("http://127.0.0.1:1", "")), Catch::Contains("model"));
   CHECK_THAT(field(OpenAi("ftp://h")), Catch::Contains("url"));
@@ -149,8 +155,27 @@ TEST_CASE("EMBEDDING_MODEL overrides the configured model", "[memory]") {
   REQUIRE(s.ok());
   CHECK(s->kind == "local");
   CHECK(s->model == LIMBIC_MEMORY_TEST_DATA);
+  // A file is not a model directory, and the error says so.
+  const std::string file = std::string(LIMBIC_MEMORY_TEST_DATA) + "/recall_small.jsonl";
+  ::setenv("EMBEDDING_MODEL", file.c_str(), 1);
+  s = ApplyEmbeddingEnv(EmbedderSpec{});
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.status().message(), Catch::Contains(file + " (not a directory)"));
   ::setenv("EMBEDDING_MODEL", "hash", 1);
   CHECK(ApplyEmbeddingEnv(OpenAi("http://h"))->kind == "hash");
+  // A local spec with an E5 model's prefixes becomes a hash spec that
+  // MakeEmbedder takes: the prefixes were the model's.
+  EmbedderSpec e5;
+  e5.kind = "local";
+  e5.model = "intfloat/e5-small-v2";
+  e5.query_prefix = "query: ";
+  e5.passage_prefix = "passage: ";
+  s = ApplyEmbeddingEnv(e5);
+  REQUIRE(s.ok());
+  CHECK(s->kind == "hash");
+  CHECK(s->query_prefix.empty());
+  CHECK(s->passage_prefix.empty());
+  CHECK(MakeEmbedder(*s).ok());
   ::unsetenv("EMBEDDING_MODEL");
   ::setenv("HOME", home.c_str(), 1);
 }

@@ -44,6 +44,9 @@ TEST_CASE("config values are parsed, durations included", "[config]") {
   CHECK(c->outbox.max_attempts == 3);
   CHECK(c->outbox.backoff == 250);
   CHECK(c->percepts_dedup_window == 7LL * 86400000);  // absent: the default
+  auto two = ParseConfig({{"memory", {{"embedder", {{"kind", "local"}, {"model", "m"}, {"max_tokens", 2}}}}}}, "");
+  REQUIRE(two.ok());
+  CHECK(two->memory.embedder.max_tokens == 2);
   auto window = ParseConfig({{"percepts", {{"dedup_window", "36h"}}}}, "");
   REQUIRE(window.ok());
   CHECK(window->percepts_dedup_window == 36LL * 3600000);
@@ -103,6 +106,8 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"outbox", {{"backoff", 1.5}}}}, "outbox.backoff: must be a duration such as"},
       {{{"surprise", true}}, "surprise: unknown key"},
       {{{"memory", {{"vector_m", 1}}}}, "memory.vector_m: must be an integer in [2, 256]"},
+      {{{"memory", {{"embedder", {{"kind", "local"}, {"model", "m"}, {"max_tokens", 1}}}}}},
+       "memory.embedder.max_tokens: must be 0 (the model's limit) or at least 2"},
       {{{"memory", {{"vector_ef_search", 0}}}}, "memory.vector_ef_search: must be an integer"},
       {{{"memory", {{"analyzer", "klingon"}}}}, "memory.analyzer: analyzer \"klingon\": not a language; one of"},
       {{{"memory", {{"fusion", {{"method", "vote"}}}}}}, "memory.fusion.method: must be score or rrf, got \"vote\""},

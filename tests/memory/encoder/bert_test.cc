@@ -213,6 +213,14 @@ TEST_CASE("bert: a batch longer than one chunk of tokens matches the reference i
   CheckMatches(dir, *l.model, RandomBatch(*l.model, lengths, 10));
 }
 
+TEST_CASE("bert: texts longer than one block of attention rows match the reference") {
+  TempDir dir;
+  MakeModel(dir, "--seed 15 --layers 1 --max-position 700");
+  Loaded l = Load(dir);
+  // 256 query rows a block: one block exactly, one and a bit, two and a bit.
+  CheckMatches(dir, *l.model, RandomBatch(*l.model, {256, 257, 700, 3}, 12));
+}
+
 TEST_CASE("bert: Encode from two threads at once gives the same vectors") {
   TempDir dir;
   MakeModel(dir, "--seed 14");

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -188,6 +190,20 @@ TEST_CASE("safetensors: a missing file is NotFound naming it") {
   REQUIRE_FALSE(st.ok());
   CHECK(st.status().IsNotFound());
   CHECK_THAT(st.status().message(), Catch::Contains(dir / "absent.safetensors"));
+}
+
+TEST_CASE("safetensors: a FIFO or a directory is refused at once, naming it") {
+  TempDir dir;
+  REQUIRE(::mkfifo((dir / "fifo.safetensors").c_str(), 0600) == 0);
+  auto fifo = SafeTensors::Open(dir / "fifo.safetensors");  // no writer: must not wait for one
+  REQUIRE_FALSE(fifo.ok());
+  CHECK(fifo.status().IsInvalidArgument());
+  CHECK_THAT(fifo.status().message(), Catch::Contains(dir / "fifo.safetensors") &&
+                                          Catch::Contains("not a regular file"));
+  std::filesystem::create_directory(dir / "dir.safetensors");
+  auto directory = SafeTensors::Open(dir / "dir.safetensors");
+  REQUIRE_FALSE(directory.ok());
+  CHECK_THAT(directory.status().message(), Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("safetensors: a file shorter than 8 bytes is refused") {

@@ -4,7 +4,10 @@
 // Hugging Face cache layout, sharing, the length limit and bad directories.
 #include "memory/encoder/sentence_model.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -155,6 +158,27 @@ TEST_CASE("texts past the length limit are cut, and the limit is part of the has
   CHECK(again->get() == cut->get());
 }
 
+TEST_CASE("a model allowing a million positions still cuts texts at 8192 tokens", "[encoder]") {
+  Scratch s;
+  const fs::path model = s.path / "model";
+  MakeModel(model, "--seed 7 --layers 1 --hidden 8 --heads 1 --intermediate 8 --max-position 1000000");
+  fs::remove(model / "sentence_bert_config.json");  // no limit but the config's and the tokenizer's
+  std::ofstream(model / "tokenizer_config.json") << "{}";
+  auto loaded = SentenceModel::Load({model.string(), "model"});
+  REQUIRE(loaded.ok());
+  CHECK((*loaded)->max_length() == kMaxSequenceTokens);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "cat ";
+  CHECK((*loaded)->tokenizer().Encode(text).size() == kMaxSequenceTokens);
+  auto got = (*loaded)->Encode(std::vector<std::string>{text}, 1);
+  REQUIRE(got.ok());
+  CHECK(got->at(0).size() == 8);
+  // The neighbouring case: a model's own smaller limit is kept.
+  auto small = SentenceModel::Load({model.string(), "model"}, 300);
+  REQUIRE(small.ok());
+  CHECK((*small)->max_length() == 300);
+}
+
 TEST_CASE("FindModel reads the Hugging Face cache layout and says where it looked", "[encoder]") {
   Scratch s;
   const fs::path hub = s.path / "hf" / "hub";
@@ -176,6 +200,22 @@ TEST_CASE("FindModel reads the Hugging Face cache layout and says where it looke
   auto dir = FindModel((repo / "snapshots" / "aaa111").string());
   REQUIRE(dir.ok());
   CHECK(dir->name == "aaa111");
+  // With a trailing "/" or "/.", the same directory and name.
+  for (const std::string suffix : {"/", "/.", "/./"}) {
+    auto slash = FindModel((repo / "snapshots" / "aaa111").string() + suffix);
+    REQUIRE(slash.ok());
+    CHECK(slash->dir == (repo / "snapshots" / "aaa111").string());
+    CHECK(slash->name == "aaa111");
+  }
+  // refs/main naming "..", "." or a path is not followed: the newest snapshot instead.
+  fs::last_write_time(repo / "snapshots" / "aaa111", fs::file_time_type::clock::now() + std::chrono::hours(1));
+  for (const char* ref : {"..", ".", "../snapshots/bbb222", "bbb222/.."}) {
+    std::ofstream(repo / "refs" / "main") << ref << "\n";
+    auto fallback = FindModel("sentence-transformers/tiny");
+    REQUIRE(fallback.ok());
+    CHECK(fallback->dir == (repo / "snapshots" / "aaa111").string());
+  }
+  std::ofstream(repo / "refs" / "main") << "bbb222\n";
   auto missing = FindModel("acme/nothing");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().IsNotFound());
@@ -239,6 +279,24 @@ TEST_CASE("a model directory's bad parts are refused by file and key", "[encoder
   fs::rename(model / "model.safetensors", model / "pytorch_model.bin");
   CHECK_THAT(error(), Catch::Contains("only safetensors is read"));
   fs::rename(model / "pytorch_model.bin", model / "model.safetensors");
+  // FIFOs (opening one waits for a writer) and a directory: refused at once, by name.
+  const fs::path config = model / "config.json";
+  fs::rename(config, model / "config.saved");
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  CHECK_THAT(error(), Catch::Contains(config.string() + ": not a regular file"));
+  fs::remove(config);
+  fs::rename(model / "config.saved", config);
+  fs::rename(pooling, model / "pooling.saved");
+  REQUIRE(::mkfifo(pooling.c_str(), 0600) == 0);
+  CHECK_THAT(error(), Catch::Contains(pooling + ": not a regular file"));
+  fs::remove(pooling);
+  fs::rename(model / "pooling.saved", pooling);
+  fs::rename(model / "model.safetensors", model / "weights.saved");
+  fs::create_directory(model / "model.safetensors");
+  CHECK_THAT(error(), Catch::Contains((model / "model.safetensors").string() + ": not a regular file"));
+  fs::remove(model / "model.safetensors");
+  fs::rename(model / "weights.saved", model / "model.safetensors");
+  REQUIRE(SentenceModel::Load({model.string(), "model"}).ok());
   fs::remove(model / "tokenizer.json");
   fs::remove(model / "vocab.txt");
   CHECK_THAT(error(), Catch::Contains("no tokenizer"));
