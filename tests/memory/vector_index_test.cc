@@ -12,6 +12,7 @@
 
 #include "memory/embedder.h"
 #include "memory/vector_index_file.h"
+#include "state/test_util.h"
 
 // This file's own namespace: test programs compile in unity batches.
 namespace vector_index_test {
@@ -21,18 +22,7 @@ using namespace limbic::memory;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "limbic-vindex-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = limbic::testing::ScratchDir;
 
 Vector Unit(Vector v) {
   Normalize(&v);

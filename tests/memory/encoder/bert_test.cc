@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "memory/encoder/bert_kernels.h"
+#include "state/test_util.h"
 
 // This file's own namespace: test programs compile in unity batches.
 namespace bert_test {
@@ -34,19 +35,7 @@ const std::string kPython = "/usr/bin/python3";
 const std::string kScript = std::string(LIMBIC_ENCODER_TEST_DIR) + "/tiny_bert.py";
 constexpr int32_t kCls = 2, kSep = 3;  // tiny_bert.py's vocabulary
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "limbic-bert-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = limbic::testing::ScratchDir;
 
 void MakeModel(const TempDir& dir, const std::string& options = "") {
   std::string cmd = kPython + " " + kScript + " make " + dir.path() + " " + options;

@@ -1,5 +1,6 @@
 // Tests of memory/encoder/safetensors.h: files written here byte by byte.
 #include "memory/encoder/safetensors.h"
+#include "state/test_util.h"
 
 #include <stdlib.h>
 
@@ -19,18 +20,7 @@ using namespace limbic::memory::encoder;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "limbic-st-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = limbic::testing::ScratchDir;
 
 void WriteRaw(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

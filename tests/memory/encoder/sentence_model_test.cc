@@ -3,6 +3,7 @@
 // for the ids, tiny_bert.py's numpy forward pass for the vectors), the
 // Hugging Face cache layout, sharing, the length limit and bad directories.
 #include "memory/encoder/sentence_model.h"
+#include "state/test_util.h"
 
 #include <sys/stat.h>
 
@@ -27,17 +28,10 @@ namespace {
 
 const std::string kDir = LIMBIC_ENCODER_TEST_DIR;
 
+// A scratch dir, as a path.
 struct Scratch {
-  fs::path path;
-  Scratch() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("limbic-sm-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  limbic::testing::ScratchDir dir;
+  fs::path path{dir.path()};
 };
 
 std::string Run(const std::string& cmd) {

@@ -3,6 +3,7 @@
 // loading and its refusals, and a cross-check of random text against
 // reference_tokenizer.py (an independent Python implementation).
 #include "memory/encoder/wordpiece.h"
+#include "state/test_util.h"
 
 #include <stdlib.h>
 
@@ -26,18 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "limbic-wordpiece-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = limbic::testing::ScratchDir;
 
 void WriteFile(const std::string& path, std::string_view text) {
   std::ofstream(path, std::ios::binary) << text;
