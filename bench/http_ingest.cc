@@ -158,13 +158,20 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
       c.fd = -1;
       continue;
     }
-    std::string body =
+    const std::string percept =
         R"({"source":"bench","type":"message","intensity":0.5,"text":"keep-alive percept from client )" +
         std::to_string(i) + "\"}";
-    c.req =
-        "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        "Content-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
+    std::string body = percept, path = "/v1/percepts";
+    if (o.batch > 0) {
+      body = R"({"percepts":[)";
+      for (int k = 0; k < o.batch; ++k) body += (k ? "," : "") + percept;
+      body += "]}";
+      path = "/v1/percepts/batch";
+    }
+    c.req = "POST " + path +
+            " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Content-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = i;
@@ -201,11 +208,17 @@ Result<HttpIngestResult> RunHttpIngest(const HttpIngestOptions& o) {
             (cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 17, nullptr, 10));
         if (c.in.size() < need) break;
         int status = testing::StatusOf(c.in.substr(0, need));
+        // A batch's answer: {"accepted":K,...}, K first (the keys are sorted).
+        uint64_t accepted = status == 201 ? 1 : 0;
+        if (o.batch > 0 && status == 200) {
+          const size_t at = c.in.find("\"accepted\":", end);
+          if (at < need) accepted = std::strtoull(c.in.c_str() + at + 11, nullptr, 10);
+        }
         c.in.erase(0, need);
         auto done = Clock::now();
         if (done >= measure_from && done < measure_to) {
-          if (status == 201) {
-            ++r.percepts;
+          if (accepted > 0 && (o.batch == 0 || accepted == static_cast<uint64_t>(o.batch))) {
+            r.percepts += accepted;
             r.latency_us.push_back(
                 std::chrono::duration<double, std::micro>(done - c.sent).count());
           } else {

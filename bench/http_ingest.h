@@ -48,12 +48,15 @@ struct HttpIngestOptions {
   double warmup_s = 1;
   double seconds = 5;
   std::string durability = "fsync";
+  // 0: one percept per POST /v1/percepts (201 each); N: N per POST
+  // /v1/percepts/batch, every accepted one counted.
+  int batch = 0;
   // Merged into the config (e.g. a "replication" section).
   nlohmann::json extra_config = nlohmann::json::object();
 };
 
 struct HttpIngestResult {
-  uint64_t percepts = 0;  // acknowledged (201) after the warm-up
+  uint64_t percepts = 0;  // acknowledged (201, or accepted in a batch) after the warm-up
   uint64_t failed = 0;    // any other answer
   double seconds = 0;
   std::vector<double> latency_us;  // per acknowledged request

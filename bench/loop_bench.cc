@@ -23,6 +23,12 @@
 //             expires and digests into the archive: the pass's time,
 //             GET /healthz latency (p50/p99/max) while it runs, the
 //             runtime's RSS, and the percepts left in the pool after.
+//   batch     HTTP ingest in batches: POST /v1/percepts/batch of --batch
+//             (100) percepts over --batch-connections (8) keep-alive
+//             connections, fsync, against the in-process engine in the same
+//             run (limbic_bench's "limbic" system: the Engine with fsync and
+//             64 writes in flight, driving the ingest workload), in turns,
+//             --reps (3) times each: the ratio of the medians.
 //   keep_pace HTTP ingest at full speed for --keep-pace-seconds (120) with
 //             expiry and consolidation running every 5 s (percepts expire
 //             20 s after they arrive): the percepts left in the pool at the
@@ -38,7 +44,10 @@
 #include <random>
 #include <spdlog/sinks/null_sink.h>
 
+#include "bench/driver.h"
 #include "bench/http_ingest.h"
+#include "bench/limbic_store.h"
+#include "bench/workload.h"
 #include "bench/report.h"
 #include "reflexes/bench_rules.h"
 #include "reflexes/engine.h"
@@ -172,6 +181,50 @@ json BenchHttp(const std::string& limbic, const std::string& dir, int connection
           {"durability", "fsync"}};
 }
 
+// In-process ingest (the Engine, fsync, 64 in flight) against HTTP batches,
+// in turns: percepts/s of each repetition and the ratio of the medians.
+json BenchBatch(const std::string& limbic, const std::string& dir, int connections, int batch,
+                int seconds, int reps) {
+  std::vector<double> engine_rates, http_rates;
+  json http_runs = json::array();
+  const std::vector<bench::Step> steps(5'000'000, bench::Step{bench::Op::kAddPercept, 0, 0});
+  const bench::Preload preload = bench::MakePreload(1000, 7);
+  for (int r = 0; r < reps; ++r) {
+    {
+      const std::string d = dir + "/engine-" + std::to_string(r);
+      auto store = bench::OpenLimbicStore({d, state::Durability::kFsync, 64});
+      if (!store.ok()) throw std::runtime_error(store.status().ToString());
+      auto ids = (*store)->Preload(preload);
+      if (!ids.ok()) throw std::runtime_error(ids.status().ToString());
+      bench::Driver driver(**store, preload, *ids);
+      auto stats = driver.Run(steps, seconds);
+      if (!stats.ok()) throw std::runtime_error(stats.status().ToString());
+      engine_rates.push_back(stats->ops_per_s());
+      store->reset();
+      std::filesystem::remove_all(d);
+    }
+    bench::HttpIngestOptions o;
+    o.limbic = limbic;
+    o.dir = dir + "/http-" + std::to_string(r);
+    std::filesystem::create_directories(o.dir);
+    o.connections = connections;
+    o.seconds = seconds;
+    o.batch = batch;
+    o.extra_config = {{"api", {{"body_limit", 1 << 24}}}};
+    auto res = bench::RunHttpIngest(o);
+    if (!res.ok()) throw std::runtime_error(res.status().ToString());
+    http_rates.push_back(static_cast<double>(res->percepts) / res->seconds);
+    http_runs.push_back({{"percepts_per_s", http_rates.back()}, {"failed", res->failed},
+                         {"request_p99_us", bench::Quantile(res->latency_us, 0.99)}});
+    std::filesystem::remove_all(o.dir);
+  }
+  const double engine = bench::Quantile(engine_rates, 0.5), http = bench::Quantile(http_rates, 0.5);
+  return {{"batch", batch}, {"connections", connections}, {"durability", "fsync"},
+          {"engine_percepts_per_s", engine_rates}, {"http_percepts_per_s", http_rates},
+          {"http_runs", http_runs}, {"engine_median", engine}, {"http_median", http},
+          {"ratio", engine > 0 ? http / engine : 0}};
+}
+
 // GET /healthz's answers while something else ran: how many, how many
 // failed, their latency's p50, p99 and max.
 json Healthz(const std::vector<double>& ms, uint64_t failed) {
@@ -245,13 +298,15 @@ int main(int argc, char** argv) {
   int connections = 64, seconds = 5, ingest_files = 4000;
   size_t consolidate_percepts = 1'000'000;
   int keep_pace_seconds = 120;
+  int batch = 100, batch_connections = 8, reps = 3;
   std::string only;
   bool keep = false;
   auto usage = [](FILE* to) {
     std::fprintf(to,
                  "usage: limbic_loop_bench [--dir D] [--connections N] [--seconds S] "
                  "[--ingest-files N] [--consolidate-percepts N] [--keep-pace-seconds S] "
-                 "[--only reflexes|outbox|http|memory_ingest|consolidate|keep_pace] [--keep]\n");
+                 "[--batch N] [--batch-connections N] [--reps N] "
+                 "[--only reflexes|outbox|http|batch|memory_ingest|consolidate|keep_pace] [--keep]\n");
   };
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
@@ -275,6 +330,9 @@ int main(int argc, char** argv) {
     else if (k == "--ingest-files") ingest_files = std::stoi(v);
     else if (k == "--consolidate-percepts") consolidate_percepts = std::stoull(v);
     else if (k == "--keep-pace-seconds") keep_pace_seconds = std::stoi(v);
+    else if (k == "--batch") batch = std::stoi(v);
+    else if (k == "--batch-connections") batch_connections = std::stoi(v);
+    else if (k == "--reps") reps = std::stoi(v);
     else if (k == "--only") only = v;
     else {
       usage(stderr);
@@ -305,6 +363,10 @@ int main(int argc, char** argv) {
   if (want("consolidate")) {
     std::filesystem::create_directories(dir + "/consolidate");
     out["consolidate"] = BenchConsolidateHealth(limbic, dir + "/consolidate", consolidate_percepts);
+  }
+  if (want("batch")) {
+    std::filesystem::create_directories(dir + "/batch");
+    out["batch"] = BenchBatch(limbic, dir + "/batch", batch_connections, batch, seconds, reps);
   }
   if (want("keep_pace")) {
     std::filesystem::create_directories(dir + "/keep_pace");

@@ -108,6 +108,7 @@ void ParseApiSection(const json& v, std::vector<std::string>* errors, Config* c)
   }
   a.String("fork_root", &c->fork_root);
   a.Integer("body_limit", &c->body_limit, 1024, int64_t{1} << 30);
+  a.Integer("batch_limit", &c->batch_limit, 1, 100000);
   a.Integer("max_json_depth", &c->max_json_depth, 1, int64_t{kMaxMaxJsonDepth});
   ParseApiLimits(a, &c->api_limits);
   a.RejectUnknown();

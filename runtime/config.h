@@ -125,6 +125,8 @@ struct Config {
   // made absolute by Runtime::Open (runtime/sandbox.h, ResolveForkRoot).
   std::string fork_root;
   size_t body_limit = 1 << 20;
+  // The most percepts one POST /v1/percepts/batch (MCP add_percepts) takes.
+  size_t batch_limit = 1000;
   // How deeply JSON from outside may nest (base/input_json.h): HTTP bodies,
   // MCP lines, sensor lines, webhook bodies, the reflexes file.
   size_t max_json_depth = 128;

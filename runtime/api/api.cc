@@ -268,6 +268,7 @@ void Api::OpenApi(HttpRequest&, Responder respond) {
 std::span<const Api::Binding> Api::PoolBindings() {
   static const Binding kBindings[] = {
       {"add_percept", &Api::AddPercept},
+      {"add_percepts", &Api::AddPercepts},
       {"list_percepts", &Api::ListPercepts},
       {"get_percept", &Api::GetPercept},
       {"assign_percept", &Api::AssignPercept},
@@ -299,6 +300,73 @@ void Api::AddPercept(HttpRequest& req, Responder respond) {
   auto body = req.JsonBody();
   if (!body.ok()) return respond(ErrorResponse(body.status()));
   Commit(req, state::BuildPerceptAdd(*body, svc_.engine.next_seq()), "percept_id", true, respond);
+}
+
+// Each percept is its own command, submitted back to back: the engine
+// validates each alone (a refused one leaves the others be) and the log's
+// group commit writes what is queued together with one write and fsync.
+// The answer waits for the last to be durable.
+void Api::AddPercepts(HttpRequest& req, Responder respond) {
+  auto body = req.JsonBody();
+  if (!body.ok()) return respond(ErrorResponse(body.status()));
+  if (!body->is_object() || body->size() != 1 || !body->contains("percepts") ||
+      !(*body)["percepts"].is_array())
+    return respond(ErrorResponse(Status::InvalidArgument("the body is {percepts: [...]}")));
+  json& items = (*body)["percepts"];
+  if (items.empty())
+    return respond(ErrorResponse(Status::InvalidArgument("percepts: the list is empty")));
+  if (items.size() > svc_.config.batch_limit)
+    return respond(HttpResponse::Error(
+        413, "batch_too_large",
+        "percepts: " + std::to_string(items.size()) + " items, more than api.batch_limit (" +
+            std::to_string(svc_.config.batch_limit) + ")"));
+  auto actor = ActorOf(req);
+  if (!actor.ok()) return respond(ErrorResponse(actor.status()));
+  auto reason = ReasonOf(req);
+  if (!reason.ok()) return respond(ErrorResponse(reason.status()));
+  struct Batch {
+    json results;
+    size_t waiting = 1;  // the loop's own hold, let go after the last Submit
+    size_t accepted = 0;
+    Responder respond;
+    void Done() {
+      if (--waiting > 0) return;
+      const size_t n = results.size();
+      respond(HttpResponse::Json(
+          200, {{"results", std::move(results)}, {"accepted", accepted}, {"refused", n - accepted}}));
+    }
+  };
+  auto batch = std::make_shared<Batch>();
+  batch->results = json::array();
+  batch->respond = std::move(respond);
+  auto refuse = [](const Status& s, size_t i) {
+    return json{{"error",
+                 {{"code", Status::CodeName(s.code())},
+                  {"message", "percepts[" + std::to_string(i) + "]: " + s.message()}}},
+                {"status", HttpStatusFor(s)}};
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    batch->results.push_back(nullptr);
+    Status s = items[i].is_object() ? Status::OK() : Status::InvalidArgument("not an object");
+    if (s.ok()) {
+      ++batch->waiting;
+      s = SubmitCommand(svc_.engine, state::BuildPerceptAdd(items[i], svc_.engine.next_seq()),
+                        {*actor, &svc_.config.effectors, false, *reason},
+                        [batch, i, refuse](const Status& st, std::span<const Event> done) {
+                          if (st.ok()) {
+                            batch->results[i] = {{"id", done.front().Str("percept_id")},
+                                                 {"seq", done.front().seq}};
+                            ++batch->accepted;
+                          } else {
+                            batch->results[i] = refuse(st, i);
+                          }
+                          batch->Done();
+                        });
+      if (!s.ok()) --batch->waiting;  // refused at once: no answer will come
+    }
+    if (!s.ok()) batch->results[i] = refuse(s, i);
+  }
+  batch->Done();
 }
 
 void Api::ListPercepts(HttpRequest& req, Responder respond) {

@@ -174,6 +174,7 @@ class Api : public Routes {
   void OpenApi(HttpRequest&, Responder);
 
   void AddPercept(HttpRequest&, Responder);
+  void AddPercepts(HttpRequest&, Responder);
   void ListPercepts(HttpRequest&, Responder);
   void GetPercept(HttpRequest&, Responder);
   void AssignPercept(HttpRequest&, Responder);

@@ -15,6 +15,26 @@ std::vector<OpParam> IdAndReason(const char* id, const char* reason) {
   return {Path("id", Str(id)), Field("reason", Str(reason))};
 }
 
+// A new percept's fields: add_percept's body, and each item of add_percepts'.
+std::vector<OpParam> PerceptFields() {
+  return {Field("source", Str("where it came from, e.g. chat, github"), true),
+          Field("type", Str("what kind, e.g. message"), true),
+          Field("intensity", Unit("how strongly it should draw attention, 0..1 (default 0.5)")),
+          Field("text", Str("the content")),
+          Field("data", Obj("structured details")),
+          Field("thread_id", Str("assign it to this thread")),
+          Field("id", Str("a chosen id (default: generated)"))};
+}
+
+json PerceptObject() {
+  json properties = json::object(), required = json::array();
+  for (const OpParam& p : PerceptFields()) {
+    properties[p.name] = p.schema;
+    if (p.required) required.push_back(p.name);
+  }
+  return {{"type", "object"}, {"properties", properties}, {"required", required}};
+}
+
 std::vector<OpParam> ArousalFields() {
   return {Field("level", Unit("0..1")),
           Field("factors", Obj("{name: value}; a null value removes the factor")),
@@ -36,18 +56,35 @@ std::vector<Operation> PoolOperations() {
        .summary = "Add a percept",
        .description =
            "Record something perceived (a message, an observation, an alert) as a new percept.",
-       .params = {Field("source", Str("where it came from, e.g. chat, github"), true),
-                  Field("type", Str("what kind, e.g. message"), true),
-                  Field("intensity", Unit("how strongly it should draw attention, 0..1 (default 0.5)")),
-                  Field("text", Str("the content")),
-                  Field("data", Obj("structured details")),
-                  Field("thread_id", Str("assign it to this thread")),
-                  Field("id", Str("a chosen id (default: generated)"))},
+       .params = PerceptFields(),
        .body = B::kRequired,
        .statuses = {201, 200},
        .result = Receipt(),
        .mcp = Tool("add_percept", Writes(false, false)),
        .cli = true});
+  ops.push_back(
+      {.name = "add_percepts",
+       .method = "POST",
+       .path = "/v1/percepts/batch",
+       .tag = "percepts",
+       .summary = "Add many percepts",
+       .description =
+           "Add up to api.batch_limit percepts in one request, committed together (one write "
+           "of the log for what is queued at once). Each is answered on its own, in order: "
+           "{id, seq} or {error, status}; a refused one never blocks the others, and sending "
+           "the same ids again adds nothing twice (each is refused with 409).",
+       .params = {Field("percepts", ArrayOf(PerceptObject()), true)},
+       .body = B::kRequired,
+       .result = Object(
+           {{"results",
+             ArrayOf(Object({{"id", T("string")},
+                             {"seq", T("integer")},
+                             {"error", Object({{"code", T("string")}, {"message", T("string")}})},
+                             {"status", Int("the HTTP status the item alone would get", 200, 599)}}))},
+            {"accepted", T("integer")},
+            {"refused", T("integer")}},
+           {"results", "accepted", "refused"}),
+       .mcp = Tool("add_percepts", Writes(false, false))});
   ops.push_back(
       {.name = "list_percepts",
        .method = "GET",

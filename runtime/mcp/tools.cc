@@ -63,10 +63,14 @@ Status CheckValue(const std::string& key, const json& schema, const json& v) {
   if (type == "string" && !v.is_string()) want = "a string";
   if (type == "boolean" && !v.is_boolean()) want = "true or false";
   if (type == "object" && !v.is_object()) want = "an object";
-  if (type == "array" && (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& e) {
-        return e.is_string();
+  // An array's items: strings, or objects (each then checked by the
+  // operation itself, which answers per item: add_percepts).
+  const bool of_objects = schema.contains("items") && schema["items"].value("type", "") == "object";
+  if (type == "array" &&
+      (!v.is_array() || !std::all_of(v.begin(), v.end(), [&](const json& e) {
+        return of_objects ? e.is_object() : e.is_string();
       })))
-    want = "an array of strings";
+    want = of_objects ? "an array of objects" : "an array of strings";
   if (type == "number" || type == "integer") {
     bool is = v.is_number() && !v.is_boolean();
     double d = is ? v.get<double>() : 0;

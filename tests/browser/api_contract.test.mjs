@@ -158,6 +158,14 @@ await call('promote', {expect: 409});  // a primary is not a standby
 const p1 = (await call('add_percept', {body: {source: 'chat', type: 'message', text: 'deploy the runbook'}})).id;
 const p2 = (await call('add_percept', {body: {source: 'chat', type: 'message', text: 'noise'}})).id;
 const p3 = (await call('add_percept', {body: {source: 'chat', type: 'message', text: 'more noise'}})).id;
+const batch = await call('add_percepts', {body: {percepts: [
+  {source: 'chat', type: 'message', text: 'one of many', id: 'batch-1'},
+  {source: 'chat'},  // refused alone: no type
+  {source: 'chat', type: 'message', id: p1},  // refused alone: exists
+]}});
+if (batch.accepted !== 1 || batch.refused !== 2 || batch.results[0].id !== 'batch-1' ||
+    batch.results[1].status !== 400 || batch.results[2].status !== 409)
+  fail(`add_percepts: ${JSON.stringify(batch)}`);
 await call('list_percepts', {query: {limit: 10}});
 await call('get_percept', {params: {id: p1}});
 const t1 = (await call('create_thread', {body: {goal: 'ship the release'}})).id;
