@@ -131,6 +131,8 @@ class Client(Operations):
         self.backoff = backoff
         self.max_backoff = max_backoff
         self._local = threading.local()
+        self._open = set()  # every thread's kept-alive connection, for close()
+        self._lock = threading.Lock()
 
     # ---- where -----------------------------------------------------------------------
 
@@ -155,11 +157,17 @@ class Client(Operations):
         return f"limbic.Client({self.url!r})"
 
     def close(self) -> None:
-        """Closes this thread's kept-alive connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        """Closes the kept-alive connections (a later call opens a new one)."""
+        with self._lock:
+            conns, self._open = self._open, set()
+        for conn in conns:
             conn.close()
-            self._local.conn = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 -- at interpreter exit anything may be gone
+            pass
 
     def __enter__(self) -> "Client":
         return self
@@ -282,12 +290,15 @@ class Client(Operations):
         local = self._local
         conn = getattr(local, "conn", None)
         key = (self._scheme, self._host, self._port)
-        if conn is not None and (local.key != key or time.monotonic() - local.used > _MAX_IDLE_S):
-            conn.close()
+        if conn is not None and (local.key != key or time.monotonic() - local.used > _MAX_IDLE_S
+                                 or conn not in self._open):  # closed by close()
+            self._forget(conn)
             conn = None
         reused = conn is not None
         if conn is None:
             conn = self._connect(timeout)
+            with self._lock:
+                self._open.add(conn)
         local.conn, local.key = None, key
         conn.timeout = timeout
         if conn.sock is not None:
@@ -296,7 +307,7 @@ class Client(Operations):
             status, headers, data, keep = _roundtrip(conn, method, target, payload,
                                                      self._headers(payload))
         except _NoAnswer as e:
-            conn.close()
+            self._forget(conn)
             # The server closes a connection idle too long, or one it needs for another,
             # before reading a request on it: with no byte of an answer, send it again once.
             if reused and isinstance(e.__cause__, (http.client.RemoteDisconnected,
@@ -306,8 +317,13 @@ class Client(Operations):
         if keep:
             local.conn, local.used = conn, time.monotonic()
         else:
-            conn.close()
+            self._forget(conn)
         return status, headers, data
+
+    def _forget(self, conn: http.client.HTTPConnection) -> None:
+        conn.close()
+        with self._lock:
+            self._open.discard(conn)
 
     # ---- the event stream ------------------------------------------------------------
 
