@@ -16,9 +16,9 @@ The methods, one per operation of the document, are generated into _operations.p
   restarted on another port. Nothing found: http://127.0.0.1:7077, the default api.port.
 - **Token.** `token`, else $LIMBIC_API_TOKEN, else api.json's `token` if it holds one; sent
   as `Authorization: Bearer`.
-- **Timeouts.** Every request has one: `timeout` seconds (default 30), or longer where the
-  document says the operation may take longer (x-limbic-mcp's timeout_ms: ingest, recall),
-  plus the long-poll's `wait`.
+- **Timeouts.** Every request has one: `timeout` seconds if given, else 30, or longer where
+  the document says the operation may take longer (x-limbic-mcp's timeout_ms: ingest,
+  recall); plus the long-poll's `wait`.
 - **Retries** (`retries`, default 3, with exponential backoff and Retry-After) only where
   a second attempt cannot do a thing twice: reads (GET), and writes that carry an `id` or an
   `idempotency_key` (a batch: every percept with an `id`) -- after no answer, a 429, a 503
@@ -50,6 +50,8 @@ __all__ = ["Client", "DEFAULT_URL", "find_api"]
 
 #: Where `limbic run` listens by default (api.address:api.port).
 DEFAULT_URL = "http://127.0.0.1:7077"
+#: Seconds to wait for an answer unless the Client says otherwise.
+DEFAULT_TIMEOUT = 30.0
 VERSION = "0.1.0"
 _USER_AGENT = "limbic-python/" + VERSION
 # A kept-alive connection idle longer than this is not reused: the server closes idle
@@ -95,13 +97,14 @@ class Client(Operations):
     """limbic's HTTP API. See the module's docstring for where, token, timeouts, retries."""
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None,
-                 timeout: float = 30.0, retries: int = 3, *, state: Optional[str] = None,
+                 timeout: Optional[float] = None, retries: int = 3, *, state: Optional[str] = None,
                  actor: Optional[str] = None, backoff: float = 0.25, max_backoff: float = 5.0):
         """
         Args:
             url: the API's base URL, e.g. http://127.0.0.1:7077 (see the module docstring).
             token: api.token, sent as `Authorization: Bearer`.
-            timeout: seconds for a request's answer (connect, send, each read).
+            timeout: seconds for a request's answer (connect, send, each read); by default
+                30, or longer for an operation the document says may take longer.
             retries: attempts after the first, where a retry is safe.
             state: the state dir whose api.json names the URL (default $LIMBIC_STATE).
             actor: sent as X-Limbic-Actor: who the events written are recorded as.
@@ -125,7 +128,8 @@ class Client(Operations):
         if token is None:
             token = os.environ.get("LIMBIC_API_TOKEN") or api.get("token") or None
         self.token = token
-        self.timeout = float(timeout)
+        #: None: DEFAULT_TIMEOUT, or an operation's own when longer
+        self.timeout = None if timeout is None else float(timeout)
         self.retries = max(0, int(retries))
         self.actor = actor
         self.backoff = backoff
@@ -187,7 +191,7 @@ class Client(Operations):
         payload = None
         if body is not _NO_BODY and (body_required or body not in (None, {})):
             payload = {} if body is None else body
-        timeout = max(self.timeout, hint)
+        timeout = max(DEFAULT_TIMEOUT, hint) if self.timeout is None else self.timeout
         if query and isinstance(query.get("wait"), (int, float)):
             timeout += query["wait"]  # a long-poll answers at its deadline
         status, headers, data, attempts = self._send(method, target, payload, timeout,
@@ -255,9 +259,9 @@ class Client(Operations):
                 retryable = status == 429 or (status == 503 and (
                     safe or not failure.message.startswith("outcome unknown"))) or (
                     safe and status in (502, 504))
-                if not retryable:
+                if not retryable or attempt > self.retries:
                     return status, headers, data, attempt
-            if attempt > self.retries:
+            if not retryable or attempt > self.retries:
                 raise failure
             time.sleep(self._pause(attempt, retry_after))
 
@@ -347,7 +351,7 @@ class Client(Operations):
                 max(timeout, 45).
         """
         last = after
-        read_timeout = read_timeout or max(self.timeout, 45.0)
+        read_timeout = read_timeout or max(self.timeout or DEFAULT_TIMEOUT, 45.0)
         failures, down_since = 0, None
         while True:
             query = {"after": last, "type": types}
@@ -383,7 +387,7 @@ class Client(Operations):
     def _open_stream(self, target: str, last: Optional[int],
                      read_timeout: float) -> Tuple[http.client.HTTPConnection, Any]:
         try:
-            conn = self._connect(self.timeout)
+            conn = self._connect(self.timeout or DEFAULT_TIMEOUT)
         except _Refused as e:
             raise TransportError(self._why(e)) from e
         headers = self._headers(None)
