@@ -320,7 +320,12 @@ class Unavailable(unittest.TestCase):
         held = socket.create_connection(("127.0.0.1", rt.port), source_address=("127.0.0.2", 0))
         self.addCleanup(held.close)
         held.sendall(b"GET /v1/events/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        self.assertIn(b"percept_arrived", held.recv(4096))  # the one stream
+        held.settimeout(20)
+        got = b""
+        while b"percept_arrived" not in got:  # the one stream, serving
+            chunk = held.recv(4096)
+            self.assertTrue(chunk, got)
+            got += chunk
         with self.assertRaises(limbic.Unavailable) as e:
             next(c.events(after=0, reconnect=False))
         self.assertEqual((e.exception.status, e.exception.code), (503, "unavailable"))
