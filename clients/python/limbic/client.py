@@ -331,7 +331,8 @@ class Client(Operations):
 
     # ---- the event stream ------------------------------------------------------------
 
-    def events(self, after: Optional[int] = None, types: Union[str, Iterable[str], None] = None,
+    def events(self, after: Union[int, str, None] = None,
+               types: Union[str, Iterable[str], None] = None,
                *, reconnect: bool = True, give_up_after: Optional[float] = None,
                read_timeout: Optional[float] = None) -> Iterator[Event]:
         """The events after `after` (default: all), then live ones, from GET /v1/events/stream.
@@ -344,14 +345,23 @@ class Client(Operations):
         A 4xx (a bad `types`, a wrong token) raises at once.
 
         Args:
-            after: a seq; events after it. None: from the start of the log.
+            after: a seq; events after it. None: from the start of the log; "now": only
+                events written from now on (after the log's last seq at the call).
             types: only these event types (a list, or comma-separated).
             read_timeout: seconds without a byte (not even the server's keep-alive, every
                 api.sse_keepalive) before the stream counts as dropped; default
                 max(timeout, 45).
         """
-        last = after
-        read_timeout = read_timeout or max(self.timeout or DEFAULT_TIMEOUT, 45.0)
+        if types is not None and not isinstance(types, str):
+            types = ",".join(types)  # once: every reconnection sends the same
+        if after == "now":  # at the call, not at the first next()
+            after = self.events_since(limit=1)["last_seq"]
+        return self._events(after, types, reconnect, give_up_after,
+                            read_timeout or max(self.timeout or DEFAULT_TIMEOUT, 45.0))
+
+    def _events(self, last: Optional[int], types: Union[str, Iterable[str], None],
+                reconnect: bool, give_up_after: Optional[float],
+                read_timeout: float) -> Iterator[Event]:
         failures, down_since = 0, None
         while True:
             query = {"after": last, "type": types}

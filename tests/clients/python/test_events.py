@@ -113,6 +113,10 @@ class EventsAcrossRestarts(unittest.TestCase):
         stream = c.events(after=after, types="percept_arrived")
         self.assertEqual([next(stream)["percept_id"] for _ in range(2)], ["n-3", "n-4"])
         stream.close()
+        live = c.events(after="now", types="percept_arrived")
+        self.add(rt.url, 5, 1)
+        self.assertEqual(next(live)["percept_id"], "n-5")  # none of the four before
+        live.close()
         c.close()
         rt.stop()
 
