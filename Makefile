@@ -13,6 +13,7 @@ BENCH_ARGS ?=
 PKGS := build-essential cmake pkg-config git \
         librocksdb-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
         catch2 libssl-dev libre2-dev libcli11-dev libsimdjson-dev libjemalloc-dev libsqlite3-dev libpoppler-cpp-dev libhnswlib-dev libstemmer-dev libopenblas-dev libutf8proc-dev curl openssl python3 python3-numpy \
+        python3-venv python3-pip python3-setuptools python3-wheel \
         chromium nats-server libnats-dev
 
 # `make fuzz` only (docs/fuzzing.md): clang, and libFuzzer + the sanitizer

@@ -3,36 +3,35 @@
 
     dir_watch_sensor.py DIRECTORY [--interval SECONDS] [--include-existing]
 
-The adapter protocol (docs/adapters.md): print one JSON object per line on
-stdout and flush it; each becomes a percept. Diagnostics go to stderr, which
-limbic copies into its log. If this program exits, limbic starts it again
-after `restart_backoff`, doubling up to `max_backoff`.
+Written on the Python client's sensor helper (clients/python, limbic.sensor), which
+speaks the adapter protocol (docs/adapters.md): each percept yielded is printed as one
+JSON line on stdout and flushed; SIGTERM and a closed stdout end the program quietly.
+Diagnostics go to stderr, which limbic copies into its log. If this program exits,
+limbic starts it again after `restart_backoff`, doubling up to `max_backoff`.
 
 A file is new when its name appears in DIRECTORY (or reappears with another
 inode). Files whose names start with "." are ignored, so a writer can create
 ".name.tmp" and rename it when complete. Each percept's id is derived from
 the file's path, inode and mtime: when a restart with --include-existing
 reports a file again, limbic refuses the duplicate id and records nothing.
-Standard library only.
 """
 
 import argparse
 import hashlib
-import json
 import os
-import signal
 import sys
 import time
 
+# The repository's client beside this example, else an installed `limbic` package.
+_CLIENT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..",
+                       "clients", "python")
+if os.path.isdir(os.path.join(_CLIENT, "limbic")):
+    sys.path.insert(0, _CLIENT)
+from limbic import sensor  # noqa: E402
+
 
 def log(message):
-    print(f"dir_watch: {message}", file=sys.stderr, flush=True)
-
-
-def emit(percept):
-    """Writes one percept request as one line; flushing is what delivers it."""
-    sys.stdout.write(json.dumps(percept, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+    sensor.log(message, "dir_watch")
 
 
 def percept_for(path, st):
@@ -67,6 +66,23 @@ def scan(directory):
     return files
 
 
+def watch(directory, interval, include_existing):
+    """Yields a percept for each new file, scanning every `interval` seconds."""
+    seen = {}  # path -> inode
+    if not include_existing:
+        seen = {path: st.st_ino for path, st in (scan(directory) or {}).items()}
+    log(f"watching {directory} every {interval:g}s")
+    while True:
+        files = scan(directory)
+        if files is not None:
+            new = [(st.st_mtime_ns, path) for path, st in files.items()
+                   if seen.get(path) != st.st_ino]
+            for _, path in sorted(new):
+                yield percept_for(path, files[path])
+            seen = {path: st.st_ino for path, st in files.items()}
+        time.sleep(interval)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
@@ -77,29 +93,8 @@ def main():
     if args.interval <= 0:
         parser.error("--interval must be positive")
     directory = os.path.abspath(args.directory)
-
-    # limbic stops a sensor with SIGTERM: leave quietly.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-
-    seen = {}  # path -> inode
-    if not args.include_existing:
-        seen = {path: st.st_ino for path, st in (scan(directory) or {}).items()}
-    log(f"watching {directory} every {args.interval:g}s")
-    while True:
-        files = scan(directory)
-        if files is not None:
-            new = [(st.st_mtime_ns, path) for path, st in files.items()
-                   if seen.get(path) != st.st_ino]
-            for _, path in sorted(new):
-                emit(percept_for(path, files[path]))
-            seen = {path: st.st_ino for path, st in files.items()}
-        time.sleep(args.interval)
+    sensor.run(lambda: watch(directory, args.interval, args.include_existing))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BrokenPipeError:  # limbic went away; nobody is listening
-        sys.exit(0)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    main()
