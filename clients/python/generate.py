@@ -11,9 +11,6 @@ transport and the tests read. Run it by hand after the document changes
 (`make openapi`) and commit the result: the package needs no generation step
 when it is installed. --check exits 1 when the checked-in module is stale.
 
-Operations the client needs before the document lists them are in SUPPLEMENT
-below; each is dropped as soon as the document has an operation at its
-method and path, and PENDING in the generated module names those still in use.
 Standard library only.
 """
 
@@ -27,34 +24,6 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DOC = os.path.join(HERE, "..", "..", "docs", "openapi.json")
 OUT = os.path.join(HERE, "limbic", "_operations.py")
-
-# POST /v1/percepts/batch (issue 43), described as the document will describe
-# it: used only while docs/openapi.json has no operation at that path.
-SUPPLEMENT = {
-    "/v1/percepts/batch": {
-        "post": {
-            "operationId": "add_percepts",
-            "summary": "Add up to api.batch_limit percepts as one group",
-            "description": (
-                "Each item is what add_percept takes; each is answered with its id and seq or its "
-                "own error (a refused item never blocks the others), and a retry with the same "
-                "ids is safe. 413 over api.batch_limit items (default 1000)."),
-            "requestBody": {
-                "required": True,
-                "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["percepts"],
-                    "properties": {"percepts": {
-                        "type": "array", "description": "the percepts, as add_percept takes them",
-                        "items": {"$ref": "#/x-body/add_percept"}}}}}},
-            },
-            "responses": {"200": {"content": {"application/json": {"schema": {
-                "type": "object", "required": ["results", "accepted", "refused"],
-                "properties": {"results": {"type": "array"}, "accepted": {"type": "integer"},
-                               "refused": {"type": "integer"}}}}}}},
-            "x-limbic-mcp": {"timeout_ms": 30000, "tool": "add_percepts"},
-        }
-    }
-}
 
 TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
          "object": "Dict[str, Any]", "null": "None"}
@@ -78,8 +47,6 @@ def type_of(schema, body_names):
     if ref:
         if ref.startswith("#/components/schemas/"):
             return ref.rsplit("/", 1)[1]
-        if ref.startswith("#/x-body/"):
-            return body_names[ref.rsplit("/", 1)[1]]
         return "Any"
     if "enum" in schema and all(isinstance(v, str) for v in schema["enum"]):
         return "Literal[" + ", ".join(json.dumps(v) for v in schema["enum"]) + "]"
@@ -125,20 +92,13 @@ def typed_dict(name, schema, body_names, doc):
 
 
 def operations(doc):
-    """[(op_id, METHOD, path, operation)] in the document's order, then SUPPLEMENT's."""
-    ops, seen = [], set()
+    """[(op_id, METHOD, path, operation)] in the document's order."""
+    ops = []
     for path, item in doc["paths"].items():
         for method in METHODS:
             if method in item:
                 ops.append((item[method]["operationId"], method.upper(), path, item[method]))
-                seen.add((method.upper(), path))
-    pending = []
-    for path, item in SUPPLEMENT.items():
-        for method, op in item.items():
-            if (method.upper(), path) not in seen:
-                ops.append((op["operationId"], method.upper(), path, op))
-                pending.append(op["operationId"])
-    return ops, pending
+    return ops
 
 
 def answer_kind(op):
@@ -274,7 +234,7 @@ def method_source(op_id, method, path, op, body_names):
 
 
 def generate(doc):
-    ops, pending = operations(doc)
+    ops = operations(doc)
     body_names = {}
     for op_id, _, _, op in ops:
         body, _ = body_schema(op)
@@ -305,10 +265,7 @@ def generate(doc):
         timeout = op.get("x-limbic-mcp", {}).get("timeout_ms", 0) / 1000
         statuses = result_statuses(op)
         out.append(f'    "{op_id}": ("{answer_kind(op)[0]}", {timeout:g}, {statuses!r}),')
-    out += ["}", "",
-            "#: Operations the client has before docs/openapi.json lists them (generate.py's",
-            "#: SUPPLEMENT); empty once the document has them all.",
-            f"PENDING = {json.dumps(sorted(pending))}", "", ""]
+    out += ["}", "", ""]
 
     for name, schema in doc.get("components", {}).get("schemas", {}).items():
         out += typed_dict(name, schema, body_names,

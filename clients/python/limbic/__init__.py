@@ -13,7 +13,7 @@ Standard library only; Python 3.9 or later.
 """
 
 from . import effector, sensor
-from ._operations import API_VERSION, OPERATIONS, PENDING
+from ._operations import API_VERSION, OPERATIONS
 from ._operations import Action, Arousal, Event, Percept, Receipt, Reflex, Thread
 from .client import DEFAULT_URL, VERSION, Client, find_api
 from .errors import (BadRequest, Conflict, Forbidden, LimbicError, MethodNotAllowed, NotFound,
@@ -23,7 +23,7 @@ from .errors import (BadRequest, Conflict, Forbidden, LimbicError, MethodNotAllo
 __version__ = VERSION
 
 __all__ = [
-    "Client", "find_api", "DEFAULT_URL", "OPERATIONS", "PENDING", "API_VERSION",
+    "Client", "find_api", "DEFAULT_URL", "OPERATIONS", "API_VERSION",
     "LimbicError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
     "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "TooManyRequests", "ServerError",
     "Unavailable", "TransportError",

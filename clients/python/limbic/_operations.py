@@ -64,6 +64,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "openapi": ("GET", "/v1/openapi.json"),
     "list_percepts": ("GET", "/v1/percepts"),
     "add_percept": ("POST", "/v1/percepts"),
+    "add_percepts": ("POST", "/v1/percepts/batch"),
     "get_percept": ("GET", "/v1/percepts/{id}"),
     "remove_percept": ("DELETE", "/v1/percepts/{id}"),
     "assign_percept": ("POST", "/v1/percepts/{id}/assign"),
@@ -93,7 +94,6 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "world_path": ("GET", "/v1/world/graph/path"),
     "world_memory": ("GET", "/v1/world/memory"),
     "world_surprise": ("GET", "/v1/world/surprise"),
-    "add_percepts": ("POST", "/v1/percepts/batch"),
 }
 
 #: operationId -> (how a 2xx answer is read: json|text|bytes|stream,
@@ -152,6 +152,7 @@ DETAILS: Dict[str, Tuple[str, float, Tuple[int, ...]]] = {
     "openapi": ("json", 0, ()),
     "list_percepts": ("json", 30, ()),
     "add_percept": ("json", 30, ()),
+    "add_percepts": ("json", 30, ()),
     "get_percept": ("json", 30, ()),
     "remove_percept": ("json", 30, ()),
     "assign_percept": ("json", 30, ()),
@@ -181,12 +182,7 @@ DETAILS: Dict[str, Tuple[str, float, Tuple[int, ...]]] = {
     "world_path": ("json", 30, ()),
     "world_memory": ("json", 30, ()),
     "world_surprise": ("json", 30, ()),
-    "add_percepts": ("json", 30, ()),
 }
-
-#: Operations the client has before docs/openapi.json lists them (generate.py's
-#: SUPPLEMENT); empty once the document has them all.
-PENDING = ["add_percepts"]
 
 
 class _ActionRequired(TypedDict):
@@ -434,6 +430,11 @@ class AddPerceptBody(_AddPerceptBodyRequired, total=False):
     thread_id: str
 
 
+class AddPerceptsBody(TypedDict):
+    """The body of add_percepts."""
+    percepts: List[Dict[str, Any]]
+
+
 class RemovePerceptBody(TypedDict, total=False):
     """The body of remove_percept."""
     reason: str
@@ -494,11 +495,6 @@ class WorldExtractBody(TypedDict, total=False):
     force: bool
     source: str
     text: str
-
-
-class AddPerceptsBody(TypedDict):
-    """The body of add_percepts."""
-    percepts: List[AddPerceptBody]
 
 
 def _fields(fields: Dict[str, Any], extra: Dict[str, Any]) -> Dict[str, Any]:
@@ -1469,6 +1465,26 @@ class Operations:
             body_required=True,
         )
 
+    def add_percepts(self, *, percepts: List[Dict[str, Any]], **extra: Any) -> Dict[str, Any]:
+        """Add many percepts
+
+        Add up to api.batch_limit percepts in one request, committed together (one write of the log
+        for what is queued at once). Each is answered on its own, in order: {id, seq} or {error,
+        status}; a refused one never blocks the others, and sending the same ids again adds nothing
+        twice (each is refused with 409).
+
+        POST /v1/percepts/batch
+
+        Args:
+            percepts (body): -
+            **extra: further body fields, sent as given
+        """
+        return self._call(
+            "add_percepts",
+            body=_fields({"percepts": percepts}, extra),
+            body_required=True,
+        )
+
     def get_percept(self, id: str) -> Percept:
         """One percept
 
@@ -1962,22 +1978,3 @@ class Operations:
             date (query): only this day, YYYY-MM-DD
         """
         return self._call("world_surprise", query={"date": date})
-
-    def add_percepts(self, *, percepts: List[AddPerceptBody], **extra: Any) -> Dict[str, Any]:
-        """Add up to api.batch_limit percepts as one group
-
-        Each item is what add_percept takes; each is answered with its id and seq or its own error
-        (a refused item never blocks the others), and a retry with the same ids is safe. 413 over
-        api.batch_limit items (default 1000).
-
-        POST /v1/percepts/batch
-
-        Args:
-            percepts (body): the percepts, as add_percept takes them
-            **extra: further body fields, sent as given
-        """
-        return self._call(
-            "add_percepts",
-            body=_fields({"percepts": percepts}, extra),
-            body_required=True,
-        )

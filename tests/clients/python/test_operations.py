@@ -215,17 +215,13 @@ class EveryOperation:
             c.ui_file_4("a", "b", "c", "d")
         c.delete_thread(t1)
 
-        # The batch (POST /v1/percepts/batch): a runtime without it answers 405.
-        if "/v1/percepts/batch" in doc["paths"]:
-            r = c.add_percepts(percepts=[{"id": "b-1", "source": "bulk", "type": "x"},
-                                         {"id": "b-1", "source": "bulk", "type": "x"},
-                                         {"id": "b-2", "source": "bulk", "type": "x"}])
-            self.assertEqual((r["accepted"], r["refused"]), (2, 1))
-            self.assertEqual(r["results"][1]["status"], 409)
-            self.assertEqual(r["results"][2]["id"], "b-2")
-        else:
-            with self.assertRaises(limbic.MethodNotAllowed):
-                c.add_percepts(percepts=[{"source": "bulk", "type": "x"}])
+        # The batch: each item answered alone.
+        r = c.add_percepts(percepts=[{"id": "b-1", "source": "bulk", "type": "x"},
+                                     {"id": "b-1", "source": "bulk", "type": "x"},
+                                     {"id": "b-2", "source": "bulk", "type": "x"}])
+        self.assertEqual((r["accepted"], r["refused"]), (2, 1))
+        self.assertEqual(r["results"][1]["status"], 409)
+        self.assertEqual(r["results"][2]["id"], "b-2")
 
         missing = set(limbic.OPERATIONS) - c.called
         self.assertFalse(missing, f"operations not called: {sorted(missing)}")
