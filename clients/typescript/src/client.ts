@@ -255,6 +255,9 @@ export class Client extends Operations {
       if (!res.body) throw new LimbicError('internal', 'the event stream has no body', res.status);
       error = new LimbicError('transport', `${target}: the event stream ended`, 0);
       failures = 0;
+      // The connection ends when the caller aborts, or when it has been silent too long.
+      const onAbort = () => connection.abort();
+      signal?.addEventListener('abort', onAbort, {once: true});
       let idle: ReturnType<typeof setTimeout> | undefined;
       const alive = () => {
         clearTimeout(idle);
@@ -278,6 +281,7 @@ export class Client extends Operations {
         // dropped, or silent for too long: reconnect below
       } finally {
         clearTimeout(idle);
+        signal?.removeEventListener('abort', onAbort);
         connection.abort();
       }
       if (signal?.aborted) return;
