@@ -7,6 +7,7 @@ import type {ClientOptions, EventsOptions, LimbicEvent, RequestOptions} from './
 
 const DEFAULT_URL = 'http://127.0.0.1:7077';
 const MAX_DELAY_MS = 5000;
+const DEFAULT_TIMEOUT_MS = 30000;
 
 /** The environment's variable `name` where there is one (Node), else undefined (a browser). */
 function env(name: string): string | undefined {
@@ -67,7 +68,7 @@ export class Client extends Operations {
   /** the API's base URL, without a trailing slash */
   readonly url: string;
   readonly #token?: string;
-  readonly #timeout: number;
+  readonly #timeout?: number;
   readonly #retries: number;
   readonly #retryDelay: number;
   readonly #idleTimeout: number;
@@ -78,7 +79,7 @@ export class Client extends Operations {
     super();
     this.url = (options.url ?? env('LIMBIC_URL') ?? DEFAULT_URL).replace(/\/+$/, '');
     this.#token = options.token ?? env('LIMBIC_API_TOKEN');
-    this.#timeout = options.timeout ?? 30000;
+    this.#timeout = options.timeout;
     this.#retries = options.retries ?? 2;
     this.#retryDelay = options.retryDelay ?? 200;
     this.#idleTimeout = options.idleTimeout ?? 45000;
@@ -110,9 +111,9 @@ export class Client extends Operations {
     const {target, body} = this.#request(spec, fields, options);
     const safe = spec.method === 'GET' || namesItself(body);
     const retries = options.retries ?? this.#retries;
-    // A long-poll (?wait=SECONDS) holds the request that much longer.
+    // A long-poll (?wait=SECONDS) holds the request that much longer; a call's own timeout is the whole.
     const wait = Number((fields as {wait?: unknown} | undefined)?.wait ?? 0) * 1000;
-    const timeout = options.timeout ?? Math.max(this.#timeout, spec.timeoutMs ?? 0) + (wait > 0 ? wait : 0);
+    const timeout = options.timeout ?? (this.#timeout ?? spec.timeoutMs ?? DEFAULT_TIMEOUT_MS) + (wait > 0 ? wait : 0);
     for (let attempt = 0; ; attempt++) {
       let error: LimbicError;
       let again: boolean;
@@ -240,7 +241,8 @@ export class Client extends Operations {
       const {target} = this.#request(spec, {...f, after: last}, options);
       let res: Response;
       try {
-        res = await this.#send('GET', target, undefined, options, this.#timeout, 'text/event-stream',
+        res = await this.#send('GET', target, undefined, options, options.timeout ?? this.#timeout ?? DEFAULT_TIMEOUT_MS,
+                               'text/event-stream',
                                last > 0 ? {'Last-Event-ID': String(last)} : {}, connection);
       } catch (e) {
         error = e as LimbicError;

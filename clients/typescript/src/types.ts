@@ -17,7 +17,7 @@ export interface ClientOptions {
   url?: string;
   /** api.token, sent as `Authorization: Bearer TOKEN`; default LIMBIC_API_TOKEN when the environment has it */
   token?: string;
-  /** milliseconds a request may take (an operation the runtime allows longer gets its own limit); default 30000 */
+  /** milliseconds a request may take (a long-poll's `wait` comes on top); default: the operation's own limit in the document (x-limbic-mcp timeout_ms: 120 s for recall, 600 s for ingest, ...), else 30000 */
   timeout?: number;
   /** how many times a request that is safe to repeat is tried again after a failure; default 2 */
   retries?: number;
@@ -35,7 +35,7 @@ export interface ClientOptions {
 export interface RequestOptions {
   /** aborts the request (and its retries, or the event stream) */
   signal?: AbortSignal;
-  /** milliseconds for this request */
+  /** milliseconds for this request, a long-poll's wait included */
   timeout?: number;
   /** retries for this request (still only when it is safe to repeat); for an event stream, the failed connections in a row it bears before it throws (default: no end) */
   retries?: number;

@@ -1,6 +1,7 @@
 // What the TypeScript client's tests share: the binary, a runtime in a
 // temporary dir (started through tests/browser/run_limbic.mjs), its stop.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -54,4 +55,13 @@ export async function startLimbic(dir, config = {}, {port = 0} = {}) {
       process.off('exit', kill);
     },
   };
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function closedPort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const {port} = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

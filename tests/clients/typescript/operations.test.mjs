@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import {after, before, test} from 'node:test';
 
-import {importClient, startLimbic, tempDir} from './harness.mjs';
+import {closedPort, importClient, startLimbic, tempDir} from './harness.mjs';
 
 const {Client, LimbicError, OPERATIONS} = await importClient();
 const TOKEN = process.env.LIMBIC_TEST_TOKEN ? 'ts-client-token' : undefined;
@@ -49,6 +49,12 @@ function recordingClient(called, options = {}) {
     stream(spec, fields, opts) { called.add(spec.operationId); return super.stream(spec, fields, opts); }
   }
   return new Recording({url: api, token: TOKEN, ...options});
+}
+
+/** True when the runtime serves POST /v1/percepts/batch (its document lists add_percepts). */
+async function servesBatch(c) {
+  const served = await c.openapi();
+  return Object.values(served.paths).some((m) => Object.values(m).some((o) => o.operationId === 'add_percepts'));
 }
 
 /** Runs `fn` and returns the LimbicError it throws (fails when it throws none or another). */
@@ -95,8 +101,7 @@ test('every operation of the document, once, through its method', async () => {
   // Bulk: POST /v1/percepts/batch, once the runtime serves it (its document lists add_percepts).
   const batch = [{source: 'bulk', type: 'message', text: 'one', id: 'bulk-1'},
                  {source: 'bulk', type: 'message', text: 'two', id: 'bulk-2'}];
-  const servesBatch = Object.values(served.paths).some((m) => Object.values(m).some((o) => o.operationId === 'add_percepts'));
-  if (servesBatch) {
+  if (await servesBatch(c)) {
     const first = await c.addPercepts({percepts: batch});
     assert.deepEqual([first.accepted, first.refused], [2, 0]);
     assert.deepEqual(first.results.map((r) => r.id), ['bulk-1', 'bulk-2']);
@@ -219,6 +224,11 @@ test('an error of each class is a LimbicError with code, message and status', as
 
   const big = await refused(() => c.addPercept({source: 'chat', type: 'message', text: 'x'.repeat(1100000)}));
   assert.deepEqual([big.status, big.code], [413, 'payload_too_large']);
+  if (await servesBatch(c)) {  // more percepts than api.batch_limit (1000)
+    const percepts = Array.from({length: 1001}, (_, i) => ({source: 'bulk', type: 'message', id: `over-${i}`}));
+    const over = await refused(() => c.addPercepts({percepts}));
+    assert.deepEqual([over.status, over.code], [413, 'payload_too_large']);
+  }
 
   // 503: the runtime's one event stream is held (from 127.0.0.2, so that it is
   // the server-wide limit, not the per-client one, that refuses ours).
@@ -240,8 +250,10 @@ test('an error of each class is a LimbicError with code, message and status', as
   await waiting.return();
 
   // Failures to get an answer: status 0.
-  const down = await refused(() => new Client({url: 'http://127.0.0.1:9', retries: 0}).health());
+  const port = await closedPort();
+  const down = await refused(() => new Client({url: `http://127.0.0.1:${port}`, retries: 0}).health());
   assert.deepEqual([down.status, down.code], [0, 'transport']);
+  assert.match(down.message, /ECONNREFUSED/);
   const slow = await refused(() => c.eventsSince({after: 1e9, wait: 5}, {timeout: 100}));
   assert.deepEqual([slow.status, slow.code], [0, 'timeout']);
   const local = await refused(() => c.getPercept({}));
