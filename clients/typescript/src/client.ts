@@ -277,7 +277,10 @@ export class Client extends Operations {
           const seq = Number(message.id ?? event.seq);
           if (!(seq > last)) continue;  // never twice
           last = seq;
+          // While the caller holds the event the stream is not read: its silence is not the runtime's.
+          clearTimeout(idle);
           yield event;
+          alive();
         }
       } catch {
         // dropped, or silent for too long: reconnect below

@@ -13,7 +13,7 @@ import {closedPort, importClient} from './harness.mjs';
 const {Client, LimbicError} = await importClient();
 
 // Each request is answered by the next of `script` (the last one repeats):
-// {status, body?, headers?} or 'hang' (never answered) or 'reset' (the
+// {status, body?, headers?, type?, hold?} or 'hang' (never answered) or 'reset' (the
 // connection is destroyed).
 let script = [], seen = [];
 const server = http.createServer((req, res) => {
@@ -26,7 +26,8 @@ const server = http.createServer((req, res) => {
     if (step === 'reset') return req.socket.destroy();
     const body = typeof step.body === 'string' ? step.body : JSON.stringify(step.body ?? {});
     res.writeHead(step.status, {'Content-Type': step.type ?? 'application/json', ...step.headers});
-    res.end(body);
+    if (step.hold) res.write(body);  // and then silence, the connection open
+    else res.end(body);
   });
 });
 let url;
@@ -163,6 +164,14 @@ test('the event stream: resumes after the last seq, skips repeats, gives up only
                                             '/v1/events/stream?after=3&type=e']);
   assert.equal(seen[1].headers['last-event-id'], '2');
   assert.equal(seen[0].headers.accept, 'text/event-stream');
+
+  // A stream gone silent (no keepalive either) is opened again after idleTimeout.
+  seen = []; script = [{...sse([5]), hold: true}, sse([6])];
+  const quiet = new Client({url, retryDelay: 1, idleTimeout: 200});
+  const resumed = [];
+  for await (const e of quiet.events({after: 4})) if (resumed.push(e.seq) === 2) break;
+  assert.deepEqual(resumed, [5, 6]);
+  assert.deepEqual(seen.map((s) => s.url), ['/v1/events/stream?after=4', '/v1/events/stream?after=5']);
 
   seen = []; script = [unavailable];
   const e = await refused(() => c.events({retries: 2}).next());
