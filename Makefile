@@ -30,15 +30,20 @@ deps:
 	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(PKGS)"
 	@$(MAKE) --no-print-directory npm-deps
 
-# The browser tests' JavaScript (puppeteer-core, pinned by the lockfile),
-# from the npm registry; Node.js and npm from Debian when there is none.
+# The JavaScript the tests need, from the npm registry, each pinned by its
+# lockfile: the browser tests' (puppeteer-core) and the TypeScript client's
+# compiler (clients/typescript; its tests build dist/ from src/).
+# Node.js and npm from Debian when there is none.
+NPM_DIRS := tests/browser clients/typescript
 npm-deps:
 	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="nodejs npm"
-	@if [ ! -f tests/browser/node_modules/.package-lock.json ] || \
-	    [ tests/browser/package-lock.json -nt tests/browser/node_modules/.package-lock.json ]; then \
-	  echo "npm ci (tests/browser)"; \
-	  cd tests/browser && npm ci --no-audit --no-fund --loglevel=error; \
-	fi
+	@for d in $(NPM_DIRS); do \
+	  if [ ! -f $$d/node_modules/.package-lock.json ] || \
+	      [ $$d/package-lock.json -nt $$d/node_modules/.package-lock.json ]; then \
+	    echo "npm ci ($$d)"; \
+	    (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	  fi; \
+	done
 
 fuzz-deps:
 	@$(MAKE) --no-print-directory install-pkgs INSTALL_PKGS="$(FUZZ_PKGS)"

@@ -5,16 +5,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * Starts `limbic run --config DIR/limbic.json --state config.state_dir --port 0`.
+ * Starts `limbic run --config DIR/limbic.json --state config.state_dir --port PORT`
+ * (`port` 0 by default: any free one; a restart passes the port it had).
  * Resolves to {proc, api, log} (its output so far, and on) once it serves; rejects with `fail(message)` (an
  * Error by default) when it exits first or does not serve within `waitMs`.
  * `onSpawn(proc)` runs at once, so a caller can kill it whatever happens.
  */
-export async function runLimbic({limbic, dir, config, waitMs,
+export async function runLimbic({limbic, dir, config, waitMs, port = 0,
                                  fail = (m) => new Error(m), onSpawn = () => {}}) {
   fs.writeFileSync(path.join(dir, 'limbic.json'), JSON.stringify(config, null, 2));
   const proc = spawn(limbic, ['run', '--config', path.join(dir, 'limbic.json'), '--state', config.state_dir,
-                              '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+                              '--port', String(port)], {stdio: ['ignore', 'pipe', 'pipe']});
   onSpawn(proc);
   const log = [];
   const api = await new Promise((resolve, reject) => {
