@@ -22,39 +22,6 @@ const docPath = path.resolve(flag('--doc') ?? path.join(here, '../../../docs/ope
 const outPath = path.join(here, '../src/operations.ts');
 const check = argv.includes('--check');
 
-// Operations the runtime serves that this copy of the document may not list
-// yet: used only while the document lacks their operationId, and marked
-// `documented: false` in the table (the coverage test allows exactly these).
-// Once `make openapi` has put one in the document, delete it here.
-const PENDING = [
-  {
-    operationId: 'add_percepts', method: 'post', path: '/v1/percepts/batch',
-    op: {
-      summary: 'Add up to api.batch_limit percepts, committed as one group',
-      description: 'Each item is answered with its id and seq, or with its own error; a refused item never ' +
-                   'blocks the others, and a retry with the same ids is safe. 413 over api.batch_limit.',
-      requestBody: {required: true, content: {'application/json': {schema: {
-        type: 'object', required: ['percepts'],
-        properties: {percepts: {type: 'array', minItems: 1, description: '1..api.batch_limit percepts, as add_percept takes them',
-                                items: {$ref: '#/components/schemas/PerceptInput'}}},
-      }}}},
-      responses: {'200': {content: {'application/json': {schema: {
-        type: 'object', required: ['results', 'accepted', 'refused'],
-        properties: {
-          results: {type: 'array', description: 'one per percept, in order', items: {oneOf: [
-            {type: 'object', required: ['id', 'seq'], properties: {id: {type: 'string'}, seq: {type: 'integer'}}},
-            {type: 'object', required: ['error', 'status'],
-             properties: {error: {type: 'object', required: ['code', 'message'],
-                                  properties: {code: {type: 'string'}, message: {type: 'string'}}},
-                          status: {type: 'integer'}}},
-          ]}},
-          accepted: {type: 'integer'}, refused: {type: 'integer'},
-        },
-      }}}}},
-    },
-  },
-];
-
 const doc = JSON.parse(fs.readFileSync(docPath, 'utf8'));
 const schemas = {...(doc.components?.schemas ?? {})};
 
@@ -150,31 +117,16 @@ for (const [p, methods] of Object.entries(doc.paths)) {
   for (const [m, op] of Object.entries(methods)) {
     if (!['get', 'put', 'post', 'patch', 'delete'].includes(m)) continue;
     if (!op.operationId) throw new Error(`${m.toUpperCase()} ${p} has no operationId`);
-    entries.push({operationId: op.operationId, method: m, path: p, op, documented: true});
+    entries.push({operationId: op.operationId, method: m, path: p, op});
     seen.add(op.operationId);
   }
 }
-for (const pending of PENDING) {
-  if (seen.has(pending.operationId)) {
-    console.error(`generate: ${pending.operationId} is in the document now: delete it from PENDING in scripts/generate.mjs`);
-    continue;
-  }
-  schemas.PerceptInput ??= null;  // declared below from add_percept's body
-  entries.push({...pending, documented: false});
-}
-
-let addPerceptBody = null;
 for (const e of entries) {
   const json = e.op.requestBody?.content?.['application/json'];
   e.body = json ? {schema: json.schema, required: Boolean(e.op.requestBody.required)} : null;
   e.name = camel(e.operationId);
   e.type = pascal(e.operationId);
   e.stream = Boolean(e.op.responses?.['200']?.content?.['text/event-stream']);
-  if (e.operationId === 'add_percept') addPerceptBody = e.body.schema;
-}
-if ('PerceptInput' in schemas) {
-  if (!addPerceptBody) throw new Error('add_percepts needs add_percept in the document');
-  schemas.PerceptInput = {...addPerceptBody, description: 'a percept as add_percept takes it'};
 }
 const names = new Set();
 for (const e of entries) {
@@ -191,9 +143,8 @@ out += `import type {LimbicEvent, RequestOptions} from './types.js';\n\n`;
 out += '// ---- records (components/schemas) ----\n\n';
 for (const [name, s] of Object.entries(schemas)) {
   if (name === 'Error') continue;  // LimbicError carries it
-  const open = name !== 'PerceptInput';
   out += comment(s.description ?? `${name}: a record as the API answers it (docs/openapi.json, components/schemas).`, '');
-  out += `export type ${name} = ${tsType(s, '', open)};\n\n`;
+  out += `export type ${name} = ${tsType(s, '', true)};\n\n`;
 }
 
 out += '// ---- each operation\'s fields and answer ----\n\n';
@@ -223,8 +174,6 @@ export interface OperationSpec {
   readonly stream: boolean;
   /** the runtime's own time limit for it (x-limbic-mcp timeout_ms), if any */
   readonly timeoutMs?: number;
-  /** false: served by the runtime, not yet in this copy of docs/openapi.json (scripts/generate.mjs, PENDING) */
-  readonly documented: boolean;
 }
 
 /** Every operation, by method name. */
@@ -241,7 +190,6 @@ for (const e of entries) {
   };
   const timeout = e.op['x-limbic-mcp']?.timeout_ms;
   if (timeout) spec.timeoutMs = timeout;
-  spec.documented = e.documented;
   out += `  ${e.name}: ${JSON.stringify(spec).replace(/"(\w+)":/g, '$1: ').replace(/,(?=[a-zA-Z])/g, ', ')},\n`;
 }
 out += '} as const satisfies Record<string, OperationSpec>;\n\n';
@@ -282,5 +230,5 @@ if (check) {
   console.log(`generate --check: ${entries.length} operations, up to date`);
 } else {
   fs.writeFileSync(outPath, out);
-  console.log(`generate: ${entries.length} operations (${entries.filter((e) => !e.documented).length} not yet in the document) -> ${path.relative(process.cwd(), outPath)}`);
+  console.log(`generate: ${entries.length} operations -> ${path.relative(process.cwd(), outPath)}`);
 }

@@ -69,24 +69,6 @@ export type Thread = {
   [key: string]: unknown;
 };
 
-/** a percept as add_percept takes it */
-export type PerceptInput = {
-  /** structured details */
-  data?: Record<string, unknown>;
-  /** a chosen id (default: generated) */
-  id?: string;
-  /** how strongly it should draw attention, 0..1 (default 0.5) */
-  intensity?: number;
-  /** where it came from, e.g. chat, github */
-  source: string;
-  /** the content */
-  text?: string;
-  /** assign it to this thread */
-  thread_id?: string;
-  /** what kind, e.g. message */
-  type: string;
-};
-
 // ---- each operation's fields and answer ----
 
 /** GET /healthz: the fields of health (path and query parameters, body fields). */
@@ -761,6 +743,44 @@ export type AddPerceptFields = {
 /** What addPercept answers. */
 export type AddPerceptResult = Receipt;
 
+/** POST /v1/percepts/batch: the fields of addPercepts (path and query parameters, body fields). */
+export type AddPerceptsFields = {
+  percepts: {
+    /** structured details */
+    data?: Record<string, unknown>;
+    /** a chosen id (default: generated) */
+    id?: string;
+    /** how strongly it should draw attention, 0..1 (default 0.5) */
+    intensity?: number;
+    /** where it came from, e.g. chat, github */
+    source: string;
+    /** the content */
+    text?: string;
+    /** assign it to this thread */
+    thread_id?: string;
+    /** what kind, e.g. message */
+    type: string;
+  }[];
+};
+/** What addPercepts answers. */
+export type AddPerceptsResult = {
+  accepted: number;
+  refused: number;
+  results: {
+    error?: {
+      code?: string;
+      message?: string;
+      [key: string]: unknown;
+    };
+    id?: string;
+    seq?: number;
+    /** the HTTP status the item alone would get */
+    status?: number;
+    [key: string]: unknown;
+  }[];
+  [key: string]: unknown;
+};
+
 /** DELETE /v1/percepts/{id}: the fields of removePercept (path and query parameters, body fields). */
 export type RemovePerceptFields = {
   /** the percept id */
@@ -1061,32 +1081,6 @@ export type WorldSurpriseFields = {
 /** What worldSurprise answers. */
 export type WorldSurpriseResult = Record<string, unknown>;
 
-/** POST /v1/percepts/batch: the fields of addPercepts (path and query parameters, body fields). */
-export type AddPerceptsFields = {
-  /** 1..api.batch_limit percepts, as add_percept takes them */
-  percepts: PerceptInput[];
-};
-/** What addPercepts answers. */
-export type AddPerceptsResult = {
-  /** one per percept, in order */
-  results: Array<{
-    id: string;
-    seq: number;
-    [key: string]: unknown;
-  } | {
-    error: {
-      code: string;
-      message: string;
-      [key: string]: unknown;
-    };
-    status: number;
-    [key: string]: unknown;
-  }>;
-  accepted: number;
-  refused: number;
-  [key: string]: unknown;
-};
-
 /** How to call one operation: the table every method goes through. */
 export interface OperationSpec {
   /** the document's operationId (snake_case, as the MCP tool is named) */
@@ -1106,94 +1100,92 @@ export interface OperationSpec {
   readonly stream: boolean;
   /** the runtime's own time limit for it (x-limbic-mcp timeout_ms), if any */
   readonly timeoutMs?: number;
-  /** false: served by the runtime, not yet in this copy of docs/openapi.json (scripts/generate.mjs, PENDING) */
-  readonly documented: boolean;
 }
 
 /** Every operation, by method name. */
 export const OPERATIONS = {
-  health: {operationId: "health", method: "GET", path: "/healthz", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  metrics: {operationId: "metrics", method: "GET", path: "/metrics", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  ui: {operationId: "ui", method: "GET", path: "/ui", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  uiFile1: {operationId: "ui_file_1", method: "GET", path: "/ui/{p1}", pathParams: ["p1"], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  uiFile2: {operationId: "ui_file_2", method: "GET", path: "/ui/{p1}/{p2}", pathParams: ["p1","p2"], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  uiFile3: {operationId: "ui_file_3", method: "GET", path: "/ui/{p1}/{p2}/{p3}", pathParams: ["p1","p2","p3"], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  uiFile4: {operationId: "ui_file_4", method: "GET", path: "/ui/{p1}/{p2}/{p3}/{p4}", pathParams: ["p1","p2","p3","p4"], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  listActions: {operationId: "list_actions", method: "GET", path: "/v1/actions", pathParams: [], queryParams: ["status"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  enqueueAction: {operationId: "enqueue_action", method: "POST", path: "/v1/actions", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  pruneActions: {operationId: "prune_actions", method: "POST", path: "/v1/actions/prune", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getAction: {operationId: "get_action", method: "GET", path: "/v1/actions/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  approveAction: {operationId: "approve_action", method: "POST", path: "/v1/actions/{id}/approve", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  rejectAction: {operationId: "reject_action", method: "POST", path: "/v1/actions/{id}/reject", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  retryAction: {operationId: "retry_action", method: "POST", path: "/v1/actions/{id}/retry", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  archiveBlink: {operationId: "archive_blink", method: "POST", path: "/v1/archive/blink", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  archiveDay: {operationId: "archive_day", method: "GET", path: "/v1/archive/days/{date}", pathParams: ["date"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  archiveWalk: {operationId: "archive_walk", method: "GET", path: "/v1/archive/days/{date}/walk", pathParams: ["date"], queryParams: ["depth","direction"], body: "none", bodyRequired: false, stream: false, documented: true},
-  archiveRecall: {operationId: "archive_recall", method: "GET", path: "/v1/archive/recall", pathParams: [], queryParams: ["k"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  archiveRollup: {operationId: "archive_rollup", method: "POST", path: "/v1/archive/rollup", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, documented: true},
-  archiveSearch: {operationId: "archive_search", method: "GET", path: "/v1/archive/search", pathParams: [], queryParams: ["q","k"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  archiveStats: {operationId: "archive_stats", method: "GET", path: "/v1/archive/stats", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  archiveVerify: {operationId: "archive_verify", method: "GET", path: "/v1/archive/verify", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  getArousal: {operationId: "get_arousal", method: "GET", path: "/v1/arousal", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  setArousal: {operationId: "set_arousal", method: "PATCH", path: "/v1/arousal", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  putArousal: {operationId: "put_arousal", method: "PUT", path: "/v1/arousal", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, documented: true},
-  attention: {operationId: "attention", method: "GET", path: "/v1/attention", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  consolidate: {operationId: "consolidate", method: "POST", path: "/v1/consolidate", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  context: {operationId: "context", method: "GET", path: "/v1/context", pathParams: [], queryParams: ["query","budget_tokens"], body: "none", bodyRequired: false, stream: false, timeoutMs: 120000, documented: true},
-  eventsSince: {operationId: "events_since", method: "GET", path: "/v1/events", pathParams: [], queryParams: ["after","limit","wait","type","actor","id","since","until"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  eventStream: {operationId: "event_stream", method: "GET", path: "/v1/events/stream", pathParams: [], queryParams: ["after","type"], body: "none", bodyRequired: false, stream: true, documented: true},
-  fork: {operationId: "fork", method: "POST", path: "/v1/fork", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, documented: true},
-  relate: {operationId: "relate", method: "POST", path: "/v1/memory/associations", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  decay: {operationId: "decay", method: "POST", path: "/v1/memory/decay", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  embed: {operationId: "embed", method: "POST", path: "/v1/memory/embed", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, documented: true},
-  rememberEpisode: {operationId: "remember_episode", method: "POST", path: "/v1/memory/episodes", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 120000, documented: true},
-  exportMemory: {operationId: "export_memory", method: "GET", path: "/v1/memory/export", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  rememberFact: {operationId: "remember_fact", method: "POST", path: "/v1/memory/facts", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  forget: {operationId: "forget", method: "POST", path: "/v1/memory/forget", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  importMemory: {operationId: "import_memory", method: "POST", path: "/v1/memory/import", pathParams: [], queryParams: [], body: "opaque", bodyRequired: false, stream: false, documented: true},
-  ingest: {operationId: "ingest", method: "POST", path: "/v1/memory/ingest", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 600000, documented: true},
-  recall: {operationId: "recall", method: "POST", path: "/v1/memory/recall", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 120000, documented: true},
-  related: {operationId: "related", method: "GET", path: "/v1/memory/related", pathParams: [], queryParams: ["entity","depth"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  memoryStats: {operationId: "memory_stats", method: "GET", path: "/v1/memory/stats", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getMemory: {operationId: "get_memory", method: "GET", path: "/v1/memory/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getMind: {operationId: "get_mind", method: "GET", path: "/v1/mind", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  listMindSessions: {operationId: "list_mind_sessions", method: "GET", path: "/v1/mind/sessions", pathParams: [], queryParams: ["limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getMindSession: {operationId: "get_mind_session", method: "GET", path: "/v1/mind/sessions/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  sleepMind: {operationId: "sleep_mind", method: "POST", path: "/v1/mind/sleep", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  wakeMind: {operationId: "wake_mind", method: "POST", path: "/v1/mind/wake", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  openapi: {operationId: "openapi", method: "GET", path: "/v1/openapi.json", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  listPercepts: {operationId: "list_percepts", method: "GET", path: "/v1/percepts", pathParams: [], queryParams: ["thread_id","source","type","status","min_age","max_age","limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  addPercept: {operationId: "add_percept", method: "POST", path: "/v1/percepts", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  removePercept: {operationId: "remove_percept", method: "DELETE", path: "/v1/percepts/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getPercept: {operationId: "get_percept", method: "GET", path: "/v1/percepts/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  assignPercept: {operationId: "assign_percept", method: "POST", path: "/v1/percepts/{id}/assign", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  dropPercept: {operationId: "drop_percept", method: "POST", path: "/v1/percepts/{id}/drop", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  processPercept: {operationId: "process_percept", method: "POST", path: "/v1/percepts/{id}/process", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  promote: {operationId: "promote", method: "POST", path: "/v1/promote", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  listReflexes: {operationId: "list_reflexes", method: "GET", path: "/v1/reflexes", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  deleteReflex: {operationId: "delete_reflex", method: "DELETE", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, documented: true},
-  getReflex: {operationId: "get_reflex", method: "GET", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  putReflex: {operationId: "put_reflex", method: "PUT", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: ["dry_run"], body: "opaque", bodyRequired: true, stream: false, documented: true},
-  disableReflex: {operationId: "disable_reflex", method: "POST", path: "/v1/reflexes/{id}/disable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, documented: true},
-  enableReflex: {operationId: "enable_reflex", method: "POST", path: "/v1/reflexes/{id}/enable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, documented: true},
-  sensorWebhook: {operationId: "sensor_webhook", method: "POST", path: "/v1/sensors/{name}", pathParams: ["name"], queryParams: [], body: "opaque", bodyRequired: false, stream: false, documented: true},
-  stateAt: {operationId: "state_at", method: "GET", path: "/v1/state/at", pathParams: [], queryParams: ["seq","limit"], body: "none", bodyRequired: false, stream: false, documented: true},
-  stateDigest: {operationId: "state_digest", method: "GET", path: "/v1/state/digest", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, documented: true},
-  listThreads: {operationId: "list_threads", method: "GET", path: "/v1/threads", pathParams: [], queryParams: ["status","limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  createThread: {operationId: "create_thread", method: "POST", path: "/v1/threads", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  deleteThread: {operationId: "delete_thread", method: "DELETE", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  getThread: {operationId: "get_thread", method: "GET", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  updateThread: {operationId: "update_thread", method: "PATCH", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000, documented: true},
-  why: {operationId: "why", method: "GET", path: "/v1/why/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldConsolidate: {operationId: "world_consolidate", method: "POST", path: "/v1/world/consolidate", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldEntities: {operationId: "world_entities", method: "GET", path: "/v1/world/entities", pathParams: [], queryParams: ["type","stale"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldEntity: {operationId: "world_entity", method: "GET", path: "/v1/world/entity", pathParams: [], queryParams: ["name"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldExtract: {operationId: "world_extract", method: "POST", path: "/v1/world/extract", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 300000, documented: true},
-  worldNeighbors: {operationId: "world_neighbors", method: "GET", path: "/v1/world/graph/neighbors", pathParams: [], queryParams: ["name","hops"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldPath: {operationId: "world_path", method: "GET", path: "/v1/world/graph/path", pathParams: [], queryParams: ["from","to"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldMemory: {operationId: "world_memory", method: "GET", path: "/v1/world/memory", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  worldSurprise: {operationId: "world_surprise", method: "GET", path: "/v1/world/surprise", pathParams: [], queryParams: ["date"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000, documented: true},
-  addPercepts: {operationId: "add_percepts", method: "POST", path: "/v1/percepts/batch", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, documented: false},
+  health: {operationId: "health", method: "GET", path: "/healthz", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  metrics: {operationId: "metrics", method: "GET", path: "/metrics", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  ui: {operationId: "ui", method: "GET", path: "/ui", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  uiFile1: {operationId: "ui_file_1", method: "GET", path: "/ui/{p1}", pathParams: ["p1"], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  uiFile2: {operationId: "ui_file_2", method: "GET", path: "/ui/{p1}/{p2}", pathParams: ["p1","p2"], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  uiFile3: {operationId: "ui_file_3", method: "GET", path: "/ui/{p1}/{p2}/{p3}", pathParams: ["p1","p2","p3"], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  uiFile4: {operationId: "ui_file_4", method: "GET", path: "/ui/{p1}/{p2}/{p3}/{p4}", pathParams: ["p1","p2","p3","p4"], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  listActions: {operationId: "list_actions", method: "GET", path: "/v1/actions", pathParams: [], queryParams: ["status"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  enqueueAction: {operationId: "enqueue_action", method: "POST", path: "/v1/actions", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  pruneActions: {operationId: "prune_actions", method: "POST", path: "/v1/actions/prune", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getAction: {operationId: "get_action", method: "GET", path: "/v1/actions/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  approveAction: {operationId: "approve_action", method: "POST", path: "/v1/actions/{id}/approve", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  rejectAction: {operationId: "reject_action", method: "POST", path: "/v1/actions/{id}/reject", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  retryAction: {operationId: "retry_action", method: "POST", path: "/v1/actions/{id}/retry", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  archiveBlink: {operationId: "archive_blink", method: "POST", path: "/v1/archive/blink", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  archiveDay: {operationId: "archive_day", method: "GET", path: "/v1/archive/days/{date}", pathParams: ["date"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  archiveWalk: {operationId: "archive_walk", method: "GET", path: "/v1/archive/days/{date}/walk", pathParams: ["date"], queryParams: ["depth","direction"], body: "none", bodyRequired: false, stream: false},
+  archiveRecall: {operationId: "archive_recall", method: "GET", path: "/v1/archive/recall", pathParams: [], queryParams: ["k"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  archiveRollup: {operationId: "archive_rollup", method: "POST", path: "/v1/archive/rollup", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false},
+  archiveSearch: {operationId: "archive_search", method: "GET", path: "/v1/archive/search", pathParams: [], queryParams: ["q","k"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  archiveStats: {operationId: "archive_stats", method: "GET", path: "/v1/archive/stats", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  archiveVerify: {operationId: "archive_verify", method: "GET", path: "/v1/archive/verify", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  getArousal: {operationId: "get_arousal", method: "GET", path: "/v1/arousal", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  setArousal: {operationId: "set_arousal", method: "PATCH", path: "/v1/arousal", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  putArousal: {operationId: "put_arousal", method: "PUT", path: "/v1/arousal", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false},
+  attention: {operationId: "attention", method: "GET", path: "/v1/attention", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  consolidate: {operationId: "consolidate", method: "POST", path: "/v1/consolidate", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  context: {operationId: "context", method: "GET", path: "/v1/context", pathParams: [], queryParams: ["query","budget_tokens"], body: "none", bodyRequired: false, stream: false, timeoutMs: 120000},
+  eventsSince: {operationId: "events_since", method: "GET", path: "/v1/events", pathParams: [], queryParams: ["after","limit","wait","type","actor","id","since","until"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  eventStream: {operationId: "event_stream", method: "GET", path: "/v1/events/stream", pathParams: [], queryParams: ["after","type"], body: "none", bodyRequired: false, stream: true},
+  fork: {operationId: "fork", method: "POST", path: "/v1/fork", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false},
+  relate: {operationId: "relate", method: "POST", path: "/v1/memory/associations", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  decay: {operationId: "decay", method: "POST", path: "/v1/memory/decay", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  embed: {operationId: "embed", method: "POST", path: "/v1/memory/embed", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false},
+  rememberEpisode: {operationId: "remember_episode", method: "POST", path: "/v1/memory/episodes", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 120000},
+  exportMemory: {operationId: "export_memory", method: "GET", path: "/v1/memory/export", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  rememberFact: {operationId: "remember_fact", method: "POST", path: "/v1/memory/facts", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  forget: {operationId: "forget", method: "POST", path: "/v1/memory/forget", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  importMemory: {operationId: "import_memory", method: "POST", path: "/v1/memory/import", pathParams: [], queryParams: [], body: "opaque", bodyRequired: false, stream: false},
+  ingest: {operationId: "ingest", method: "POST", path: "/v1/memory/ingest", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 600000},
+  recall: {operationId: "recall", method: "POST", path: "/v1/memory/recall", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 120000},
+  related: {operationId: "related", method: "GET", path: "/v1/memory/related", pathParams: [], queryParams: ["entity","depth"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  memoryStats: {operationId: "memory_stats", method: "GET", path: "/v1/memory/stats", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getMemory: {operationId: "get_memory", method: "GET", path: "/v1/memory/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getMind: {operationId: "get_mind", method: "GET", path: "/v1/mind", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  listMindSessions: {operationId: "list_mind_sessions", method: "GET", path: "/v1/mind/sessions", pathParams: [], queryParams: ["limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getMindSession: {operationId: "get_mind_session", method: "GET", path: "/v1/mind/sessions/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  sleepMind: {operationId: "sleep_mind", method: "POST", path: "/v1/mind/sleep", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  wakeMind: {operationId: "wake_mind", method: "POST", path: "/v1/mind/wake", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  openapi: {operationId: "openapi", method: "GET", path: "/v1/openapi.json", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  listPercepts: {operationId: "list_percepts", method: "GET", path: "/v1/percepts", pathParams: [], queryParams: ["thread_id","source","type","status","min_age","max_age","limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  addPercept: {operationId: "add_percept", method: "POST", path: "/v1/percepts", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  addPercepts: {operationId: "add_percepts", method: "POST", path: "/v1/percepts/batch", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  removePercept: {operationId: "remove_percept", method: "DELETE", path: "/v1/percepts/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getPercept: {operationId: "get_percept", method: "GET", path: "/v1/percepts/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  assignPercept: {operationId: "assign_percept", method: "POST", path: "/v1/percepts/{id}/assign", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  dropPercept: {operationId: "drop_percept", method: "POST", path: "/v1/percepts/{id}/drop", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  processPercept: {operationId: "process_percept", method: "POST", path: "/v1/percepts/{id}/process", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  promote: {operationId: "promote", method: "POST", path: "/v1/promote", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  listReflexes: {operationId: "list_reflexes", method: "GET", path: "/v1/reflexes", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  deleteReflex: {operationId: "delete_reflex", method: "DELETE", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false},
+  getReflex: {operationId: "get_reflex", method: "GET", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  putReflex: {operationId: "put_reflex", method: "PUT", path: "/v1/reflexes/{id}", pathParams: ["id"], queryParams: ["dry_run"], body: "opaque", bodyRequired: true, stream: false},
+  disableReflex: {operationId: "disable_reflex", method: "POST", path: "/v1/reflexes/{id}/disable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false},
+  enableReflex: {operationId: "enable_reflex", method: "POST", path: "/v1/reflexes/{id}/enable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false},
+  sensorWebhook: {operationId: "sensor_webhook", method: "POST", path: "/v1/sensors/{name}", pathParams: ["name"], queryParams: [], body: "opaque", bodyRequired: false, stream: false},
+  stateAt: {operationId: "state_at", method: "GET", path: "/v1/state/at", pathParams: [], queryParams: ["seq","limit"], body: "none", bodyRequired: false, stream: false},
+  stateDigest: {operationId: "state_digest", method: "GET", path: "/v1/state/digest", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
+  listThreads: {operationId: "list_threads", method: "GET", path: "/v1/threads", pathParams: [], queryParams: ["status","limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  createThread: {operationId: "create_thread", method: "POST", path: "/v1/threads", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  deleteThread: {operationId: "delete_thread", method: "DELETE", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  getThread: {operationId: "get_thread", method: "GET", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  updateThread: {operationId: "update_thread", method: "PATCH", path: "/v1/threads/{id}", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},
+  why: {operationId: "why", method: "GET", path: "/v1/why/{id}", pathParams: ["id"], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldConsolidate: {operationId: "world_consolidate", method: "POST", path: "/v1/world/consolidate", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldEntities: {operationId: "world_entities", method: "GET", path: "/v1/world/entities", pathParams: [], queryParams: ["type","stale"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldEntity: {operationId: "world_entity", method: "GET", path: "/v1/world/entity", pathParams: [], queryParams: ["name"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldExtract: {operationId: "world_extract", method: "POST", path: "/v1/world/extract", pathParams: [], queryParams: [], body: "fields", bodyRequired: false, stream: false, timeoutMs: 300000},
+  worldNeighbors: {operationId: "world_neighbors", method: "GET", path: "/v1/world/graph/neighbors", pathParams: [], queryParams: ["name","hops"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldPath: {operationId: "world_path", method: "GET", path: "/v1/world/graph/path", pathParams: [], queryParams: ["from","to"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldMemory: {operationId: "world_memory", method: "GET", path: "/v1/world/memory", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
+  worldSurprise: {operationId: "world_surprise", method: "GET", path: "/v1/world/surprise", pathParams: [], queryParams: ["date"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
 } as const satisfies Record<string, OperationSpec>;
 
 /** A method name of the client: a key of OPERATIONS. */
@@ -1470,6 +1462,11 @@ export abstract class Operations {
     return this.call(OPERATIONS.addPercept, fields, options) as Promise<AddPerceptResult>;
   }
 
+  /** Add many percepts (POST /v1/percepts/batch) */
+  addPercepts(fields: AddPerceptsFields, options?: RequestOptions): Promise<AddPerceptsResult> {
+    return this.call(OPERATIONS.addPercepts, fields, options) as Promise<AddPerceptsResult>;
+  }
+
   /** Remove a percept (DELETE /v1/percepts/{id}) */
   removePercept(fields: RemovePerceptFields, options?: RequestOptions): Promise<RemovePerceptResult> {
     return this.call(OPERATIONS.removePercept, fields, options) as Promise<RemovePerceptResult>;
@@ -1613,10 +1610,5 @@ export abstract class Operations {
   /** Surprise scores (GET /v1/world/surprise) */
   worldSurprise(fields?: WorldSurpriseFields, options?: RequestOptions): Promise<WorldSurpriseResult> {
     return this.call(OPERATIONS.worldSurprise, fields, options) as Promise<WorldSurpriseResult>;
-  }
-
-  /** Add up to api.batch_limit percepts, committed as one group (POST /v1/percepts/batch) */
-  addPercepts(fields: AddPerceptsFields, options?: RequestOptions): Promise<AddPerceptsResult> {
-    return this.call(OPERATIONS.addPercepts, fields, options) as Promise<AddPerceptsResult>;
   }
 }

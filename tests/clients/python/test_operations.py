@@ -245,6 +245,9 @@ class EveryOperation:
         with self.assertRaises(limbic.PayloadTooLarge) as e:
             c.add_percept(source="chat", type="message", text="x" * (1 << 20))
         self.assertEqual((e.exception.status, e.exception.code), (413, "payload_too_large"))
+        with self.assertRaises(limbic.PayloadTooLarge) as e:  # past api.batch_limit (1000)
+            c.add_percepts(percepts=[{"source": "bulk", "type": "x"}] * 1001)
+        self.assertEqual((e.exception.status, e.exception.code), (413, "batch_too_large"))
         # Every error is a LimbicError, with the server's message.
         with self.assertRaises(limbic.LimbicError) as e:
             c.get_percept("p-none")

@@ -51,12 +51,6 @@ function recordingClient(called, options = {}) {
   return new Recording({url: api, token: TOKEN, ...options});
 }
 
-/** True when the runtime serves POST /v1/percepts/batch (its document lists add_percepts). */
-async function servesBatch(c) {
-  const served = await c.openapi();
-  return Object.values(served.paths).some((m) => Object.values(m).some((o) => o.operationId === 'add_percepts'));
-}
-
 /** Runs `fn` and returns the LimbicError it throws (fails when it throws none or another). */
 async function refused(fn) {
   try {
@@ -98,21 +92,16 @@ test('every operation of the document, once, through its method', async () => {
   await c.setArousal({level: 0.4});
   assert.equal((await c.putArousal({level: 0.5})).events.length > 0, true);
 
-  // Bulk: POST /v1/percepts/batch, once the runtime serves it (its document lists add_percepts).
+  // Bulk: POST /v1/percepts/batch.
   const batch = [{source: 'bulk', type: 'message', text: 'one', id: 'bulk-1'},
                  {source: 'bulk', type: 'message', text: 'two', id: 'bulk-2'}];
-  if (await servesBatch(c)) {
-    const first = await c.addPercepts({percepts: batch});
-    assert.deepEqual([first.accepted, first.refused], [2, 0]);
-    assert.deepEqual(first.results.map((r) => r.id), ['bulk-1', 'bulk-2']);
-    const again = await c.addPercepts({percepts: batch});  // the same ids: each refused, none written
-    assert.deepEqual([again.accepted, again.refused], [0, 2]);
-    assert.equal(again.results[0].status, 409);
-    assert.equal(again.results[0].error.code, 'already_exists');
-  } else {
-    const e = await refused(() => c.addPercepts({percepts: batch}));
-    assert.equal(e.status, 405, 'a runtime without POST /v1/percepts/batch');
-  }
+  const first = await c.addPercepts({percepts: batch});
+  assert.deepEqual([first.accepted, first.refused], [2, 0]);
+  assert.deepEqual(first.results.map((r) => r.id), ['bulk-1', 'bulk-2']);
+  const again = await c.addPercepts({percepts: batch});  // the same ids: each refused, none written
+  assert.deepEqual([again.accepted, again.refused], [0, 2]);
+  assert.equal(again.results[0].status, 409);
+  assert.equal(again.results[0].error.code, 'already_exists');
 
   // The outbox.
   const a1 = (await c.enqueueAction({effector: 'out', type: 'note', payload: {x: 1}})).id;
@@ -224,11 +213,10 @@ test('an error of each class is a LimbicError with code, message and status', as
 
   const big = await refused(() => c.addPercept({source: 'chat', type: 'message', text: 'x'.repeat(1100000)}));
   assert.deepEqual([big.status, big.code], [413, 'payload_too_large']);
-  if (await servesBatch(c)) {  // more percepts than api.batch_limit (1000)
-    const percepts = Array.from({length: 1001}, (_, i) => ({source: 'bulk', type: 'message', id: `over-${i}`}));
-    const over = await refused(() => c.addPercepts({percepts}));
-    assert.deepEqual([over.status, over.code], [413, 'payload_too_large']);
-  }
+  // More percepts than api.batch_limit (1000).
+  const percepts = Array.from({length: 1001}, (_, i) => ({source: 'bulk', type: 'message', id: `over-${i}`}));
+  const over = await refused(() => c.addPercepts({percepts}));
+  assert.deepEqual([over.status, over.code], [413, 'batch_too_large']);
 
   // 503: the runtime's one event stream is held (from 127.0.0.2, so that it is
   // the server-wide limit, not the per-client one, that refuses ours).
