@@ -49,6 +49,7 @@ TEST_CASE("mcp: tools/list has every tool with a strict JSON Schema") {
                                        "ingest",
                                        "context",
                                        "add_percept",
+                                       "add_percepts",
                                        "list_percepts",
                                        "create_thread",
                                        "update_thread",
