@@ -1,5 +1,7 @@
 #include "state/engine.h"
 
+#include "state/checkpoint.h"
+
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
@@ -109,6 +111,8 @@ Status Engine::Recover(EngineRecovery* recovery) {
                           recovery->log.changed_segments.size());
     projection_.reset();
     LIMBIC_RETURN_IF_ERROR(RemoveTree(DbDirPath(dir)));
+    // So were the checkpoints: none may stand in for the log as it now is.
+    LIMBIC_RETURN_IF_ERROR(RemoveTree(CheckpointsDirPath(dir)));
     auto rebuilt = Projection::Open(popts);
     if (!rebuilt.ok()) return rebuilt.status();
     projection_ = std::move(rebuilt).value();

@@ -6,6 +6,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -304,6 +305,20 @@ Status Projection::Flush() {
   rocksdb::Status s = db_->Flush(fo, cf_->all);
   if (!s.ok()) write_failed_ = true;  // see the destructor
   return FromRocks(s, "flushing the projections");
+}
+
+Status Projection::CreateCheckpoint(const std::string& dir) const {
+  if (bulk_load_) return Status::FailedPrecondition("a bulk load is not checkpointed");
+  rocksdb::Checkpoint* raw = nullptr;
+  LIMBIC_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw),
+                                   "checkpointing " + path_));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush 0: the memtables are flushed first, so the
+  // checkpoint is table files (hard links) and a short WAL; RocksDB copies
+  // the WAL as it stands, and a WriteBatch (a group, with its applied_seq)
+  // is in it whole or not at all.
+  return FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),
+                   "checkpointing " + path_ + " into " + dir);
 }
 
 }  // namespace limbic::state

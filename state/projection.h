@@ -324,6 +324,12 @@ class Projection final : public RecordReader {
   // Writes what a bulk load holds in memory, then flushes memtables to SST
   // files (on clean shutdown; at the end of a bulk load).
   Status Flush();
+  // A consistent copy of the DB as of some committed group, made by
+  // RocksDB's Checkpoint into `dir` (which must not exist): table files
+  // hard-linked where the file system allows, the rest copied. Any thread,
+  // while commits go on; not on a bulk load. The copy's applied_seq says
+  // which group it holds (state/checkpoint.h).
+  Status CreateCheckpoint(const std::string& dir) const;
 
  private:
   Projection();  // with the destructor, in pools_bulk.cc: they own the bulk load's parts

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "state/checkpoint.h"
 #include "state/engine.h"
 #include "state/event_log.h"
 #include "base/json.h"
@@ -205,19 +206,48 @@ Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const App
   return stats;
 }
 
+namespace {
+
+// The log's lines of seqs 1..last, as they are (not decoded), to
+// append(first seq, lines) a batch at a time: the part of a fork's log
+// that a checkpoint stands in for.
+Status CopyLogPrefix(const std::string& from, Env* env, uint64_t last, size_t batch,
+                     const std::function<Status(uint64_t, std::string_view)>& append) {
+  LogReader::Options ropts;
+  ropts.env = env;
+  ropts.tolerate_partial_tail = false;
+  ropts.decode = false;
+  auto reader = LogReader::Open(from, ropts);
+  if (!reader.ok()) return reader.status();
+  std::string lines;
+  uint64_t first = 0;
+  size_t n = 0;
+  Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) return more.status();
+    if (!*more || e.seq > last) break;
+    if (n == 0) first = e.seq;
+    lines.append((*reader)->raw_line());
+    lines.push_back('\n');
+    if (++n >= batch || e.seq == last) {
+      LIMBIC_RETURN_IF_ERROR(append(first, lines));
+      lines.clear();
+      n = 0;
+    }
+    if (e.seq == last) return Status::OK();
+  }
+  return Status::Corruption(from + ": the log ends before seq " + std::to_string(last));
+}
+
+}  // namespace
+
 Result<ReplayResult> Replay(const ReplayOptions& options) {
   auto started = std::chrono::steady_clock::now();
   Env* env = options.env ? options.env : Env::Default();
   LIMBIC_RETURN_IF_ERROR(CheckFreshDir(options.into));
   std::error_code ec;
   if (!fs::exists(options.from, ec)) return Status::NotFound("no events log at " + options.from);
-  LogReader::Options ropts;
-  ropts.env = env;
-  // A final line without its newline is reported, not silently left out.
-  ropts.tolerate_partial_tail = false;
-  auto reader = LogReader::Open(options.from, ropts);
-  if (!reader.ok()) return reader.status();
-
   bool created = !fs::exists(options.into, ec);
   fs::create_directories(EventsDirPath(options.into), ec);
   if (ec) return Status::IOError("creating " + options.into + ": " + ec.message());
@@ -229,46 +259,91 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
     }
     return s;
   };
+  ReplayResult result;
+
+  // The nearest checkpoint stands in for the events up to its seq.
+  uint64_t base_seq = 0;
+  if (!options.checkpoints_of.empty() && options.until_seq && !options.until_time) {
+    auto restored = RestoreNearestCheckpoint(options.checkpoints_of, *options.until_seq,
+                                             DbDirPath(options.into), &result.warnings);
+    if (!restored.ok()) return fail(restored.status());
+    if (*restored) base_seq = (*restored)->seq;
+  }
+  result.from_checkpoint = base_seq;
+
+  LogReader::Options ropts;
+  ropts.env = env;
+  // A final line without its newline is reported, not silently left out.
+  ropts.tolerate_partial_tail = false;
+  ropts.from_seq = base_seq == 0 ? 1 : base_seq;
+  auto reader = LogReader::Open(options.from, ropts);
+  if (!reader.ok()) return fail(reader.status());
+  if (base_seq > 0) {
+    // The checkpoint's own event: its ts is the state's "now" when no
+    // event follows it.
+    Event at;
+    auto more = (*reader)->Next(&at);
+    if (!more.ok()) return fail(more.status());
+    if (!*more || at.seq != base_seq)
+      return fail(Status::Corruption(options.from + ": no event of seq " +
+                                     std::to_string(base_seq) + " (a checkpoint's)"));
+    result.last_seq = base_seq;
+    result.last_ts = at.ts;
+  }
 
   ProjectionOptions popts;
   popts.path = DbDirPath(options.into);
   popts.bulk_flush_records = options.flush_records;
   popts.bulk_resident_bytes = options.resident_bytes;
-  popts.bulk_load = true;  // flushed below; a half-built dir is removed anyway
+  // flushed below; a half-built dir is removed anyway. Over a checkpoint
+  // the events are few and applied as recovery does.
+  popts.bulk_load = base_seq == 0;
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());
 
   // The new state dir gets a copy of the events it was built from, rotated
   // into segments like a live log.
   std::unique_ptr<WritableFile> segment;
-  auto copy = [&](const std::vector<Event>& events, std::string_view lines) -> Status {
+  auto append = [&](uint64_t first_seq, std::string_view lines) -> Status {
     if (!segment || segment->Size() >= options.segment_bytes) {
       if (segment) LIMBIC_RETURN_IF_ERROR(segment->Sync());
-      auto file = env->NewAppendableFile(
-          SegmentFileName(EventsDirPath(options.into), events.front().seq));
+      auto file = env->NewAppendableFile(SegmentFileName(EventsDirPath(options.into), first_seq));
       if (!file.ok()) return file.status();
       segment = std::move(file).value();
     }
     return segment->Append(lines);
   };
+  if (options.copy_events && base_seq > 0) {
+    Status copied = CopyLogPrefix(options.from, env, base_seq, options.batch, append);
+    if (!copied.ok()) return fail(copied);
+  }
+  ChunkSink copy;
+  if (options.copy_events)
+    copy = [&](const std::vector<Event>& events, std::string_view lines) {
+      return append(events.front().seq, lines);
+    };
   ApplyLimits limits;
+  limits.first_seq = base_seq + 1;
   limits.until_seq = options.until_seq;
   limits.until_time = options.until_time;
   limits.batch = options.batch;
   auto applied = ApplyLog(**reader, **projection, limits, copy);
   if (!applied.ok()) return fail(applied.status());
-  ReplayResult result;
-  result.events = applied->events;
-  result.last_seq = applied->last_seq;
-  result.last_ts = applied->last_ts;
+  result.events = base_seq + applied->events;
+  if (applied->events > 0) {
+    result.last_seq = applied->last_seq;
+    result.last_ts = applied->last_ts;
+  }
   Status status;
   if (segment) status = segment->Sync();
   if (status.ok()) status = env->SyncDir(EventsDirPath(options.into));
   if (status.ok()) status = (*projection)->Flush();
   if (!status.ok()) return fail(status);
-  auto digest = (*projection)->Digest();
-  if (!digest.ok()) return fail(digest.status());
-  result.digest = *digest;
+  if (options.digest) {
+    auto digest = (*projection)->Digest();
+    if (!digest.ok()) return fail(digest.status());
+    result.digest = *digest;
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
@@ -315,7 +390,7 @@ Result<std::string> FirstDifference(const Projection& live, const Projection& re
 
 }  // namespace
 
-Result<VerifyResult> Verify(const std::string& state_dir, Env* env) {
+Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full) {
   ProjectionOptions popts;
   popts.path = DbDirPath(state_dir);
   popts.read_only = true;
@@ -335,9 +410,13 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env) {
   ropts.into = ScratchStateDir("verify");
   ropts.until_seq = result.applied_seq;
   ropts.env = env;
+  ropts.copy_events = false;
+  if (!full) ropts.checkpoints_of = state_dir;
   auto replayed = Replay(ropts);
   if (!replayed.ok()) return replayed.status();
   result.replay_digest = replayed->digest;
+  result.from_checkpoint = replayed->from_checkpoint;
+  result.warnings = replayed->warnings;
   result.match = result.live_digest == result.replay_digest;
   if (!result.match) {
     ProjectionOptions ro;
@@ -362,6 +441,8 @@ Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_di
   ropts.into = tt->dir_;
   ropts.until_seq = seq;
   ropts.env = env;
+  ropts.checkpoints_of = state_dir;
+  ropts.copy_events = false;
   auto replayed = Replay(ropts);
   if (!replayed.ok()) return replayed.status();
   tt->replay_ = *replayed;
@@ -394,7 +475,34 @@ std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& wh
          std::to_string(depth) + " deep, beyond api.max_json_depth " + std::to_string(limit);
 }
 
-Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_depth) {
+namespace {
+
+void FsckCheckpoints(const std::string& state_dir, bool deep, FsckReport* report) {
+  CheckpointList list = ListCheckpoints(state_dir);
+  report->warnings.insert(report->warnings.end(), list.warnings.begin(), list.warnings.end());
+  for (const std::string& dir : list.stale)
+    report->warnings.push_back("checkpoint " + dir +
+                               ": another format or pools' layout; ignored, removed by the "
+                               "runtime's retention");
+  for (const CheckpointEntry& c : list.usable) {
+    Status s = CheckCheckpoint(c, deep);
+    if (!s.ok()) {
+      report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
+      continue;
+    }
+    if (c.manifest.seq > report->last_seq) {
+      report->warnings.push_back("checkpoint " + c.dir + ": beyond the log's last seq " +
+                                 std::to_string(report->last_seq) + " (skipped by readers)");
+      continue;
+    }
+    ++report->checkpoints;
+  }
+}
+
+}  // namespace
+
+Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_depth,
+                        bool deep_checkpoints) {
   FsckReport report;
   std::error_code ec;
   if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
@@ -462,6 +570,8 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
                                   "would refuse it now");
     }
   }
+
+  FsckCheckpoints(state_dir, deep_checkpoints, &report);
 
   // The projections.
   ProjectionOptions popts;

@@ -44,6 +44,16 @@ struct ReplayOptions {
   // The copy of the log in the new dir starts a segment once one holds
   // this many bytes (at a chunk's end), like a live log.
   uint64_t segment_bytes = kDefaultSegmentBytes;
+  // A state dir whose checkpoints (state/checkpoint.h) may stand in for
+  // the log's first events: with until_seq (and no until_time), the
+  // newest usable checkpoint at or before it is copied in and only the
+  // events after it are applied. Empty = replay from seq 1.
+  std::string checkpoints_of;
+  // false: the new dir gets no copy of the events (a scratch rebuild that
+  // is only read: time travel, verify).
+  bool copy_events = true;
+  // false: ReplayResult::digest is left empty (it reads every record).
+  bool digest = true;
 };
 
 struct ReplayResult {
@@ -52,6 +62,8 @@ struct ReplayResult {
   TimeMs last_ts = 0;     // its timestamp: "now" for recency at that point
   std::string digest;
   double seconds = 0;
+  uint64_t from_checkpoint = 0;       // the checkpoint's seq it started from (0 = seq 1)
+  std::vector<std::string> warnings;  // checkpoints skipped, and why
 };
 
 // Where ApplyLog starts and stops.
@@ -88,15 +100,22 @@ struct VerifyResult {
   std::string live_digest;
   std::string replay_digest;
   std::string first_difference;  // "threads/t-3: live {...} replayed {...}" when !match
+  uint64_t from_checkpoint = 0;  // the seq the rebuild started from (0 = seq 1)
+  std::vector<std::string> warnings;
 };
 
 // Rebuilds <state_dir>/events up to the live applied_seq in a temporary dir
 // next to it and compares digests; on mismatch finds the first differing
 // record. Works while another process holds the state dir (read-only).
-Result<VerifyResult> Verify(const std::string& state_dir, Env* env = nullptr);
+// Unless `full`, the rebuild starts from the newest usable checkpoint at or
+// before applied_seq (it then checks the events after it, and that
+// checkpoint); `full` replays from seq 1.
+Result<VerifyResult> Verify(const std::string& state_dir, Env* env = nullptr, bool full = false);
 
 // A state dir as of `seq`: rebuilt into a temporary dir (removed when the
-// returned object dies). For `state show --at-seq`.
+// returned object dies), from the nearest usable checkpoint at or before
+// `seq` (state/checkpoint.h) else from seq 1; the same pools either way.
+// For `state show --at-seq`, GET /v1/state/at.
 class TimeTravel {
  public:
   static Result<std::unique_ptr<TimeTravel>> Open(const std::string& state_dir, uint64_t seq,
@@ -124,11 +143,17 @@ struct FsckReport {
   uint64_t last_seq = 0;
   uint64_t applied_seq = 0;
   size_t segments = 0;
+  size_t checkpoints = 0;  // usable ones
   std::vector<std::string> problems;  // each names file/offset or pool/record
   std::vector<std::string> warnings;  // e.g. a torn tail that open would truncate
 };
+// Checkpoints (state/checkpoint.h) are checked too: each one's manifest
+// parses and its db/ opens with the manifest's seq (with
+// `deep_checkpoints`, its digest matches too). A damaged or stale one is
+// a warning, never a problem: readers skip it and the log is the truth.
 Result<FsckReport> Fsck(const std::string& state_dir, Env* env = nullptr,
-                        size_t max_json_depth = kDefaultMaxJsonDepth);
+                        size_t max_json_depth = kDefaultMaxJsonDepth,
+                        bool deep_checkpoints = false);
 
 // When the log line `raw` of event `e` (at `where`) nests deeper than
 // `limit`: "<file> offset N: seq S (action_enqueued a-1) nests 60002 deep,

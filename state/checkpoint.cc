@@ -1,0 +1,286 @@
+#include "state/checkpoint.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "base/env.h"
+#include "base/json.h"
+#include "state/engine.h"
+#include "state/pool_layout.h"
+
+#ifndef LIMBIC_VERSION
+#define LIMBIC_VERSION "unknown"
+#endif
+
+namespace limbic::state {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kManifestName = "manifest.json";
+constexpr const char* kTempPrefix = "tmp-";
+
+std::string SeqName(uint64_t seq) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%020llu", static_cast<unsigned long long>(seq));
+  return name;
+}
+
+// A checkpoint dir's name: 20 digits.
+std::optional<uint64_t> ParseSeqName(const std::string& name) {
+  if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) return std::nullopt;
+  return std::stoull(name);
+}
+
+json ManifestJson(const CheckpointManifest& m) {
+  return json{{"format", m.format}, {"seq", m.seq},     {"digest", m.digest},
+              {"schema", m.schema}, {"limbic", m.limbic}, {"taken_at", m.taken_at}};
+}
+
+Result<std::unique_ptr<Projection>> OpenReadOnly(const std::string& db_dir) {
+  ProjectionOptions o;
+  o.path = db_dir;
+  o.read_only = true;
+  o.create_if_missing = false;
+  return Projection::Open(o);
+}
+
+// A test's hook (tests/integration/checkpoint_test.cc): the checkpoint
+// waits this long between its RocksDB copy and its manifest, so a test can
+// SIGKILL the process with a temp dir half made.
+void TestPause() {
+  static const char* ms = std::getenv("LIMBIC_TEST_CHECKPOINT_PAUSE_MS");
+  if (ms) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(ms)));
+}
+
+}  // namespace
+
+std::string CheckpointsDirPath(const std::string& state_dir) {
+  return (fs::path(state_dir) / "checkpoints").string();
+}
+
+Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string& state_dir,
+                                       TimeMs now) {
+  static std::atomic<int> counter{0};
+  Env* env = Env::Default();
+  const std::string root = CheckpointsDirPath(state_dir);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return Status::IOError("creating " + root + ": " + ec.message());
+  const std::string temp = root + "/" + kTempPrefix + std::to_string(::getpid()) + "-" +
+                           std::to_string(counter++);
+  fs::create_directories(temp, ec);
+  if (ec) return Status::IOError("creating " + temp + ": " + ec.message());
+  auto fail = [&](Status s) -> Result<CheckpointEntry> {
+    fs::remove_all(temp, ec);
+    return s;
+  };
+  Status s = live.CreateCheckpoint(temp + "/db");
+  if (!s.ok()) return fail(s);
+  TestPause();
+  CheckpointManifest m;
+  {
+    auto copy = OpenReadOnly(temp + "/db");
+    if (!copy.ok()) return fail(copy.status());
+    m.seq = (*copy)->applied_seq();
+    auto digest = (*copy)->Digest();
+    if (!digest.ok()) return fail(digest.status());
+    m.digest = *digest;
+  }
+  m.schema = std::string(kSchema);
+  m.limbic = LIMBIC_VERSION;
+  m.taken_at = now;
+  s = env->WriteFileAtomic(temp + "/" + kManifestName, ManifestJson(m).dump() + "\n",
+                           FileDurability::kSynced);
+  if (s.ok()) s = env->SyncDir(temp);
+  if (!s.ok()) return fail(s);
+  CheckpointEntry entry{root + "/" + SeqName(m.seq), m};
+  if (fs::exists(entry.dir, ec)) {
+    fs::remove_all(temp, ec);  // nothing committed since the last one
+    auto existing = ReadCheckpointManifest(entry.dir);
+    if (existing.ok()) entry.manifest = *existing;
+    return entry;
+  }
+  fs::rename(temp, entry.dir, ec);
+  if (ec) return fail(Status::IOError("renaming " + temp + " to " + entry.dir + ": " + ec.message()));
+  LIMBIC_RETURN_IF_ERROR(env->SyncDir(root));
+  return entry;
+}
+
+Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
+  const std::string path = dir + "/" + kManifestName;
+  auto text = Env::Default()->ReadFileToString(path);
+  if (!text.ok()) return Status::Corruption(path + ": " + text.status().message());
+  json j = json::parse(*text, nullptr, false);
+  auto bad = [&](const std::string& why) { return Status::Corruption(path + ": " + why); };
+  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  CheckpointManifest m;
+  if (!j.contains("format") || !j["format"].is_number_integer()) return bad("no format");
+  m.format = j["format"].get<int>();
+  if (m.format != kCheckpointFormat) {
+    m.seq = j.value("seq", uint64_t{0});
+    return m;  // another format: the caller sees it is stale
+  }
+  if (!j.contains("seq") || !j["seq"].is_number_unsigned()) return bad("no seq");
+  for (const char* key : {"digest", "schema", "limbic"})
+    if (!j.contains(key) || !j[key].is_string()) return bad(std::string("no ") + key);
+  m.seq = j["seq"].get<uint64_t>();
+  m.digest = j["digest"].get<std::string>();
+  m.schema = j["schema"].get<std::string>();
+  m.limbic = j["limbic"].get<std::string>();
+  m.taken_at = j.value("taken_at", TimeMs{0});
+  return m;
+}
+
+CheckpointList ListCheckpoints(const std::string& state_dir) {
+  CheckpointList list;
+  std::error_code ec;
+  std::vector<std::pair<uint64_t, std::string>> dirs;
+  for (const auto& entry : fs::directory_iterator(CheckpointsDirPath(state_dir), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (auto seq = ParseSeqName(name)) dirs.emplace_back(*seq, entry.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& [seq, dir] : dirs) {
+    auto m = ReadCheckpointManifest(dir);
+    if (!m.ok()) {
+      list.damaged.push_back(dir);
+      list.warnings.push_back("checkpoint " + dir + " skipped: " + m.status().message());
+    } else if (m->format != kCheckpointFormat || m->schema != kSchema) {
+      list.stale.push_back(dir);
+    } else if (m->seq != seq) {
+      list.damaged.push_back(dir);
+      list.warnings.push_back("checkpoint " + dir + " skipped: its manifest names seq " +
+                              std::to_string(m->seq));
+    } else {
+      list.usable.push_back({dir, *m});
+    }
+  }
+  return list;
+}
+
+Status CheckCheckpoint(const CheckpointEntry& c, bool deep) {
+  auto p = OpenReadOnly(c.dir + "/db");
+  if (!p.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + p.status().message());
+  if ((*p)->applied_seq() != c.manifest.seq)
+    return Status::Corruption("checkpoint " + c.dir + ": db/ holds seq " +
+                              std::to_string((*p)->applied_seq()) + ", its manifest seq " +
+                              std::to_string(c.manifest.seq));
+  if (!deep) return Status::OK();
+  auto digest = (*p)->Digest();
+  if (!digest.ok())
+    return Status::Corruption("checkpoint " + c.dir + ": " + digest.status().message());
+  if (*digest != c.manifest.digest)
+    return Status::Corruption("checkpoint " + c.dir + ": digest " + *digest +
+                              " is not its manifest's " + c.manifest.digest);
+  return Status::OK();
+}
+
+Status CopyCheckpointDb(const CheckpointEntry& c, const std::string& db_dir) {
+  std::error_code ec;
+  if (fs::exists(db_dir, ec)) return Status::InvalidArgument(db_dir + " exists");
+  fs::create_directories(db_dir, ec);
+  if (ec) return Status::IOError("creating " + db_dir + ": " + ec.message());
+  for (const auto& entry : fs::directory_iterator(c.dir + "/db", ec)) {
+    const fs::path to = fs::path(db_dir) / entry.path().filename();
+    ec.clear();
+    // Table files are never changed once written: a link is a copy.
+    if (entry.path().extension() == ".sst") fs::create_hard_link(entry.path(), to, ec);
+    if (entry.path().extension() != ".sst" || ec) {
+      ec.clear();
+      fs::copy_file(entry.path(), to, ec);
+    }
+    if (ec) return Status::IOError("copying " + entry.path().string() + ": " + ec.message());
+  }
+  if (ec) return Status::IOError("reading " + c.dir + "/db: " + ec.message());
+  return Status::OK();
+}
+
+Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
+    const std::string& state_dir, uint64_t seq, const std::string& db_dir,
+    std::vector<std::string>* warnings) {
+  CheckpointList list = ListCheckpoints(state_dir);
+  if (warnings) warnings->insert(warnings->end(), list.warnings.begin(), list.warnings.end());
+  for (auto it = list.usable.rbegin(); it != list.usable.rend(); ++it) {
+    if (it->manifest.seq > seq) continue;
+    std::error_code ec;
+    fs::remove_all(db_dir, ec);
+    Status s = CopyCheckpointDb(*it, db_dir);
+    if (s.ok()) {
+      // Opened as the caller will (writable), so a damaged table file or
+      // a wrong seq is found here, not halfway through a replay.
+      ProjectionOptions o;
+      o.path = db_dir;
+      o.short_lived = true;
+      auto p = Projection::Open(o);
+      if (!p.ok()) s = p.status();
+      else if ((*p)->applied_seq() != it->manifest.seq || !(*p)->outdated().empty())
+        s = Status::Corruption("db/ holds seq " + std::to_string((*p)->applied_seq()));
+    }
+    if (s.ok()) return std::optional<CheckpointManifest>(it->manifest);
+    fs::remove_all(db_dir, ec);
+    if (warnings) warnings->push_back("checkpoint " + it->dir + " skipped: " + s.message());
+  }
+  return std::optional<CheckpointManifest>();
+}
+
+std::vector<uint64_t> SeqsToKeep(const std::vector<uint64_t>& seqs, const RetentionPolicy& policy) {
+  std::vector<uint64_t> kept = seqs;
+  const size_t keep = std::max<size_t>(policy.keep, 1);
+  while (kept.size() > keep) {
+    // Candidates: neither the oldest nor one of the newest `dense`.
+    const size_t last = kept.size() > policy.dense ? kept.size() - policy.dense : 0;
+    size_t best = 0;
+    uint64_t best_gap = UINT64_MAX;
+    for (size_t i = 1; i < last; ++i) {
+      const uint64_t next = i + 1 < kept.size() ? kept[i + 1] : kept[i];
+      const uint64_t gap = next - kept[i - 1];
+      if (gap < best_gap) {
+        best_gap = gap;
+        best = i;
+      }
+    }
+    // Nothing removable by gap (keep is below dense + 1): best stays 0,
+    // the oldest goes.
+    kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  return kept;
+}
+
+Status ApplyRetention(const std::string& state_dir, const RetentionPolicy& policy,
+                      std::vector<std::string>* removed) {
+  CheckpointList list = ListCheckpoints(state_dir);
+  std::vector<std::string> doomed = list.stale;
+  doomed.insert(doomed.end(), list.damaged.begin(), list.damaged.end());
+  std::vector<uint64_t> seqs;
+  for (const CheckpointEntry& c : list.usable) seqs.push_back(c.manifest.seq);
+  std::vector<uint64_t> kept = SeqsToKeep(seqs, policy);
+  for (const CheckpointEntry& c : list.usable)
+    if (!std::binary_search(kept.begin(), kept.end(), c.manifest.seq)) doomed.push_back(c.dir);
+  for (const std::string& dir : doomed) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) return Status::IOError("removing " + dir + ": " + ec.message());
+    if (removed) removed->push_back(dir);
+  }
+  return Status::OK();
+}
+
+Status RemoveCheckpointTemps(const std::string& state_dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(CheckpointsDirPath(state_dir), ec)) {
+    if (!entry.path().filename().string().starts_with(kTempPrefix)) continue;
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    if (rm) return Status::IOError("removing " + entry.path().string() + ": " + rm.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace limbic::state

@@ -1,0 +1,335 @@
+#include "state/checkpoint.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "base/json.h"
+#include "state/commands.h"
+#include "state/engine.h"
+#include "state/replay.h"
+#include "test_util.h"
+
+// This file's own namespace: test programs compile in unity batches.
+namespace checkpoint_test {
+
+using namespace limbic;
+using namespace limbic::state;
+using limbic::testing::ScratchDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+void MustCommit(Engine& e, Result<Events> ev) {
+  INFO(ev.status().ToString());
+  REQUIRE(ev.ok());
+  Status s = e.Commit(*ev);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+}
+
+// A state dir of about `n` events of several kinds, with a checkpoint
+// taken every `every` events while the engine runs; the checkpoints' seqs.
+std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
+  EngineOptions o;
+  o.state_dir = dir;
+  o.segment_bytes = 4096;  // several segments
+  auto opened = Engine::Open(o);
+  REQUIRE(opened.ok());
+  Engine& e = **opened;
+  std::vector<uint64_t> taken;
+  MustCommit(e, BuildThreadCreate({{"goal", "answer"}, {"id", "t-1"}}, e.next_seq()));
+  uint64_t last_taken = 0;
+  for (int i = 0; e.applied_seq() < static_cast<uint64_t>(n); ++i) {
+    const std::string percept = "p-" + std::to_string(e.next_seq());  // ids follow seqs
+    MustCommit(e, BuildPerceptAdd({{"source", i % 2 ? "github" : "discord"},
+                                   {"type", "msg"},
+                                   {"text", "message " + std::to_string(i)}},
+                                  e.next_seq()));
+    if (i % 3 == 0)
+      MustCommit(e, BuildPerceptAssign(percept, {{"thread_id", "t-1"}}));
+    if (i % 7 == 0)
+      MustCommit(e, BuildThreadUpdate("t-1", {{"state", {{"step", i}}}}));
+    if (i % 11 == 0) MustCommit(e, BuildArousalSet({{"level", (i % 10) / 10.0}}));
+    if (e.applied_seq() - last_taken >= static_cast<uint64_t>(every)) {
+      auto c = TakeCheckpoint(e.projection(), dir, 1000 + i);
+      INFO(c.status().ToString());
+      REQUIRE(c.ok());
+      CHECK(c->manifest.seq == e.applied_seq());
+      CHECK(c->manifest.digest == *e.projection().Digest());
+      taken.push_back(c->manifest.seq);
+      last_taken = c->manifest.seq;
+    }
+  }
+  return taken;
+}
+
+// The digest at `seq` by a replay from seq 1 (no checkpoints).
+std::string FullDigest(const std::string& state_dir, uint64_t seq) {
+  ReplayOptions o;
+  o.from = EventsDirPath(state_dir);
+  o.into = ScratchStateDir("full");
+  o.until_seq = seq;
+  o.copy_events = false;
+  auto r = Replay(o);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  REQUIRE(r->from_checkpoint == 0);
+  (void)RemoveTree(o.into);
+  return r->digest;
+}
+
+// Truncates the first table file of a checkpoint's db/ to half its size.
+void TruncateATableFile(const std::string& checkpoint_dir) {
+  for (const auto& f : fs::directory_iterator(checkpoint_dir + "/db")) {
+    if (f.path().extension() != ".sst") continue;
+    // A hard link shares the live DB's file: break the link first.
+    fs::path copy = f.path().string() + ".copy";
+    fs::copy_file(f.path(), copy);
+    fs::remove(f.path());
+    fs::rename(copy, f.path());
+    fs::resize_file(f.path(), fs::file_size(f.path()) / 2);
+    return;
+  }
+  FAIL("no table file in " << checkpoint_dir);
+}
+
+std::string CheckpointDir(const std::string& state_dir, uint64_t seq) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%020llu", static_cast<unsigned long long>(seq));
+  return CheckpointsDirPath(state_dir) + "/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 400, 60);
+  REQUIRE(taken.size() >= 5);
+  const uint64_t last = taken.back() + 10;
+  std::vector<uint64_t> seqs = {1, 2, taken.front() - 1};
+  for (uint64_t c : taken) {
+    seqs.push_back(c);      // exactly on a checkpoint
+    seqs.push_back(c + 1);  // just after one
+  }
+  std::mt19937_64 rng(44);
+  for (int i = 0; i < 10; ++i) seqs.push_back(1 + rng() % last);
+  for (uint64_t seq : seqs) {
+    INFO("seq " << seq);
+    auto tt = TimeTravel::Open(state, seq);
+    INFO(tt.status().ToString());
+    REQUIRE(tt.ok());
+    CHECK((*tt)->replay().last_seq == seq);
+    CHECK((*tt)->projection().applied_seq() == seq);
+    CHECK((*tt)->replay().digest == FullDigest(state, seq));
+    CHECK((*tt)->replay().warnings.empty());
+    // Started from the nearest checkpoint at or before seq.
+    uint64_t nearest = 0;
+    for (uint64_t c : taken)
+      if (c <= seq) nearest = c;
+    CHECK((*tt)->replay().from_checkpoint == nearest);
+  }
+}
+
+TEST_CASE("time travel onto a checkpoint keeps that event's time as now", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 120, 50);
+  REQUIRE(!taken.empty());
+  auto with = TimeTravel::Open(state, taken[0]);
+  REQUIRE(with.ok());
+  fs::remove_all(CheckpointsDirPath(state));  // the log stays the truth
+  auto without = TimeTravel::Open(state, taken[0]);
+  REQUIRE(without.ok());
+  CHECK((*without)->replay().from_checkpoint == 0);
+  CHECK((*with)->replay().last_ts == (*without)->replay().last_ts);
+  CHECK((*with)->replay().digest == (*without)->replay().digest);
+  CHECK((*with)->replay().events == (*without)->replay().events);
+}
+
+TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  const uint64_t seq = newest;  // on the damaged one: the one before serves
+
+  SECTION("a truncated table file") { TruncateATableFile(CheckpointDir(state, newest)); }
+  SECTION("a manifest that does not parse") {
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
+  }
+  SECTION("a manifest naming another seq than its db holds") {
+    auto m = ReadCheckpointManifest(CheckpointDir(state, before));
+    REQUIRE(m.ok());
+    // The newest dir, with the older checkpoint's db/ and a manifest
+    // renamed to match the dir: its db holds another seq.
+    fs::remove_all(CheckpointDir(state, newest));
+    fs::create_directories(CheckpointDir(state, newest));
+    fs::copy(CheckpointDir(state, before) + "/db", CheckpointDir(state, newest) + "/db");
+    json j = {{"format", kCheckpointFormat}, {"seq", newest},   {"digest", m->digest},
+              {"schema", m->schema},         {"limbic", "test"}, {"taken_at", 0}};
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+
+  auto tt = TimeTravel::Open(state, seq);
+  INFO(tt.status().ToString());
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == before);
+  CHECK_FALSE((*tt)->replay().warnings.empty());
+  CHECK((*tt)->replay().digest == FullDigest(state, seq));
+
+  auto f = Fsck(state);
+  REQUIRE(f.ok());
+  CHECK(f->ok);  // a warning, not a problem: the log is whole
+  CHECK(f->checkpoints == taken.size() - 1);
+  bool named = false;
+  for (const std::string& w : f->warnings)
+    if (w.find(CheckpointDir(state, newest)) != std::string::npos) named = true;
+  CHECK(named);
+}
+
+TEST_CASE("fsck --deep finds a checkpoint whose digest is not its manifest's", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 150, 60);
+  REQUIRE(!taken.empty());
+  auto m = ReadCheckpointManifest(CheckpointDir(state, taken[0]));
+  REQUIRE(m.ok());
+  json j = {{"format", kCheckpointFormat}, {"seq", m->seq},    {"digest", "00ff"},
+            {"schema", m->schema},         {"limbic", m->limbic}, {"taken_at", m->taken_at}};
+  std::ofstream(CheckpointDir(state, taken[0]) + "/manifest.json") << j.dump() << "\n";
+  auto shallow = Fsck(state);
+  REQUIRE(shallow.ok());
+  CHECK(shallow->checkpoints == taken.size());
+  auto deep = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
+  REQUIRE(deep.ok());
+  CHECK(deep->ok);
+  CHECK(deep->checkpoints == taken.size() - 1);
+}
+
+TEST_CASE("a checkpoint of another format or pools' layout is never read", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 200, 60);
+  REQUIRE(taken.size() >= 2);
+  const uint64_t newest = taken.back();
+  auto m = ReadCheckpointManifest(CheckpointDir(state, newest));
+  REQUIRE(m.ok());
+  SECTION("an older pools' layout") {
+    json j = {{"format", kCheckpointFormat}, {"seq", newest},   {"digest", m->digest},
+              {"schema", "5"},               {"limbic", "0.0.9"}, {"taken_at", 0}};
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+  SECTION("another checkpoint format") {
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json")
+        << json{{"format", kCheckpointFormat + 1}, {"seq", newest}}.dump() << "\n";
+  }
+  CheckpointList list = ListCheckpoints(state);
+  CHECK(list.stale.size() == 1);
+  CHECK(list.usable.size() == taken.size() - 1);
+  auto tt = TimeTravel::Open(state, newest);
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
+  CHECK((*tt)->replay().digest == FullDigest(state, newest));
+  // Retention removes it.
+  std::vector<std::string> removed;
+  REQUIRE(ApplyRetention(state, {}, &removed).ok());
+  CHECK(removed == std::vector<std::string>{CheckpointDir(state, newest)});
+}
+
+TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 130, 60);
+  REQUIRE(!taken.empty());
+  // A half-made checkpoint: db/ copied, no manifest (the kill came first).
+  const std::string temp = CheckpointsDirPath(state) + "/tmp-999999-0";
+  fs::create_directories(temp);
+  fs::copy(CheckpointDir(state, taken.back()) + "/db", temp + "/db");
+  CheckpointList list = ListCheckpoints(state);
+  CHECK(list.usable.size() == taken.size());
+  CHECK(list.damaged.empty());
+  CHECK(list.warnings.empty());
+  REQUIRE(RemoveCheckpointTemps(state).ok());
+  CHECK_FALSE(fs::exists(temp));
+  CHECK(ListCheckpoints(state).usable.size() == taken.size());
+}
+
+TEST_CASE("verify starts from the newest checkpoint unless full", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 200, 60);
+  REQUIRE(!taken.empty());
+  auto v = Verify(state);
+  REQUIRE(v.ok());
+  CHECK(v->match);
+  CHECK(v->from_checkpoint == taken.back());
+  auto full = Verify(state, nullptr, true);
+  REQUIRE(full.ok());
+  CHECK(full->match);
+  CHECK(full->from_checkpoint == 0);
+  CHECK(full->replay_digest == v->replay_digest);
+}
+
+TEST_CASE("a replay from a checkpoint still copies the whole log", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 250, 60);
+  REQUIRE(taken.size() >= 2);
+  ReplayOptions o;
+  o.from = EventsDirPath(state);
+  o.into = dir / "fork";
+  o.until_seq = taken[1] + 5;
+  o.checkpoints_of = state;
+  o.segment_bytes = 4096;
+  auto r = Replay(o);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK(r->from_checkpoint == taken[1]);
+  CHECK(r->events == taken[1] + 5);
+  CHECK(r->digest == FullDigest(state, taken[1] + 5));
+  // The new dir is a state dir of its own: its log has every event.
+  EngineOptions eo;
+  eo.state_dir = dir / "fork";
+  auto e = Engine::Open(eo);
+  REQUIRE(e.ok());
+  CHECK((*e)->applied_seq() == taken[1] + 5);
+  CHECK(*(*e)->projection().Digest() == r->digest);
+  auto reader = LogReader::Open(EventsDirPath(dir / "fork"), {});
+  REQUIRE(reader.ok());
+  uint64_t n = 0;
+  Event ev;
+  while (*(*reader)->Next(&ev)) ++n;
+  CHECK(n == taken[1] + 5);
+}
+
+TEST_CASE("retention keeps the newest densely and thins the older evenly", "[checkpoint]") {
+  std::vector<uint64_t> seqs;
+  for (uint64_t s = 100; s <= 5000; s += 100) seqs.push_back(s);  // 50 of them
+  RetentionPolicy p{10, 3};
+  auto kept = SeqsToKeep(seqs, p);
+  REQUIRE(kept.size() == 10);
+  CHECK(kept.front() == 100);  // the oldest
+  CHECK(std::vector<uint64_t>(kept.end() - 3, kept.end()) ==
+        std::vector<uint64_t>{4800, 4900, 5000});  // the newest `dense`
+  // The older ones evenly: no gap more than twice the average.
+  const uint64_t average = (4800 - 100) / 7;
+  for (size_t i = 1; i + 3 < kept.size(); ++i) CHECK(kept[i] - kept[i - 1] <= 2 * average);
+  // Fewer than keep: all kept.
+  CHECK(SeqsToKeep({1, 2, 3}, p) == std::vector<uint64_t>{1, 2, 3});
+  // keep no more than dense: the newest.
+  CHECK(SeqsToKeep(seqs, {2, 5}) == std::vector<uint64_t>{4900, 5000});
+  // Taken one at a time, as the runtime does, the result is as even.
+  std::vector<uint64_t> rolling;
+  for (uint64_t s : seqs) {
+    rolling.push_back(s);
+    rolling = SeqsToKeep(rolling, p);
+  }
+  REQUIRE(rolling.size() == 10);
+  for (size_t i = 1; i + 3 < rolling.size(); ++i) CHECK(rolling[i] - rolling[i - 1] <= 2 * 700);
+}
+
+}  // namespace checkpoint_test
