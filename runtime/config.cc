@@ -193,6 +193,19 @@ void ParseArchiveSection(const json& v, std::vector<std::string>* errors, Config
   a.RejectUnknown();
 }
 
+void ParseCheckpointsSection(const json& v, std::vector<std::string>* errors, Config* c) {
+  Section k(v, "checkpoints", errors);
+  k.Bool("enabled", &c->checkpoints.enabled);
+  k.Integer("every", &c->checkpoints.every, 0, int64_t{1} << 40);
+  k.Duration("interval", &c->checkpoints.interval);
+  k.Integer("keep", &c->checkpoints.keep, 1, 100000);
+  k.Integer("dense", &c->checkpoints.dense, 0, 100000);
+  k.RejectUnknown();
+  if (c->checkpoints.enabled && c->checkpoints.every == 0 && c->checkpoints.interval == 0)
+    errors->push_back("checkpoints.every: 0 with checkpoints.interval 0 takes none; set "
+                      "checkpoints.enabled false instead");
+}
+
 void ParseMemorySection(const json& v, const std::string& base_dir,
                         std::vector<std::string>* errors, Config* c) {
   Section m(v, "memory", errors);
@@ -371,6 +384,7 @@ Result<Config> ParseConfig(const json& doc, const std::string& base_dir) {
   if (const json* v = root.Get("percepts")) ParsePerceptsSection(*v, &errors, &c);
   if (const json* v = root.Get("outbox")) ParseOutboxSection(*v, &errors, &c);
   if (const json* v = root.Get("archive")) ParseArchiveSection(*v, &errors, &c);
+  if (const json* v = root.Get("checkpoints")) ParseCheckpointsSection(*v, &errors, &c);
   if (const json* v = root.Get("memory")) ParseMemorySection(*v, base_dir, &errors, &c);
   if (const json* v = root.Get("world")) ParseWorldSection(*v, &errors, &c);
   if (const json* v = root.Get("replication")) ParseReplicationSection(*v, &errors, &c);

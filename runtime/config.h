@@ -51,6 +51,17 @@ struct ArchiveConfig {
   std::string analyzer = "english";
 };
 
+// Checkpoints of the pools (checkpoints.*; docs/operations.md,
+// state/checkpoint.h): taken every `every` events or `interval` (when
+// events came), kept by RetentionPolicy{keep, dense}.
+struct CheckpointsConfig {
+  bool enabled = true;
+  uint64_t every = 100000;   // events between checkpoints; 0 = by interval only
+  TimeMs interval = 3600000;  // at most this long between them, if events came; 0 = by count only
+  size_t keep = 32;          // checkpoints kept in all
+  size_t dense = 4;          // of them, the newest always kept
+};
+
 // How much of the HTTP API one client may hold, and who may reach it
 // (api.*; docs/api.md, "Limits and exposure").
 struct ApiLimitsConfig {
@@ -141,6 +152,7 @@ struct Config {
 
   OutboxConfig outbox;
   ArchiveConfig archive;
+  CheckpointsConfig checkpoints;
   // Long-term memory (docs/memory.md): the embedder, decay, recall weights.
   // embedder.api_key may also come from the environment variable named by
   // memory.embedder.api_key_env; EMBEDDING_MODEL overrides the model.

@@ -87,6 +87,7 @@ Runtime::~Runtime() {
   ingest_.reset();   // joins its worker
   embed_.reset();    // joins its worker
   archive_.reset();  // joins its worker
+  checkpoints_.reset();  // joins its worker, after the checkpoint it is taking
   memory_.reset();   // saves its vector index
   effectors_.clear();
   SetProcessGroupJournal(nullptr);  // nothing spawns any more
@@ -166,6 +167,8 @@ Status Runtime::Open() {
   outbox_ = std::make_unique<Outbox>(ioc_, *engine_, effectors_, config_.outbox, metrics_, log_);
   archive_ = std::make_unique<ArchiveService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(archive_->Open());
+  checkpoints_ = std::make_unique<CheckpointService>(ioc_, *engine_, config_, log_);
+  LIMBIC_RETURN_IF_ERROR(checkpoints_->Open());
   {
     auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
@@ -377,6 +380,7 @@ void Runtime::RegisterSubscribers() {
        [this](std::span<const Event> events) {
          if (mind_ && !following_) mind_->OnApplied(events);
        }},
+      {"checkpoints", [this](std::span<const Event> events) { checkpoints_->OnApplied(events); }},
   };
   engine_->AddListener([this](std::span<const Event> events) {
     for (const AppliedSubscriber& subscriber : subscribers_) subscriber.on_applied(events);

@@ -38,6 +38,7 @@
 #include "memory/store.h"
 #include "reflexes/engine.h"
 #include "runtime/archive_service.h"
+#include "runtime/checkpoint_service.h"
 #include "runtime/config.h"
 #include "runtime/event_hub.h"
 #include "runtime/executive.h"
@@ -176,6 +177,9 @@ class Runtime {
   //   7. mind: counts the mind's own events into its budget, and looks at
   //      attention (after the reflexes have had their turn) to decide
   //      whether to wake the mind.
+  //   8. checkpoints: counts events since the last checkpoint and, past
+  //      checkpoints.every, has its worker take one (a primary's and a
+  //      standby's alike).
   // 3 must run before 4; 1 runs first so that readers wait on nothing else;
   // 5 and 6 read only their own event types and keep their old place; 7
   // is last so a reflex's handling of a percept comes before the mind's.
@@ -234,6 +238,7 @@ class Runtime {
   std::map<std::string, Outbox::EffectorSlot> effectors_;
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<ArchiveService> archive_;
+  std::unique_ptr<CheckpointService> checkpoints_;
   std::unique_ptr<memory::MemoryStore> memory_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<EmbedService> embed_;

@@ -124,6 +124,7 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
   replay.into = options.into;
   replay.until_seq = options.at_seq;
   replay.until_time = options.at_time;
+  replay.checkpoints_of = options.from_state;  // a fork at a seq starts at its nearest checkpoint
   auto r = state::Replay(replay);
   if (!r.ok()) return r.status();
   std::string short_of;

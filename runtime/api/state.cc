@@ -89,7 +89,8 @@ Result<json> PoolsAt(const state::TimeTravel& past, const state::RecencyParams& 
   (*arousal)["effective"] = *effective;
   return json{{"seq", past.replay().last_seq},    {"ts", FormatTime(past.replay().last_ts)},
               {"digest", past.replay().digest},   {"events", past.replay().events},
-              {"seconds", past.replay().seconds}, {"arousal", *arousal},
+              {"seconds", past.replay().seconds}, {"from_checkpoint", past.replay().from_checkpoint},
+              {"arousal", *arousal},
               {"pools", std::move(pools)}};
 }
 

@@ -237,23 +237,28 @@ struct ReplayArgs {
   std::string from, into, verify, until_time;
   std::string stream = "LIMBIC", agent;
   std::optional<uint64_t> until_seq;
+  bool full = false;  // --verify from seq 1, not the newest checkpoint
   size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
   size_t write_records = state::ReplayOptions().flush_records;
 };
 
 // `replay --verify DIR`: exit 1 when the digests differ.
-int VerifyReplay(const CliContext& ctx, const std::string& dir) {
-  auto v = state::Verify(dir);
+int VerifyReplay(const CliContext& ctx, const std::string& dir, bool full) {
+  auto v = state::Verify(dir, nullptr, full);
   if (!v.ok()) return Fail(v.status());
+  for (const auto& w : v->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (ctx.json) {
     PrintJson({{"match", v->match},
                {"applied_seq", v->applied_seq},
+               {"from_checkpoint", v->from_checkpoint},
                {"live_digest", v->live_digest},
                {"replay_digest", v->replay_digest},
                {"first_difference", v->first_difference}});
   } else if (v->match) {
-    std::printf("ok: state at seq %llu matches its log (digest %s)\n",
-                static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str());
+    std::printf("ok: state at seq %llu matches its log (digest %s), replayed from %s\n",
+                static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
+                v->from_checkpoint ? ("the checkpoint at seq " + std::to_string(v->from_checkpoint)).c_str()
+                                   : "seq 1");
   } else {
     std::printf("MISMATCH at seq %llu\n  live     %s\n  replayed %s\n  first difference: %s\n",
                 static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
@@ -284,7 +289,7 @@ std::optional<int> DownloadForReplay(const ReplayArgs& a, std::string* downloade
 }
 
 int Replay(const CliContext& ctx, const ReplayArgs& a) {
-  if (!a.verify.empty()) return VerifyReplay(ctx, a.verify);
+  if (!a.verify.empty()) return VerifyReplay(ctx, a.verify, a.full);
   if (a.from.empty()) return UsageError("give --from LOG --into DIR, or --verify DIR");
   state::ReplayOptions options;
   options.from = a.from;
@@ -350,6 +355,9 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
                                         "faster, more memory)")
                             ->check(CLI::Range(size_t{1}, size_t{100'000'000}))
                             ->capture_default_str();
+  auto* full = cmd->add_flag("--full", a->full,
+                             "with --verify: replay from seq 1, not from the newest checkpoint");
+  full->needs(verify);
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
@@ -431,11 +439,12 @@ struct FsckArgs {
   bool accept = false;
   std::string reason;
   size_t max_json_depth = kDefaultMaxJsonDepth;
+  bool deep = false;
 };
 
 int Fsck(const CliContext& ctx, const FsckArgs& a) {
   if (a.accept) return AcceptChangedSegments(ctx, a.reason);
-  auto r = state::Fsck(ctx.state_dir, nullptr, a.max_json_depth);
+  auto r = state::Fsck(ctx.state_dir, nullptr, a.max_json_depth, a.deep);
   if (!r.ok()) return Fail(r.status());
   if (ctx.json) {
     PrintJson({{"ok", r->ok},
@@ -443,13 +452,15 @@ int Fsck(const CliContext& ctx, const FsckArgs& a) {
                {"last_seq", r->last_seq},
                {"applied_seq", r->applied_seq},
                {"segments", r->segments},
+               {"checkpoints", r->checkpoints},
                {"problems", r->problems},
                {"warnings", r->warnings}});
   } else {
-    std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu\n",
+    std::printf("%s: %llu events readable in %zu segments, last seq %llu, applied seq %llu, "
+                "%zu checkpoints\n",
                 r->ok ? "ok" : "PROBLEMS", static_cast<unsigned long long>(r->events), r->segments,
                 static_cast<unsigned long long>(r->last_seq),
-                static_cast<unsigned long long>(r->applied_seq));
+                static_cast<unsigned long long>(r->applied_seq), r->checkpoints);
     for (const auto& w : r->warnings) std::printf("warning: %s\n", w.c_str());
     for (const auto& p : r->problems) std::printf("problem: %s\n", p.c_str());
   }
@@ -467,6 +478,7 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
                 "take segments that no longer match their seals as they now are: reseal them, "
                 "rebuild the pools from the log, record a segments_accepted event");
   cmd->add_option("--reason", a->reason, "why (kept in the segments_accepted event)");
+  cmd->add_flag("--deep", a->deep, "also check each checkpoint's digest (reads every record)");
   cmd->callback(Action(ctx, rc, a, Fsck));
 }
 

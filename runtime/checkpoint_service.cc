@@ -1,0 +1,84 @@
+#include "runtime/checkpoint_service.h"
+
+#include <chrono>
+
+#include "state/checkpoint.h"
+
+namespace limbic::runtime {
+
+CheckpointService::CheckpointService(boost::asio::io_context& io, state::Engine& engine,
+                                     const Config& config, std::shared_ptr<spdlog::logger> log)
+    : io_(io),
+      engine_(engine),
+      options_(config.checkpoints),
+      state_dir_(config.state_dir),
+      log_(std::move(log)),
+      timer_(io) {}
+
+CheckpointService::~CheckpointService() {
+  timer_.cancel();
+  worker_.Stop();
+}
+
+Status CheckpointService::Open() {
+  if (!options_.enabled) return Status::OK();
+  // This process holds the state dir's lock: a temp dir is a dead one's.
+  LIMBIC_RETURN_IF_ERROR(state::RemoveCheckpointTemps(state_dir_));
+  std::vector<std::string> removed;
+  LIMBIC_RETURN_IF_ERROR(
+      state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed));
+  for (const std::string& dir : removed) log_->info("checkpoints: removed {}", dir);
+  state::CheckpointList list = state::ListCheckpoints(state_dir_);
+  if (!list.usable.empty()) last_seq_ = list.usable.back().manifest.seq;
+  // A checkpoint ahead of the log (the log was replaced) is never newer
+  // than what is applied: the next one is counted from the applied seq.
+  if (last_seq_ > engine_.applied_seq()) last_seq_ = engine_.applied_seq();
+  open_ = true;
+  worker_.Start();
+  ScheduleInterval();
+  return Status::OK();
+}
+
+void CheckpointService::OnApplied(std::span<const state::Event> events) {
+  if (!open_ || events.empty() || options_.every == 0 || running_.load()) return;
+  if (events.back().seq - last_seq_.load() >= options_.every) Start();
+}
+
+void CheckpointService::ScheduleInterval() {
+  if (options_.interval <= 0) return;
+  timer_.expires_after(std::chrono::milliseconds(options_.interval));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (!running_.load() && engine_.applied_seq() > last_seq_.load()) Start();
+    ScheduleInterval();
+  });
+}
+
+void CheckpointService::Start() {
+  running_ = true;
+  worker_.Post([this] { Take(); });
+}
+
+void CheckpointService::Take() {
+  auto started = std::chrono::steady_clock::now();
+  auto taken = state::TakeCheckpoint(engine_.projection(), state_dir_, engine_.clock().Now());
+  if (!taken.ok()) {
+    log_->warn("checkpoints: taking one failed: {}", taken.status().message());
+    // Not again before `every` more events (or the next interval).
+    last_seq_ = engine_.applied_seq();
+    running_ = false;
+    return;
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  std::vector<std::string> removed;
+  Status s = state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed);
+  if (!s.ok()) log_->warn("checkpoints: retention: {}", s.message());
+  log_->info("checkpoints: took {} at seq {} in {:.0f} ms{}", taken->dir, taken->manifest.seq, ms,
+             removed.empty() ? std::string() : ", removed " + std::to_string(removed.size()));
+  last_seq_ = taken->manifest.seq;
+  ++taken_;
+  running_ = false;
+}
+
+}  // namespace limbic::runtime

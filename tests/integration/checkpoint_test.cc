@@ -1,0 +1,150 @@
+// Checkpoints through the real binary: the runtime takes them as events
+// come, time travel over the API and the command line starts from them and
+// answers as a replay from seq 1 does, and a checkpoint a SIGKILL cut short
+// is never used and is cleaned up.
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "http.h"
+#include "runtime_util.h"
+
+// This file's own namespace: test programs compile in unity batches.
+namespace checkpoint_it_test {
+
+using nlohmann::json;
+using namespace limbic::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+json CheckpointConfig(const TempDir& dir, int every) {
+  json c = BaseConfig(dir);
+  c["checkpoints"] = {{"every", every}, {"interval", "1h"}, {"keep", 6}, {"dense", 2}};
+  return c;
+}
+
+// The names in <state>/checkpoints.
+std::vector<std::string> Listed(const std::string& state) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(state + "/checkpoints", ec))
+    out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t Complete(const std::string& state) {
+  size_t n = 0;
+  for (const std::string& name : Listed(state))
+    if (name.size() == 20 && fs::exists(state + "/checkpoints/" + name + "/manifest.json")) ++n;
+  return n;
+}
+
+uint64_t AddPercepts(uint16_t port, int n) {
+  uint64_t seq = 0;
+  for (int i = 0; i < n; ++i) {
+    auto r = HttpJson(port, "POST", "/v1/percepts",
+                      {{"source", "chat"}, {"type", "msg"}, {"text", "m" + std::to_string(i)}});
+    REQUIRE(r.status == 201);
+    seq = r.Json()["seq"].get<uint64_t>();
+  }
+  return seq;
+}
+
+}  // namespace
+
+TEST_CASE("the runtime takes checkpoints and time travel from them matches a replay from seq 1",
+          "[cli][checkpoint]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  RunningLimbic l(dir, CheckpointConfig(dir, 25));
+  REQUIRE(l.port() != 0);
+  const uint64_t last = AddPercepts(l.port(), 160);
+  // Retention keeps at most 6; wait until the runtime has taken some.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Complete(state) < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(Complete(state) >= 4);
+  CHECK(Complete(state) <= 6);
+
+  std::mt19937_64 rng(44);
+  std::vector<uint64_t> seqs = {1, last};
+  for (const std::string& name : Listed(state)) {
+    if (name.size() != 20) continue;
+    seqs.push_back(std::stoull(name));
+    if (std::stoull(name) < last) seqs.push_back(std::stoull(name) + 1);
+  }
+  for (int i = 0; i < 5; ++i) seqs.push_back(1 + rng() % last);
+  std::map<uint64_t, std::string> with;
+  for (uint64_t seq : seqs) {
+    auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+    REQUIRE(at.status == 200);
+    with[seq] = at.Json()["digest"];
+    CHECK(at.Json()["from_checkpoint"].get<uint64_t>() <= seq);
+    CHECK(CliDigest(state, {"--at-seq", std::to_string(seq)}) == with[seq]);
+  }
+  // The log is the truth: without the checkpoints, the same answers.
+  CHECK(Limbic({"--state", state, "fsck"}).exit_code == 0);
+  auto verify = Limbic({"--state", state, "--json", "replay", "--verify", state});
+  INFO(verify.out << verify.err);
+  CHECK(verify.exit_code == 0);
+  fs::remove_all(state + "/checkpoints");
+  for (uint64_t seq : seqs) {
+    auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+    REQUIRE(at.status == 200);
+    CHECK(at.Json()["from_checkpoint"] == 0);
+    CHECK(at.Json()["digest"] == with[seq]);
+  }
+}
+
+TEST_CASE("a checkpoint cut short by SIGKILL is never used and is removed at the next start",
+          "[cli][checkpoint][crash]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  uint64_t last = 0;
+  {
+    // The checkpoint waits between its RocksDB copy and its manifest.
+    ::setenv("LIMBIC_TEST_CHECKPOINT_PAUSE_MS", "30000", 1);
+    RunningLimbic l(dir, CheckpointConfig(dir, 10));
+    ::unsetenv("LIMBIC_TEST_CHECKPOINT_PAUSE_MS");
+    REQUIRE(l.port() != 0);
+    last = AddPercepts(l.port(), 15);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto has_temp = [&] {
+      for (const std::string& name : Listed(state))
+        if (name.starts_with("tmp-") && fs::exists(state + "/checkpoints/" + name + "/db/CURRENT"))
+          return true;
+      return false;
+    };
+    while (!has_temp() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(has_temp());
+    CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
+  }
+  CHECK(Complete(state) == 0);
+  // Readers never take the temp dir.
+  auto at = Limbic({"--state", state, "--json", "state", "digest", "--at-seq", std::to_string(last)});
+  REQUIRE(at.exit_code == 0);
+  auto fsck = Limbic({"--state", state, "--json", "fsck"});
+  CHECK(fsck.exit_code == 0);
+  CHECK(json::parse(fsck.out)["checkpoints"] == 0);
+  {
+    RunningLimbic l(dir, CheckpointConfig(dir, 10));
+    REQUIRE(l.port() != 0);
+    for (const std::string& name : Listed(state)) CHECK_FALSE(name.starts_with("tmp-"));
+    AddPercepts(l.port(), 12);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (Complete(state) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(Complete(state) >= 1);
+    CHECK(CliDigest(state, {"--at-seq", std::to_string(last)}) ==
+          json::parse(at.out)["digest"].get<std::string>());
+  }
+}
+
+}  // namespace checkpoint_it_test
