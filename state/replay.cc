@@ -296,8 +296,9 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   popts.bulk_flush_records = options.flush_records;
   popts.bulk_resident_bytes = options.resident_bytes;
   // flushed below; a half-built dir is removed anyway. Over a checkpoint
-  // the events are few and applied as recovery does.
-  popts.bulk_load = base_seq == 0;
+  // too: its table files are written over the checkpoint's (RocksDB
+  // ingests them as newer), and records are read back from it.
+  popts.bulk_load = true;
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return fail(projection.status());
 

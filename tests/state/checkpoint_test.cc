@@ -41,14 +41,23 @@ std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
   std::vector<uint64_t> taken;
   MustCommit(e, BuildThreadCreate({{"goal", "answer"}, {"id", "t-1"}}, e.next_seq()));
   uint64_t last_taken = 0;
+  std::vector<std::string> assigned;
   for (int i = 0; e.applied_seq() < static_cast<uint64_t>(n); ++i) {
     const std::string percept = "p-" + std::to_string(e.next_seq());  // ids follow seqs
     MustCommit(e, BuildPerceptAdd({{"source", i % 2 ? "github" : "discord"},
                                    {"type", "msg"},
                                    {"text", "message " + std::to_string(i)}},
                                   e.next_seq()));
-    if (i % 3 == 0)
+    if (i % 3 == 0) {
       MustCommit(e, BuildPerceptAssign(percept, {{"thread_id", "t-1"}}));
+      assigned.push_back(percept);
+    }
+    // A percept assigned long before (often before a checkpoint) processed
+    // now: its index entries in the checkpoint are replaced.
+    if (i % 5 == 1 && assigned.size() > 10) {
+      MustCommit(e, BuildPerceptProcess(assigned.front()));
+      assigned.erase(assigned.begin());
+    }
     if (i % 7 == 0)
       MustCommit(e, BuildThreadUpdate("t-1", {{"state", {{"step", i}}}}));
     if (i % 11 == 0) MustCommit(e, BuildArousalSet({{"level", (i % 10) / 10.0}}));
@@ -125,6 +134,10 @@ TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1"
     CHECK((*tt)->projection().applied_seq() == seq);
     CHECK((*tt)->replay().digest == FullDigest(state, seq));
     CHECK((*tt)->replay().warnings.empty());
+    // The indexes too (not in the digest): written over the checkpoint's.
+    Status indexes = (*tt)->projection().CheckIndexes();
+    INFO(indexes.ToString());
+    CHECK(indexes.ok());
     // Started from the nearest checkpoint at or before seq.
     uint64_t nearest = 0;
     for (uint64_t c : taken)
