@@ -78,6 +78,7 @@ openapi: build
 # make bench BENCH_ARGS="--quick" (or --scenarios ..., see bench/main.cc)
 bench: build
 	$(BUILD)/limbic_bench $(BENCH_ARGS)
+	$(BUILD)/limbic_bench --scenarios timetravel
 	$(BUILD)/limbic_loop_bench
 	cd $(BUILD) && ./limbic_archive_bench && ./limbic_search_bench
 	$(BUILD)/limbic_memory_bench

@@ -6,7 +6,8 @@
 //                [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]
 //                [--dir DIR] [--out DIR]
 //
-// Scenarios: ingest, mixed, queries, recovery, replay, http, attention. Each system runs
+// Scenarios: ingest, mixed, queries, recovery, replay, http, attention (and,
+// when asked for, timetravel: bench/timetravel.h). Each system runs
 // a warm-up, then --reps repetitions on a fresh store; a figure is the
 // median of the repetitions, latencies are pooled over them.
 #include <array>
@@ -24,6 +25,7 @@
 #include "bench/http_ingest.h"
 #include "bench/limbic_store.h"
 #include "bench/report.h"
+#include "bench/timetravel.h"
 #include "state/commands.h"
 #include "state/engine.h"
 #include "state/replay.h"
@@ -342,7 +344,7 @@ int Usage() {
   std::fprintf(
       stderr,
       "usage: limbic_bench [--quick] [--scenarios "
-      "ingest,mixed,queries,recovery,replay,http,attention]\n"
+      "ingest,mixed,queries,recovery,replay,http,attention,timetravel]\n"
       "                    [--sizes 1000,10000,100000] [--systems limbic,sqlite-full,...]\n"
       "                    [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]\n"
       "                    [--dir DIR] [--out DIR]\n");
@@ -410,6 +412,16 @@ int main(int argc, char** argv) {
     }
     if (scenario == "attention") {
       for (size_t size : o.sizes) report(Attention(o, size));
+      continue;
+    }
+    if (scenario == "timetravel") {
+      TimeTravelOptions t;
+      t.log = MixedLog(o);
+      t.dir = o.dir + "/timetravel";
+      t.seed = o.seed;
+      t.limbic = o.limbic_binary;
+      if (o.quick) t.every = 10000;
+      for (const Row& row : RunTimeTravel(t)) report(row);
       continue;
     }
     if (scenario == "replay") {
