@@ -57,12 +57,13 @@ std::vector<Operation> StateOperations() {
        .method = "GET",
        .path = "/v1/state/at",
        .tag = "state",
-       .summary = "The pools as they were at a seq (replays the log on a worker)",
+       .summary = "The pools as they were at a seq (replays the log from the nearest checkpoint on a worker)",
        .params = {Query("seq", QueryKind::kCount, Int("the seq (1 or more)", 1), true),
                   Query("limit", QueryKind::kCount,
                         Int("at most this many items per pool (default 100)", 0, 1000))},
        .result = Object({{"seq", T("integer")}, {"ts", T("string")}, {"digest", T("string")},
                          {"events", T("integer")}, {"seconds", T("number")},
+                         {"from_checkpoint", T("integer")},
                          {"arousal", T("object")}, {"pools", T("object")}},
                         {"seq", "digest", "pools"})});
   ops.push_back(

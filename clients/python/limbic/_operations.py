@@ -1690,7 +1690,7 @@ class Operations:
         return self._call("sensor_webhook", path={"name": name}, body=body, body_required=False)
 
     def state_at(self, *, seq: int, limit: Optional[int] = None) -> Dict[str, Any]:
-        """The pools as they were at a seq (replays the log on a worker)
+        """The pools as they were at a seq (replays the log from the nearest checkpoint on a worker)
 
         GET /v1/state/at
 

@@ -914,6 +914,7 @@ export type StateAtResult = {
   arousal?: Record<string, unknown>;
   digest: string;
   events?: number;
+  from_checkpoint?: number;
   pools: Record<string, unknown>;
   seconds?: number;
   seq: number;
@@ -1532,7 +1533,7 @@ export abstract class Operations {
     return this.call(OPERATIONS.sensorWebhook, fields, options) as Promise<SensorWebhookResult>;
   }
 
-  /** The pools as they were at a seq (replays the log on a worker) (GET /v1/state/at) */
+  /** The pools as they were at a seq (replays the log from the nearest checkpoint on a worker) (GET /v1/state/at) */
   stateAt(fields: StateAtFields, options?: RequestOptions): Promise<StateAtResult> {
     return this.call(OPERATIONS.stateAt, fields, options) as Promise<StateAtResult>;
   }
