@@ -125,6 +125,10 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"mind", {{"budget", {{"daily_minutes", 2000}}}}}}, "mind.budget.daily_minutes: must be an integer in [0, 1440]"},
       {{{"mind", {{"wake", {{"treshold", 0.5}}}}}}, "mind.wake.treshold: unknown key"},
       {{{"mind", {{"name", "bad name\n"}}}}, "mind.name: must be a name"},
+      {{{"checkpoints", {{"keep", 0}}}}, "checkpoints.keep: must be an integer in [1, 100000]"},
+      {{{"checkpoints", {{"interval", "often"}}}}, "checkpoints.interval"},
+      {{{"checkpoints", {{"evry", 10}}}}, "checkpoints.evry: unknown key"},
+      {{{"checkpoints", {{"every", 0}, {"interval", 0}}}}, "checkpoints.every: 0 with checkpoints.interval 0"},
   };
   for (const auto& c : cases) {
     INFO(c.doc.dump());
@@ -132,6 +136,25 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains(c.needle));
   }
+}
+
+TEST_CASE("checkpoints are on by default and their section is read", "[config]") {
+  auto d = ParseConfig(json::object(), "");
+  REQUIRE(d.ok());
+  CHECK(d->checkpoints.enabled);
+  CHECK(d->checkpoints.every == 100000);
+  CHECK(d->checkpoints.interval == 3600000);
+  CHECK(d->checkpoints.keep == 32);
+  CHECK(d->checkpoints.dense == 4);
+  auto c = ParseConfig({{"checkpoints", {{"enabled", false}, {"every", 5000}, {"interval", "10m"},
+                                         {"keep", 8}, {"dense", 2}}}},
+                       "");
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->checkpoints.enabled);
+  CHECK(c->checkpoints.every == 5000);
+  CHECK(c->checkpoints.interval == 600000);
+  CHECK(c->checkpoints.keep == 8);
+  CHECK(c->checkpoints.dense == 2);
 }
 
 TEST_CASE("the mind is off by default, and its section is read whole", "[config][mind]") {
