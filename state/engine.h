@@ -213,6 +213,9 @@ class Engine {
   Status GetOverFailure();
   // Re-applies the log's events after applied_seq to the projections.
   Status ReapplyLog(uint64_t* reapplied);
+  // Projections that have applied nothing (db/ missing or discarded) built
+  // from the whole log by replay's bulk load, then opened as `popts` say.
+  Status RebuildProjections(const ProjectionOptions& popts, uint64_t* reapplied);
 
   EngineOptions options_;
   const Clock* clock_;
