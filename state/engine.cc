@@ -127,7 +127,8 @@ Status Engine::Recover(EngineRecovery* recovery) {
   // Projections that hold nothing are built as replay builds them (table
   // files ingested, no WAL); each ingest carries its applied_seq, so a
   // build cut short leaves a prefix that the next open continues below.
-  if (applied == 0 && log_last > 0 && !options_.read_only) {
+  if (applied == 0 && log_last > 0 && log_last >= options_.bulk_rebuild_events &&
+      !options_.read_only) {
     LIMBIC_RETURN_IF_ERROR(RebuildProjections(popts, &recovery->reapplied));
     options_.logger->info("built the projections from {} events of the log",
                           recovery->reapplied);

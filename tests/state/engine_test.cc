@@ -131,6 +131,7 @@ TEST_CASE("lost projections are rebuilt from the log on open", "[engine]") {
   std::filesystem::remove_all(DbDirPath(dir.path()));
   EngineOptions o;
   o.state_dir = dir.path();
+  o.bulk_rebuild_events = GENERATE(1, 1000);  // by the bulk load, and chunk by chunk
   EngineRecovery rec;
   auto e = Engine::Open(o, &rec);
   REQUIRE(e.ok());
