@@ -128,14 +128,49 @@ Status Engine::Recover(EngineRecovery* recovery) {
         "; rebuild it from the log with `limbic replay --from " + EventsDirPath(dir) +
         " --into NEW_DIR`");
   }
+  // Projections that hold nothing are built as replay builds them (table
+  // files ingested, no WAL); each ingest carries its applied_seq, so a
+  // build cut short leaves a prefix that the next open continues below.
+  if (applied == 0 && log_last > 0 && log_last >= options_.bulk_rebuild_events &&
+      !options_.read_only) {
+    LIMBIC_RETURN_IF_ERROR(RebuildProjections(popts, &recovery->reapplied));
+    options_.logger->info("built the projections from {} events of the log",
+                          recovery->reapplied);
+  }
   // Re-apply what the log has and the projections lack (a crash between
   // fdatasync and the RocksDB write, or RocksDB's unsynced WAL lost).
-  if (applied < log_last && !options_.read_only) {
+  if (projection_->applied_seq() < log_last && !options_.read_only) {
     LIMBIC_RETURN_IF_ERROR(ReapplyLog(&recovery->reapplied));
     options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, applied);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;
   last_ts_ = recovery->log.last_ts;  // ts never goes backwards, even across restarts
+  return Status::OK();
+}
+
+Status Engine::RebuildProjections(const ProjectionOptions& popts, uint64_t* reapplied) {
+  projection_.reset();
+  pending_ = Overlay(nullptr);
+  ProjectionOptions bulk = popts;
+  bulk.bulk_load = true;
+  auto building = Projection::Open(bulk);
+  if (!building.ok()) return building.status();
+  LogReader::Options ropts;
+  ropts.env = options_.env;
+  ropts.tolerate_partial_tail = false;
+  auto reader = LogReader::Open(events_dir(), ropts);
+  if (!reader.ok()) return reader.status();
+  auto done = ApplyLog(**reader, **building, ApplyLimits{});
+  // Flush ingests the last write: until then applied_seq covers only what
+  // the writes before it hold.
+  Status s = done.ok() ? (*building)->Flush() : done.status();
+  building->reset();
+  if (!s.ok()) return s.WithContext("building the projections from the log");
+  *reapplied = done->events;
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) return projection.status();
+  projection_ = std::move(projection).value();
+  pending_ = Overlay(projection_.get());
   return Status::OK();
 }
 

@@ -78,6 +78,12 @@ struct EngineOptions {
   bool read_only = false;
   // A command, not `limbic run`: see ProjectionOptions::short_lived.
   bool short_lived = false;
+  // Projections that have applied nothing are built from a log of at
+  // least this many events by replay's bulk load (table files ingested);
+  // shorter logs are applied chunk by chunk, which starts faster (the bulk
+  // load costs 100-150 ms more up front; from about 200,000 events it is
+  // 1.7-2× faster).
+  uint64_t bulk_rebuild_events = 50000;
   std::shared_ptr<spdlog::logger> logger;      // nullptr = drop log lines
   // Runs a task on the owner thread; called from the log writer thread.
   std::function<void(std::function<void()>)> post;
@@ -213,6 +219,9 @@ class Engine {
   Status GetOverFailure();
   // Re-applies the log's events after applied_seq to the projections.
   Status ReapplyLog(uint64_t* reapplied);
+  // Projections that have applied nothing (db/ missing or discarded) built
+  // from the whole log by replay's bulk load, then opened as `popts` say.
+  Status RebuildProjections(const ProjectionOptions& popts, uint64_t* reapplied);
 
   EngineOptions options_;
   const Clock* clock_;
