@@ -1,0 +1,153 @@
+// `limbic fsck` (replay.h, FsckReport): the log, the projections and the
+// checkpoints checked without changing anything; DeepEventNote for events
+// nested past api.max_json_depth.
+#include <filesystem>
+#include <string>
+
+#include "base/json.h"
+#include "state/checkpoint.h"
+#include "state/engine.h"
+#include "state/event_log.h"
+#include "state/replay.h"
+#include "state/segment.h"
+
+namespace limbic::state {
+namespace fs = std::filesystem;
+
+std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& where,
+                                         std::string_view raw, size_t limit) {
+  const size_t depth = JsonDepth(raw);
+  if (depth <= limit) return std::nullopt;
+  // The event's subject: its first string field named *_id (percept_id, ...).
+  std::string id;
+  for (auto it = e.fields.begin(); it != e.fields.end() && id.empty(); ++it)
+    if (it.key().ends_with("_id") && it->is_string()) id = " " + it->get<std::string>();
+  return where.file + " offset " + std::to_string(where.offset) + ": seq " +
+         std::to_string(e.seq) + " (" + std::string(EventTypeName(e.type)) + id + ") nests " +
+         std::to_string(depth) + " deep, beyond api.max_json_depth " + std::to_string(limit);
+}
+
+namespace {
+
+void FsckCheckpoints(const std::string& state_dir, bool deep, FsckReport* report) {
+  CheckpointList list = ListCheckpoints(state_dir);
+  report->warnings.insert(report->warnings.end(), list.warnings.begin(), list.warnings.end());
+  for (const std::string& dir : list.stale)
+    report->warnings.push_back("checkpoint " + dir +
+                               ": another format or pools' layout; ignored, removed by the "
+                               "runtime's retention");
+  for (const CheckpointEntry& c : list.usable) {
+    Status s = CheckCheckpoint(c, deep);
+    if (!s.ok()) {
+      report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
+      continue;
+    }
+    if (c.manifest.seq > report->last_seq) {
+      report->warnings.push_back("checkpoint " + c.dir + ": beyond the log's last seq " +
+                                 std::to_string(report->last_seq) + " (skipped by readers)");
+      continue;
+    }
+    ++report->checkpoints;
+  }
+}
+
+}  // namespace
+
+Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_depth,
+                        bool deep_checkpoints) {
+  FsckReport report;
+  std::error_code ec;
+  if (!fs::exists(state_dir, ec)) return Status::NotFound("no limbic state in " + state_dir);
+
+  // One problem per place: recovery and the reader may both name the same
+  // line ("<file> offset N: ...").
+  auto problem = [&](const std::string& p) {
+    report.ok = false;
+    const std::string place = p.substr(0, p.find(": ") + 1);
+    for (const std::string& known : report.problems)
+      if (known == p || (!place.empty() && known.compare(0, place.size(), place) == 0)) return;
+    report.problems.push_back(p);
+  };
+  Env* e_env = env ? env : Env::Default();
+  const std::string events_dir = EventsDirPath(state_dir);
+  auto segments = ListSegments(e_env, events_dir);
+  if (!segments.ok()) return segments.status();
+  report.segments = segments->size();
+
+  // The log as recovery sees it: structure, seals, a torn tail. Segments
+  // that no longer match their seals are decoded too (read-only: nothing is
+  // resealed), so that one changed segment does not hide the rest.
+  LogOptions lopts;
+  lopts.env = env;
+  lopts.dir = events_dir;
+  lopts.read_only = true;
+  lopts.accept_changed_segments = true;
+  LogRecovery rec;
+  auto log = EventLog::Open(std::move(lopts), &rec);
+  if (!log.ok()) problem(log.status().message());
+  for (const ChangedSegment& c : rec.changed_segments)
+    problem(c.file + " bytes 0-" + std::to_string(c.sealed_bytes) +
+            ": changed after it was sealed (" + c.why +
+            "); start refuses it until `limbic fsck --accept-changed-segments`");
+  for (const std::string& path : rec.unsealed_segments)
+    report.warnings.push_back(path +
+                              ": no seal (the next start checks it line by line and seals it)");
+  if (log.ok() && rec.truncated_bytes > 0) {
+    report.warnings.push_back(rec.truncated_file + " offset " +
+                              std::to_string(rec.truncated_offset) + ": torn final line (" +
+                              std::to_string(rec.truncated_bytes) +
+                              " bytes, no newline: never acknowledged) that the next start will "
+                              "truncate");
+  }
+  // ... and every event decoded in full, in order.
+  LogReader::Options ropts;
+  ropts.env = env;
+  auto reader = LogReader::Open(events_dir, ropts);
+  if (!reader.ok()) {
+    problem(reader.status().message());
+  } else {
+    Event e;
+    EventLocation where;
+    for (;;) {
+      auto more = (*reader)->Next(&e, &where);
+      if (!more.ok()) {
+        problem(more.status().message());
+        break;
+      }
+      if (!*more) break;
+      ++report.events;
+      report.last_seq = e.seq;
+      if (auto deep = DeepEventNote(e, where, (*reader)->raw_line(), max_json_depth))
+        report.warnings.push_back(*deep + ": readable, replayed and acted on as stored; the API "
+                                  "would refuse it now");
+    }
+  }
+
+  FsckCheckpoints(state_dir, deep_checkpoints, &report);
+
+  // The projections.
+  ProjectionOptions popts;
+  popts.path = DbDirPath(state_dir);
+  popts.read_only = true;
+  popts.create_if_missing = false;
+  if (!fs::exists(popts.path, ec)) {
+    report.warnings.push_back("no projections (db/) yet: the next start builds them from the log");
+    return report;
+  }
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) {
+    report.ok = false;
+    report.problems.push_back(projection.status().message());
+    return report;
+  }
+  report.applied_seq = (*projection)->applied_seq();
+  if (report.applied_seq > report.last_seq && report.problems.empty()) {
+    problem("db/ has applied events up to seq " + std::to_string(report.applied_seq) +
+            " but the log ends at seq " + std::to_string(report.last_seq));
+  }
+  Status s = (*projection)->CheckIndexes();
+  if (!s.ok()) problem(s.message());
+  return report;
+}
+
+}  // namespace limbic::state
