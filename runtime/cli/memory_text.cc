@@ -4,6 +4,8 @@
 #include <iostream>
 #include <string>
 
+#include "runtime/cli/cli.h"
+
 namespace limbic::runtime {
 
 using nlohmann::json;
