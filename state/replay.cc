@@ -434,7 +434,7 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full) {
 }
 
 Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_dir, uint64_t seq,
-                                                     Env* env) {
+                                                     Env* env, bool digest) {
   std::unique_ptr<TimeTravel> tt(new TimeTravel());
   tt->dir_ = ScratchStateDir("at-seq");
   ReplayOptions ropts;
@@ -444,6 +444,7 @@ Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_di
   ropts.env = env;
   ropts.checkpoints_of = state_dir;
   ropts.copy_events = false;
+  ropts.digest = digest;
   auto replayed = Replay(ropts);
   if (!replayed.ok()) return replayed.status();
   tt->replay_ = *replayed;

@@ -115,11 +115,13 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env = nullptr, bo
 // A state dir as of `seq`: rebuilt into a temporary dir (removed when the
 // returned object dies), from the nearest usable checkpoint at or before
 // `seq` (state/checkpoint.h) else from seq 1; the same pools either way.
-// For `state show --at-seq`, GET /v1/state/at.
+// For `state show --at-seq`, GET /v1/state/at. Its cost is the distance
+// from that checkpoint, except `digest` (replay().digest), which reads
+// every record: the length of history.
 class TimeTravel {
  public:
   static Result<std::unique_ptr<TimeTravel>> Open(const std::string& state_dir, uint64_t seq,
-                                                  Env* env = nullptr);
+                                                  Env* env = nullptr, bool digest = false);
   ~TimeTravel();
   const Projection& projection() const { return *projection_; }
   const ReplayResult& replay() const { return replay_; }

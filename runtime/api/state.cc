@@ -87,11 +87,13 @@ Result<json> PoolsAt(const state::TimeTravel& past, const state::RecencyParams& 
   auto effective = EffectiveArousalNow(p, now, recency);
   if (!effective.ok()) return effective.status();
   (*arousal)["effective"] = *effective;
-  return json{{"seq", past.replay().last_seq},    {"ts", FormatTime(past.replay().last_ts)},
-              {"digest", past.replay().digest},   {"events", past.replay().events},
-              {"seconds", past.replay().seconds}, {"from_checkpoint", past.replay().from_checkpoint},
-              {"arousal", *arousal},
-              {"pools", std::move(pools)}};
+  json out{{"seq", past.replay().last_seq},    {"ts", FormatTime(past.replay().last_ts)},
+           {"events", past.replay().events},   {"seconds", past.replay().seconds},
+           {"from_checkpoint", past.replay().from_checkpoint},
+           {"arousal", *arousal},
+           {"pools", std::move(pools)}};
+  if (!past.replay().digest.empty()) out["digest"] = past.replay().digest;
+  return out;
 }
 
 // `path` as one shell word.
@@ -160,13 +162,20 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
         "query seq: must be a seq (1 or more), got \"" + text.value_or("") + "\"")));
   auto limit = QueryCount(req, "limit", 100, 1000);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  // The digest reads every record: the cost of the length of history, so
+  // only when asked.
+  const std::string digest = Query(req, "digest").value_or("false");
+  if (digest != "true" && digest != "false")
+    return respond(ErrorResponse(Status::InvalidArgument(
+        "query digest: must be true or false, got \"" + digest + "\"")));
   if (seq > svc_.engine.applied_seq())
     return respond(ErrorResponse(Status::InvalidArgument(
         "query seq: " + std::to_string(seq) + " is past the last applied seq " +
         std::to_string(svc_.engine.applied_seq()))));
   Replay(
-      [dir = svc_.config.state_dir, seq, recency = svc_.config.recency, n = *limit] {
-        auto past = state::TimeTravel::Open(dir, seq);
+      [dir = svc_.config.state_dir, seq, recency = svc_.config.recency, n = *limit,
+       digest = digest == "true"] {
+        auto past = state::TimeTravel::Open(dir, seq, nullptr, digest);
         if (!past.ok()) return Result<json>(past.status());
         return PoolsAt(**past, recency, n);
       },

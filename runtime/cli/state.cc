@@ -47,7 +47,7 @@ int Digest(const CliContext& ctx, const StateArgs& a) {
   Result<std::string> d = Status::Internal("unset");
   uint64_t seq = 0;
   if (a.at_seq) {
-    auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+    auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq, nullptr, /*digest=*/true);
     if (!past.ok()) return Fail(past.status());
     d = (*past)->replay().digest;
     seq = (*past)->replay().last_seq;

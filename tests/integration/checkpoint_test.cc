@@ -82,7 +82,7 @@ TEST_CASE("the runtime takes checkpoints and time travel from them matches a rep
   for (int i = 0; i < 5; ++i) seqs.push_back(1 + rng() % last);
   std::map<uint64_t, std::string> with;
   for (uint64_t seq : seqs) {
-    auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+    auto at = Http(l.port(), "GET", "/v1/state/at?digest=true&seq=" + std::to_string(seq));
     REQUIRE(at.status == 200);
     with[seq] = at.Json()["digest"];
     CHECK(at.Json()["from_checkpoint"].get<uint64_t>() <= seq);
@@ -95,7 +95,7 @@ TEST_CASE("the runtime takes checkpoints and time travel from them matches a rep
   CHECK(verify.exit_code == 0);
   fs::remove_all(state + "/checkpoints");
   for (uint64_t seq : seqs) {
-    auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+    auto at = Http(l.port(), "GET", "/v1/state/at?digest=true&seq=" + std::to_string(seq));
     REQUIRE(at.status == 200);
     CHECK(at.Json()["from_checkpoint"] == 0);
     CHECK(at.Json()["digest"] == with[seq]);

@@ -147,9 +147,16 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   const uint64_t seq = t.Json()["events"].back()["seq"];  // the assignment's
   REQUIRE(HttpJson(l.port(), "POST", "/v1/threads", {{"goal", "later"}}).status == 201);
 
-  auto at = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq));
+  auto at = Http(l.port(), "GET", "/v1/state/at?digest=true&seq=" + std::to_string(seq));
   REQUIRE(at.status == 200);
   json past = at.Json();
+  // Without digest=true, the same pools and no digest (it reads every record).
+  json quick = Http(l.port(), "GET", "/v1/state/at?seq=" + std::to_string(seq)).Json();
+  CHECK_FALSE(quick.contains("digest"));
+  CHECK(quick["pools"] == past["pools"]);
+  auto bad = Http(l.port(), "GET", "/v1/state/at?digest=yes&seq=" + std::to_string(seq));
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("query digest: must be true or false"));
   CHECK(past["seq"] == seq);
   CHECK(past["digest"] == CliDigest(state, {"--at-seq", std::to_string(seq)}));
   CHECK(past["pools"]["threads"]["count"] == 1);
@@ -160,7 +167,7 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   CHECK(past["pools"]["percepts"]["items"][0].contains("effective_intensity"));
   CHECK(past["arousal"].contains("effective"));
   // The first event only: nothing but the percept.
-  json first = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=1").Json();
+  json first = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=1&digest=true").Json();
   CHECK(first["pools"]["threads"]["count"] == 0);
   CHECK(first["digest"] == CliDigest(state, {"--at-seq", "1"}));
 

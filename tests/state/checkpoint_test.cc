@@ -127,7 +127,7 @@ TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1"
   for (int i = 0; i < 10; ++i) seqs.push_back(1 + rng() % last);
   for (uint64_t seq : seqs) {
     INFO("seq " << seq);
-    auto tt = TimeTravel::Open(state, seq);
+    auto tt = TimeTravel::Open(state, seq, nullptr, true);
     INFO(tt.status().ToString());
     REQUIRE(tt.ok());
     CHECK((*tt)->replay().last_seq == seq);
@@ -151,10 +151,10 @@ TEST_CASE("time travel onto a checkpoint keeps that event's time as now", "[chec
   const std::string state = dir / "live";
   auto taken = BuildState(state, 120, 50);
   REQUIRE(!taken.empty());
-  auto with = TimeTravel::Open(state, taken[0]);
+  auto with = TimeTravel::Open(state, taken[0], nullptr, true);
   REQUIRE(with.ok());
   fs::remove_all(CheckpointsDirPath(state));  // the log stays the truth
-  auto without = TimeTravel::Open(state, taken[0]);
+  auto without = TimeTravel::Open(state, taken[0], nullptr, true);
   REQUIRE(without.ok());
   CHECK((*without)->replay().from_checkpoint == 0);
   CHECK((*with)->replay().last_ts == (*without)->replay().last_ts);
@@ -187,7 +187,7 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
     std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
   }
 
-  auto tt = TimeTravel::Open(state, seq);
+  auto tt = TimeTravel::Open(state, seq, nullptr, true);
   INFO(tt.status().ToString());
   REQUIRE(tt.ok());
   CHECK((*tt)->replay().from_checkpoint == before);
@@ -243,7 +243,7 @@ TEST_CASE("a checkpoint of another format or pools' layout is never read", "[che
   CheckpointList list = ListCheckpoints(state);
   CHECK(list.stale.size() == 1);
   CHECK(list.usable.size() == taken.size() - 1);
-  auto tt = TimeTravel::Open(state, newest);
+  auto tt = TimeTravel::Open(state, newest, nullptr, true);
   REQUIRE(tt.ok());
   CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
   CHECK((*tt)->replay().digest == FullDigest(state, newest));

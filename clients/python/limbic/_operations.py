@@ -1689,7 +1689,13 @@ class Operations:
         """
         return self._call("sensor_webhook", path={"name": name}, body=body, body_required=False)
 
-    def state_at(self, *, seq: int, limit: Optional[int] = None) -> Dict[str, Any]:
+    def state_at(
+        self,
+        *,
+        seq: int,
+        limit: Optional[int] = None,
+        digest: Optional[bool] = None,
+    ) -> Dict[str, Any]:
         """The pools as they were at a seq (replays the log from the nearest checkpoint on a worker)
 
         GET /v1/state/at
@@ -1697,8 +1703,9 @@ class Operations:
         Args:
             seq (query): the seq (1 or more)
             limit (query): at most this many items per pool (default 100)
+            digest (query): also the digest of the pools then (reads every record: slower)
         """
-        return self._call("state_at", query={"seq": seq, "limit": limit})
+        return self._call("state_at", query={"seq": seq, "limit": limit, "digest": digest})
 
     def state_digest(self) -> Dict[str, Any]:
         """The digest of the applied state (compare with `limbic replay --verify`)

@@ -908,11 +908,13 @@ export type StateAtFields = {
   seq: number;
   /** at most this many items per pool (default 100) */
   limit?: number;
+  /** also the digest of the pools then (reads every record: slower) */
+  digest?: boolean;
 };
 /** What stateAt answers. */
 export type StateAtResult = {
   arousal?: Record<string, unknown>;
-  digest: string;
+  digest?: string;
   events?: number;
   from_checkpoint?: number;
   pools: Record<string, unknown>;
@@ -1171,7 +1173,7 @@ export const OPERATIONS = {
   disableReflex: {operationId: "disable_reflex", method: "POST", path: "/v1/reflexes/{id}/disable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false},
   enableReflex: {operationId: "enable_reflex", method: "POST", path: "/v1/reflexes/{id}/enable", pathParams: ["id"], queryParams: [], body: "fields", bodyRequired: false, stream: false},
   sensorWebhook: {operationId: "sensor_webhook", method: "POST", path: "/v1/sensors/{name}", pathParams: ["name"], queryParams: [], body: "opaque", bodyRequired: false, stream: false},
-  stateAt: {operationId: "state_at", method: "GET", path: "/v1/state/at", pathParams: [], queryParams: ["seq","limit"], body: "none", bodyRequired: false, stream: false},
+  stateAt: {operationId: "state_at", method: "GET", path: "/v1/state/at", pathParams: [], queryParams: ["seq","limit","digest"], body: "none", bodyRequired: false, stream: false},
   stateDigest: {operationId: "state_digest", method: "GET", path: "/v1/state/digest", pathParams: [], queryParams: [], body: "none", bodyRequired: false, stream: false},
   listThreads: {operationId: "list_threads", method: "GET", path: "/v1/threads", pathParams: [], queryParams: ["status","limit"], body: "none", bodyRequired: false, stream: false, timeoutMs: 30000},
   createThread: {operationId: "create_thread", method: "POST", path: "/v1/threads", pathParams: [], queryParams: [], body: "fields", bodyRequired: true, stream: false, timeoutMs: 30000},

@@ -95,7 +95,7 @@ export function mount(root, {route, app}) {
     const tick = setInterval(() => { spin.lastChild.textContent = `${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 250);
     put(out, spin);
     try {
-      const r = await api('/v1/state/at', {query: {seq: n, limit: 100}, signal: ctrl.signal});
+      const r = await api('/v1/state/at', {query: {seq: n, limit: 100, digest: true}, signal: ctrl.signal});
       if (!alive) return;
       const forkOut = h('div', {id: 'fork-result', 'aria-live': 'polite'});
       const forkBtn = h('button', {type: 'button', id: 'fork-button'}, `Fork here (seq ${fmtNum(r.seq)})`);
