@@ -12,7 +12,9 @@
 
 #include "base/env.h"
 #include "base/json.h"
+#include "base/sha256.h"
 #include "state/engine.h"
+#include "state/event_log.h"
 #include "state/pool_layout.h"
 
 #ifndef LIMBIC_VERSION
@@ -39,7 +41,8 @@ std::optional<uint64_t> ParseSeqName(const std::string& name) {
 }
 
 json ManifestJson(const CheckpointManifest& m) {
-  return json{{"format", m.format}, {"seq", m.seq},     {"digest", m.digest},
+  return json{{"format", m.format},   {"seq", m.seq},       {"ts", m.ts},
+              {"event_sha256", m.event_sha256},             {"digest", m.digest},
               {"schema", m.schema}, {"limbic", m.limbic}, {"taken_at", m.taken_at}};
 }
 
@@ -89,10 +92,16 @@ Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string
     auto copy = OpenReadOnly(temp + "/db");
     if (!copy.ok()) return fail(copy.status());
     m.seq = (*copy)->applied_seq();
+    if (m.seq == 0) return fail(Status::InvalidArgument("no checkpoint of " + state_dir + ": nothing applied yet"));
     auto digest = (*copy)->Digest();
     if (!digest.ok()) return fail(digest.status());
     m.digest = *digest;
   }
+  // Applied, so logged: the event it is taken after.
+  auto anchor = ReadLogAnchor(EventsDirPath(state_dir), m.seq, env);
+  if (!anchor.ok()) return fail(anchor.status());
+  m.ts = anchor->ts;
+  m.event_sha256 = anchor->sha256;
   m.schema = std::string(kSchema);
   m.limbic = LIMBIC_VERSION;
   m.taken_at = now;
@@ -128,9 +137,12 @@ Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
     return m;  // another format: the caller sees it is stale
   }
   if (!j.contains("seq") || !j["seq"].is_number_unsigned()) return bad("no seq");
-  for (const char* key : {"digest", "schema", "limbic"})
+  if (!j.contains("ts") || !j["ts"].is_number_integer()) return bad("no ts");
+  for (const char* key : {"event_sha256", "digest", "schema", "limbic"})
     if (!j.contains(key) || !j[key].is_string()) return bad(std::string("no ") + key);
   m.seq = j["seq"].get<uint64_t>();
+  m.ts = j["ts"].get<TimeMs>();
+  m.event_sha256 = j["event_sha256"].get<std::string>();
   m.digest = j["digest"].get<std::string>();
   m.schema = j["schema"].get<std::string>();
   m.limbic = j["limbic"].get<std::string>();
@@ -165,13 +177,40 @@ CheckpointList ListCheckpoints(const std::string& state_dir) {
   return list;
 }
 
-Status CheckCheckpoint(const CheckpointEntry& c, bool deep) {
+Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env) {
+  LogReader::Options ropts;
+  ropts.env = env;
+  ropts.from_seq = seq;
+  // A live log may end in a line being written: not an event yet.
+  ropts.tolerate_partial_tail = true;
+  auto reader = LogReader::Open(log, ropts);
+  if (!reader.ok()) return reader.status();
+  Event e;
+  auto more = (*reader)->Next(&e);
+  if (!more.ok()) return more.status();
+  if (!*more || e.seq != seq)
+    return Status::NotFound(log + ": no event of seq " + std::to_string(seq));
+  return LogAnchor{e.ts, Sha256::Hex((*reader)->raw_line())};
+}
+
+Status MatchAnchor(const CheckpointManifest& m, const LogAnchor& anchor) {
+  if (anchor.sha256 != m.event_sha256 || anchor.ts != m.ts)
+    return Status::Corruption("the log's event of seq " + std::to_string(m.seq) + " (sha-256 " +
+                              anchor.sha256 + ") is not the one it was taken after (" +
+                              m.event_sha256 + ")");
+  return Status::OK();
+}
+
+Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep) {
   auto p = OpenReadOnly(c.dir + "/db");
   if (!p.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + p.status().message());
   if ((*p)->applied_seq() != c.manifest.seq)
     return Status::Corruption("checkpoint " + c.dir + ": db/ holds seq " +
                               std::to_string((*p)->applied_seq()) + ", its manifest seq " +
                               std::to_string(c.manifest.seq));
+  auto anchor = ReadLogAnchor(log, c.manifest.seq);
+  Status matched = anchor.ok() ? MatchAnchor(c.manifest, *anchor) : anchor.status();
+  if (!matched.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + matched.message());
   if (!deep) return Status::OK();
   auto digest = (*p)->Digest();
   if (!digest.ok())
@@ -203,15 +242,17 @@ Status CopyCheckpointDb(const CheckpointEntry& c, const std::string& db_dir) {
 }
 
 Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
-    const std::string& state_dir, uint64_t seq, const std::string& db_dir,
+    const std::string& state_dir, const CheckpointTarget& target, const std::string& db_dir,
     std::vector<std::string>* warnings) {
   CheckpointList list = ListCheckpoints(state_dir);
   if (warnings) warnings->insert(warnings->end(), list.warnings.begin(), list.warnings.end());
   for (auto it = list.usable.rbegin(); it != list.usable.rend(); ++it) {
-    if (it->manifest.seq > seq) continue;
+    if (it->manifest.seq > target.seq) continue;
+    if (target.time && it->manifest.ts > *target.time) continue;
     std::error_code ec;
     fs::remove_all(db_dir, ec);
-    Status s = CopyCheckpointDb(*it, db_dir);
+    Status s = target.matches_log ? target.matches_log(it->manifest) : Status::OK();
+    if (s.ok()) s = CopyCheckpointDb(*it, db_dir);
     if (s.ok()) {
       // Opened as the caller will (writable), so a damaged table file or
       // a wrong seq is found here, not halfway through a replay.

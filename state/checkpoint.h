@@ -12,6 +12,9 @@
 //                         they share disk until compaction rewrites db/'s)
 //   manifest.json      := one JSON object and "\n":
 //                         {"format": kCheckpointFormat, "seq": N,
+//                          "ts": <event N's ts, ms since the epoch>,
+//                          "event_sha256": "<hex sha-256 of event N's line
+//                                           as logged, without its newline>",
 //                          "digest": "<hex sha-256, Projection::Digest at N>",
 //                          "schema": "<the pools' layout, kSchema>",
 //                          "limbic": "<the version that took it>",
@@ -23,11 +26,14 @@
 //
 // The log stays the truth: checkpoints are derived, deleting the directory
 // loses nothing but speed. A checkpoint is used only when its manifest
-// parses, names this format and this schema, and its db/ opens with the
-// applied_seq the manifest names; anything else is skipped with a warning
-// (an older schema silently: it is stale, not damaged) and removed by
-// retention. The digest is checked by `limbic fsck` (not by every reader:
-// it reads every record).
+// parses, names this format and this schema, its db/ opens with the
+// applied_seq the manifest names, and the log it stands in for holds, at
+// that seq, the very event it was taken after (ts and event_sha256: a
+// checkpoint of another log, or of this log before a segment changed, is
+// never applied to it). Anything else is skipped with a warning (an older
+// format or schema silently: it is stale, not damaged) and removed by
+// retention. The digest is checked by `limbic fsck --deep` (not by every
+// reader: it reads every record).
 //
 // Thread-safety: free functions; TakeCheckpoint runs on any thread while
 // the live projection commits. One writer of checkpoints per state dir
@@ -36,22 +42,27 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "base/time.h"
 #include "state/projection.h"
 
 namespace limbic::state {
 
-//! The manifest's "format": the layout of a checkpoint directory.
-inline constexpr int kCheckpointFormat = 1;
+//! The manifest's "format": the layout of a checkpoint directory. 2 added
+//! ts and event_sha256; a checkpoint of format 1 is stale.
+inline constexpr int kCheckpointFormat = 2;
 
 //! What manifest.json records.
 struct CheckpointManifest {
   uint64_t seq = 0;      //!< the applied_seq inside db/
+  TimeMs ts = 0;         //!< event seq's ts
+  std::string event_sha256;  //!< of event seq's line as logged
   std::string digest;    //!< Projection::Digest at seq
   std::string schema;    //!< the pools' layout (kSchema) it was written with
   std::string limbic;    //!< the limbic version that took it
@@ -70,12 +81,25 @@ std::string CheckpointsDirPath(const std::string& state_dir);
 
 //! Takes a checkpoint of `live` (the projections of `state_dir`) at
 //! whatever group it has committed: RocksDB checkpoint into a temp dir,
-//! its applied_seq and digest read back from the copy, manifest written
-//! and synced, the dir renamed to its seq and the parent synced. When a
-//! checkpoint of that seq exists already it is kept and returned. Slow
-//! (it reads every record for the digest): never on the io thread.
+//! its applied_seq and digest read back from the copy, event seq read
+//! from the log, manifest written and synced, the dir renamed to its seq
+//! and the parent synced. When a checkpoint of that seq exists already it
+//! is kept and returned. Nothing applied yet (seq 0) is InvalidArgument.
+//! Slow (it reads every record for the digest): never on the io thread.
 Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string& state_dir,
                                        TimeMs now);
+
+//! What ties a checkpoint to its log: the event at its seq, as logged.
+struct LogAnchor {
+  TimeMs ts = 0;
+  std::string sha256;  //!< of the line, without its newline
+};
+//! Reads event `seq` of the log at `log` (an events dir or a .jsonl file).
+//! NotFound when the log has no such event.
+Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env = nullptr);
+//! OK when `anchor` (event seq as a log holds it) is the event `manifest`
+//! was taken after; else Corruption naming the difference.
+Status MatchAnchor(const CheckpointManifest& manifest, const LogAnchor& anchor);
 
 //! Parses <dir>/manifest.json; Corruption names the file and what is wrong.
 Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir);
@@ -90,9 +114,10 @@ struct CheckpointList {
 CheckpointList ListCheckpoints(const std::string& state_dir);
 
 //! Opens the checkpoint read-only and checks that its applied_seq is the
-//! manifest's seq; with `deep`, that its digest is the manifest's too.
-//! Corruption names the dir and the difference.
-Status CheckCheckpoint(const CheckpointEntry& checkpoint, bool deep);
+//! manifest's seq and that the log `log` holds its event; with `deep`,
+//! that its digest is the manifest's too. Corruption names the dir and
+//! the difference.
+Status CheckCheckpoint(const CheckpointEntry& checkpoint, const std::string& log, bool deep);
 
 //! Makes `db_dir` (which must not exist) a writable copy of the
 //! checkpoint's db/: table files hard-linked (copied across file systems),
@@ -100,12 +125,23 @@ Status CheckCheckpoint(const CheckpointEntry& checkpoint, bool deep);
 //! writes never reach the checkpoint.
 Status CopyCheckpointDb(const CheckpointEntry& checkpoint, const std::string& db_dir);
 
-//! The newest checkpoint at or before `seq` that opens with the seq its
+//! Which checkpoints may stand in for the start of a replay: at or before
+//! `seq`, at or before `time` (event seq's ts: the log's ts never go
+//! backwards, so every event up to it is at or before `time` too), and
+//! accepted by `matches_log` (given the manifest: OK when the log to be
+//! replayed holds its event; see ReadLogAnchor, MatchAnchor).
+struct CheckpointTarget {
+  uint64_t seq = UINT64_MAX;
+  std::optional<TimeMs> time;
+  std::function<Status(const CheckpointManifest&)> matches_log;
+};
+
+//! The newest checkpoint `target` allows that opens with the seq its
 //! manifest names, as a copy in `db_dir` (see CopyCheckpointDb); damaged
-//! ones are skipped with a line in *warnings. nullopt when there is none
-//! (then db_dir does not exist).
+//! ones, and ones the log refuses, are skipped with a line in *warnings.
+//! nullopt when there is none (then db_dir does not exist).
 Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
-    const std::string& state_dir, uint64_t seq, const std::string& db_dir,
+    const std::string& state_dir, const CheckpointTarget& target, const std::string& db_dir,
     std::vector<std::string>* warnings);
 
 //! How many checkpoints are kept.

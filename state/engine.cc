@@ -128,14 +128,17 @@ Status Engine::Recover(EngineRecovery* recovery) {
         "; rebuild it from the log with `limbic replay --from " + EventsDirPath(dir) +
         " --into NEW_DIR`");
   }
-  // Projections that hold nothing are built as replay builds them (table
-  // files ingested, no WAL); each ingest carries its applied_seq, so a
-  // build cut short leaves a prefix that the next open continues below.
-  if (applied == 0 && log_last > 0 && log_last >= options_.bulk_rebuild_events &&
-      !options_.read_only) {
-    LIMBIC_RETURN_IF_ERROR(RebuildProjections(popts, &recovery->reapplied));
-    options_.logger->info("built the projections from {} events of the log",
-                          recovery->reapplied);
+  // Projections that hold nothing start from the newest checkpoint the log
+  // allows, and are built as replay builds them (table files ingested, no
+  // WAL); each ingest carries its applied_seq, so a build cut short leaves
+  // a prefix that the next open continues below.
+  if (applied == 0 && log_last > 0 && !options_.read_only) {
+    LIMBIC_RETURN_IF_ERROR(RestoreFromCheckpoint(popts, log_last, recovery));
+    if (log_last - projection_->applied_seq() >= options_.bulk_rebuild_events) {
+      LIMBIC_RETURN_IF_ERROR(RebuildProjections(popts, &recovery->reapplied));
+      options_.logger->info("built the projections from {} events of the log",
+                            recovery->reapplied);
+    }
   }
   // Re-apply what the log has and the projections lack (a crash between
   // fdatasync and the RocksDB write, or RocksDB's unsynced WAL lost).
@@ -148,7 +151,41 @@ Status Engine::Recover(EngineRecovery* recovery) {
   return Status::OK();
 }
 
+Status Engine::RestoreFromCheckpoint(const ProjectionOptions& popts, uint64_t last_seq,
+                                     EngineRecovery* recovery) {
+  const std::string& dir = options_.state_dir;
+  const std::string restoring = dir + "/db-restoring";
+  LIMBIC_RETURN_IF_ERROR(RemoveTree(restoring));
+  CheckpointTarget target;
+  target.seq = last_seq;
+  target.matches_log = [&](const CheckpointManifest& m) {
+    auto anchor = ReadLogAnchor(events_dir(), m.seq, options_.env);
+    return anchor.ok() ? MatchAnchor(m, *anchor) : anchor.status();
+  };
+  std::vector<std::string> warnings;
+  auto restored = RestoreNearestCheckpoint(dir, target, restoring, &warnings);
+  for (const std::string& w : warnings) options_.logger->warn("{}", w);
+  if (!restored.ok()) return restored.status();
+  if (!*restored) return Status::OK();
+  projection_.reset();
+  pending_ = Overlay(nullptr);
+  LIMBIC_RETURN_IF_ERROR(RemoveTree(DbDirPath(dir)));
+  std::error_code ec;
+  std::filesystem::rename(restoring, DbDirPath(dir), ec);
+  if (ec) return Status::IOError("renaming " + restoring + " to " + DbDirPath(dir) + ": " + ec.message());
+  LIMBIC_RETURN_IF_ERROR(options_.env->SyncDir(dir));
+  auto projection = Projection::Open(popts);
+  if (!projection.ok()) return projection.status();
+  projection_ = std::move(projection).value();
+  pending_ = Overlay(projection_.get());
+  recovery->from_checkpoint = (*restored)->seq;
+  options_.logger->info("the projections were empty: restored them from the checkpoint at seq {}",
+                        (*restored)->seq);
+  return Status::OK();
+}
+
 Status Engine::RebuildProjections(const ProjectionOptions& popts, uint64_t* reapplied) {
+  const uint64_t base = projection_->applied_seq();
   projection_.reset();
   pending_ = Overlay(nullptr);
   ProjectionOptions bulk = popts;
@@ -158,9 +195,12 @@ Status Engine::RebuildProjections(const ProjectionOptions& popts, uint64_t* reap
   LogReader::Options ropts;
   ropts.env = options_.env;
   ropts.tolerate_partial_tail = false;
+  ropts.from_seq = base + 1;
   auto reader = LogReader::Open(events_dir(), ropts);
   if (!reader.ok()) return reader.status();
-  auto done = ApplyLog(**reader, **building, ApplyLimits{});
+  ApplyLimits limits;
+  limits.first_seq = base + 1;
+  auto done = ApplyLog(**reader, **building, limits);
   // Flush ingests the last write: until then applied_seq covers only what
   // the writes before it hold.
   Status s = done.ok() ? (*building)->Flush() : done.status();

@@ -112,6 +112,7 @@ struct EngineRecovery {
   uint64_t applied_seq_at_open = 0;  // from RocksDB
   uint64_t reapplied = 0;            // log events re-applied after it
   bool rebuilt = false;              // projections rebuilt from the whole log
+  uint64_t from_checkpoint = 0;      // db/ was empty: restored from the checkpoint at this seq
 };
 
 class Engine {
@@ -220,8 +221,15 @@ class Engine {
   // Re-applies the log's events after applied_seq to the projections.
   Status ReapplyLog(uint64_t* reapplied);
   // Projections that have applied nothing (db/ missing or discarded) built
-  // from the whole log by replay's bulk load, then opened as `popts` say.
+  // from the log after their applied_seq (0, or a checkpoint's) by
+  // replay's bulk load, then opened as `popts` say.
   Status RebuildProjections(const ProjectionOptions& popts, uint64_t* reapplied);
+  // Projections that have applied nothing: db/ becomes a copy of the
+  // newest checkpoint at or before `last_seq` whose event the log holds
+  // (made beside it, then renamed: a crash leaves db/ empty, never half
+  // copied). Nothing changes when there is none.
+  Status RestoreFromCheckpoint(const ProjectionOptions& popts, uint64_t last_seq,
+                               EngineRecovery* recovery);
 
   EngineOptions options_;
   const Clock* clock_;

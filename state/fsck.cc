@@ -37,14 +37,14 @@ void FsckCheckpoints(const std::string& state_dir, bool deep, FsckReport* report
                                ": another format or pools' layout; ignored, removed by the "
                                "runtime's retention");
   for (const CheckpointEntry& c : list.usable) {
-    Status s = CheckCheckpoint(c, deep);
-    if (!s.ok()) {
-      report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
-      continue;
-    }
     if (c.manifest.seq > report->last_seq) {
       report->warnings.push_back("checkpoint " + c.dir + ": beyond the log's last seq " +
                                  std::to_string(report->last_seq) + " (skipped by readers)");
+      continue;
+    }
+    Status s = CheckCheckpoint(c, EventsDirPath(state_dir), deep);
+    if (!s.ok()) {
+      report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
       continue;
     }
     ++report->checkpoints;

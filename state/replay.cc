@@ -18,6 +18,7 @@
 #include "state/engine.h"
 #include "state/event_log.h"
 #include "base/json.h"
+#include "base/sha256.h"
 #include "state/segment.h"
 
 namespace limbic::state {
@@ -261,34 +262,50 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   };
   ReplayResult result;
 
-  // The nearest checkpoint stands in for the events up to its seq.
-  uint64_t base_seq = 0;
-  if (!options.checkpoints_of.empty() && options.until_seq && !options.until_time) {
-    auto restored = RestoreNearestCheckpoint(options.checkpoints_of, *options.until_seq,
-                                             DbDirPath(options.into), &result.warnings);
-    if (!restored.ok()) return fail(restored.status());
-    if (*restored) base_seq = (*restored)->seq;
-  }
-  result.from_checkpoint = base_seq;
-
   LogReader::Options ropts;
   ropts.env = env;
   // A final line without its newline is reported, not silently left out.
   ropts.tolerate_partial_tail = false;
-  ropts.from_seq = base_seq == 0 ? 1 : base_seq;
-  auto reader = LogReader::Open(options.from, ropts);
-  if (!reader.ok()) return fail(reader.status());
-  if (base_seq > 0) {
-    // The checkpoint's own event: its ts is the state's "now" when no
-    // event follows it.
-    Event at;
-    auto more = (*reader)->Next(&at);
-    if (!more.ok()) return fail(more.status());
-    if (!*more || at.seq != base_seq)
-      return fail(Status::Corruption(options.from + ": no event of seq " +
-                                     std::to_string(base_seq) + " (a checkpoint's)"));
-    result.last_seq = base_seq;
-    result.last_ts = at.ts;
+
+  // The nearest checkpoint stands in for the events up to its seq, if
+  // this log holds the event it was taken after. The reader that found
+  // that event goes on from it.
+  std::unique_ptr<LogReader> reader;
+  uint64_t base_seq = 0;
+  if (!options.checkpoints_of.empty() && (options.until_seq || options.until_time)) {
+    CheckpointTarget target;
+    target.seq = options.until_seq.value_or(UINT64_MAX);
+    target.time = options.until_time;
+    target.matches_log = [&](const CheckpointManifest& m) -> Status {
+      LogReader::Options at_checkpoint = ropts;
+      at_checkpoint.from_seq = m.seq;
+      auto r = LogReader::Open(options.from, at_checkpoint);
+      if (!r.ok()) return r.status();
+      Event at;
+      auto more = (*r)->Next(&at);
+      if (!more.ok()) return more.status();
+      if (!*more || at.seq != m.seq)
+        return Status::Corruption(options.from + " has no event of seq " + std::to_string(m.seq));
+      LIMBIC_RETURN_IF_ERROR(MatchAnchor(m, {at.ts, Sha256::Hex((*r)->raw_line())}));
+      reader = std::move(r).value();
+      return Status::OK();
+    };
+    auto restored = RestoreNearestCheckpoint(options.checkpoints_of, target,
+                                             DbDirPath(options.into), &result.warnings);
+    if (!restored.ok()) return fail(restored.status());
+    if (*restored) {
+      base_seq = (*restored)->seq;
+      // The checkpoint's own event: its ts is the state's "now" when no
+      // event follows it.
+      result.last_seq = base_seq;
+      result.last_ts = (*restored)->ts;
+    }
+  }
+  result.from_checkpoint = base_seq;
+  if (base_seq == 0) {
+    auto opened = LogReader::Open(options.from, ropts);
+    if (!opened.ok()) return fail(opened.status());
+    reader = std::move(opened).value();
   }
 
   ProjectionOptions popts;
@@ -328,7 +345,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   limits.until_seq = options.until_seq;
   limits.until_time = options.until_time;
   limits.batch = options.batch;
-  auto applied = ApplyLog(**reader, **projection, limits, copy);
+  auto applied = ApplyLog(*reader, **projection, limits, copy);
   if (!applied.ok()) return fail(applied.status());
   result.events = base_seq + applied->events;
   if (applied->events > 0) {

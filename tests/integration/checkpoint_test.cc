@@ -5,11 +5,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "base/time.h"
 #include "http.h"
 #include "runtime_util.h"
 
@@ -145,6 +147,61 @@ TEST_CASE("a checkpoint cut short by SIGKILL is never used and is removed at the
     CHECK(CliDigest(state, {"--at-seq", std::to_string(last)}) ==
           json::parse(at.out)["digest"].get<std::string>());
   }
+}
+
+TEST_CASE("a runtime whose db/ is lost starts from its newest checkpoint, and forks at a time use them",
+          "[cli][checkpoint][crash]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  std::string digest;
+  uint64_t last = 0;
+  std::string at_time;  // the time of the newest checkpoint's event
+  {
+    RunningLimbic l(dir, CheckpointConfig(dir, 20));
+    REQUIRE(l.port() != 0);
+    AddPercepts(l.port(), 50);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (Complete(state) < 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(Complete(state) >= 2);
+    last = AddPercepts(l.port(), 5);
+    json d = Http(l.port(), "GET", "/v1/state/digest").Json();
+    REQUIRE(d["applied_seq"] == last);
+    digest = d["digest"];
+    CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
+  }
+  std::vector<std::string> names = Listed(state);
+  const uint64_t newest = std::stoull(names.back());
+  std::ifstream manifest_file(state + "/checkpoints/" + names.back() + "/manifest.json");
+  const json manifest = json::parse(manifest_file);
+  CHECK(manifest["format"] == 2);
+  CHECK(manifest["seq"] == newest);
+  CHECK(manifest["event_sha256"].get<std::string>().size() == 64);
+
+  // A fork at the time of that checkpoint's event starts from it.
+  const std::string time = limbic::FormatTime(manifest["ts"].get<limbic::TimeMs>());
+  auto fork = Limbic({"--state", state, "--json", "fork", "--at-time", time, "--into", dir / "fork"});
+  INFO(fork.out << fork.err);
+  REQUIRE(fork.exit_code == 0);
+  CHECK(CliDigest(dir / "fork") == CliDigest(state, {"--at-seq", json::parse(fork.out)["at_seq"].dump()}));
+
+  fs::remove_all(state + "/db");
+  RunningLimbic again(dir, CheckpointConfig(dir, 20));
+  REQUIRE(again.port() != 0);
+  bool restored = false;
+  for (const std::string& line : again.log())
+    if (line.find("restored them from the checkpoint at seq " + std::to_string(newest)) !=
+        std::string::npos)
+      restored = true;
+  CHECK(restored);
+  // Every event is there, and the pools equal a replay from seq 1 (the
+  // restart may have added events of its own).
+  json d = Http(again.port(), "GET", "/v1/state/digest").Json();
+  CHECK(d["applied_seq"].get<uint64_t>() >= last);
+  CHECK(CliDigest(state, {"--at-seq", std::to_string(last)}) == digest);
+  auto verify = Limbic({"--state", state, "--json", "replay", "--verify", state, "--full"});
+  INFO(verify.out << verify.err);
+  CHECK(verify.exit_code == 0);
 }
 
 }  // namespace checkpoint_it_test

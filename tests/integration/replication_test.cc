@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -212,6 +213,57 @@ TEST_CASE("a standby is promoted, and the old primary coming back is fenced",
   });
   CHECK(HttpJson(back.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
         503);
+}
+
+TEST_CASE("a standby takes checkpoints of its own, and looks into the past start from them",
+          "[replication][nats][checkpoint]") {
+  namespace fs = std::filesystem;
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-c", "quorum"));
+  // The primary takes none (the default every 100,000); the standby one
+  // every 10 events.
+  json standby_config = BaseConfig(standby_dir);
+  standby_config["checkpoints"] = {{"every", 10}, {"keep", 4}, {"dense", 2}};
+  const std::string config_path = standby_dir / "limbic.json";
+  std::ofstream(config_path) << standby_config.dump();
+  const std::string state = standby_dir / "state";
+  Standby standby(state, nats->urls(), "agent-c", "LIMBIC", config_path);
+  REQUIRE(standby.port() != 0);
+  AddPercepts(primary->port(), 45);
+  const uint64_t last = Http(primary->port(), "GET", "/v1/state/digest").Json()["applied_seq"];
+  WaitJson(standby.port(), "/v1/state/digest",
+           [&](const json& d) { return d["applied_seq"] == last; });
+  auto checkpoints = [&] {
+    std::vector<uint64_t> seqs;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(state + "/checkpoints", ec))
+      if (fs::exists(e.path() / "manifest.json")) seqs.push_back(std::stoull(e.path().filename()));
+    std::sort(seqs.begin(), seqs.end());
+    return seqs;
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((checkpoints().empty() || checkpoints().back() + 10 <= last) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::vector<uint64_t> taken = checkpoints();
+  INFO(standby.LogText());
+  REQUIRE(taken.size() >= 2);
+  CHECK(taken.size() <= 4);
+  CHECK_FALSE(fs::exists(dir / "state/checkpoints"));
+  // At a checkpoint, just after one, and at the end: the standby's answer
+  // starts from its checkpoint and equals the primary's replay from seq 1.
+  for (uint64_t seq : {taken.front(), taken.front() + 1, last}) {
+    INFO("seq " << seq);
+    auto at = Http(standby.port(), "GET", "/v1/state/at?digest=true&seq=" + std::to_string(seq));
+    INFO(at.body);
+    REQUIRE(at.status == 200);
+    CHECK(at.Json()["from_checkpoint"].get<uint64_t>() >= taken.front());
+    CHECK(at.Json()["digest"] == CliDigest(dir / "state", {"--at-seq", std::to_string(seq)}));
+  }
+  auto fsck = Limbic({"--state", state, "--json", "fsck"});
+  INFO(fsck.out << fsck.err);
+  CHECK(json::parse(fsck.out)["checkpoints"] == taken.size());
 }
 
 TEST_CASE("replay --from nats:// rebuilds a state dir with the primary's digest",

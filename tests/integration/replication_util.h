@@ -115,14 +115,18 @@ inline void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
 // pipe, and LogText has it all).
 class Standby {
  public:
+  // `config`: a config file for `follow --config` ("" = the built-in one).
   Standby(const std::string& state, const std::vector<std::string>& urls, const std::string& agent,
-          const std::string& stream = "LIMBIC") {
+          const std::string& stream = "LIMBIC", const std::string& config = "") {
     std::string servers;
     for (const auto& u : urls) servers += (servers.empty() ? "" : ",") + u;
-    child_ = std::make_unique<Child>(
-        std::vector<std::string>{LimbicBinary(), "follow", "--state", state, "--nats", servers,
-                                 "--agent", agent, "--stream", stream, "--port", "0"},
-        true);
+    std::vector<std::string> argv{LimbicBinary(), "follow", "--state", state, "--nats", servers,
+                                  "--agent", agent, "--stream", stream, "--port", "0"};
+    if (!config.empty()) {
+      argv.push_back("--config");
+      argv.push_back(config);
+    }
+    child_ = std::make_unique<Child>(argv, true);
     std::string line;
     while (child_->ReadLine(&line, 20000)) {
       Note(line);

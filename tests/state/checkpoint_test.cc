@@ -32,9 +32,11 @@ void MustCommit(Engine& e, Result<Events> ev) {
 // A state dir of about `n` events of several kinds, with a checkpoint
 // taken every `every` events while the engine runs; the checkpoints' seqs.
 std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
+  ManualClock clock(1'790'000'000'000);  // a second between steps: forks at a time
   EngineOptions o;
   o.state_dir = dir;
   o.segment_bytes = 4096;  // several segments
+  o.clock = &clock;
   auto opened = Engine::Open(o);
   REQUIRE(opened.ok());
   Engine& e = **opened;
@@ -43,6 +45,7 @@ std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
   uint64_t last_taken = 0;
   std::vector<std::string> assigned;
   for (int i = 0; e.applied_seq() < static_cast<uint64_t>(n); ++i) {
+    clock.Advance(1000);
     const std::string percept = "p-" + std::to_string(e.next_seq());  // ids follow seqs
     MustCommit(e, BuildPerceptAdd({{"source", i % 2 ? "github" : "discord"},
                                    {"type", "msg"},
@@ -110,6 +113,12 @@ std::string CheckpointDir(const std::string& state_dir, uint64_t seq) {
   return CheckpointsDirPath(state_dir) + "/" + name;
 }
 
+// The manifest of the checkpoint at `seq`, as written.
+json ManifestOf(const std::string& state, uint64_t seq) {
+  std::ifstream in(CheckpointDir(state, seq) + "/manifest.json");
+  return json::parse(in);
+}
+
 }  // namespace
 
 TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1", "[checkpoint]") {
@@ -175,15 +184,21 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
     std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
   }
   SECTION("a manifest naming another seq than its db holds") {
-    auto m = ReadCheckpointManifest(CheckpointDir(state, before));
-    REQUIRE(m.ok());
-    // The newest dir, with the older checkpoint's db/ and a manifest
-    // renamed to match the dir: its db holds another seq.
+    // The newest dir and manifest, with the older checkpoint's db/.
+    json j = ManifestOf(state, newest);
     fs::remove_all(CheckpointDir(state, newest));
     fs::create_directories(CheckpointDir(state, newest));
     fs::copy(CheckpointDir(state, before) + "/db", CheckpointDir(state, newest) + "/db");
-    json j = {{"format", kCheckpointFormat}, {"seq", newest},   {"digest", m->digest},
-              {"schema", m->schema},         {"limbic", "test"}, {"taken_at", 0}};
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+  SECTION("a manifest without the event it was taken after") {
+    json j = ManifestOf(state, newest);
+    j.erase("event_sha256");
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+  SECTION("taken after another event than the log's of its seq") {
+    json j = ManifestOf(state, newest);
+    j["event_sha256"] = std::string(64, 'a');
     std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
   }
 
@@ -204,15 +219,138 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
   CHECK(named);
 }
 
+TEST_CASE("checkpoints of another log are never applied to this one", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live", other = dir / "other";
+  auto taken = BuildState(state, 200, 60);
+  REQUIRE(taken.size() >= 2);
+  // Another state of the same length: the same seqs, other events (its
+  // percepts' texts differ from the first one on).
+  {
+    EngineOptions o;
+    o.state_dir = other;
+    auto opened = Engine::Open(o);
+    REQUIRE(opened.ok());
+    Engine& e = **opened;
+    while (e.applied_seq() < taken.back() + 10)
+      MustCommit(e, BuildPerceptAdd({{"source", "other"}, {"type", "msg"}, {"text", "elsewhere"}},
+                                    e.next_seq()));
+  }
+  // Its dir given this state's checkpoints (a restore gone wrong).
+  fs::copy(CheckpointsDirPath(state), CheckpointsDirPath(other), fs::copy_options::recursive);
+  const uint64_t seq = taken.back() + 3;
+  auto tt = TimeTravel::Open(other, seq, nullptr, true);
+  INFO(tt.status().ToString());
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == 0);
+  CHECK((*tt)->replay().digest == FullDigest(other, seq));
+  REQUIRE((*tt)->replay().warnings.size() == taken.size());
+  CHECK_THAT((*tt)->replay().warnings[0], Catch::Contains("is not the one it was taken after"));
+  auto f = Fsck(other);
+  REQUIRE(f.ok());
+  CHECK(f->checkpoints == 0);
+  // A fork and an engine whose db/ is gone do not use them either.
+  ReplayOptions fork;
+  fork.from = EventsDirPath(other);
+  fork.into = dir / "fork";
+  fork.until_seq = seq;
+  fork.checkpoints_of = other;
+  auto forked = Replay(fork);
+  REQUIRE(forked.ok());
+  CHECK(forked->from_checkpoint == 0);
+  CHECK(forked->digest == (*tt)->replay().digest);
+  fs::remove_all(DbDirPath(other));
+  EngineOptions o;
+  o.state_dir = other;
+  EngineRecovery r;
+  auto reopened = Engine::Open(o, &r);
+  REQUIRE(reopened.ok());
+  CHECK(r.from_checkpoint == 0);
+  CHECK(*(*reopened)->projection().Digest() == FullDigest(other, (*reopened)->applied_seq()));
+}
+
+TEST_CASE("an engine whose db/ is gone starts from its newest checkpoint", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 300, 60);
+  REQUIRE(taken.size() >= 2);
+  uint64_t last = 0;
+  std::string digest;
+  {
+    EngineOptions o;
+    o.state_dir = state;
+    auto e = Engine::Open(o);
+    REQUIRE(e.ok());
+    last = (*e)->applied_seq();
+    digest = *(*e)->projection().Digest();
+  }
+  fs::remove_all(DbDirPath(state));
+  SECTION("the newest one whole") {}
+  SECTION("the newest one damaged: the one before") {
+    TruncateATableFile(CheckpointDir(state, taken.back()));
+    taken.pop_back();
+  }
+  SECTION("a copy a crash cut short is left beside db/") {
+    fs::create_directories(state + "/db-restoring");
+    std::ofstream(state + "/db-restoring/CURRENT") << "MANIFEST-000";
+  }
+  for (uint64_t bulk : {uint64_t{50000}, uint64_t{1}}) {  // chunk by chunk, then in bulk
+    DYNAMIC_SECTION("bulk from " << bulk) {
+      EngineOptions o;
+      o.state_dir = state;
+      o.bulk_rebuild_events = bulk;
+      EngineRecovery r;
+      auto e = Engine::Open(o, &r);
+      INFO(e.status().ToString());
+      REQUIRE(e.ok());
+      CHECK(r.from_checkpoint == taken.back());
+      CHECK(r.reapplied == last - taken.back());
+      CHECK((*e)->applied_seq() == last);
+      CHECK(*(*e)->projection().Digest() == digest);
+      CHECK_FALSE(fs::exists(state + "/db-restoring"));
+    }
+  }
+}
+
+TEST_CASE("a fork at a time starts from the newest checkpoint at or before it", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const TimeMs at_checkpoint = ManifestOf(state, taken[1])["ts"];
+  int n = 0;
+  for (auto [time, from] : {std::pair{at_checkpoint, taken[1]},
+                            std::pair{at_checkpoint + 1500, taken[1]},
+                            std::pair{at_checkpoint - 1, taken[0]},
+                            std::pair{TimeMs{1'790'000'000'500}, uint64_t{0}}}) {
+    INFO("until " << FormatTime(time));
+    ReplayOptions o;
+    o.from = EventsDirPath(state);
+    o.into = dir / ("fork-" + std::to_string(n));
+    o.until_time = time;
+    o.checkpoints_of = state;
+    auto fork = Replay(o);
+    INFO(fork.status().ToString());
+    REQUIRE(fork.ok());
+    CHECK(fork->from_checkpoint == from);
+    ReplayOptions full = o;
+    full.into = dir / ("full-" + std::to_string(n++));
+    full.checkpoints_of.clear();
+    auto whole = Replay(full);
+    REQUIRE(whole.ok());
+    CHECK(fork->last_seq == whole->last_seq);
+    CHECK(fork->last_ts == whole->last_ts);
+    CHECK(fork->digest == whole->digest);
+  }
+}
+
 TEST_CASE("fsck --deep finds a checkpoint whose digest is not its manifest's", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
   auto taken = BuildState(state, 150, 60);
   REQUIRE(!taken.empty());
-  auto m = ReadCheckpointManifest(CheckpointDir(state, taken[0]));
-  REQUIRE(m.ok());
-  json j = {{"format", kCheckpointFormat}, {"seq", m->seq},    {"digest", "00ff"},
-            {"schema", m->schema},         {"limbic", m->limbic}, {"taken_at", m->taken_at}};
+  json j = ManifestOf(state, taken[0]);
+  j["digest"] = "00ff";
   std::ofstream(CheckpointDir(state, taken[0]) + "/manifest.json") << j.dump() << "\n";
   auto shallow = Fsck(state);
   REQUIRE(shallow.ok());
@@ -229,17 +367,19 @@ TEST_CASE("a checkpoint of another format or pools' layout is never read", "[che
   auto taken = BuildState(state, 200, 60);
   REQUIRE(taken.size() >= 2);
   const uint64_t newest = taken.back();
-  auto m = ReadCheckpointManifest(CheckpointDir(state, newest));
-  REQUIRE(m.ok());
+  json j = ManifestOf(state, newest);
   SECTION("an older pools' layout") {
-    json j = {{"format", kCheckpointFormat}, {"seq", newest},   {"digest", m->digest},
-              {"schema", "5"},               {"limbic", "0.0.9"}, {"taken_at", 0}};
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+    j["schema"] = "5";
+    j["limbic"] = "0.0.9";
   }
-  SECTION("another checkpoint format") {
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json")
-        << json{{"format", kCheckpointFormat + 1}, {"seq", newest}}.dump() << "\n";
+  SECTION("the first checkpoint format (no ts, no event_sha256)") {
+    j = {{"format", 1},          {"seq", newest},      {"digest", j["digest"]},
+         {"schema", j["schema"]}, {"limbic", "0.4.0"}, {"taken_at", 0}};
   }
+  SECTION("a later checkpoint format") {
+    j = {{"format", kCheckpointFormat + 1}, {"seq", newest}};
+  }
+  std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
   CheckpointList list = ListCheckpoints(state);
   CHECK(list.stale.size() == 1);
   CHECK(list.usable.size() == taken.size() - 1);
