@@ -1,13 +1,28 @@
 #include "base/worker.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
 
 namespace limbic {
 
-Worker::Worker(std::string name) : name_(std::move(name)) {}
+bool MakeThisThreadBackground() {
+  const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  // On Linux a nice value belongs to the thread named by its tid.
+  const bool cpu = ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19) == 0;
+  // ioprio_set(IOPRIO_WHO_PROCESS, tid, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)):
+  // no glibc wrapper. Honoured by the BFQ scheduler, ignored by others.
+  constexpr int kWhoProcess = 1, kClassIdle = 3, kClassShift = 13;
+  const bool io = ::syscall(SYS_ioprio_set, kWhoProcess, tid, kClassIdle << kClassShift) == 0;
+  return cpu && io;
+}
+
+Worker::Worker(std::string name, bool background)
+    : name_(std::move(name)), background_(background) {}
 
 Worker::~Worker() { Stop(); }
 
@@ -17,6 +32,7 @@ void Worker::Start() {
     // Linux thread names hold 15 bytes: "limbic-" and the first 8 of ours.
     const std::string thread_name = ("limbic-" + name_).substr(0, 15);
     pthread_setname_np(pthread_self(), thread_name.c_str());
+    if (background_) (void)MakeThisThreadBackground();
     Loop();
   });
 }

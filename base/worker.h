@@ -28,9 +28,17 @@
 
 namespace limbic {
 
+//! Lowers the calling thread's CPU priority to the least (nice 19) and its
+//! I/O priority to the idle class: its work yields to every other thread
+//! of the process whenever they compete for a core or the disk. Linux only;
+//! false when the kernel refused (the thread then runs as before).
+bool MakeThisThreadBackground();
+
 class Worker {
  public:
-  explicit Worker(std::string name);
+  //! `background`: the thread runs MakeThisThreadBackground() first (for
+  //! work that must never delay the loop, e.g. checkpoints).
+  explicit Worker(std::string name, bool background = false);
   ~Worker();  // Stop()
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -64,6 +72,7 @@ class Worker {
   void Loop();
 
   const std::string name_;
+  const bool background_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;

@@ -3,14 +3,18 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
+#include <thread>
 
+#include "base/worker.h"
 #include "bench/http_ingest.h"
 #include "state/checkpoint.h"
+#include "state/commands.h"
 #include "state/engine.h"
 #include "state/replay.h"
 
@@ -58,14 +62,104 @@ Row LatencyRow(const std::string& scenario, uint64_t size, const std::string& sy
   return row;
 }
 
+// The exported log as a state dir's segments, cut as a live log cuts them
+// (at the first event after kDefaultSegmentBytes): a look from a checkpoint
+// scans at most one segment to its seq.
+void CopyAsSegments(const std::string& log, const std::string& events_dir) {
+  state::LogReader::Options ro;
+  ro.decode = false;
+  auto reader = state::LogReader::Open(log, ro);
+  if (!reader.ok()) Die("read", reader.status());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(nullptr, std::fclose);
+  uint64_t bytes = 0;
+  state::Event e;
+  for (;;) {
+    auto more = (*reader)->Next(&e);
+    if (!more.ok()) Die("read", more.status());
+    if (!*more) break;
+    if (!out || bytes >= state::kDefaultSegmentBytes) {
+      out.reset(std::fopen(state::SegmentFileName(events_dir, e.seq).c_str(), "w"));
+      if (!out) Die("write", Status::IOError("opening a segment in " + events_dir));
+      bytes = 0;
+    }
+    const std::string_view line = (*reader)->raw_line();
+    std::fwrite(line.data(), 1, line.size(), out.get());
+    std::fputc('\n', out.get());
+    bytes += line.size() + 1;
+  }
+}
+
+// Commits of one percept each (fsync) on the long state, for `seconds`
+// with no checkpoint, then for `seconds` while another thread takes
+// checkpoints back to back: what a checkpoint adds to a commit.
+std::vector<Row> CommitLatency(const std::string& state, double seconds) {
+  state::EngineOptions eo;
+  eo.state_dir = state;
+  auto engine = state::Engine::Open(eo);
+  if (!engine.ok()) Die("open engine", engine.status());
+  state::Engine& e = **engine;
+  auto commits = [&](const std::atomic<bool>* busy, std::vector<double>* during) {
+    std::vector<double> ms;
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+      auto ev = state::BuildPerceptAdd({{"source", "bench"}, {"type", "msg"}, {"text", "commit"}},
+                                       e.next_seq());
+      if (!ev.ok()) Die("percept", ev.status());
+      const bool overlapped = busy && busy->load();
+      auto t0 = Clock::now();
+      Status s = e.Commit(*ev);
+      if (!s.ok()) Die("commit", s);
+      ms.push_back(Ms(t0));
+      if (overlapped || (busy && busy->load())) during->push_back(ms.back());
+    }
+    return ms;
+  };
+  auto max_of = [](const std::vector<double>& v) {
+    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+  };
+  std::vector<double> unused;
+  std::vector<double> quiet = commits(nullptr, &unused);
+  char note[200];
+  std::snprintf(note, sizeof note, "one percept per commit, fsync; max %.2f ms", max_of(quiet));
+  std::vector<Row> rows;
+  rows.push_back(LatencyRow("commit", e.applied_seq(), "no checkpoint", quiet, note));
+  // In the background, as the runtime's checkpoint worker runs; then at
+  // normal priority, for comparison.
+  for (bool background : {true, false}) {
+    std::vector<double> during;
+    std::atomic<bool> stop{false}, busy{false};
+    size_t taken = 0;
+    std::thread taker([&] {
+      if (background) MakeThisThreadBackground();
+      while (!stop) {
+        busy = true;
+        auto c = state::TakeCheckpoint(e.projection(), state, 0);
+        busy = false;
+        if (!c.ok()) Die("checkpoint", c.status());
+        ++taken;
+        (void)state::ApplyRetention(state, {});
+      }
+    });
+    commits(&busy, &during);
+    stop = true;
+    taker.join();
+    std::snprintf(note, sizeof note,
+                  "the commits while one of %zu checkpoints was taken%s; max %.2f ms", taken,
+                  background ? "" : " (its thread at normal priority)", max_of(during));
+    rows.push_back(LatencyRow("commit", e.applied_seq(),
+                              background ? "during a checkpoint" : "during one, normal priority",
+                              during, note));
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
   const std::string state = o.dir + "/state";
   fs::remove_all(o.dir);
   fs::create_directories(state::EventsDirPath(state));
-  // The log as one segment of a state dir.
-  fs::copy_file(o.log, state::SegmentFileName(state::EventsDirPath(state), 1));
+  CopyAsSegments(o.log, state::EventsDirPath(state));
 
   // The pools applied as the live engine applies them, with a checkpoint
   // (and retention) every `every` events, each timed.
@@ -127,7 +221,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
 
   char note[256];
   std::vector<Row> rows;
-  std::snprintf(note, sizeof note, "%zu checkpoints kept (every %llu, keep 32, dense 4)", kept,
+  std::snprintf(note, sizeof note, "%zu checkpoints kept (every %llu, keep 64, dense 4)", kept,
                 static_cast<unsigned long long>(o.every));
   rows.push_back(LatencyRow("state/at", last, "checkpoints on", on, note));
   rows.push_back(LatencyRow("state/at", last, "checkpoints off", off,
@@ -141,6 +235,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
                 "db/ %.0f MiB; checkpoints beyond it %.0f MiB (hard links counted once)",
                 db_bytes / 1048576.0, ckpt_bytes / 1048576.0);
   rows.push_back(LatencyRow("take checkpoint", last, "limbic", take_ms, note));
+  for (Row& row : CommitLatency(state, o.commit_seconds)) rows.push_back(std::move(row));
   fs::remove_all(o.dir);
 
   // Ingest with checkpoints off and on, in turns (the machine's noise

@@ -20,6 +20,7 @@ struct TimeTravelOptions {
   std::string limbic;        // the binary, for ingest with checkpoints on and off
   double ingest_seconds = 5;  // per turn; 2 turns each, alternating
   uint64_t ingest_every = 20000;  // checkpoints.every while ingesting (several per turn)
+  double commit_seconds = 5;      // single commits timed without, then with, checkpoints
 };
 
 // Rows: state/at with checkpoints and without (ms per look, p50/p99),

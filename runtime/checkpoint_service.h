@@ -62,7 +62,9 @@ class CheckpointService {
   std::atomic<uint64_t> last_seq_{0};
   std::atomic<uint64_t> taken_{0};
   bool open_ = false;
-  Worker worker_{"checkpoint"};  // last: stops first, its job uses the members above
+  // Last: stops first, its job uses the members above. In the background:
+  // a checkpoint yields every core and the disk to the loop.
+  Worker worker_{"checkpoint", /*background=*/true};
 };
 
 }  // namespace limbic::runtime

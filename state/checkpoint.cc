@@ -46,11 +46,13 @@ json ManifestJson(const CheckpointManifest& m) {
               {"schema", m.schema}, {"limbic", m.limbic}, {"taken_at", m.taken_at}};
 }
 
+// To check (its seq, digest): no thread table.
 Result<std::unique_ptr<Projection>> OpenReadOnly(const std::string& db_dir) {
   ProjectionOptions o;
   o.path = db_dir;
   o.read_only = true;
   o.create_if_missing = false;
+  o.thread_table = false;
   return Projection::Open(o);
 }
 
@@ -254,12 +256,10 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
     Status s = target.matches_log ? target.matches_log(it->manifest) : Status::OK();
     if (s.ok()) s = CopyCheckpointDb(*it, db_dir);
     if (s.ok()) {
-      // Opened as the caller will (writable), so a damaged table file or
-      // a wrong seq is found here, not halfway through a replay.
-      ProjectionOptions o;
-      o.path = db_dir;
-      o.short_lived = true;
-      auto p = Projection::Open(o);
+      // Opened (read-only: every table file's footer and index read, no
+      // file written), so a damaged table file or a wrong seq is found
+      // here, not halfway through a replay.
+      auto p = OpenReadOnly(db_dir);
       if (!p.ok()) s = p.status();
       else if ((*p)->applied_seq() != it->manifest.seq || !(*p)->outdated().empty())
         s = Status::Corruption("db/ holds seq " + std::to_string((*p)->applied_seq()));

@@ -2,6 +2,7 @@
 // WriteBatch operations, committing them. The key layout is in
 // pool_layout.h, the reads in pools_read.cc, replay's bulk load in
 // pools_bulk.cc.
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
@@ -66,6 +67,11 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
   if (options.read_only || options.short_lived) db_options.max_file_opening_threads = 1;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // A bulk load over a checkpoint (time travel, a fork) reads records
+  // scattered over the whole DB, each block many times: a cache that
+  // holds what it reads (the default 8 MiB one evicted and decompressed
+  // them again and again). Short-lived: freed with the Projection.
+  if (options.bulk_load) table.block_cache = rocksdb::NewLRUCache(size_t{256} << 20);
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   // New ids are looked up before they are created: a memtable bloom filter
@@ -135,7 +141,10 @@ Result<std::unique_ptr<Projection>> Projection::Open(const ProjectionOptions& op
                                         "; a writing command (or limbic run) rebuilds them from the log");
     return p;  // the Engine rebuilds it
   }
-  LIMBIC_RETURN_IF_ERROR(p->LoadThreadTable());
+  if (options.thread_table && !options.bulk_load) {
+    LIMBIC_RETURN_IF_ERROR(p->LoadThreadTable());
+    p->has_thread_table_ = true;
+  }
   return p;
 }
 
@@ -252,13 +261,15 @@ void Projection::UpdateThreadTable(std::span<const PreparedWrite* const> writes,
     }
   }
   for (const PreparedWrite* w : writes) {
-    for (const auto& [id, summary] : w->threads) {
-      if (summary)
-        threads_.Set(*summary);
-      else
-        threads_.Erase(id);
+    if (has_thread_table_) {
+      for (const auto& [id, summary] : w->threads) {
+        if (summary)
+          threads_.Set(*summary);
+        else
+          threads_.Erase(id);
+      }
+      for (const auto& [id, delta] : w->unprocessed) threads_.AddUnprocessed(id, delta);
     }
-    for (const auto& [id, delta] : w->unprocessed) threads_.AddUnprocessed(id, delta);
     if (fresh_.built())
       for (const auto& [id, percept] : w->fresh) fresh_.Set(id, percept);
     else if (fresh_building_)

@@ -75,7 +75,7 @@ Status Projection::CheckIndexes() const {
     });
     LIMBIC_RETURN_IF_ERROR(s);
   }
-  {
+  if (has_thread_table_) {
     std::lock_guard<std::mutex> lock(threads_mu_);
     if (threads_.size() != threads.size())
       return Status::Corruption("thread table holds " + std::to_string(threads_.size()) +

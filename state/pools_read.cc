@@ -190,7 +190,14 @@ Result<std::vector<json>> Projection::ListThreads(std::optional<std::string> sta
   return out;
 }
 
+namespace {
+Status NoThreadTable() {
+  return Status::FailedPrecondition("the thread table was not loaded (ProjectionOptions::thread_table)");
+}
+}  // namespace
+
 Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
+  if (!has_thread_table_) return NoThreadTable();
   std::lock_guard<std::mutex> lock(threads_mu_);
   auto t = threads_.Find(std::string(thread_id));
   return t ? t->unprocessed : 0;
@@ -199,6 +206,7 @@ Result<size_t> Projection::CountUnprocessed(std::string_view thread_id) const {
 Result<std::vector<ThreadSummary>> Projection::ThreadSummaries(
     std::optional<std::string> status) const {
   LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
+  if (!has_thread_table_) return NoThreadTable();
   std::lock_guard<std::mutex> lock(threads_mu_);
   return threads_.List(status);
 }
@@ -207,6 +215,7 @@ Result<std::vector<ThreadSummary>> Projection::TopThreads(std::optional<std::str
                                                           TimeMs now, const RecencyParams& p,
                                                           size_t limit) const {
   LIMBIC_RETURN_IF_ERROR(CheckStatusFilter("thread", status, kThreadStatuses));
+  if (!has_thread_table_) return NoThreadTable();
   std::lock_guard<std::mutex> lock(threads_mu_);
   return threads_.Top(status, now, p, limit);
 }

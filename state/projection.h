@@ -84,6 +84,12 @@ struct ProjectionOptions {
   // RocksDB's file layer; nullptr = its default. Tests pass
   // FaultInjectionEnv::rocks_env() to make RocksDB's writes fail.
   rocksdb::Env* rocks_env = nullptr;
+  // false: the thread table (one scan of every thread and assigned
+  // percept: a fifth of a second at 5M events) is neither loaded nor kept,
+  // and the reads that need it (CountUnprocessed, ThreadSummaries,
+  // TopThreads) fail. For an open that only applies events or checks the
+  // applied_seq; a bulk load never has it.
+  bool thread_table = true;
 };
 
 // Filters for QueryPercepts; all given filters must match.
@@ -411,6 +417,7 @@ class Projection final : public RecordReader {
   // TopThreads changes its ranking order, hence mutable.
   mutable std::mutex threads_mu_;
   mutable ThreadTable threads_;
+  bool has_thread_table_ = false;  // loaded at open and kept (ProjectionOptions::thread_table)
   // The new percepts, under threads_mu_ too; built by the first
   // TopNewPercepts or ExpiredPercepts (EnsureFresh), followed by Commit
   // after that. While it is built (without the lock), commits leave their

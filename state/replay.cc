@@ -468,8 +468,12 @@ Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_di
   if (tt->replay_.last_seq < seq)
     return Status::NotFound("the log ends at seq " + std::to_string(tt->replay_.last_seq) +
                             ", before seq " + std::to_string(seq));
+  // Only read: read-only, so the table files the bulk load left in level 0
+  // are not compacted under the look.
   ProjectionOptions popts;
   popts.path = DbDirPath(tt->dir_);
+  popts.read_only = true;
+  popts.create_if_missing = false;
   auto projection = Projection::Open(popts);
   if (!projection.ok()) return projection.status();
   tt->projection_ = std::move(projection).value();

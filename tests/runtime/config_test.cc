@@ -144,7 +144,7 @@ TEST_CASE("checkpoints are on by default and their section is read", "[config]")
   CHECK(d->checkpoints.enabled);
   CHECK(d->checkpoints.every == 100000);
   CHECK(d->checkpoints.interval == 3600000);
-  CHECK(d->checkpoints.keep == 32);
+  CHECK(d->checkpoints.keep == 64);
   CHECK(d->checkpoints.dense == 4);
   auto c = ParseConfig({{"checkpoints", {{"enabled", false}, {"every", 5000}, {"interval", "10m"},
                                          {"keep", 8}, {"dense", 2}}}},
