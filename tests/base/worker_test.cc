@@ -2,7 +2,12 @@
 // and drops the rest; a job that throws does not stop the others.
 #include "base/worker.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -32,6 +37,30 @@ TEST_CASE("a worker runs jobs in the order posted, on one thread that is not the
   for (int i = 0; i < 100; ++i) CHECK(order[i] == i);
   CHECK(threads.front() != std::this_thread::get_id());
   for (auto id : threads) CHECK(id == threads.front());
+}
+
+// The nice value of the thread a job runs on.
+int NiceOfJob(Worker& w) {
+  std::promise<int> nice;
+  w.Post([&] {
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    errno = 0;
+    nice.set_value(::getpriority(PRIO_PROCESS, tid));
+  });
+  return nice.get_future().get();
+}
+
+TEST_CASE("a background worker runs at the least CPU priority, others as the process",
+          "[worker]") {
+  errno = 0;
+  const int process = ::getpriority(PRIO_PROCESS, 0);
+  Worker normal("normal"), background("background", /*background=*/true);
+  normal.Start();
+  background.Start();
+  CHECK(NiceOfJob(normal) == process);
+  CHECK(NiceOfJob(background) == 19);
+  // The caller's own thread is untouched.
+  CHECK(::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid))) == process);
 }
 
 TEST_CASE("Stop waits for the running job", "[worker]") {
