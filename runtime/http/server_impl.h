@@ -151,6 +151,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Send(HttpResponse r);
 
+  // After an answer sent before the request's body was read (over
+  // api.body_limit, malformed), the client may still be sending it; a
+  // close with its bytes unread makes the kernel answer them with a reset
+  // that can reach the client before the answer does (it then sees a
+  // broken connection, not the 413). So: stop sending, read and drop what
+  // comes, up to kLingerBytes or kLingerMs, then close.
+  void LingerThenClose();
+  void DrainThenClose();
+  static constexpr size_t kLingerBytes = 16 << 20;
+  static constexpr int kLingerMs = 2000;
+
   // An event stream: admitted if it fits the streams' share, else an
   // ordinary 429/503 answer.
   void StartSse(const SseHandler& handler, HttpRequest& req);
@@ -172,6 +183,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point idle_since_;
   bool keep_alive_ = true;
   bool busy_ = false;
+  bool body_unread_ = false;  // answered before the request was read whole
+  size_t drained_ = 0;        // bytes dropped while lingering
   std::chrono::steady_clock::time_point started_;
   // SSE mode
   bool sse_ = false;

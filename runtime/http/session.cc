@@ -1,5 +1,7 @@
 #include "runtime/http/server_impl.h"
 
+#include <array>
+
 #include <boost/asio/write.hpp>
 
 namespace limbic::runtime {
@@ -112,7 +114,10 @@ void Session::DoReadRequest() {
 void Session::OnRead(beast::error_code ec) {
   if (IsDisconnect(ec)) return Close();
   keep_alive_ = false;
-  if (ec) return Send(ReadError(ec));
+  if (ec) {
+    body_unread_ = true;
+    return Send(ReadError(ec));
+  }
   HttpRequest req = TakeRequest();
   if (refusal_) {
     keep_alive_ = false;  // this connection is over the limits: one answer
@@ -193,11 +198,36 @@ void Session::Send(HttpResponse r) {
     self->server_->log_->debug("http: {} {} {} {}us", self->method_, self->path_, status, us);
     self->busy_ = false;
     if (ec || res->need_eof() || self->server_->shutting_down_) {
+      if (!ec && self->body_unread_ && !self->server_->shutting_down_) return self->LingerThenClose();
       self->Close();
       self->server_->MaybeDone();
       return;
     }
     self->DoRead();
+  });
+}
+
+void Session::LingerThenClose() {
+  boost::system::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) {
+    Close();
+    return server_->MaybeDone();
+  }
+  stream_.expires_after(std::chrono::milliseconds(kLingerMs));
+  DrainThenClose();
+}
+
+void Session::DrainThenClose() {
+  auto scratch = std::make_shared<std::array<char, 16384>>();
+  stream_.async_read_some(net::buffer(*scratch), [self = shared_from_this(), scratch](
+                                                      beast::error_code ec, size_t n) {
+    self->drained_ += n;
+    if (ec || self->drained_ >= kLingerBytes || self->server_->shutting_down_) {
+      self->Close();
+      return self->server_->MaybeDone();
+    }
+    self->DrainThenClose();
   });
 }
 

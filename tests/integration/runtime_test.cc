@@ -1,7 +1,11 @@
 // `limbic run` through its real interfaces: HTTP on 127.0.0.1, subprocess
 // sensors and effectors, signals.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -444,6 +448,45 @@ TEST_CASE("SIGTERM stops intake, drains and exits 0, a bad config is refused wit
   auto r = Limbic({"--state", bad / "state", "run", "--config", bad / "c.json"});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("outbox.max_atempts: unknown key"));
+}
+
+TEST_CASE("a body far over api.body_limit gets its 413, not a reset, while still being sent",
+          "[api]") {
+  TempDir dir;
+  RunningLimbic l(dir, BaseConfig(dir));  // api.body_limit 4096
+  REQUIRE(l.port() != 0);
+  const std::string body(4 << 20, 'x');
+  for (int round = 0; round < 5; ++round) {
+    INFO("round " << round);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(l.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const std::string head = "POST /v1/percepts HTTP/1.1\r\nHost: 127.0.0.1:" +
+                             std::to_string(l.port()) +
+                             "\r\nContent-Type: application/json\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n";
+    std::string out = head + body;
+    size_t sent = 0;
+    while (sent < out.size()) {
+      ssize_t n = ::send(fd, out.data() + sent, std::min<size_t>(out.size() - sent, 1 << 16),
+                         MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    CHECK(sent == out.size());  // the server read (and dropped) the rest
+    ::shutdown(fd, SHUT_WR);
+    std::string in;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) in.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    CHECK_THAT(in, Catch::StartsWith("HTTP/1.1 413"));
+    CHECK_THAT(in, Catch::Contains("payload_too_large"));
+  }
+  CHECK(Http(l.port(), "GET", "/healthz").status == 200);
 }
 
 }  // namespace runtime_test
