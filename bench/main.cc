@@ -4,6 +4,7 @@
 //
 //   limbic_bench [--quick] [--scenarios a,b] [--sizes 1000,10000] [--systems a,b]
 //                [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]
+//                [--checkpoint-every N] [--checkpoint-keep N]  (timetravel's policy)
 //                [--dir DIR] [--out DIR]
 //
 // Scenarios: ingest, mixed, queries, recovery, replay, http, attention (and,
@@ -45,6 +46,9 @@ struct Options {
   int reps = 3;
   double budget_s = 3;  // per repetition
   uint64_t replay_events = 1'000'000;
+  // timetravel: the checkpoint policy (0 = the runtime's defaults).
+  uint64_t checkpoint_every = 0;
+  size_t checkpoint_keep = 0;
   uint64_t seed = 1;
   std::string dir = "bench-data";
   std::string out = "bench-results";
@@ -351,6 +355,7 @@ int Usage() {
       "ingest,mixed,queries,recovery,replay,http,attention,timetravel]\n"
       "                    [--sizes 1000,10000,100000] [--systems limbic,sqlite-full,...]\n"
       "                    [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]\n"
+      "                    [--checkpoint-every N] [--checkpoint-keep N]  (timetravel)\n"
       "                    [--dir DIR] [--out DIR]\n");
   return 2;
 }
@@ -382,6 +387,8 @@ int main(int argc, char** argv) {
       else if (k == "--reps") o.reps = std::max(1, std::stoi(v));
       else if (k == "--budget") o.budget_s = std::stod(v);
       else if (k == "--replay-events") o.replay_events = std::stoull(v);
+      else if (k == "--checkpoint-every") o.checkpoint_every = std::stoull(v);
+      else if (k == "--checkpoint-keep") o.checkpoint_keep = std::stoul(v);
       else if (k == "--seed") o.seed = std::stoull(v);
       else if (k == "--dir") o.dir = v;
       else if (k == "--out") o.out = v;
@@ -425,6 +432,8 @@ int main(int argc, char** argv) {
       t.seed = o.seed;
       t.limbic = o.limbic_binary;
       if (o.quick) t.every = 10000;
+      if (o.checkpoint_every > 0) t.every = o.checkpoint_every;
+      if (o.checkpoint_keep > 0) t.retention.keep = o.checkpoint_keep;
       if (o.replay_events > 2'000'000) t.requests_off = 3;  // each a replay of the whole log
       for (const Row& row : RunTimeTravel(t)) report(row);
       continue;

@@ -179,7 +179,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
       auto c = state::TakeCheckpoint(**p, state, 0);
       if (!c.ok()) return c.status();
       take_ms.push_back(Ms(t0));
-      LIMBIC_RETURN_IF_ERROR(state::ApplyRetention(state, {}));
+      LIMBIC_RETURN_IF_ERROR(state::ApplyRetention(state, o.retention));
       next = c->manifest.seq + o.every;
       return Status::OK();
     };
@@ -221,8 +221,8 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
 
   char note[256];
   std::vector<Row> rows;
-  std::snprintf(note, sizeof note, "%zu checkpoints kept (every %llu, keep 64, dense 4)", kept,
-                static_cast<unsigned long long>(o.every));
+  std::snprintf(note, sizeof note, "%zu checkpoints kept (every %llu, keep %zu, dense %zu)", kept,
+                static_cast<unsigned long long>(o.every), o.retention.keep, o.retention.dense);
   rows.push_back(LatencyRow("state/at", last, "checkpoints on", on, note));
   rows.push_back(LatencyRow("state/at", last, "checkpoints off", off,
                             "each a replay from seq 1; the first " +

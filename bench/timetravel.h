@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "state/checkpoint.h"
 
 namespace limbic::bench {
 
 struct TimeTravelOptions {
   std::string log;           // an exported .jsonl (MixedLog)
   std::string dir;           // scratch dir for the state
-  uint64_t every = 100000;   // checkpoints.every
+  uint64_t every = 50000;    // checkpoints.every
+  state::RetentionPolicy retention;  // checkpoints.keep and .dense
   size_t requests = 100;     // random seqs looked at with checkpoints
   size_t requests_off = 10;  // the same first seqs without (each a replay from seq 1)
   uint64_t seed = 1;

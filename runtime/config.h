@@ -56,9 +56,9 @@ struct ArchiveConfig {
 // events came), kept by RetentionPolicy{keep, dense}.
 struct CheckpointsConfig {
   bool enabled = true;
-  uint64_t every = 100000;   // events between checkpoints; 0 = by interval only
+  uint64_t every = 50000;    // events between checkpoints; 0 = by interval only
   TimeMs interval = 3600000;  // at most this long between them, if events came; 0 = by count only
-  size_t keep = 64;          // checkpoints kept in all
+  size_t keep = 128;         // checkpoints kept in all
   size_t dense = 4;          // of them, the newest always kept
 };
 

@@ -152,7 +152,7 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
 //! to an even spacing of about seq/keep events. The oldest is kept. Stale
 //! and damaged checkpoints always go.
 struct RetentionPolicy {
-  size_t keep = 64;
+  size_t keep = 128;
   size_t dense = 4;
 };
 

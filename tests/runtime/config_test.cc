@@ -142,9 +142,9 @@ TEST_CASE("checkpoints are on by default and their section is read", "[config]")
   auto d = ParseConfig(json::object(), "");
   REQUIRE(d.ok());
   CHECK(d->checkpoints.enabled);
-  CHECK(d->checkpoints.every == 100000);
+  CHECK(d->checkpoints.every == 50000);
   CHECK(d->checkpoints.interval == 3600000);
-  CHECK(d->checkpoints.keep == 64);
+  CHECK(d->checkpoints.keep == 128);
   CHECK(d->checkpoints.dense == 4);
   auto c = ParseConfig({{"checkpoints", {{"enabled", false}, {"every", 5000}, {"interval", "10m"},
                                          {"keep", 8}, {"dense", 2}}}},
