@@ -9,6 +9,7 @@
 #include "state/commands.h"
 #include "state/engine.h"
 #include "state/replay.h"
+#include "engine_util.h"
 #include "test_util.h"
 
 // This file's own namespace: test programs compile in unity batches.
@@ -16,18 +17,11 @@ namespace checkpoint_test {
 
 using namespace limbic;
 using namespace limbic::state;
+using limbic::testing::MustCommit;
 using limbic::testing::ScratchDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-void MustCommit(Engine& e, Result<Events> ev) {
-  INFO(ev.status().ToString());
-  REQUIRE(ev.ok());
-  Status s = e.Commit(*ev);
-  INFO(s.ToString());
-  REQUIRE(s.ok());
-}
 
 // A state dir of about `n` events of several kinds, with a checkpoint
 // taken every `every` events while the engine runs; the checkpoints' seqs.

@@ -10,6 +10,7 @@
 #include "state/commands.h"
 #include "state/engine.h"
 #include "base/fault_env.h"
+#include "engine_util.h"
 #include "test_util.h"
 
 // This file's own namespace: test programs compile in unity batches.
@@ -17,18 +18,10 @@ namespace replay_test {
 
 using namespace limbic;
 using namespace limbic::state;
+using limbic::testing::MustCommit;
 using limbic::testing::ScratchDir;
 
 namespace {
-
-// Commits events a test built; any error fails the test, naming it.
-void MustCommit(Engine& e, Result<Events> ev) {
-  INFO(ev.status().ToString());
-  REQUIRE(ev.ok());
-  Status s = e.Commit(*ev);
-  INFO(s.ToString());
-  REQUIRE(s.ok());
-}
 
 // A state dir with a bit of everything; returns the live digest.
 std::string BuildState(const std::string& dir, uint64_t* seq_after_create = nullptr) {
