@@ -5,6 +5,7 @@
 //   limbic_bench [--quick] [--scenarios a,b] [--sizes 1000,10000] [--systems a,b]
 //                [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]
 //                [--checkpoint-every N] [--checkpoint-keep N]  (timetravel's policy)
+//                [--ingest-seconds S] [--ingest-turns N]  (timetravel's ingest)
 //                [--dir DIR] [--out DIR]
 //
 // Scenarios: ingest, mixed, queries, recovery, replay, http, attention (and,
@@ -49,6 +50,8 @@ struct Options {
   // timetravel: the checkpoint policy (0 = the runtime's defaults).
   uint64_t checkpoint_every = 0;
   size_t checkpoint_keep = 0;
+  double ingest_seconds = 0;  // timetravel's ingest turns (0 = its default)
+  int ingest_turns = 0;
   uint64_t seed = 1;
   std::string dir = "bench-data";
   std::string out = "bench-results";
@@ -356,6 +359,7 @@ int Usage() {
       "                    [--sizes 1000,10000,100000] [--systems limbic,sqlite-full,...]\n"
       "                    [--reps N] [--budget SECONDS] [--replay-events N] [--seed N]\n"
       "                    [--checkpoint-every N] [--checkpoint-keep N]  (timetravel)\n"
+      "                    [--ingest-seconds S] [--ingest-turns N]  (timetravel)\n"
       "                    [--dir DIR] [--out DIR]\n");
   return 2;
 }
@@ -389,6 +393,8 @@ int main(int argc, char** argv) {
       else if (k == "--replay-events") o.replay_events = std::stoull(v);
       else if (k == "--checkpoint-every") o.checkpoint_every = std::stoull(v);
       else if (k == "--checkpoint-keep") o.checkpoint_keep = std::stoul(v);
+      else if (k == "--ingest-seconds") o.ingest_seconds = std::stod(v);
+      else if (k == "--ingest-turns") o.ingest_turns = std::max(1, std::stoi(v));
       else if (k == "--seed") o.seed = std::stoull(v);
       else if (k == "--dir") o.dir = v;
       else if (k == "--out") o.out = v;
@@ -434,6 +440,8 @@ int main(int argc, char** argv) {
       if (o.quick) t.every = 10000;
       if (o.checkpoint_every > 0) t.every = o.checkpoint_every;
       if (o.checkpoint_keep > 0) t.retention.keep = o.checkpoint_keep;
+      if (o.ingest_seconds > 0) t.ingest_seconds = o.ingest_seconds;
+      if (o.ingest_turns > 0) t.ingest_turns = o.ingest_turns;
       if (o.replay_events > 2'000'000) t.requests_off = 3;  // each a replay of the whole log
       for (const Row& row : RunTimeTravel(t)) report(row);
       continue;

@@ -24,6 +24,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+std::string FormatSeconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
+}
+
 [[noreturn]] void Die(const std::string& what, const Status& s) {
   std::fprintf(stderr, "timetravel: %s: %s\n", what.c_str(), s.ToString().c_str());
   std::exit(1);
@@ -243,7 +249,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
   if (!o.limbic.empty()) {
     std::vector<double> rate[2], p99[2];
     uint64_t taken = 0;
-    for (int turn = 0; turn < 4; ++turn) {
+    for (int turn = 0; turn < 2 * o.ingest_turns; ++turn) {
       const int on = turn % 2;
       HttpIngestOptions h;
       h.limbic = o.limbic;
@@ -251,7 +257,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
       fs::remove_all(h.dir);
       fs::create_directories(h.dir);
       h.seconds = o.ingest_seconds;
-      h.extra_config = {{"checkpoints", {{"enabled", on == 1}, {"every", o.ingest_every}}}};
+      h.extra_config = {{"checkpoints", {{"enabled", on == 1}, {"every", o.every}}}};
       auto r = RunHttpIngest(h);
       if (!r.ok()) Die("ingest", r.status());
       rate[on].push_back(static_cast<double>(r->percepts) / r->seconds);
@@ -264,11 +270,14 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
       row.system = on ? "checkpoints on" : "checkpoints off";
       row.unit = "percepts/s";
       row.reps = rate[on];
-      row.median = (rate[on][0] + rate[on][1]) / 2;
-      row.p99_us = std::max(p99[on][0], p99[on][1]);
-      row.note = on ? "every " + std::to_string(o.ingest_every) + " events; " +
+      std::vector<double> sorted = rate[on];
+      std::sort(sorted.begin(), sorted.end());
+      row.median = sorted[sorted.size() / 2];
+      row.p99_us = *std::max_element(p99[on].begin(), p99[on].end());
+      row.note = on ? "every " + std::to_string(o.every) + " events; " +
                           std::to_string(taken) + " checkpoints kept at the ends"
-                    : "2 turns each, alternating, mean";
+                    : std::to_string(o.ingest_turns) + " turns of " +
+                          FormatSeconds(o.ingest_seconds) + " each, alternating; median";
       rows.push_back(row);
     }
     fs::remove_all(o.dir);

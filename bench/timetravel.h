@@ -1,6 +1,6 @@
 // The `timetravel` scenario of limbic_bench: looks into the past of a long
-// log with checkpoints (taken as the runtime takes them: every 100,000
-// events, the default retention) and without, in the same run.
+// log with checkpoints (taken as the runtime takes them: `every`, the
+// default 50,000 events, and the default retention) and without, in the same run.
 #pragma once
 
 #include <string>
@@ -20,14 +20,15 @@ struct TimeTravelOptions {
   size_t requests_off = 10;  // the same first seqs without (each a replay from seq 1)
   uint64_t seed = 1;
   std::string limbic;        // the binary, for ingest with checkpoints on and off
-  double ingest_seconds = 5;  // per turn; 2 turns each, alternating
-  uint64_t ingest_every = 20000;  // checkpoints.every while ingesting (several per turn)
+  double ingest_seconds = 5;  // per turn
+  int ingest_turns = 2;       // turns each with checkpoints off and on, alternating
   double commit_seconds = 5;      // single commits timed without, then with, checkpoints
 };
 
 // Rows: state/at with checkpoints and without (ms per look, p50/p99),
 // a fork at a random seq, the time to take a checkpoint, the disk the
-// checkpoints use beyond db/.
+// checkpoints use beyond db/; commits timed during checkpoints; HTTP
+// ingest with checkpoints on (every `every` events) and off, in turns.
 std::vector<Row> RunTimeTravel(const TimeTravelOptions& o);
 
 }  // namespace limbic::bench
