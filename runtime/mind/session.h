@@ -1,6 +1,6 @@
 // Internal to runtime/mind/: a session as the executive keeps it, and the
-// helpers mind.cc (the budget, the wake policy, the openai kind) and
-// mind_exec.cc (the exec kind) share.
+// helpers mind.cc (the wake policy, the openai kind), mind_budget.cc (the
+// budget) and mind_exec.cc (the exec kind) share.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
