@@ -212,29 +212,6 @@ Status Runtime::Open() {
   return Status::OK();
 }
 
-Status Runtime::StartStandby() {
-  const ReplicationConfig& rc = config_.replication;
-  engine_->set_write_gate(
-      Status::Unavailable("this is a hot standby of agent " + rc.agent +
-                          " (limbic follow): it takes no writes; write to the "
-                          "primary, or promote this one (limbic promote, POST /v1/promote)"));
-  // What `limbic promote` needs when this process is gone.
-  Status w = Env::Default()->WriteFileAtomic(StandbyFilePath(config_.state_dir),
-                                             json{{"nats", rc.nats},
-                                                  {"stream", rc.stream},
-                                                  {"agent", rc.agent},
-                                                  {"mode", ReplicationModeName(rc.mode)}}
-                                                     .dump() +
-                                                 "\n",
-                                             FileDurability::kSynced);
-  if (!w.ok()) log_->warn("writing standby.json: {}", w.message());
-  follower_ = std::make_unique<Follower>(
-      ioc_, *engine_, Follower::Options{rc.nats, rc.stream, rc.agent, rc.timeout}, log_);
-  LIMBIC_RETURN_IF_ERROR(follower_->Start());
-  DeclareReplicationMetrics();
-  return Status::OK();
-}
-
 Status Runtime::StartPrimary() {
   LIMBIC_RETURN_IF_ERROR(outbox_->Start());
   for (auto& [name, sensor] : sensors_) {
@@ -246,53 +223,6 @@ Status Runtime::StartPrimary() {
   archive_->Start();
   world_->Start();
   return Status::OK();
-}
-
-void Runtime::Promote(std::function<void(Status, json)> done) {
-  if (!following_ || !follower_ || promoting_)
-    return done(
-        Status::FailedPrecondition(promoting_ ? "a promotion is under way"
-                                              : "this limbic is not a standby (limbic follow)"),
-        json());
-  promoting_ = true;
-  log_->info("promotion: applying the stream through its last event");
-  // The follower claims the stream (primary_promoted, published first and
-  // then applied from it); a refusal leaves it following (runtime/replication/follower.h).
-  follower_->Promote(20000, [this, done](Status s, Follower::Promoted promoted) {
-    promoting_ = false;
-    if (stopping_) return done(Status::Unavailable("shutting down"), json());
-    if (!s.ok()) {
-      log_->warn("promotion refused: {}", s.message());
-      return done(s.WithContext("not promoted, still a standby"), json());
-    }
-    follower_->Stop();
-    follower_.reset();
-    following_ = false;
-    // The reflexes as the stream left them.
-    for (const reflexes::Rule* rule : reflexes_.List())
-      (void)reflexes_.Remove(std::string(rule->id));
-    engine_->set_write_gate(Status::OK());
-    if (Status l = LoadReflexes(file_rules_, false); !l.ok())
-      log_->warn("promotion: loading the reflexes: {}", l.message());
-    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
-    Status started = replicator_->Start();
-    if (started.ok()) DeclareReplicationMetrics();
-    uint64_t after = 0;
-    if (started.ok()) started = CatchUpReflexes(&after);
-    if (started.ok()) started = StartPrimary();
-    if (!started.ok()) {
-      log_->error("promotion: starting the primary: {}", started.message());
-      return done(started, json());
-    }
-    if (mind_ && api_)
-      if (Status m = mind_->Start(api_->MakeRouter()); !m.ok())
-        log_->error("promotion: starting the mind: {}", m.message());
-    (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
-    log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
-               config_.replication.agent, promoted.seq, promoted.stream_seq);
-    done(Status::OK(),
-         json{{"promoted", true}, {"seq", promoted.seq}, {"stream_seq", promoted.stream_seq}});
-  });
 }
 
 void Runtime::OpenEffectors(std::vector<std::string>* errors) {
