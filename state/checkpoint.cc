@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/env.h"
+#include "base/input_json.h"
 #include "base/json.h"
 #include "base/sha256.h"
 #include "state/engine.h"
@@ -26,6 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kManifestName = "manifest.json";
+constexpr uintmax_t kMaxManifestBytes = 64 << 10;  // one is a few hundred bytes
 constexpr const char* kTempPrefix = "tmp-";
 
 std::string SeqName(uint64_t seq) {
@@ -126,29 +128,62 @@ Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string
 
 Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
+  auto bad = [&](const std::string& why) { return Status::Corruption(path + ": " + why); };
+  // A manifest is a flat object of a few hundred bytes: anything else in
+  // its place is damage, refused before it is read whole or parsed deep.
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxManifestBytes)
+    return bad(std::to_string(size) + " bytes, more than a manifest's " +
+               std::to_string(kMaxManifestBytes));
   auto text = Env::Default()->ReadFileToString(path);
   if (!text.ok()) return Status::Corruption(path + ": " + text.status().message());
-  json j = json::parse(*text, nullptr, false);
-  auto bad = [&](const std::string& why) { return Status::Corruption(path + ": " + why); };
-  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  auto parsed = ParseInputJson(*text, 2);
+  if (!parsed.ok())
+    return bad(IsJsonTooDeep(parsed.status()) ? "nested deeper than a manifest (a flat object)"
+                                              : parsed.status().message());
+  const json& j = *parsed;
+  if (!j.is_object()) return bad("not a JSON object");
+  // Whole numbers that fit: nlohmann keeps a larger one as a double, and
+  // get<> of another type throws.
+  auto whole = [&j](const char* key, uint64_t max) -> std::optional<uint64_t> {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
+    const uint64_t v = it->get<uint64_t>();
+    return v <= max ? std::optional<uint64_t>(v) : std::nullopt;
+  };
+  // Milliseconds since 1970, which an event before then has negative.
+  auto millis = [&j](const char* key) -> std::optional<TimeMs> {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+    if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+    return it->get<TimeMs>();
+  };
   CheckpointManifest m;
-  if (!j.contains("format") || !j["format"].is_number_integer()) return bad("no format");
-  m.format = j["format"].get<int>();
+  const auto format = whole("format", 1 << 30);
+  if (!format) return bad("no format (a whole number)");
+  m.format = static_cast<int>(*format);
   if (m.format != kCheckpointFormat) {
-    m.seq = j.value("seq", uint64_t{0});
+    m.seq = whole("seq", UINT64_MAX).value_or(0);
     return m;  // another format: the caller sees it is stale
   }
-  if (!j.contains("seq") || !j["seq"].is_number_unsigned()) return bad("no seq");
-  if (!j.contains("ts") || !j["ts"].is_number_integer()) return bad("no ts");
+  const auto seq = whole("seq", UINT64_MAX);
+  if (!seq) return bad("no seq (a whole number)");
+  const auto ts = millis("ts");
+  if (!ts) return bad("no ts (whole milliseconds)");
   for (const char* key : {"event_sha256", "digest", "schema", "limbic"})
     if (!j.contains(key) || !j[key].is_string()) return bad(std::string("no ") + key);
-  m.seq = j["seq"].get<uint64_t>();
-  m.ts = j["ts"].get<TimeMs>();
+  m.seq = *seq;
+  m.ts = *ts;
   m.event_sha256 = j["event_sha256"].get<std::string>();
   m.digest = j["digest"].get<std::string>();
   m.schema = j["schema"].get<std::string>();
   m.limbic = j["limbic"].get<std::string>();
-  m.taken_at = j.value("taken_at", TimeMs{0});
+  if (j.contains("taken_at")) {
+    const auto taken_at = millis("taken_at");
+    if (!taken_at) return bad("taken_at is not whole milliseconds");
+    m.taken_at = *taken_at;
+  }
   return m;
 }
 

@@ -387,6 +387,62 @@ TEST_CASE("a checkpoint of another format or pools' layout is never read", "[che
   CHECK(removed == std::vector<std::string>{CheckpointDir(state, newest)});
 }
 
+TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never crashes",
+          "[checkpoint][hostile]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 200, 60);
+  REQUIRE(taken.size() >= 2);
+  const uint64_t newest = taken.back();
+  const std::string path = CheckpointDir(state, newest) + "/manifest.json";
+  json j = ManifestOf(state, newest);
+  std::string text;
+  std::string why;
+  SECTION("nested 30,000 deep, within the size bound") {
+    text = std::string(30000, '[') + std::string(30000, ']');
+    why = "nested deeper";
+  }
+  SECTION("larger than any manifest") {
+    j["padding"] = std::string(2 << 20, 'x');
+    text = j.dump();
+    why = "bytes";
+  }
+  SECTION("taken_at of the wrong type") {
+    j["taken_at"] = "yesterday";
+    text = j.dump();
+    why = "taken_at";
+  }
+  SECTION("seq past uint64") {
+    text = j.dump();
+    const std::string seq = "\"seq\":" + std::to_string(newest);
+    text.replace(text.find(seq), seq.size(), "\"seq\":184467440737095516160");
+    why = "seq";
+  }
+  SECTION("another format whose seq is a string") {
+    text = json{{"format", 1}, {"seq", "many"}}.dump();
+    why = "seq";
+  }
+  SECTION("a format that is not an int") {
+    text = json{{"format", uint64_t{1} << 40}, {"seq", newest}}.dump();
+    why = "format";
+  }
+  std::ofstream(path, std::ios::trunc) << text;
+  CheckpointList list = ListCheckpoints(state);
+  INFO(json(list.warnings).dump());
+  CHECK(list.usable.size() == taken.size() - 1);
+  REQUIRE(list.damaged.size() + list.stale.size() == 1);
+  if (!list.damaged.empty()) {
+    REQUIRE(list.warnings.size() == 1);
+    CHECK(list.warnings[0].find(path) != std::string::npos);
+    CHECK(list.warnings[0].find(why) != std::string::npos);
+  }
+  // The looks, fsck and a restart go on from the checkpoint before it.
+  auto tt = TimeTravel::Open(state, newest, nullptr, true);
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
+  CHECK((*tt)->replay().digest == FullDigest(state, newest));
+}
+
 TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
