@@ -118,7 +118,7 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
   if (options.at_seq.has_value() == options.at_time.has_value())
     return Status::InvalidArgument("give one of --at-seq and --at-time");
   if (options.at_seq && *options.at_seq == 0 && !options.allow_empty)
-    return Status::InvalidArgument("--at-seq: must be 1 or more (the first event's seq)");
+    return Status::InvalidArgument("at seq 0: a fork's seq is 1 or more (the first event's)");
   state::ReplayOptions replay;
   replay.from = state::EventsDirPath(options.from_state);
   replay.into = options.into;
@@ -129,11 +129,11 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
   if (!r.ok()) return r.status();
   std::string short_of;
   if (options.at_seq && r->last_seq != *options.at_seq)
-    short_of = "--at-seq " + std::to_string(*options.at_seq) + ": the log ends at seq " +
+    short_of = "at seq " + std::to_string(*options.at_seq) + ": the log ends at seq " +
                std::to_string(r->last_seq);
   else if (options.at_time && r->events == 0)
     short_of =
-        "--at-time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
+        "at time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
   if (!short_of.empty()) {
     // Take back what the replay built: nothing of it is the fork asked for.
     std::error_code ec;
