@@ -81,13 +81,47 @@ std::vector<uint32_t> KeyOrder(const PreparedWrite& write) {
     keys[i] = SortKey{uint64_t{ops[i].cf} << 32 | *rank_of[i], bytes8(len), bytes8(len + 8),
                       static_cast<uint32_t>(i)};
   }
-  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+  auto less = [&](const SortKey& a, const SortKey& b) {
     if (a.group != b.group) return a.group < b.group;
     if (a.next8 != b.next8) return a.next8 < b.next8;
     if (a.then8 != b.then8) return a.then8 < b.then8;
     const int c = write.key(ops[a.index]).compare(write.key(ops[b.index]));
     return c != 0 ? c < 0 : a.index < b.index;
-  });
+  };
+  // The ops come in runs already ordered: a write's records in the order
+  // they were first changed (ids made one after the other), and each index
+  // prefix's entries newest first, since those keys count time down. So
+  // the ops are put in group order by counting (the index, the last column
+  // family, takes one bucket per prefix rank), and a group left in order,
+  // or in exactly the opposite one, costs a pass instead of a sort.
+  {
+    auto bucket = [](const SortKey& k) -> size_t {
+      const auto cf = static_cast<uint8_t>(k.group >> 32);
+      return cf != kIndexCf ? cf : kIndexCf + static_cast<uint32_t>(k.group);
+    };
+    std::vector<uint32_t> at(kIndexCf + ranks.size() + 1, 0);
+    for (const SortKey& k : keys) ++at[bucket(k)];
+    uint32_t sum = 0;
+    for (uint32_t& a : at) sum += std::exchange(a, sum);
+    std::vector<SortKey> grouped(keys.size());
+    for (const SortKey& k : keys) grouped[at[bucket(k)]++] = k;
+    keys.swap(grouped);
+    for (size_t from = 0; from < keys.size();) {
+      size_t to = from + 1;
+      while (to < keys.size() && keys[to].group == keys[from].group) ++to;
+      const auto first = keys.begin() + static_cast<std::ptrdiff_t>(from);
+      const auto last = keys.begin() + static_cast<std::ptrdiff_t>(to);
+      if (!std::is_sorted(first, last, less)) {
+        // Strictly the other way round: no two ops on one key, whose
+        // given order would be lost by reversing.
+        bool reversed = true;
+        for (auto it = first; reversed && it + 1 != last; ++it) reversed = less(*(it + 1), *it);
+        if (reversed) std::reverse(first, last);
+        else std::sort(first, last, less);
+      }
+      from = to;
+    }
+  }
   // Of the ops on one key (adjacent now, in the order given) the last wins;
   // whole keys are compared only where the sort keys leave it open.
   std::vector<uint32_t> order;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "pools_test_util.h"
@@ -168,21 +169,60 @@ TEST_CASE("a bulk write's key order is RocksDB's bytewise order, the last op of 
     if (rng() % 8 == 0)
       write.Add(cf, false, key, std::to_string(i) + "b");  // the same key again, later
   }
-  const auto& ops = write.ops;
-  std::vector<uint32_t> want(ops.size());
-  for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
-  std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) {
-    return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : write.key(ops[a]) < write.key(ops[b]);
-  });
-  // Of the ops on one key, only the last one given is written.
-  std::vector<uint32_t> last;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const bool superseded = i + 1 < want.size() && ops[want[i]].cf == ops[want[i + 1]].cf &&
-                            write.key(ops[want[i]]) == write.key(ops[want[i + 1]]);
-    if (!superseded) last.push_back(want[i]);
+  // What KeyOrder must give for `w`: its ops stably sorted by (cf, key),
+  // then of the ops on one key only the last one given.
+  auto expected = [](const PreparedWrite& w) {
+    const auto& ops = w.ops;
+    std::vector<uint32_t> want(ops.size());
+    for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
+    std::stable_sort(want.begin(), want.end(), [&](uint32_t a, uint32_t b) {
+      return ops[a].cf != ops[b].cf ? ops[a].cf < ops[b].cf : w.key(ops[a]) < w.key(ops[b]);
+    });
+    std::vector<uint32_t> last;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const bool superseded = i + 1 < want.size() && ops[want[i]].cf == ops[want[i + 1]].cf &&
+                              w.key(ops[want[i]]) == w.key(ops[want[i + 1]]);
+      if (!superseded) last.push_back(want[i]);
+    }
+    return last;
+  };
+  // `write`'s ops given again in the order `by` puts them (stably).
+  auto reordered = [&write](auto by) {
+    std::vector<uint32_t> order(write.ops.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), by);
+    PreparedWrite w;
+    for (uint32_t i : order)
+      w.Add(write.ops[i].cf, false, write.key(write.ops[i]), write.value(write.ops[i]));
+    return w;
+  };
+  auto key_of = [&write](uint32_t i) { return std::pair(write.ops[i].cf, write.key(write.ops[i])); };
+  SECTION("ops in no order") {
+    const auto last = expected(write);
+    REQUIRE(last.size() < write.ops.size());  // the log above has repeats
+    CHECK(KeyOrder(write) == last);
   }
-  REQUIRE(last.size() < want.size());  // the log above has repeats
-  CHECK(KeyOrder(write) == last);
+  // KeyOrder keeps a group already in order, and reverses one in exactly
+  // the opposite order; a group with two ops on one key is never reversed
+  // (the later op must still win).
+  SECTION("ops already in key order, repeats in the order given") {
+    PreparedWrite w = reordered([&](uint32_t a, uint32_t b) { return key_of(a) < key_of(b); });
+    CHECK(KeyOrder(w) == expected(w));
+  }
+  SECTION("ops in the opposite key order, repeats in the order given") {
+    PreparedWrite w = reordered([&](uint32_t a, uint32_t b) { return key_of(b) < key_of(a); });
+    CHECK(KeyOrder(w) == expected(w));
+  }
+  SECTION("ops in the opposite key order, without repeats") {
+    PreparedWrite unique;
+    std::set<std::pair<uint8_t, std::string>> seen;
+    for (const auto& op : write.ops)
+      if (seen.emplace(op.cf, std::string(write.key(op))).second)
+        unique.Add(op.cf, false, write.key(op), write.value(op));
+    write = std::move(unique);
+    PreparedWrite w = reordered([&](uint32_t a, uint32_t b) { return key_of(b) < key_of(a); });
+    CHECK(KeyOrder(w) == expected(w));
+  }
   CHECK(KeyOrder(PreparedWrite()).empty());
 }
 
