@@ -214,20 +214,27 @@ CheckpointList ListCheckpoints(const std::string& state_dir) {
   return list;
 }
 
-Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env) {
-  LogReader::Options ropts;
-  ropts.env = env;
-  ropts.from_seq = seq;
-  // A live log may end in a line being written: not an event yet.
-  ropts.tolerate_partial_tail = true;
-  auto reader = LogReader::Open(log, ropts);
+Result<LogAt> OpenLogAt(const std::string& log, uint64_t seq, LogReader::Options options) {
+  options.from_seq = seq;
+  auto reader = LogReader::Open(log, options);
   if (!reader.ok()) return reader.status();
   Event e;
   auto more = (*reader)->Next(&e);
   if (!more.ok()) return more.status();
   if (!*more || e.seq != seq)
     return Status::NotFound(log + ": no event of seq " + std::to_string(seq));
-  return LogAnchor{e.ts, Sha256::Hex((*reader)->raw_line())};
+  LogAnchor anchor{e.ts, Sha256::Hex((*reader)->raw_line())};
+  return LogAt{std::move(reader).value(), std::move(anchor)};
+}
+
+Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env) {
+  LogReader::Options ropts;
+  ropts.env = env;
+  // A live log may end in a line being written: not an event yet.
+  ropts.tolerate_partial_tail = true;
+  auto at = OpenLogAt(log, seq, ropts);
+  if (!at.ok()) return at.status();
+  return std::move(at->anchor);
 }
 
 Status MatchAnchor(const CheckpointManifest& m, const LogAnchor& anchor) {
@@ -238,6 +245,11 @@ Status MatchAnchor(const CheckpointManifest& m, const LogAnchor& anchor) {
   return Status::OK();
 }
 
+Status MatchLog(const CheckpointManifest& m, const std::string& log, Env* env) {
+  auto anchor = ReadLogAnchor(log, m.seq, env);
+  return anchor.ok() ? MatchAnchor(m, *anchor) : anchor.status();
+}
+
 Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep) {
   auto p = OpenReadOnly(c.dir + "/db");
   if (!p.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + p.status().message());
@@ -245,8 +257,7 @@ Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool de
     return Status::Corruption("checkpoint " + c.dir + ": db/ holds seq " +
                               std::to_string((*p)->applied_seq()) + ", its manifest seq " +
                               std::to_string(c.manifest.seq));
-  auto anchor = ReadLogAnchor(log, c.manifest.seq);
-  Status matched = anchor.ok() ? MatchAnchor(c.manifest, *anchor) : anchor.status();
+  Status matched = MatchLog(c.manifest, log);
   if (!matched.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + matched.message());
   if (!deep) return Status::OK();
   auto digest = (*p)->Digest();

@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@
 #include "base/env.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "state/event_log.h"
 #include "state/projection.h"
 
 namespace limbic::state {
@@ -94,12 +96,23 @@ struct LogAnchor {
   TimeMs ts = 0;
   std::string sha256;  //!< of the line, without its newline
 };
-//! Reads event `seq` of the log at `log` (an events dir or a .jsonl file).
-//! NotFound when the log has no such event.
+//! A reader of the log at `log` (an events dir or a .jsonl file), opened
+//! with `options` at `seq`, that has read event `seq`: it goes on after
+//! it. NotFound when the log has no such event.
+struct LogAt {
+  std::unique_ptr<LogReader> reader;
+  LogAnchor anchor;  //!< of event seq
+};
+Result<LogAt> OpenLogAt(const std::string& log, uint64_t seq, LogReader::Options options);
+//! Event `seq`'s anchor in the log at `log` (a live log's torn last line
+//! is not an event yet). NotFound when the log has no such event.
 Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env = nullptr);
 //! OK when `anchor` (event seq as a log holds it) is the event `manifest`
 //! was taken after; else Corruption naming the difference.
 Status MatchAnchor(const CheckpointManifest& manifest, const LogAnchor& anchor);
+//! ReadLogAnchor then MatchAnchor: OK when the log at `log` holds the
+//! event `manifest` was taken after.
+Status MatchLog(const CheckpointManifest& manifest, const std::string& log, Env* env = nullptr);
 
 //! Parses <dir>/manifest.json; Corruption names the file and what is wrong.
 Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir);

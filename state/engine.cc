@@ -159,8 +159,7 @@ Status Engine::RestoreFromCheckpoint(const ProjectionOptions& popts, uint64_t la
   CheckpointTarget target;
   target.seq = last_seq;
   target.matches_log = [&](const CheckpointManifest& m) {
-    auto anchor = ReadLogAnchor(events_dir(), m.seq, options_.env);
-    return anchor.ok() ? MatchAnchor(m, *anchor) : anchor.status();
+    return MatchLog(m, events_dir(), options_.env);
   };
   std::vector<std::string> warnings;
   auto restored = RestoreNearestCheckpoint(dir, target, restoring, &warnings);

@@ -18,7 +18,6 @@
 #include "state/engine.h"
 #include "state/event_log.h"
 #include "base/json.h"
-#include "base/sha256.h"
 #include "state/segment.h"
 
 namespace limbic::state {
@@ -277,17 +276,10 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
     target.seq = options.until_seq.value_or(UINT64_MAX);
     target.time = options.until_time;
     target.matches_log = [&](const CheckpointManifest& m) -> Status {
-      LogReader::Options at_checkpoint = ropts;
-      at_checkpoint.from_seq = m.seq;
-      auto r = LogReader::Open(options.from, at_checkpoint);
-      if (!r.ok()) return r.status();
-      Event at;
-      auto more = (*r)->Next(&at);
-      if (!more.ok()) return more.status();
-      if (!*more || at.seq != m.seq)
-        return Status::Corruption(options.from + " has no event of seq " + std::to_string(m.seq));
-      LIMBIC_RETURN_IF_ERROR(MatchAnchor(m, {at.ts, Sha256::Hex((*r)->raw_line())}));
-      reader = std::move(r).value();
+      auto at = OpenLogAt(options.from, m.seq, ropts);
+      if (!at.ok()) return at.status();
+      LIMBIC_RETURN_IF_ERROR(MatchAnchor(m, at->anchor));
+      reader = std::move(at->reader);
       return Status::OK();
     };
     auto restored = RestoreNearestCheckpoint(options.checkpoints_of, target,

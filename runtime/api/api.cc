@@ -95,6 +95,8 @@ Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::s
   return std::optional<TimeMs>(*d);
 }
 
+bool QueryFlag(const HttpRequest& req, const std::string& key) { return Query(req, key) == "true"; }
+
 const std::string& Param(const HttpRequest& req, const std::string& key) {
   static const std::string kEmpty;
   auto it = req.params.find(key);

@@ -109,6 +109,9 @@ std::optional<std::string> Query(const HttpRequest& req, const std::string& key)
 // A count (capped at `max`), `dflt` when absent; InvalidArgument naming the key.
 Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t dflt, size_t max);
 Result<std::optional<TimeMs>> QueryDuration(const HttpRequest& req, const std::string& key);
+// A kBool parameter: true when given as "true" (Dispatch refused anything
+// but true and false), false when absent.
+bool QueryFlag(const HttpRequest& req, const std::string& key);
 // The query parameters of every operation (operations.h), derived from the
 // operation table: MakeRouter's table.
 const std::vector<RouteQueries>& ApiQueries();

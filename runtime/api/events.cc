@@ -262,11 +262,7 @@ void Api::PutReflex(HttpRequest& req, Responder respond) {
   auto rule = reflexes::ParseRule(*body, svc_.rule_context());
   if (!rule.ok()) return respond(ErrorResponse(rule.status()));
   // ?dry_run=true: checked exactly as a save would be, and not saved.
-  auto dry = Query(req, "dry_run");
-  if (dry && *dry != "true" && *dry != "false")
-    return respond(ErrorResponse(
-        Status::InvalidArgument("query dry_run: must be true or false, got \"" + *dry + "\"")));
-  if (dry == "true")
+  if (QueryFlag(req, "dry_run"))
     return respond(HttpResponse::Json(200, {{"valid", true}, {"rule", rule->source_json}}));
   Commit(req,
          state::Events{Event{0,

@@ -164,17 +164,14 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
   // The digest reads every record: the cost of the length of history, so
   // only when asked.
-  const std::string digest = Query(req, "digest").value_or("false");
-  if (digest != "true" && digest != "false")
-    return respond(ErrorResponse(Status::InvalidArgument(
-        "query digest: must be true or false, got \"" + digest + "\"")));
+  const bool digest = QueryFlag(req, "digest");
   if (seq > svc_.engine.applied_seq())
     return respond(ErrorResponse(Status::InvalidArgument(
         "query seq: " + std::to_string(seq) + " is past the last applied seq " +
         std::to_string(svc_.engine.applied_seq()))));
   Replay(
       [dir = svc_.config.state_dir, seq, recency = svc_.config.recency, n = *limit,
-       digest = digest == "true"] {
+       digest] {
         auto past = state::TimeTravel::Open(dir, seq, nullptr, digest);
         if (!past.ok()) return Result<json>(past.status());
         return PoolsAt(**past, recency, n);

@@ -94,11 +94,9 @@ void Api::WorldEntities(HttpRequest& req, Responder respond) {
     if (!parsed.ok()) return respond(ErrorResponse(parsed.status().WithContext("query type")));
     type = *parsed;
   }
-  std::string stale = Query(req, "stale").value_or("false");
-  if (stale != "true" && stale != "false")
-    return respond(ErrorResponse(Status::InvalidArgument("query stale: must be true or false")));
+  const bool stale = QueryFlag(req, "stale");
   std::string today = FormatDate(svc_.engine.clock().Now());
-  svc_.world.Run([type, stale = stale == "true", today](
+  svc_.world.Run([type, stale, today](
                       world::WorldModel& w) { return w.Entities(type, stale, today); },
                   AnswerJson(respond));
 }

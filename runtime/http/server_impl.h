@@ -10,6 +10,7 @@
 // Everything runs on the io_context's one thread.
 #pragma once
 
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -158,7 +159,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // broken connection, not the 413). So: stop sending, read and drop what
   // comes, up to kLingerBytes or kLingerMs, then close.
   void LingerThenClose();
-  void DrainThenClose();
+  void DrainThenClose(std::shared_ptr<std::array<char, 16384>> scratch);  // one buffer throughout
   static constexpr size_t kLingerBytes = 16 << 20;
   static constexpr int kLingerMs = 2000;
 

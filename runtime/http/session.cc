@@ -215,19 +215,19 @@ void Session::LingerThenClose() {
     return server_->MaybeDone();
   }
   stream_.expires_after(std::chrono::milliseconds(kLingerMs));
-  DrainThenClose();
+  DrainThenClose(std::make_shared<std::array<char, 16384>>());
 }
 
-void Session::DrainThenClose() {
-  auto scratch = std::make_shared<std::array<char, 16384>>();
-  stream_.async_read_some(net::buffer(*scratch), [self = shared_from_this(), scratch](
-                                                      beast::error_code ec, size_t n) {
+void Session::DrainThenClose(std::shared_ptr<std::array<char, 16384>> scratch) {
+  auto* buffer = scratch.get();
+  stream_.async_read_some(net::buffer(*buffer), [self = shared_from_this(), scratch = std::move(scratch)](
+                                                    beast::error_code ec, size_t n) mutable {
     self->drained_ += n;
     if (ec || self->drained_ >= kLingerBytes || self->server_->shutting_down_) {
       self->Close();
       return self->server_->MaybeDone();
     }
-    self->DrainThenClose();
+    self->DrainThenClose(std::move(scratch));
   });
 }
 
