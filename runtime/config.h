@@ -99,7 +99,7 @@ struct MindConfig {
   std::string api_key_env = "OPENAI_API_KEY";
   std::string api_key;  // read from api_key_env at parse time; never logged or shown
   TimeMs timeout = 60000;
-  std::string system_prompt_file;  // "" = the built-in prompt (runtime/mind/mind.cc)
+  std::string system_prompt_file;  // "" = the built-in prompt (runtime/mind/mind_openai.cc)
   std::string system_prompt;       // the file's text, read at parse time
   // exec: argv of the program, run in `dir`: the config file's directory
   // (the state dir for the embedded config), so "mind.py" is the file beside it.

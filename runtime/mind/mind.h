@@ -144,6 +144,7 @@ class Mind final : public Executive {
   // A session's course.
   void Begin(WakeRequest wake, Done done);
   void Ready();  // mind_woken durable and the context fetched
+  void StartOpenai();  // mind_openai.cc: the first model call
   void AskModel();
   void OnModelAnswer(uint64_t generation, TimeMs started_ms, HttpReply reply);
   void RunToolCalls(size_t index);

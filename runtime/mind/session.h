@@ -1,6 +1,7 @@
 // Internal to runtime/mind/: a session as the executive keeps it, and the
-// helpers mind.cc (the wake policy, the openai kind), mind_budget.cc (the
-// budget) and mind_exec.cc (the exec kind) share.
+// helpers mind.cc (set-up, the wake policy, a session's start and end),
+// mind_budget.cc (the budget), mind_openai.cc (the openai kind) and
+// mind_exec.cc (the exec kind) share.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -22,6 +23,7 @@
 namespace limbic::runtime {
 
 constexpr TimeMs kExecGrace = 2000;  // an exec mind's SIGTERM to SIGKILL on a sleep
+constexpr size_t kMaxErrorBytes = 300;  // an error kept in an event
 
 // `s` cut to at most `max` bytes without splitting a UTF-8 sequence.
 inline std::string Bounded(std::string s, size_t max) {

@@ -268,4 +268,36 @@ TEST_CASE("mind: after a SIGKILL the next start ends the exec mind's group it le
   CHECK(EventsOf(AllEvents(again.port()), "mind_woken").size() == 1);
 }
 
+TEST_CASE("mind: a child holding an exec mind's stdin unread holds neither the session nor the stop",
+          "[runtime][mind]") {
+  TempDir dir;
+  const std::string pidfile = dir / "child.pid";
+  const std::string script =
+      "import os, sys, time\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    os.setsid(); os.close(1); os.close(2); time.sleep(60); os._exit(0)\n"
+      "open('" + pidfile + "', 'w').write(str(pid))\n"
+      "sys.exit(0)\n";
+  json config = ExecConfig(dir, script, {{"wake", {{"threshold", 0.5}}}});
+  config["api"]["body_limit"] = 1 << 20;
+  RunningLimbic l(dir, config);
+  REQUIRE(l.port() != 0);
+  // The woken percept's record goes into the wake: 300 KB of it.
+  auto r = HttpJson(l.port(), "POST", "/v1/percepts",
+                    {{"source", "chat"}, {"type", "msg"}, {"intensity", 1.0}, {"text", std::string(300000, 'z')}});
+  REQUIRE(r.status == 201);
+  json list = WaitJson(l.port(), "/v1/mind/sessions", [](const json& j) {
+    return j["sessions"].size() == 1 && j["sessions"][0]["status"] == "asleep";
+  });
+  CHECK(list["sessions"][0]["outcome"] == "exited");
+  CHECK(list["sessions"][0]["duration_ms"].get<uint64_t>() < 10000);  // not max_session's 60 s
+  const auto t0 = Steady::now();
+  CHECK(l.child().Kill(SIGTERM) == 0);
+  CHECK(Steady::now() - t0 < std::chrono::seconds(10));
+  std::ifstream in(pidfile);
+  pid_t child = 0;
+  if (in >> child && child > 0) ::kill(child, SIGKILL);
+}
+
 }  // namespace mind_exec_test

@@ -1,6 +1,6 @@
 // Shared by the mind's integration tests (mind_test.cc: the openai kind,
-// crashes; mind_limits_test.cc: the budget, a failing model server;
-// mind_exec_test.cc: the exec kind): a scripted
+// crashes; mind_wake_test.cc: what wakes and ends it; mind_limits_test.cc:
+// the budget, a failing model server; mind_exec_test.cc: the exec kind): a scripted
 // OpenAI-compatible model server on loopback, configs for both kinds, and
 // reading sessions and events through the real binary's API.
 #pragma once
