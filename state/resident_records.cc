@@ -22,7 +22,7 @@ size_t ResidentRecords::Cost(const Entry& e) {
 
 void ResidentRecords::Batch::Add(Pool pool, std::string id, std::optional<std::string> value) {
   const uint64_t hash = Hash(pool, id);
-  entries_.push_back(std::make_unique<Entry>(Entry{pool, true, hash, std::move(id), std::move(value)}));
+  entries_.push_back(std::make_unique<Entry>(Entry{pool, hash, std::move(id), std::move(value)}));
 }
 
 ResidentRecords::~ResidentRecords() {
@@ -53,47 +53,121 @@ void ResidentRecords::Grow(size_t size) {
   }
 }
 
+void ResidentRecords::Unlink(Slot& slot) {
+  // Linear probing's deletion, without tombstones: a later slot fills the
+  // hole unless its home lies cyclically in (hole, j].
+  const size_t mask = slots_.size() - 1;
+  size_t hole = static_cast<size_t>(&slot - slots_.data());
+  slots_[hole] = Slot();
+  for (size_t j = (hole + 1) & mask; slots_[j].entry; j = (j + 1) & mask) {
+    const size_t home = slots_[j].hash & mask;
+    const bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (stays) continue;
+    slots_[hole] = slots_[j];
+    slots_[j] = Slot();
+    hole = j;
+  }
+}
+
+void ResidentRecords::PushNewest(Entry* e) {
+  e->older = newest_;
+  e->newer = nullptr;
+  if (newest_) newest_->newer = e;
+  else oldest_ = e;
+  newest_ = e;
+}
+
+void ResidentRecords::Detach(Entry* e) {
+  if (e->older) e->older->newer = e->newer;
+  else oldest_ = e->newer;
+  if (e->newer) e->newer->older = e->older;
+  else newest_ = e->older;
+  e->older = e->newer = nullptr;
+}
+
+void ResidentRecords::KeepLetGo(uint64_t hash) {
+  hash = hash ? hash : 1;
+  if ((let_go_used_ + 1) * 2 > let_go_.size()) {
+    std::vector<uint64_t> old =
+        std::exchange(let_go_, std::vector<uint64_t>(std::max<size_t>(64, let_go_.size() * 2)));
+    let_go_used_ = 0;
+    for (uint64_t h : old)
+      if (h) KeepLetGo(h);
+  }
+  const size_t mask = let_go_.size() - 1;
+  size_t i = hash & mask;
+  for (; let_go_[i]; i = (i + 1) & mask)
+    if (let_go_[i] == hash) return;
+  let_go_[i] = hash;
+  ++let_go_used_;
+}
+
+bool ResidentRecords::WasLetGo(uint64_t hash) const {
+  if (let_go_.empty()) return false;
+  hash = hash ? hash : 1;
+  const size_t mask = let_go_.size() - 1;
+  for (size_t i = hash & mask; let_go_[i]; i = (i + 1) & mask)
+    if (let_go_[i] == hash) return true;
+  return false;
+}
+
 ResidentRecords::Found ResidentRecords::Find(Pool pool, std::string_view id,
                                               std::string_view* value) const {
-  const Entry* e = slots_.empty() ? nullptr : Probe(Hash(pool, id), pool, id).entry;
-  if (!e) return complete_ ? Found::kAbsent : Found::kAsk;
-  if (!e->known) return Found::kAsk;
-  if (!e->value) return Found::kAbsent;
-  *value = *e->value;
-  return Found::kHere;
+  const uint64_t hash = Hash(pool, id);
+  const Entry* e = slots_.empty() ? nullptr : Probe(hash, pool, id).entry;
+  if (e) {
+    if (!e->value) return Found::kAbsent;
+    *value = *e->value;
+    return Found::kHere;
+  }
+  // A hash kept may be another key's too: then RocksDB answers "absent".
+  return complete_ && !WasLetGo(hash) ? Found::kAbsent : Found::kAsk;
+}
+
+void ResidentRecords::LetGoOldest() {
+  while (bytes() > budget_) {
+    if (!oldest_) {
+      // Nothing left to let go but the hashes: the DB alone knows.
+      complete_ = false;
+      std::vector<uint64_t>().swap(let_go_);
+      let_go_used_ = 0;
+      if (bytes() > budget_) std::vector<Slot>().swap(slots_);
+      return;
+    }
+    Entry* e = oldest_;
+    Detach(e);
+    Unlink(Probe(e->hash, e->pool, e->id));
+    --used_;
+    bytes_ -= Cost(*e);
+    // A deleted record leaves no trace: absent here is absent there.
+    if (complete_ && e->value) KeepLetGo(e->hash);
+    delete e;
+  }
 }
 
 void ResidentRecords::Add(Batch batch) {
+  if (budget_ < kMinTableBytes) {
+    // Too small to hold even the table: every read goes to RocksDB.
+    complete_ = false;
+    return;
+  }
   for (std::unique_ptr<Entry>& e : batch.entries_) {
-    Slot* s = slots_.empty() ? nullptr : &Probe(e->hash, e->pool, e->id);
-    const size_t cost = Cost(*e);
-    if (s && s->entry) {
-      // A newer version; past the budget only its key stays, to say "ask".
-      bytes_ -= Cost(*s->entry);
-      delete s->entry;
-      s->entry = e.release();
-      if (bytes() + cost > budget_) {
-        s->entry->known = false;
-        s->entry->value.reset();
-      }
-      bytes_ += Cost(*s->entry);
-      continue;
-    }
     // At most half full: a probe for an id that is not here stops soon.
-    const bool grow = (used_ + 1) * 2 > slots_.size();
-    const size_t table = grow ? std::max<size_t>(kMinSlots, slots_.size() * 2) : slots_.size();
-    if (bytes_ + cost + table * sizeof(Slot) > budget_) {
-      // Not taken in: RocksDB alone has it from now on.
-      complete_ = false;
-      continue;
+    if ((used_ + 1) * 2 > slots_.size()) Grow(std::max<size_t>(kMinSlots, slots_.size() * 2));
+    Slot& s = Probe(e->hash, e->pool, e->id);
+    if (s.entry) {
+      // A newer version: it takes the old one's place, as the newest.
+      Detach(s.entry);
+      bytes_ -= Cost(*s.entry);
+      delete s.entry;
+      s.entry = e.release();
+    } else {
+      s = Slot{e->hash, e.release()};
+      ++used_;
     }
-    if (grow) {
-      Grow(table);
-      s = &Probe(e->hash, e->pool, e->id);
-    }
-    *s = Slot{e->hash, e.release()};
-    ++used_;
-    bytes_ += cost;
+    bytes_ += Cost(*s.entry);
+    PushNewest(s.entry);
+    LetGoOldest();
   }
 }
 

@@ -9,10 +9,14 @@
 // long log. ResidentRecords keeps what the bulk writes wrote, serialised
 // exactly as RocksDB holds it, so such a read is a hash table probe.
 //
-// It is complete while it holds every record the DB holds (a load into an
-// empty DB, under budget): then a record it does not know does not exist.
-// Past its budget it takes in no new records, and a record that grows past
-// it is let go (its id stays, to say "ask RocksDB"). Each bulk write
+// It is complete while it knows every record the DB holds (a load into an
+// empty DB): then a record it does not know does not exist. Past its
+// budget it lets go of the records written longest ago (a replay comes
+// back to recent ones: the thread being worked on, the percept that just
+// arrived), and of each record it lets go it keeps the 64-bit hash of its
+// key: a record whose hash it kept is asked of RocksDB, one it has no
+// trace of is still known to be absent. Only when those hashes alone
+// would fill the budget does it stop being complete. Each bulk write
 // passes through Add once RocksDB has it, before the next write starts:
 // until then the write's own records are read from the write (see
 // Projection::Flushing), never from here, so what it answers is never
@@ -57,10 +61,11 @@ class ResidentRecords {
     friend class ResidentRecords;
     struct Entry {
       Pool pool;
-      bool known;  // false: let go past the budget (ask RocksDB)
       uint64_t hash;
       std::string id;
       std::optional<std::string> value;  // nullopt: deleted
+      Entry* older = nullptr;  // the order written in (ResidentRecords' list)
+      Entry* newer = nullptr;
     };
     std::vector<std::unique_ptr<Entry>> entries_;
   };
@@ -68,7 +73,7 @@ class ResidentRecords {
   enum class Found {
     kHere,    // *value is the record as stored (valid until the next Add)
     kAbsent,  // the record does not exist
-    kAsk,     // not known here: read RocksDB
+    kAsk,     // not held here: read RocksDB
   };
   Found Find(Pool pool, std::string_view id, std::string_view* value) const;
 
@@ -81,8 +86,11 @@ class ResidentRecords {
 
   bool complete() const { return complete_; }
   // Memory held, as charged against the budget: the entries, their
-  // strings' capacities and the table (not the allocator's own overhead).
-  size_t bytes() const { return bytes_ + slots_.size() * sizeof(Slot); }
+  // strings' capacities, the table and the hashes of the records let go
+  // (not the allocator's own overhead).
+  size_t bytes() const {
+    return bytes_ + slots_.size() * sizeof(Slot) + let_go_.size() * sizeof(uint64_t);
+  }
   // The smallest table: a budget below this holds nothing.
   static constexpr size_t kMinTableBytes = 1024 * 2 * sizeof(uint64_t);
 
@@ -102,10 +110,25 @@ class ResidentRecords {
   const Slot& Probe(uint64_t hash, Pool pool, std::string_view id) const;
   // Rehashes into `size` slots (a power of two).
   void Grow(size_t size);
+  // Empties `slot`, moving back the slots after it that probed past it.
+  void Unlink(Slot& slot);
+  // The order written in: `e` becomes the newest / leaves it.
+  void PushNewest(Entry* e);
+  void Detach(Entry* e);
+  // Lets go of the oldest records until the budget holds.
+  void LetGoOldest();
+  // The hashes of the records let go (complete_ only): open addressing,
+  // 0 = empty (a hash of 0 is kept as 1).
+  void KeepLetGo(uint64_t hash);
+  bool WasLetGo(uint64_t hash) const;
   static constexpr size_t kMinSlots = kMinTableBytes / sizeof(Slot);
 
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two
   size_t used_ = 0;
+  Entry* oldest_ = nullptr;
+  Entry* newest_ = nullptr;
+  std::vector<uint64_t> let_go_;  // a power of two, at most half full
+  size_t let_go_used_ = 0;
   size_t budget_;
   size_t bytes_ = 0;
   bool complete_;

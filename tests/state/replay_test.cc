@@ -335,8 +335,9 @@ TEST_CASE("replay's bulk load stores the same bytes as applying event by event",
     CHECK(general["default/applied_seq"] == std::to_string(until));
     // Flushes every record, every few records (each written on its own
     // thread while later events are reduced over it), or once at the end;
-    // with the records written read back from memory (all of them, the few
-    // 4 KiB hold beside the table) or from RocksDB.
+    // with the records written read back from memory (all of them, or the
+    // newest few that 4 KiB hold beside the table, the others let go and
+    // asked of RocksDB) or from RocksDB.
     for (size_t flush : {size_t{1}, size_t{7}, size_t{1000000}}) {
       for (size_t batch : {size_t{1}, size_t{64}}) {
         for (size_t resident : {ReplayOptions().resident_bytes,

@@ -2,6 +2,8 @@
 // the way RocksDB would, within its budget.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <random>
 #include <string>
 
 #include "state/resident_records.h"
@@ -74,14 +76,15 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     Read(r, "t-1", Found::kAsk);
     Read(r, "t-2", Found::kAsk);  // no longer known to be absent
   }
-  SECTION("records past the budget are not taken in") {
+  SECTION("past the budget the records written longest ago are let go, never read as absent") {
     const size_t budget = 64 << 10;
     ResidentRecords r(budget, true);
     ResidentRecords::Batch b;
     for (int i = 0; i < 1000; ++i) b.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'v'));
     r.Add(std::move(b));
     CHECK(r.bytes() <= budget);
-    CHECK_FALSE(r.complete());
+    // The hashes of those let go keep it complete.
+    CHECK(r.complete());
     int here = 0;
     for (int i = 0; i < 1000; ++i) {
       std::string_view v;
@@ -94,6 +97,36 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     }
     CHECK(here > 0);
     CHECK(here < 1000);
+    // The newest are held, the oldest asked for; one never written is absent.
+    CHECK(Read(r, "p-999", Found::kHere, Pool::kPercepts) == std::string(200, 'v'));
+    Read(r, "p-0", Found::kAsk, Pool::kPercepts);
+    Read(r, "p-1000", Found::kAbsent, Pool::kPercepts);
+    // A record touched again is the newest: it stays while older ones go.
+    r.Add(Write({{"p-0", "again"}}, Pool::kPercepts));
+    ResidentRecords::Batch more;
+    for (int i = 1000; i < 1050; ++i) more.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'w'));
+    r.Add(std::move(more));
+    CHECK(Read(r, "p-0", Found::kHere, Pool::kPercepts) == "again");
+    // Deleted after it was let go, it is absent; let go again, asked for.
+    r.Add(Write({{"p-1", std::nullopt}}, Pool::kPercepts));
+    Read(r, "p-1", Found::kAbsent, Pool::kPercepts);
+    CHECK(r.complete());
+  }
+  SECTION("when the hashes of the records let go fill the budget, it stops being complete") {
+    const size_t budget = ResidentRecords::kMinTableBytes + (8 << 10);
+    ResidentRecords r(budget, true);
+    for (int w = 0; w < 20; ++w) {
+      ResidentRecords::Batch b;
+      for (int i = 0; i < 1000; ++i) b.Add(Pool::kPercepts, "p-" + std::to_string(w * 1000 + i), "v");
+      r.Add(std::move(b));
+      CHECK(r.bytes() <= budget);
+    }
+    CHECK_FALSE(r.complete());
+    for (int i = 0; i < 20000; i += 7) {
+      std::string_view v;
+      CHECK(r.Find(Pool::kPercepts, "p-" + std::to_string(i), &v) != Found::kAbsent);
+    }
+    Read(r, "p-20000", Found::kAsk, Pool::kPercepts);
   }
   SECTION("a record that grows past the budget is let go, not left stale") {
     const size_t budget = ResidentRecords::kMinTableBytes + (4 << 10);
@@ -126,6 +159,58 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
       CHECK(r.bytes() == held);
     }
     CHECK(r.complete());
+  }
+}
+
+TEST_CASE("resident records never contradict the DB, whatever the budget and the writes",
+          "[resident]") {
+  // A model of the DB (what each write leaves), and random writes of
+  // random sizes: every answer is the model's, or "ask".
+  for (size_t budget : {size_t{0}, ResidentRecords::kMinTableBytes + 512,
+                        ResidentRecords::kMinTableBytes + (40 << 10), size_t{8} << 20}) {
+    for (bool complete : {true, false}) {
+      INFO("budget " << budget << " complete " << complete);
+      std::mt19937 rng(static_cast<unsigned>(budget) + complete);
+      ResidentRecords r(budget, complete);
+      std::map<std::pair<int, std::string>, std::string> db;  // (pool, id) -> value
+      size_t asked = 0, held = 0;
+      for (int w = 0; w < 60; ++w) {
+        ResidentRecords::Batch b;
+        std::map<std::pair<int, std::string>, std::optional<std::string>> write;
+        const int n = static_cast<int>(rng() % 300);
+        for (int i = 0; i < n; ++i) {
+          const Pool pool = rng() % 2 ? Pool::kPercepts : Pool::kThreads;
+          const std::string id = "r-" + std::to_string(rng() % 3000);
+          std::optional<std::string> value;
+          if (rng() % 5) value = std::string(rng() % 400, static_cast<char>('a' + w % 26)) + id;
+          write[{static_cast<int>(pool), id}] = value;  // one op per key, as a write has
+        }
+        for (auto& [key, value] : write) {
+          b.Add(static_cast<Pool>(key.first), key.second, value);
+          if (value) db[key] = *value;
+          else db.erase(key);
+        }
+        r.Add(std::move(b));
+        if (budget >= ResidentRecords::kMinTableBytes) CHECK(r.bytes() <= budget);
+        for (int probe = 0; probe < 200; ++probe) {
+          const Pool pool = rng() % 2 ? Pool::kPercepts : Pool::kThreads;
+          const std::string id = "r-" + std::to_string(rng() % 3500);
+          auto it = db.find({static_cast<int>(pool), id});
+          std::string_view v;
+          switch (r.Find(pool, id, &v)) {
+            case Found::kHere:
+              REQUIRE(it != db.end());
+              CHECK(v == it->second);
+              ++held;
+              break;
+            case Found::kAbsent: CHECK(it == db.end()); break;
+            case Found::kAsk: ++asked; break;
+          }
+        }
+      }
+      if (budget == (size_t{8} << 20) && complete) CHECK(asked == 0);  // all held
+      if (budget == 0) CHECK(held == 0);
+    }
   }
 }
 
