@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/free_ports.h"
 #include "base/nats.h"
 #include "bench/http_ingest.h"
 #include "bench/report.h"
@@ -57,7 +58,7 @@ constexpr const char* kUsage =
     "  --seconds S          seconds of ingest per run (default 5)\n"
     "  --reps N             rounds of each mode (default 2)\n"
     "  --connections N      HTTP connections (default 64)\n"
-    "  --modes LIST         of local,async,quorum (default all three)\n"
+    "  --modes LIST         of local,async,quorum (default all three; local alone starts no NATS)\n"
     "  --dir DIR            work in DIR (kept) instead of a scratch dir in the temp dir\n"
     "  --keep               keep the scratch dir (its path is printed)\n"
     "  --help               print this and exit\n";
@@ -172,18 +173,6 @@ class Scratch {
   bool keep_ = false;
 };
 
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // CPU seconds (user + system) a process has used so far.
 double CpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -211,11 +200,15 @@ struct Cluster {
 };
 
 bool StartCluster(const std::string& server, const std::string& dir, Cluster* c) {
-  std::vector<uint16_t> client, route;
-  for (int i = 0; i < 3; ++i) {
-    client.push_back(FreePort());
-    route.push_back(FreePort());
+  // Six distinct ports: two picked apart could be the same one, and a
+  // server that cannot bind its port leaves the cluster without a quorum.
+  auto ports = limbic::FreeLoopbackPorts(6);
+  if (!ports.ok()) {
+    std::fprintf(stderr, "replication bench: %s\n", ports.status().message().c_str());
+    return false;
   }
+  std::vector<uint16_t> client(ports->begin(), ports->begin() + 3);
+  std::vector<uint16_t> route(ports->begin() + 3, ports->end());
   std::string routes;
   for (int i = 0; i < 3; ++i)
     routes +=
@@ -271,8 +264,13 @@ bool StartCluster(const std::string& server, const std::string& dir, Cluster* c)
 
 int Bench(const Args& args, const std::string& dir) {
   const std::string& server = args.server;
+  const std::string& only = args.modes;
+  auto selected = [&only](const std::string& mode) {
+    return only.empty() || ("," + only + ",").find("," + mode + ",") != std::string::npos;
+  };
+  // The local mode alone needs no NATS: a run of it starts no cluster.
   Cluster cluster;
-  if (!StartCluster(server, dir, &cluster)) {
+  if ((selected("async") || selected("quorum")) && !StartCluster(server, dir, &cluster)) {
     std::fprintf(stderr, "replication bench: the NATS cluster did not start (%s)\n",
                  server.c_str());
     return 1;
@@ -285,10 +283,9 @@ int Bench(const Args& args, const std::string& dir) {
   };
   std::vector<Mode> modes = {{"local", {}, {}}, {"async", {}, {}}, {"quorum", {}, {}}};
   const int reps = args.reps;
-  const std::string& only = args.modes;
   for (int rep = 0; rep < reps; ++rep) {
     for (Mode& m : modes) {
-      if (!only.empty() && ("," + only + ",").find("," + m.name + ",") == std::string::npos) continue;
+      if (!selected(m.name)) continue;
       if (g_signal != 0) {
         std::fprintf(stderr, "replication bench: stopped by signal %d\n",
                      static_cast<int>(g_signal));

@@ -86,10 +86,17 @@ void ResidentRecords::Detach(Entry* e) {
 }
 
 void ResidentRecords::KeepLetGo(uint64_t hash) {
+  if (!complete_) return;
   hash = hash ? hash : 1;
   if ((let_go_used_ + 1) * 2 > let_go_.size()) {
-    std::vector<uint64_t> old =
-        std::exchange(let_go_, std::vector<uint64_t>(std::max<size_t>(64, let_go_.size() * 2)));
+    const size_t size = std::max<size_t>(64, let_go_.size() * 2);
+    if (size * sizeof(uint64_t) > budget_ / 2) {
+      // The hashes would take more than half the budget: the records are
+      // worth more. RocksDB answers for every record not held from now on.
+      GiveUpComplete();
+      return;
+    }
+    std::vector<uint64_t> old = std::exchange(let_go_, std::vector<uint64_t>(size));
     let_go_used_ = 0;
     for (uint64_t h : old)
       if (h) KeepLetGo(h);
@@ -100,6 +107,12 @@ void ResidentRecords::KeepLetGo(uint64_t hash) {
     if (let_go_[i] == hash) return;
   let_go_[i] = hash;
   ++let_go_used_;
+}
+
+void ResidentRecords::GiveUpComplete() {
+  complete_ = false;
+  std::vector<uint64_t>().swap(let_go_);
+  let_go_used_ = 0;
 }
 
 bool ResidentRecords::WasLetGo(uint64_t hash) const {
@@ -124,24 +137,27 @@ ResidentRecords::Found ResidentRecords::Find(Pool pool, std::string_view id,
   return complete_ && !WasLetGo(hash) ? Found::kAbsent : Found::kAsk;
 }
 
+void ResidentRecords::Remove(Slot& slot) {
+  Entry* e = slot.entry;
+  // Its hash first: should keeping it fail, nothing has changed yet. A
+  // deleted record leaves no trace: absent here is absent there.
+  if (e->value) KeepLetGo(e->hash);
+  Detach(e);
+  Unlink(slot);
+  --used_;
+  bytes_ -= Cost(*e);
+  delete e;
+}
+
 void ResidentRecords::LetGoOldest() {
   while (bytes() > budget_) {
     if (!oldest_) {
       // Nothing left to let go but the hashes: the DB alone knows.
-      complete_ = false;
-      std::vector<uint64_t>().swap(let_go_);
-      let_go_used_ = 0;
+      GiveUpComplete();
       if (bytes() > budget_) std::vector<Slot>().swap(slots_);
       return;
     }
-    Entry* e = oldest_;
-    Detach(e);
-    Unlink(Probe(e->hash, e->pool, e->id));
-    --used_;
-    bytes_ -= Cost(*e);
-    // A deleted record leaves no trace: absent here is absent there.
-    if (complete_ && e->value) KeepLetGo(e->hash);
-    delete e;
+    Remove(Probe(oldest_->hash, oldest_->pool, oldest_->id));
   }
 }
 
@@ -155,6 +171,15 @@ void ResidentRecords::Add(Batch batch) {
     // At most half full: a probe for an id that is not here stops soon.
     if ((used_ + 1) * 2 > slots_.size()) Grow(std::max<size_t>(kMinSlots, slots_.size() * 2));
     Slot& s = Probe(e->hash, e->pool, e->id);
+    const size_t cost = Cost(*e);
+    if (cost + slots_.size() * sizeof(Slot) + let_go_.size() * sizeof(uint64_t) > budget_) {
+      // Larger than the whole budget: let go of it alone, not of every
+      // record before it.
+      if (s.entry) Remove(s);
+      if (e->value) KeepLetGo(e->hash);
+      LetGoOldest();
+      continue;
+    }
     if (s.entry) {
       // A newer version: it takes the old one's place, as the newest.
       Detach(s.entry);
@@ -165,7 +190,7 @@ void ResidentRecords::Add(Batch batch) {
       s = Slot{e->hash, e.release()};
       ++used_;
     }
-    bytes_ += Cost(*s.entry);
+    bytes_ += cost;
     PushNewest(s.entry);
     LetGoOldest();
   }

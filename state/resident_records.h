@@ -15,8 +15,9 @@
 // back to recent ones: the thread being worked on, the percept that just
 // arrived), and of each record it lets go it keeps the 64-bit hash of its
 // key: a record whose hash it kept is asked of RocksDB, one it has no
-// trace of is still known to be absent. Only when those hashes alone
-// would fill the budget does it stop being complete. Each bulk write
+// trace of is still known to be absent. Only when those hashes would take
+// more than half the budget does it drop them and stop being complete. A
+// record larger than the whole budget is let go alone. Each bulk write
 // passes through Add once RocksDB has it, before the next write starts:
 // until then the write's own records are read from the write (see
 // Projection::Flushing), never from here, so what it answers is never
@@ -115,12 +116,16 @@ class ResidentRecords {
   // The order written in: `e` becomes the newest / leaves it.
   void PushNewest(Entry* e);
   void Detach(Entry* e);
-  // Lets go of the oldest records until the budget holds.
+  // Lets go of the record in `slot` (keeping its hash), or of the oldest
+  // records until the budget holds.
+  void Remove(Slot& slot);
   void LetGoOldest();
   // The hashes of the records let go (complete_ only): open addressing,
-  // 0 = empty (a hash of 0 is kept as 1).
+  // 0 = empty (a hash of 0 is kept as 1). They take at most half the
+  // budget; past that, GiveUpComplete drops them.
   void KeepLetGo(uint64_t hash);
   bool WasLetGo(uint64_t hash) const;
+  void GiveUpComplete();
   static constexpr size_t kMinSlots = kMinTableBytes / sizeof(Slot);
 
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two

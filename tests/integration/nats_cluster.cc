@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/free_ports.h"
 #include "http.h"
 
 namespace limbic::testing {
@@ -21,27 +22,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// `count` distinct free TCP ports on 127.0.0.1: all bound at once (so none
-// repeats), then released for the servers to take.
-std::vector<uint16_t> FreePorts(size_t count) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < count; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-      throw std::runtime_error("NatsCluster: no free port on 127.0.0.1");
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) close(fd);
-  return ports;
-}
 
 // GET `path` on the monitoring port as JSON; null when there is no answer.
 json Monitor(uint16_t port, const std::string& path) {
@@ -72,7 +52,9 @@ std::unique_ptr<NatsCluster> NatsCluster::Start(const std::string& dir, int n) {
         "nats-server not found (neither /usr/sbin/nats-server nor on PATH): `make deps` installs "
         "it");
   std::unique_ptr<NatsCluster> c(new NatsCluster(dir, binary));
-  std::vector<uint16_t> ports = FreePorts(3 * static_cast<size_t>(n));
+  auto free = limbic::FreeLoopbackPorts(3 * static_cast<size_t>(n));
+  if (!free.ok()) throw std::runtime_error("NatsCluster: " + free.status().message());
+  const std::vector<uint16_t>& ports = *free;
   c->nodes_.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     Node& node = c->nodes_[static_cast<size_t>(i)];

@@ -77,7 +77,7 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     Read(r, "t-2", Found::kAsk);  // no longer known to be absent
   }
   SECTION("past the budget the records written longest ago are let go, never read as absent") {
-    const size_t budget = 64 << 10;
+    const size_t budget = 256 << 10;
     ResidentRecords r(budget, true);
     ResidentRecords::Batch b;
     for (int i = 0; i < 1000; ++i) b.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'v'));
@@ -101,18 +101,30 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
     CHECK(Read(r, "p-999", Found::kHere, Pool::kPercepts) == std::string(200, 'v'));
     Read(r, "p-0", Found::kAsk, Pool::kPercepts);
     Read(r, "p-1000", Found::kAbsent, Pool::kPercepts);
-    // A record touched again is the newest: it stays while older ones go.
-    r.Add(Write({{"p-0", "again"}}, Pool::kPercepts));
+    // A record written again is the newest: it stays while those written
+    // after it the first time go.
+    int oldest_held = 0;
+    std::string_view v;
+    while (r.Find(Pool::kPercepts, "p-" + std::to_string(oldest_held), &v) != Found::kHere) ++oldest_held;
+    const std::string again = "p-" + std::to_string(oldest_held);
+    r.Add(Write({{again, "again"}}, Pool::kPercepts));
     ResidentRecords::Batch more;
-    for (int i = 1000; i < 1050; ++i) more.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'w'));
+    for (int i = 1000; i < 1000 + here / 2; ++i) more.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'w'));
     r.Add(std::move(more));
-    CHECK(Read(r, "p-0", Found::kHere, Pool::kPercepts) == "again");
-    // Deleted after it was let go, it is absent; let go again, asked for.
+    CHECK(Read(r, again, Found::kHere, Pool::kPercepts) == "again");
+    Read(r, "p-" + std::to_string(oldest_held + 1), Found::kAsk, Pool::kPercepts);
+    // Deleted after it was let go, it is absent; let go again, asked for
+    // (its hash is still kept), never read as it was before.
     r.Add(Write({{"p-1", std::nullopt}}, Pool::kPercepts));
     Read(r, "p-1", Found::kAbsent, Pool::kPercepts);
+    ResidentRecords::Batch evict;
+    for (int i = 2000; i < 2000 + 2 * here; ++i) evict.Add(Pool::kPercepts, "p-" + std::to_string(i), std::string(200, 'x'));
+    r.Add(std::move(evict));
+    Read(r, "p-1", Found::kAsk, Pool::kPercepts);
     CHECK(r.complete());
+    CHECK(r.bytes() <= budget);
   }
-  SECTION("when the hashes of the records let go fill the budget, it stops being complete") {
+  SECTION("when the hashes of the records let go would take half the budget, it stops being complete") {
     const size_t budget = ResidentRecords::kMinTableBytes + (8 << 10);
     ResidentRecords r(budget, true);
     for (int w = 0; w < 20; ++w) {
@@ -131,12 +143,14 @@ TEST_CASE("resident records stay within their budget and then ask the DB", "[res
   SECTION("a record that grows past the budget is let go, not left stale") {
     const size_t budget = ResidentRecords::kMinTableBytes + (4 << 10);
     ResidentRecords r(budget, true);
-    r.Add(Write({{"t-1", "small"}}));
+    r.Add(Write({{"t-3", "bystander"}, {"t-1", "small"}}));
     CHECK(Read(r, "t-1", Found::kHere) == "small");
     r.Add(Write({{"t-1", std::string(budget, 'x')}}));
     Read(r, "t-1", Found::kAsk);
     CHECK(r.bytes() <= budget);
-    // Its id still answers for it: others stay known to be absent.
+    // It alone is let go, not the records before it.
+    CHECK(Read(r, "t-3", Found::kHere) == "bystander");
+    // Its hash answers for it: others stay known to be absent.
     CHECK(r.complete());
     Read(r, "t-2", Found::kAbsent);
     // Written again small, it is held again; deleted, it is absent.
