@@ -22,13 +22,16 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+// `own_group`: the child leads a process group of its own, so that what it
+// starts (a bench's servers) can be killed with it.
 pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, bool merge = false,
-            const char* err_file = nullptr) {
+            const char* err_file = nullptr, bool own_group = false) {
   int pin[2], pout[2], perr[2];
   if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
   pid_t pid = fork();
   if (pid == 0) {
+    if (own_group) setpgid(0, 0);
     dup2(pin[0], 0);
     dup2(pout[1], 1);
     dup2(merge ? pout[1] : perr[1], 2);
@@ -40,6 +43,7 @@ pid_t Spawn(const std::vector<std::string>& argv, int* in, int* out, int* err, b
     execv(args[0], args.data());
     _exit(127);
   }
+  if (own_group) setpgid(pid, pid);  // both sides: whichever runs first
   close(pin[0]);
   close(pout[1]);
   close(perr[1]);
@@ -63,7 +67,7 @@ std::string LimbicBinary() { return LIMBIC_BINARY; }
 RunResult Run(const std::vector<std::string>& argv, const std::string& input, int timeout_ms) {
   signal(SIGPIPE, SIG_IGN);
   int in, out, err;
-  pid_t pid = Spawn(argv, &in, &out, &err);
+  pid_t pid = Spawn(argv, &in, &out, &err, false, nullptr, /*own_group=*/true);
   size_t written = 0;
   if (input.empty()) {
     close(in);
@@ -82,7 +86,9 @@ RunResult Run(const std::vector<std::string>& argv, const std::string& input, in
                     deadline - std::chrono::steady_clock::now())
                     .count();
     if (left <= 0) {
-      kill(pid, SIGKILL);
+      // The whole group: a program killed for taking too long must not
+      // leave what it started running into the next test.
+      if (kill(-pid, SIGKILL) != 0) kill(pid, SIGKILL);
       break;
     }
     if (poll(fds, n, static_cast<int>(left)) <= 0) continue;

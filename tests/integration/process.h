@@ -18,8 +18,9 @@ struct RunResult {
   std::string err;
 };
 
-// Runs argv[0] (a path) with `input` on stdin; waits for it to exit
-// (killing it after `timeout_ms`).
+// Runs argv[0] (a path) in a process group of its own with `input` on
+// stdin; waits for it to exit (killing it, and its group, after
+// `timeout_ms`).
 RunResult Run(const std::vector<std::string>& argv, const std::string& input = "",
               int timeout_ms = 60000);
 // Runs `limbic <args...>`.
