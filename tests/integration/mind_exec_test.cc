@@ -97,8 +97,6 @@ TEST_CASE("mind: POST /v1/mind/sleep ends a hanging exec mind, slept", "[runtime
   CHECK(GroupGone(pgid));
 }
 
-// ---- 8. the config ---------------------------------------------------------------------------
-
 TEST_CASE("mind: SIGTERM mid-session ends it interrupted before exit, an exec mind's group with it",
           "[runtime][mind][exec]") {
   TempDir dir;
@@ -117,11 +115,7 @@ TEST_CASE("mind: SIGTERM mid-session ends it interrupted before exit, an exec mi
   }
   RunningLimbic again(dir, config);
   REQUIRE(again.port() != 0);
-  json s = Http(again.port(), "GET", "/v1/mind/sessions/" + id).Json();
-  INFO(s.dump(1));
-  CHECK(s["status"] == "asleep");
-  CHECK(s["outcome"] == "interrupted");
-  CHECK(s["error"] == "limbic stopped");
+  CheckStoppedByLimbic(again.port(), id);
   CHECK(EventsOf(AllEvents(again.port()), "mind_slept").size() == 1);
 }
 

@@ -91,7 +91,7 @@ TEST_CASE("mind: an answer nested 100,000 deep ends the session in error, the ru
   CHECK(Http(l.port(), "GET", "/v1/mind").Json()["status"] == "asleep");
 }
 
-// ---- 4. the thinking budget --------------------------------------------------------
+// ---- the thinking budget --------------------------------------------------------
 
 TEST_CASE(
     "mind: min_interval refuses an autonomous wake right after a session, an explicit wake skips "
@@ -263,7 +263,7 @@ TEST_CASE("mind: a slow model ends at max_session", "[runtime][mind][budget]") {
   CHECK(HttpJson(l.port(), "POST", "/v1/mind/sleep", json::object()).status == 409);
 }
 
-// ---- 5. SIGKILL mid-session -----------------------------------------------------------
+// ---- bounds on what one answer carries ------------------------------------------------
 
 TEST_CASE("mind: a tool's result is cut at 16 KiB for the model, the step's text at max_text",
           "[runtime][mind]") {

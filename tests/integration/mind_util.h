@@ -158,6 +158,16 @@ inline json WaitAsleep(uint16_t port, const std::string& session, int timeout_ms
       [](const json& s) { return s.is_object() && s.value("status", "") == "asleep"; }, timeout_ms);
 }
 
+// After a restart: the session limbic's stop cut short, recorded as
+// interrupted by that stop.
+inline void CheckStoppedByLimbic(uint16_t port, const std::string& session) {
+  json s = Http(port, "GET", "/v1/mind/sessions/" + session).Json();
+  INFO(s.dump(1));
+  CHECK(s["status"] == "asleep");
+  CHECK(s["outcome"] == "interrupted");
+  CHECK(s["error"] == "limbic stopped");
+}
+
 // Every event of the log, oldest first.
 inline json AllEvents(uint16_t port) {
   auto r = Http(port, "GET", "/v1/events?after=0&limit=10000");

@@ -226,11 +226,7 @@ TEST_CASE("mind: SIGTERM while the model thinks records the session interrupted 
   }
   RunningLimbic again(dir, config);
   REQUIRE(again.port() != 0);
-  json s = Http(again.port(), "GET", "/v1/mind/sessions/" + id).Json();
-  INFO(s.dump(1));
-  CHECK(s["status"] == "asleep");
-  CHECK(s["outcome"] == "interrupted");
-  CHECK(s["error"] == "limbic stopped");
+  CheckStoppedByLimbic(again.port(), id);
   CHECK(model.count() == 1);
 }
 
