@@ -218,6 +218,7 @@ std::vector<Row> RunTimeTravel(const TimeTravelOptions& o) {
   fork.into = o.dir + "/fork";
   fork.until_seq = seqs.front();
   fork.checkpoints_of = state;
+  fork.checkpoint_check = state::CheckpointTarget::Check::kChecksums;  // as runtime::Fork
   auto forked = state::Replay(fork);
   if (!forked.ok()) Die("fork", forked.status());
   const double fork_ms = Ms(t0);

@@ -148,12 +148,6 @@ struct System {
   }
 };
 
-// The scratch state dir, removed when done.
-struct Scratch {
-  std::string path = state::ScratchStateDir("evaluate");
-  ~Scratch() { (void)state::RemoveTree(path); }
-};
-
 }  // namespace
 
 Result<EvalSet> ParseEvalSet(std::string_view text, const std::string& name) {
@@ -249,15 +243,17 @@ Status AppendEvalSet(EvalSet* set, EvalSet more, const std::string& name) {
 
 Result<json> EvaluateRecall(const EvalSet& set, const MemoryOptions& options,
                             const EvalOptions& eval) {
-  Scratch scratch;
+  // Removed when done (declared first: the engine closes before).
+  auto scratch = state::ScratchStateDir::Make("evaluate");
+  if (!scratch.ok()) return scratch.status();
   ManualClock clock(kStart);
   state::EngineOptions eo;
-  eo.state_dir = scratch.path;
+  eo.state_dir = scratch->path();
   eo.clock = &clock;
   eo.durability = state::Durability::kNone;  // scratch: nothing to keep
   eo.short_lived = true;
   auto engine = state::Engine::Open(eo);
-  if (!engine.ok()) return engine.status().WithContext("the scratch state " + scratch.path);
+  if (!engine.ok()) return engine.status().WithContext("the scratch state " + scratch->path());
   auto store = MemoryStore::Open(**engine, options, nullptr);
   if (!store.ok()) return store.status();
 

@@ -24,6 +24,11 @@ Status CheckpointService::Open() {
   if (!options_.enabled) return Status::OK();
   // This process holds the state dir's lock: a temp dir is a dead one's.
   LIMBIC_RETURN_IF_ERROR(state::RemoveCheckpointTemps(state_dir_));
+  // Retention removes the damaged and stale ones: say why first.
+  state::CheckpointList found = state::ListCheckpoints(state_dir_);
+  for (const std::string& w : found.warnings) log_->warn("checkpoints: {}; removing it", w);
+  for (const std::string& dir : found.stale)
+    log_->info("checkpoints: {} is of another format or pools' layout; removing it", dir);
   std::vector<std::string> removed;
   LIMBIC_RETURN_IF_ERROR(
       state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed));
@@ -78,6 +83,12 @@ void CheckpointService::Take() {
              removed.empty() ? std::string() : ", removed " + std::to_string(removed.size()));
   last_seq_ = taken->manifest.seq;
   ++taken_;
+  // `every` more events came while it was taken: the next one now, not at
+  // the next event, which may not come for a while.
+  if (options_.every > 0 && engine_.applied_seq() - last_seq_.load() >= options_.every) {
+    worker_.Post([this] { Take(); });
+    return;
+  }
   running_ = false;
 }
 

@@ -160,7 +160,7 @@ Status Runtime::Open() {
                recovery.log.truncated_offset);
   if (recovery.reapplied > 0)
     log_->info("recovery: re-applied {} events after seq {}", recovery.reapplied,
-               recovery.applied_seq_at_open);
+               std::max(recovery.applied_seq_at_open, recovery.from_checkpoint));
   EndLeftoverGroups();
 
   // 4. The loop's parts, then intake.

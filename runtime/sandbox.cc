@@ -81,11 +81,12 @@ Status CheckForkName(std::string_view name) {
   auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("field \"into\": a fork's name " + why);
   };
+  if (name.empty()) return bad("is empty (1 to " + std::to_string(kMaxForkNameBytes) + " bytes)");
   if (name.size() > kMaxForkNameBytes)
     return bad("is " + std::to_string(name.size()) + " bytes, more than " +
                std::to_string(kMaxForkNameBytes));
   if (std::string fault = NameFault(name); !fault.empty())
-    return bad("must be " + std::string(kNameRule) + "; " + fault);
+    return bad("must be UTF-8 with no control or bidi-control characters; " + fault);
   if (name.find('/') != std::string_view::npos)
     return bad("is one path segment under api.fork_root: no '/'");
   if (name == "." || name == "..") return bad("must not be \".\" or \"..\"");
@@ -114,7 +115,7 @@ Result<std::string> MakeForkDir(const std::string& root, const std::string& name
   return dir;
 }
 
-Result<SandboxInfo> Fork(const ForkOptions& options) {
+Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* warnings) {
   if (options.at_seq.has_value() == options.at_time.has_value())
     return Status::InvalidArgument("give one of --at-seq and --at-time");
   if (options.at_seq && *options.at_seq == 0 && !options.allow_empty)
@@ -125,8 +126,12 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
   replay.until_seq = options.at_seq;
   replay.until_time = options.at_time;
   replay.checkpoints_of = options.from_state;  // a fork at a seq starts at its nearest checkpoint
+  replay.checkpoint_check = state::CheckpointTarget::Check::kChecksums;
+  std::error_code ec;
+  const bool made = !fs::exists(options.into, ec);
   auto r = state::Replay(replay);
-  if (!r.ok()) return r.status();
+  if (!r.ok()) return r.status();  // Replay removed what it made
+  if (warnings) warnings->insert(warnings->end(), r->warnings.begin(), r->warnings.end());
   std::string short_of;
   if (options.at_seq && r->last_seq != *options.at_seq)
     short_of = "at seq " + std::to_string(*options.at_seq) + ": the log ends at seq " +
@@ -136,9 +141,10 @@ Result<SandboxInfo> Fork(const ForkOptions& options) {
         "at time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
   if (!short_of.empty()) {
     // Take back what the replay built: nothing of it is the fork asked for.
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(options.into, ec))
-      fs::remove_all(entry.path(), ec);
+    if (made) fs::remove_all(options.into, ec);
+    else
+      for (const auto& entry : fs::directory_iterator(options.into, ec))
+        fs::remove_all(entry.path(), ec);
     return Status::InvalidArgument(short_of);
   }
   SandboxInfo info;

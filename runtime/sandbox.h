@@ -89,6 +89,10 @@ Result<std::string> MakeForkDir(const std::string& root, const std::string& name
 // Replays and marks. InvalidArgument when neither or both of at_seq and
 // at_time are given, or at_seq is past the log's end (naming its last
 // seq); the replay's errors otherwise (a partly built `into` is removed).
-Result<SandboxInfo> Fork(const ForkOptions& options);
+// The checkpoint it starts from has every table file's checksums checked
+// first (a fork keeps them). Checkpoints skipped as damaged, and why, go
+// to *warnings (when given). A fork that fails leaves `into` as it was
+// (removed when the fork made it).
+Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace limbic::runtime

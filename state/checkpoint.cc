@@ -66,6 +66,17 @@ void TestPause() {
   if (ms) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(ms)));
 }
 
+// Every table file's checksums, and with `digest` the digest against the
+// manifest's.
+Status CheckWhole(const Projection& p, const CheckpointManifest& m, bool digest) {
+  LIMBIC_RETURN_IF_ERROR(p.VerifyChecksums());
+  if (!digest) return Status::OK();
+  auto d = p.Digest();
+  if (!d.ok()) return d.status();
+  if (*d != m.digest) return Status::Corruption("digest " + *d + " is not its manifest's " + m.digest);
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string CheckpointsDirPath(const std::string& state_dir) {
@@ -260,12 +271,8 @@ Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool de
   Status matched = MatchLog(c.manifest, log);
   if (!matched.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + matched.message());
   if (!deep) return Status::OK();
-  auto digest = (*p)->Digest();
-  if (!digest.ok())
-    return Status::Corruption("checkpoint " + c.dir + ": " + digest.status().message());
-  if (*digest != c.manifest.digest)
-    return Status::Corruption("checkpoint " + c.dir + ": digest " + *digest +
-                              " is not its manifest's " + c.manifest.digest);
+  Status whole = CheckWhole(**p, c.manifest, true);
+  if (!whole.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + whole.message());
   return Status::OK();
 }
 
@@ -309,10 +316,16 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
       if (!p.ok()) s = p.status();
       else if ((*p)->applied_seq() != it->manifest.seq || !(*p)->outdated().empty())
         s = Status::Corruption("db/ holds seq " + std::to_string((*p)->applied_seq()));
+      else if (target.check != CheckpointTarget::Check::kOpened)
+        s = CheckWhole(**p, it->manifest, target.check == CheckpointTarget::Check::kDigest);
     }
     if (s.ok()) return std::optional<CheckpointManifest>(it->manifest);
     fs::remove_all(db_dir, ec);
-    if (warnings) warnings->push_back("checkpoint " + it->dir + " skipped: " + s.message());
+    // Named as the checkpoint's files, not the copy's (removed by now).
+    std::string why = s.message();
+    for (size_t at = why.find(db_dir + "/"); at != std::string::npos; at = why.find(db_dir + "/", at))
+      why.replace(at, db_dir.size(), it->dir + "/db");
+    if (warnings) warnings->push_back("checkpoint " + it->dir + " skipped: " + why);
   }
   return std::optional<CheckpointManifest>();
 }

@@ -128,8 +128,8 @@ CheckpointList ListCheckpoints(const std::string& state_dir);
 
 //! Opens the checkpoint read-only and checks that its applied_seq is the
 //! manifest's seq and that the log `log` holds its event; with `deep`,
-//! that its digest is the manifest's too. Corruption names the dir and
-//! the difference.
+//! every table file's checksums and that its digest is the manifest's
+//! too. Corruption names the dir and the difference.
 Status CheckCheckpoint(const CheckpointEntry& checkpoint, const std::string& log, bool deep);
 
 //! Makes `db_dir` (which must not exist) a writable copy of the
@@ -147,6 +147,18 @@ struct CheckpointTarget {
   uint64_t seq = UINT64_MAX;
   std::optional<TimeMs> time;
   std::function<Status(const CheckpointManifest&)> matches_log;
+  //! What is checked of a checkpoint before it is used, beyond its
+  //! manifest, its event in the log and that its db/ opens with its seq:
+  //!   kOpened     no more. For a look that reads only part of it (time
+  //!               travel): RocksDB checks each block it reads, and Replay
+  //!               goes back to an older checkpoint when one is damaged.
+  //!   kChecksums  every block of every table file (Projection::
+  //!               VerifyChecksums): for a copy trusted whole, a fork's or
+  //!               a restore's at start.
+  //!   kDigest     that too, and its digest against the manifest's
+  //!               (`replay --verify`: it checks the checkpoint it starts from).
+  enum class Check { kOpened, kChecksums, kDigest };
+  Check check = Check::kOpened;
 };
 
 //! The newest checkpoint `target` allows that opens with the seq its

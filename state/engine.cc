@@ -5,6 +5,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iterator>
 
@@ -143,8 +144,9 @@ Status Engine::Recover(EngineRecovery* recovery) {
   // Re-apply what the log has and the projections lack (a crash between
   // fdatasync and the RocksDB write, or RocksDB's unsynced WAL lost).
   if (projection_->applied_seq() < log_last && !options_.read_only) {
+    const uint64_t after = projection_->applied_seq();  // a checkpoint's, once restored
     LIMBIC_RETURN_IF_ERROR(ReapplyLog(&recovery->reapplied));
-    options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, applied);
+    options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, after);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;
   last_ts_ = recovery->log.last_ts;  // ts never goes backwards, even across restarts
@@ -158,6 +160,8 @@ Status Engine::RestoreFromCheckpoint(const ProjectionOptions& popts, uint64_t la
   LIMBIC_RETURN_IF_ERROR(RemoveTree(restoring));
   CheckpointTarget target;
   target.seq = last_seq;
+  // It becomes db/, trusted whole: every block checked first.
+  target.check = CheckpointTarget::Check::kChecksums;
   target.matches_log = [&](const CheckpointManifest& m) {
     return MatchLog(m, events_dir(), options_.env);
   };
@@ -199,6 +203,18 @@ Status Engine::RebuildProjections(const ProjectionOptions& popts, uint64_t* reap
   if (!reader.ok()) return reader.status();
   ApplyLimits limits;
   limits.first_seq = base + 1;
+  // A long rebuild (a long log, db/ gone) says how far it is: every 10%,
+  // once it has taken 2 s.
+  const auto started = std::chrono::steady_clock::now();
+  int logged_tenth = 0;
+  limits.progress = [&](const ApplyProgress& p) {
+    const int tenth = static_cast<int>(p.fraction * 10);
+    if (tenth <= logged_tenth || std::chrono::steady_clock::now() - started < std::chrono::seconds(2))
+      return;
+    logged_tenth = tenth;
+    options_.logger->info("building the projections from the log: {}% ({} events, up to seq {})",
+                          tenth * 10, p.events, p.last_seq);
+  };
   auto done = ApplyLog(**reader, **building, limits);
   // Flush ingests the last write: until then applied_seq covers only what
   // the writes before it hold.

@@ -225,6 +225,11 @@ class LogReader {
   Result<bool> Next(Event* event, EventLocation* where = nullptr);
   // The raw line (without '\n') of the event last returned by Next.
   std::string_view raw_line() const;
+  // How far Next has read: the log's bytes up to the end of the line last
+  // returned over all its bytes, 0..1 (each file's size taken when first
+  // asked; a file that grew since counts at most its size then). Segments
+  // before from_seq count as read.
+  double Progress();
 
   class Impl;
 

@@ -230,6 +230,18 @@ class LogReader::Impl {
 
   std::string_view raw_line() const { return raw_; }
 
+  double Progress() {
+    for (size_t i = sizes_.size(); i < segments_.size(); ++i) {
+      auto size = options_.env->GetFileSize(segments_[i].path);
+      sizes_.push_back(size.ok() ? *size : 0);
+      total_ += sizes_.back();
+    }
+    uint64_t at = file_ ? file_offset_ + pos_ : 0;
+    for (size_t i = 0; i < index_ && i < sizes_.size(); ++i) at += sizes_[i];
+    if (total_ == 0) return 1;
+    return std::min(1.0, static_cast<double>(at) / static_cast<double>(total_));
+  }
+
  private:
   Status Relist() {
     auto segments = ListSegments(options_.env, path_);
@@ -271,6 +283,8 @@ class LogReader::Impl {
   uint64_t last_seq_ = 0;
   TimeMs last_ts_ = 0;
   std::string_view raw_;
+  std::vector<uint64_t> sizes_;  // of segments_, for Progress
+  uint64_t total_ = 0;
 };
 
 LogReader::LogReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -288,5 +302,6 @@ Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path, Opti
 
 Result<bool> LogReader::Next(Event* event, EventLocation* where) { return impl_->Next(event, where); }
 std::string_view LogReader::raw_line() const { return impl_->raw_line(); }
+double LogReader::Progress() { return impl_->Progress(); }
 
 }  // namespace limbic::state

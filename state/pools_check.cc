@@ -56,6 +56,13 @@ Result<std::string> Projection::Digest() const {
   return sha.HexDigest();
 }
 
+Status Projection::VerifyChecksums() const {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  ro.readahead_size = size_t{2} << 20;
+  return FromRocks(db_->VerifyChecksum(ro), "checking the table files' checksums");
+}
+
 Status Projection::CheckIndexes() const {
   std::map<std::string, std::string> expected;
   std::map<std::string, ThreadSummary> threads;  // what the thread table should hold

@@ -326,6 +326,11 @@ class Projection final : public RecordReader {
   // records imply, and that the thread table matches the records.
   // Returns the first difference as Corruption.
   Status CheckIndexes() const;
+  // Reads every block of every table file and checks its checksum (all
+  // column families, the indexes too): Corruption naming the file when one
+  // is damaged. For a copy about to be trusted whole (a checkpoint restored
+  // at start or into a fork); ordinary reads check only the blocks they read.
+  Status VerifyChecksums() const;
 
   // Writes what a bulk load holds in memory, then flushes memtables to SST
   // files (on clean shutdown; at the end of a bulk load).

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -45,14 +46,56 @@ Status CheckFreshDir(const std::string& dir) {
 
 }  // namespace
 
-std::string ScratchStateDir(const std::string& purpose) {
+namespace {
+
+constexpr std::string_view kLockSuffix = ".lock";
+
+// Removes the scratch dirs in `base` whose lock no process holds.
+void RemoveAbandonedScratchDirs(const fs::path& base, Env* env) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("limbic-") || !name.ends_with(kLockSuffix)) continue;
+    // Held: its owner lives. Taken: its owner died, and the name is ours
+    // until the lock file is gone (a new claim needs the file to be new).
+    auto lock = env->LockFile(entry.path().string(), LockWait::kNo);
+    if (!lock.ok()) continue;
+    const std::string dir = entry.path().string();
+    (void)RemoveTree(dir.substr(0, dir.size() - kLockSuffix.size()));
+    (void)env->RemoveFile(dir);
+  }
+}
+
+}  // namespace
+
+Result<ScratchStateDir> ScratchStateDir::Make(const std::string& purpose, Env* env) {
+  if (!env) env = Env::Default();
   static std::atomic<int> counter{0};
   std::error_code ec;
   fs::path base = fs::temp_directory_path(ec);
   if (ec) base = "/tmp";
-  return (base / ("limbic-" + purpose + "-" + std::to_string(::getpid()) + "-" +
-                  std::to_string(counter++)))
-      .string();
+  RemoveAbandonedScratchDirs(base, env);
+  ScratchStateDir made;
+  for (int tries = 0;; ++tries) {
+    made.path_ = (base / ("limbic-" + purpose + "-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter++)))
+                     .string();
+    const std::string lock = made.path_ + std::string(kLockSuffix);
+    // A name whose lock file exists is another claim's (or being swept).
+    if (env->FileExists(lock) || env->FileExists(made.path_)) continue;
+    auto held = env->LockFile(lock, LockWait::kNo);
+    if (held.ok()) {
+      made.lock_ = std::move(held).value();
+      return made;
+    }
+    if (tries >= 100) return held.status().WithContext("claiming a scratch dir in " + base.string());
+  }
+}
+
+ScratchStateDir::~ScratchStateDir() {
+  if (!lock_) return;  // moved from
+  (void)RemoveTree(path_);
+  (void)Env::Default()->RemoveFile(path_ + std::string(kLockSuffix));
 }
 
 Status RemoveTree(const std::string& path) {
@@ -70,6 +113,7 @@ struct Chunk {
   std::vector<EventLocation> where;
   std::string lines;  // the same events, as read: copied verbatim into the new log
   Status error;       // the reader failed here (after these events)
+  double read = 0;    // LogReader::Progress after its last event
 };
 
 // A small bounded queue between the two replay threads. Applied chunks go
@@ -162,13 +206,28 @@ void ReadChunks(LogReader& reader, const ApplyLimits& limits, size_t batch, Chun
     // Stop right at until_seq: what follows may still be being written.
     if (limits.until_seq && seq >= *limits.until_seq) break;
     if (chunk.events.size() >= batch) {
+      if (limits.progress) chunk.read = reader.Progress();
       queue.Push(std::move(chunk));
       chunk = Chunk();
       queue.TakeSpent();  // freed here
     }
   }
-  if (!chunk.events.empty() || !chunk.error.ok()) queue.Push(std::move(chunk));
+  if (!chunk.events.empty() || !chunk.error.ok()) {
+    if (limits.progress) chunk.read = reader.Progress();
+    queue.Push(std::move(chunk));
+  }
   queue.Close();
+}
+
+// By seq toward until_seq; by bytes once the log's end comes first (the
+// larger of the two: bytes lag seqs while until_seq is before the end).
+ApplyProgress Progressed(const ApplyLimits& limits, const ApplyStats& stats, double read) {
+  double fraction = read;
+  if (limits.until_seq && *limits.until_seq >= limits.first_seq) {
+    const double span = static_cast<double>(*limits.until_seq - limits.first_seq + 1);
+    fraction = std::max(fraction, static_cast<double>(stats.last_seq - limits.first_seq + 1) / span);
+  }
+  return ApplyProgress{stats.events, stats.last_seq, std::min(1.0, fraction)};
 }
 
 }  // namespace
@@ -195,6 +254,7 @@ Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const App
       stats.events += chunk.events.size();
       stats.last_seq = chunk.events.back().seq;
       stats.last_ts = chunk.events.back().ts;
+      if (limits.progress) limits.progress(Progressed(limits, stats, chunk.read));
     }
     if (status.ok()) status = chunk.error;
     queue.Recycle(std::move(chunk));
@@ -242,7 +302,12 @@ Status CopyLogPrefix(const std::string& from, Env* env, uint64_t last, size_t ba
 
 }  // namespace
 
-Result<ReplayResult> Replay(const ReplayOptions& options) {
+namespace {
+
+// One replay, from the newest usable checkpoint below `below` (else seq
+// 1); *from_checkpoint: the seq of the one it started from (0 = none).
+Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
+                                uint64_t* from_checkpoint) {
   auto started = std::chrono::steady_clock::now();
   Env* env = options.env ? options.env : Env::Default();
   LIMBIC_RETURN_IF_ERROR(CheckFreshDir(options.into));
@@ -273,8 +338,9 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   uint64_t base_seq = 0;
   if (!options.checkpoints_of.empty() && (options.until_seq || options.until_time)) {
     CheckpointTarget target;
-    target.seq = options.until_seq.value_or(UINT64_MAX);
+    target.seq = std::min(options.until_seq.value_or(UINT64_MAX), below - 1);
     target.time = options.until_time;
+    target.check = options.checkpoint_check;
     target.matches_log = [&](const CheckpointManifest& m) -> Status {
       auto at = OpenLogAt(options.from, m.seq, ropts);
       if (!at.ok()) return at.status();
@@ -294,6 +360,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
     }
   }
   result.from_checkpoint = base_seq;
+  *from_checkpoint = base_seq;
   if (base_seq == 0) {
     auto opened = LogReader::Open(options.from, ropts);
     if (!opened.ok()) return fail(opened.status());
@@ -337,6 +404,7 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   limits.until_seq = options.until_seq;
   limits.until_time = options.until_time;
   limits.batch = options.batch;
+  limits.progress = options.progress;
   auto applied = ApplyLog(*reader, **projection, limits, copy);
   if (!applied.ok()) return fail(applied.status());
   result.events = base_seq + applied->events;
@@ -357,6 +425,35 @@ Result<ReplayResult> Replay(const ReplayOptions& options) {
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
+}
+
+}  // namespace
+
+Result<ReplayResult> Replay(const ReplayOptions& options) {
+  std::vector<std::string> skipped;
+  uint64_t below = UINT64_MAX;
+  for (;;) {
+    uint64_t from = 0;
+    auto r = ReplayOnce(options, below, &from);
+    if (r.ok()) {
+      r->warnings.insert(r->warnings.begin(), skipped.begin(), skipped.end());
+      return r;
+    }
+    // A damaged block of the checkpoint it started from, found on the way
+    // (RocksDB names the table file in the new db/, a copy of the
+    // checkpoint's): an older checkpoint, or seq 1, instead.
+    const Status& s = r.status();
+    const std::string copy = DbDirPath(options.into) + "/";
+    if (from == 0 || !s.IsCorruption() || s.message().find(copy) == std::string::npos) return r;
+    char name[21];
+    std::snprintf(name, sizeof name, "%020llu", static_cast<unsigned long long>(from));
+    const std::string dir = CheckpointsDirPath(options.checkpoints_of) + "/" + name;
+    std::string why = s.message();
+    for (size_t at = why.find(copy); at != std::string::npos; at = why.find(copy, at))
+      why.replace(at, copy.size(), dir + "/db/");
+    skipped.push_back("checkpoint " + dir + " skipped: " + why);
+    below = from;
+  }
 }
 
 namespace {
@@ -400,7 +497,8 @@ Result<std::string> FirstDifference(const Projection& live, const Projection& re
 
 }  // namespace
 
-Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full) {
+Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full,
+                            const ProgressFn& progress) {
   ProjectionOptions popts;
   popts.path = DbDirPath(state_dir);
   popts.read_only = true;
@@ -415,12 +513,18 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full) {
   if (!live_digest.ok()) return live_digest.status();
   result.live_digest = *live_digest;
 
+  auto scratch = ScratchStateDir::Make("verify", env);
+  if (!scratch.ok()) return scratch.status();
   ReplayOptions ropts;
   ropts.from = EventsDirPath(state_dir);
-  ropts.into = ScratchStateDir("verify");
+  ropts.into = scratch->path();
   ropts.until_seq = result.applied_seq;
   ropts.env = env;
   ropts.copy_events = false;
+  ropts.progress = progress;
+  // It checks the checkpoint it starts from too: every block, and its
+  // digest against its manifest.
+  ropts.checkpoint_check = CheckpointTarget::Check::kDigest;
   if (!full) ropts.checkpoints_of = state_dir;
   auto replayed = Replay(ropts);
   if (!replayed.ok()) return replayed.status();
@@ -438,20 +542,22 @@ Result<VerifyResult> Verify(const std::string& state_dir, Env* env, bool full) {
     if (!diff.ok()) return diff.status();
     result.first_difference = *diff;
   }
-  (void)RemoveTree(ropts.into);
   return result;
 }
 
 Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_dir, uint64_t seq,
                                                      Env* env, bool digest) {
   std::unique_ptr<TimeTravel> tt(new TimeTravel());
-  tt->dir_ = ScratchStateDir("at-seq");
+  auto scratch = ScratchStateDir::Make("at-seq", env);
+  if (!scratch.ok()) return scratch.status();
+  tt->dir_ = std::move(scratch).value();
   ReplayOptions ropts;
   ropts.from = EventsDirPath(state_dir);
-  ropts.into = tt->dir_;
+  ropts.into = tt->dir_->path();
   ropts.until_seq = seq;
   ropts.env = env;
   ropts.checkpoints_of = state_dir;
+  ropts.checkpoint_check = CheckpointTarget::Check::kChecksums;
   ropts.copy_events = false;
   ropts.digest = digest;
   auto replayed = Replay(ropts);
@@ -463,7 +569,7 @@ Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_di
   // Only read: read-only, so the table files the bulk load left in level 0
   // are not compacted under the look.
   ProjectionOptions popts;
-  popts.path = DbDirPath(tt->dir_);
+  popts.path = DbDirPath(tt->dir_->path());
   popts.read_only = true;
   popts.create_if_missing = false;
   auto projection = Projection::Open(popts);
@@ -473,8 +579,7 @@ Result<std::unique_ptr<TimeTravel>> TimeTravel::Open(const std::string& state_di
 }
 
 TimeTravel::~TimeTravel() {
-  projection_.reset();
-  if (!dir_.empty()) (void)RemoveTree(dir_);
+  projection_.reset();  // before its dir goes
 }
 
 }  // namespace limbic::state

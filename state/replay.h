@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
-#include <vector>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/env.h"
+#include "state/checkpoint.h"
 #include "state/event_log.h"
 #include "base/input_json.h"
 #include "state/projection.h"
@@ -26,6 +28,17 @@
 #include "base/time.h"
 
 namespace limbic::state {
+
+// How far a replay (or ApplyLog) is, reported about once a chunk on the
+// thread applying the events: `fraction` (0..1) is by seq toward until_seq
+// when one is given and the log reaches it, else by bytes through the log
+// (LogReader::Progress).
+struct ApplyProgress {
+  uint64_t events = 0;    // applied so far by this call (after its checkpoint, if any)
+  uint64_t last_seq = 0;  // the last one's seq
+  double fraction = 0;
+};
+using ProgressFn = std::function<void(const ApplyProgress&)>;
 
 struct ReplayOptions {
   std::string from;                   // events dir or .jsonl file
@@ -54,6 +67,12 @@ struct ReplayOptions {
   bool copy_events = true;
   // false: ReplayResult::digest is left empty (it reads every record).
   bool digest = true;
+  ProgressFn progress;  // nullptr = none
+  // What is checked of that checkpoint before it is used (checkpoint.h).
+  // Whatever it is, a damaged block found while replaying over it or
+  // reading the digest sends the replay back to an older checkpoint (or
+  // seq 1), with a warning.
+  CheckpointTarget::Check checkpoint_check = CheckpointTarget::Check::kOpened;
 };
 
 struct ReplayResult {
@@ -72,6 +91,7 @@ struct ApplyLimits {
   std::optional<uint64_t> until_seq;  // stop after this seq
   std::optional<TimeMs> until_time;   // stop before the first event after this time
   size_t batch = 4096;                // events per chunk (one WriteBatch each)
+  ProgressFn progress;                // after each chunk applied; nullptr = none
 };
 struct ApplyStats {
   uint64_t events = 0;
@@ -110,7 +130,29 @@ struct VerifyResult {
 // Unless `full`, the rebuild starts from the newest usable checkpoint at or
 // before applied_seq (it then checks the events after it, and that
 // checkpoint); `full` replays from seq 1.
-Result<VerifyResult> Verify(const std::string& state_dir, Env* env = nullptr, bool full = false);
+Result<VerifyResult> Verify(const std::string& state_dir, Env* env = nullptr, bool full = false,
+                            const ProgressFn& progress = nullptr);
+
+// A new path in the temp dir (TMPDIR, else /tmp) for a scratch rebuild,
+// "limbic-PURPOSE-PID-N" (never inside a state dir, as Replay requires),
+// claimed by a lock file beside it ("<path>.lock", flock held while this
+// object lives). It does not exist yet; the object's end removes it and
+// then the lock file. Making one first removes every scratch dir whose
+// lock no process holds: one a killed process left (SIGTERM, SIGKILL).
+// A dir of a live process is never touched, whatever its pid namespace.
+class ScratchStateDir {
+ public:
+  static Result<ScratchStateDir> Make(const std::string& purpose, Env* env = nullptr);
+  ScratchStateDir(ScratchStateDir&&) = default;
+  ScratchStateDir& operator=(ScratchStateDir&&) = default;
+  ~ScratchStateDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  ScratchStateDir() = default;
+  std::string path_;
+  std::unique_ptr<FileLock> lock_;
+};
 
 // A state dir as of `seq`: rebuilt into a temporary dir (removed when the
 // returned object dies), from the nearest usable checkpoint at or before
@@ -128,7 +170,7 @@ class TimeTravel {
 
  private:
   TimeTravel() = default;
-  std::string dir_;
+  std::optional<ScratchStateDir> dir_;
   ReplayResult replay_;
   std::unique_ptr<Projection> projection_;
 };
@@ -163,10 +205,6 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env = nullptr,
 std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& where,
                                          std::string_view raw, size_t limit);
 
-// A new path in the temp dir (TMPDIR, else /tmp) for a scratch rebuild
-// that its caller removes when done: "limbic-PURPOSE-PID-N". Never inside
-// a state dir, as Replay requires.
-std::string ScratchStateDir(const std::string& purpose);
 
 // Removes a directory tree (used for temporary replay dirs).
 Status RemoveTree(const std::string& path);

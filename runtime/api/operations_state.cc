@@ -60,7 +60,7 @@ std::vector<Operation> StateOperations() {
        .summary = "The pools as they were at a seq (replays the log from the nearest checkpoint on a worker)",
        .params = {Query("seq", QueryKind::kCount, Int("the seq (1 or more)", 1), true),
                   Query("limit", QueryKind::kCount,
-                        Int("at most this many items per pool (default 100)", 0, 1000)),
+                        Int("at most this many items per pool (default 100)", 1, 1000)),
                   Query("digest", QueryKind::kBool,
                         Bool("also the digest of the pools then (reads every record: slower)"))},
        .result = Object({{"seq", T("integer")}, {"ts", T("string")}, {"digest", T("string")},

@@ -8,7 +8,9 @@
 
 #include <boost/asio/post.hpp>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 
 #include "runtime/api/api.h"
@@ -88,7 +90,7 @@ Result<json> PoolsAt(const state::TimeTravel& past, const state::RecencyParams& 
   if (!effective.ok()) return effective.status();
   (*arousal)["effective"] = *effective;
   json out{{"seq", past.replay().last_seq},    {"ts", FormatTime(past.replay().last_ts)},
-           {"events", past.replay().events},   {"seconds", past.replay().seconds},
+           {"events", past.replay().events - past.replay().from_checkpoint},   {"seconds", past.replay().seconds},
            {"from_checkpoint", past.replay().from_checkpoint},
            {"arousal", *arousal},
            {"pools", std::move(pools)}};
@@ -162,6 +164,9 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
         "query seq: must be a seq (1 or more), got \"" + text.value_or("") + "\"")));
   auto limit = QueryCount(req, "limit", 100, 1000);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
+  // 0 would list every item (the pools' listings read 0 as "all").
+  if (*limit == 0)
+    return respond(ErrorResponse(Status::InvalidArgument("query limit: 1 to 1000 items per pool, got 0")));
   // The digest reads every record: the cost of the length of history, so
   // only when asked.
   const bool digest = QueryFlag(req, "digest");
@@ -171,9 +176,10 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
         std::to_string(svc_.engine.applied_seq()))));
   Replay(
       [dir = svc_.config.state_dir, seq, recency = svc_.config.recency, n = *limit,
-       digest] {
+       digest, log = log_] {
         auto past = state::TimeTravel::Open(dir, seq, nullptr, digest);
         if (!past.ok()) return Result<json>(past.status());
+        for (const std::string& w : (*past)->replay().warnings) log->warn("state at: {}", w);
         return PoolsAt(**past, recency, n);
       },
       [respond](Result<json> out) {
@@ -220,19 +226,35 @@ void Api::ForkState(HttpRequest& req, Responder respond) {
           into.dump())));
     name = into.get<std::string>();
     if (Status s = CheckForkName(name); !s.ok()) return respond(ErrorResponse(s));
-  } else {
-    name = DefaultForkName(svc_.config.fork_root,
-                           options.at_seq.value_or(svc_.engine.applied_seq()));
   }
   Replay(
-      [options, root = svc_.config.fork_root, name]() mutable {
+      [options, root = svc_.config.fork_root, name, log = log_]() mutable {
+        // Unnamed, it is fork-<seq>: at a time, the seq is known once it
+        // is built, under a name of its own, then renamed. Named here, on
+        // the one replay thread, so two forks never pick one name.
+        const bool by_time = name.empty() && !options.at_seq;
+        if (name.empty())
+          name = by_time ? ".building-fork-" + std::to_string(::getpid())
+                         : DefaultForkName(root, *options.at_seq);
         auto dir = MakeForkDir(root, name);
         if (!dir.ok()) return Result<json>(dir.status());
         options.into = *dir;
-        auto info = Fork(options);
+        std::vector<std::string> warnings;
+        auto info = Fork(options, &warnings);
+        for (const std::string& w : warnings) log->warn("fork: {}", w);
         if (!info.ok()) {
           ::rmdir(options.into.c_str());  // only when the fork left it empty
           return Result<json>(info.status());
+        }
+        if (by_time) {
+          const std::string named = root + "/" + DefaultForkName(root, info->at_seq);
+          if (::rename(options.into.c_str(), named.c_str()) != 0) {
+            Status s = Status::IOError("renaming " + options.into + " to " + named + ": " +
+                                       std::strerror(errno));
+            (void)state::RemoveTree(options.into);
+            return Result<json>(s);
+          }
+          options.into = named;
         }
         json out = info->ToJson();
         out["into"] = options.into;

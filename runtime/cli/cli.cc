@@ -1,8 +1,12 @@
 #include "runtime/cli/cli.h"
+
 #include "runtime/mind/mind.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <algorithm>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -80,6 +84,32 @@ Result<std::unique_ptr<Engine>> CliContext::OpenForRead(ReadMode mode) const {
 int Fail(const Status& status) {
   std::fprintf(stderr, "limbic: error: %s\n", status.message().c_str());
   return 1;
+}
+
+void Warn(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) std::fprintf(stderr, "limbic: warning: %s\n", line.c_str());
+}
+
+const CLI::Validator& SeqOption() {
+  static const CLI::Validator kSeq(
+      [](std::string& text) -> std::string {
+        uint64_t seq = 0;
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seq);
+        if (!digits || ec != std::errc() || ptr != text.data() + text.size())
+          return "must be a seq: a whole number from 1 to 18446744073709551615, got \"" + text + "\"";
+        if (seq == 0) return "must be a seq, 1 or more (the first event's), got 0";
+        return std::string();
+      },
+      "SEQ");
+  return kSeq;
+}
+
+Result<std::unique_ptr<state::TimeTravel>> OpenPast(const CliContext& ctx, uint64_t seq, bool digest) {
+  auto past = state::TimeTravel::Open(ctx.state_dir, seq, nullptr, digest);
+  if (past.ok()) Warn((*past)->replay().warnings);
+  return past;
 }
 
 int UsageError(const std::string& message) {
@@ -205,6 +235,10 @@ int RunRuntime(CliContext& ctx, const RunFlags& flags, bool state_given) {
 }
 
 int RunCli(int argc, char** argv) {
+  // A reader that goes away (`limbic state show ... | head -1`) makes
+  // writes fail, not the process die: it ends as usual, removing what it
+  // made (a time travel's scratch dir).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"limbic: an event-sourced cognitive state runtime for AI agents"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand

@@ -17,10 +17,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/time.h"
 #include "state/engine.h"
+#include "state/replay.h"
 #include "state/recency.h"
 
 namespace limbic::runtime {
@@ -69,6 +71,16 @@ struct CliContext {
 
 // Prints "limbic: error: <message>" to stderr and returns 1.
 int Fail(const Status& status);
+// Prints "limbic: warning: <line>" to stderr for each.
+void Warn(const std::vector<std::string>& lines);
+// The check of a seq option (--at-seq, --until-seq): decimal digits making
+// 1 .. 2^64-1; anything else ("", "-1", "0x10", "0", too large) is refused
+// naming the option.
+const CLI::Validator& SeqOption();
+// The state dir as it was right after `seq` (state::TimeTravel), the
+// checkpoints skipped on the way warned of on stderr.
+Result<std::unique_ptr<state::TimeTravel>> OpenPast(const CliContext& ctx, uint64_t seq,
+                                                    bool digest = false);
 // Prints "limbic: error: <message>" for a command line that is wrong; returns 2.
 int UsageError(const std::string& message);
 // Prints the JSON value (one line) to stdout.

@@ -1,7 +1,10 @@
 // events / replay / fsck / why: reading the log and rebuilding from it.
 // None of these needs the state dir's lock, so all of them work while
 // `limbic run` owns the state dir.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <deque>
@@ -14,6 +17,7 @@
 #include "base/input_json.h"
 #include "base/json.h"
 #include "runtime/cli/cli.h"
+#include "runtime/cli/progress.h"
 #include "state/event_log.h"
 #include "state/replay.h"
 #include "state/why.h"
@@ -238,15 +242,34 @@ struct ReplayArgs {
   std::string stream = "LIMBIC", agent;
   std::optional<uint64_t> until_seq;
   bool full = false;  // --verify from seq 1, not the newest checkpoint
+  bool quiet = false;  // no progress line
   size_t resident_mib = state::ReplayOptions().resident_bytes >> 20;
   size_t write_records = state::ReplayOptions().flush_records;
 };
 
+// A replay that runs more than 2 s shows how far it is (ProgressLine).
+class ReplayProgress {
+ public:
+  explicit ReplayProgress(bool quiet)
+      : line_({.doing = "replaying",
+               .unit = "events",
+               .quiet = quiet,
+               .silent_for = std::chrono::seconds(2),
+               .terminal = ::isatty(2) == 1}) {}
+  state::ProgressFn fn() {
+    return [this](const state::ApplyProgress& p) { line_.Update(p.events, 0, p.fraction); };
+  }
+
+ private:
+  ProgressLine line_;
+};
+
 // `replay --verify DIR`: exit 1 when the digests differ.
-int VerifyReplay(const CliContext& ctx, const std::string& dir, bool full) {
-  auto v = state::Verify(dir, nullptr, full);
+int VerifyReplay(const CliContext& ctx, const std::string& dir, bool full, bool quiet) {
+  ReplayProgress progress(quiet);
+  auto v = state::Verify(dir, nullptr, full, progress.fn());
   if (!v.ok()) return Fail(v.status());
-  for (const auto& w : v->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  Warn(v->warnings);
   if (ctx.json) {
     PrintJson({{"match", v->match},
                {"applied_seq", v->applied_seq},
@@ -289,7 +312,7 @@ std::optional<int> DownloadForReplay(const ReplayArgs& a, std::string* downloade
 }
 
 int Replay(const CliContext& ctx, const ReplayArgs& a) {
-  if (!a.verify.empty()) return VerifyReplay(ctx, a.verify, a.full);
+  if (!a.verify.empty()) return VerifyReplay(ctx, a.verify, a.full, a.quiet);
   if (a.from.empty()) return UsageError("give --from LOG --into DIR, or --verify DIR");
   state::ReplayOptions options;
   options.from = a.from;
@@ -314,6 +337,8 @@ int Replay(const CliContext& ctx, const ReplayArgs& a) {
     if (!t.ok()) return Fail(t.status().WithContext("--until-time"));
     options.until_time = *t;
   }
+  ReplayProgress progress(a.quiet);
+  options.progress = progress.fn();
   auto r = state::Replay(options);
   if (!r.ok()) return Fail(r.status());
   if (ctx.json) {
@@ -341,7 +366,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   auto* agent =
       cmd->add_option("--agent", a->agent, "with --from nats://: the agent whose events to read");
   auto* into = cmd->add_option("--into", a->into, "new state dir to build");
-  auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq");
+  auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq")->check(SeqOption());
   auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time");
   auto* verify = cmd->add_option("--verify", a->verify,
                                  "state dir: rebuild from its log and compare digests");
@@ -358,6 +383,7 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
   auto* full = cmd->add_flag("--full", a->full,
                              "with --verify: replay from seq 1, not from the newest checkpoint");
   full->needs(verify);
+  cmd->add_flag("--quiet", a->quiet, "no progress line on stderr (shown when a replay runs over 2 s)");
   from->needs(into);
   into->needs(from);
   seq->excludes(time);
@@ -385,12 +411,12 @@ int AcceptChangedSegments(const CliContext& ctx, const std::string& reason) {
     return 0;
   }
   // Prove that the log as it now is replays, before anything is changed.
-  const std::string trial = state::ScratchStateDir("accept-check");
+  auto trial = state::ScratchStateDir::Make("accept-check");
+  if (!trial.ok()) return Fail(trial.status().WithContext("nothing was accepted"));
   state::ReplayOptions ro;
   ro.from = events_dir;
-  ro.into = trial;
+  ro.into = trial->path();
   auto replayed = state::Replay(ro);
-  (void)state::RemoveTree(trial);
   if (!replayed.ok())
     return Fail(replayed.status().WithContext(
         "the log as it now is does not replay, so nothing was accepted"));

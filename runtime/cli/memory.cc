@@ -18,6 +18,7 @@
 #include "memory/store.h"
 #include "runtime/attention.h"
 #include "runtime/cli/cli.h"
+#include "runtime/cli/progress.h"
 #include "runtime/cli/memory_text.h"
 #include "runtime/config.h"
 #include "runtime/context.h"
@@ -295,33 +296,6 @@ int Stats(const CliContext& ctx, const MemoryArgs& a) {
                     [](memory::MemoryStore& m, TimeMs now) { return m.Stats(now); });
 }
 
-// A progress line on stderr while vectors are made here: rewritten in place
-// on a terminal, else a line every 10%. --quiet prints none.
-class EmbedProgress {
- public:
-  explicit EmbedProgress(bool quiet) : quiet_(quiet), tty_(::isatty(2) == 1) {}
-  void operator()(size_t done, size_t total) {
-    if (quiet_ || total == 0) return;
-    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    const size_t tenth = done * 10 / total;
-    if (!tty_ && tenth == last_tenth_ && done != total) return;
-    last_tenth_ = tenth;
-    std::string eta = rate > 0 ? std::to_string(static_cast<long>((total - done) / rate)) + " s left" : "";
-    std::fprintf(stderr, "%sembedding: %zu/%zu memories (%zu%%), %.0f/s%s%s%s", tty_ ? "\r" : "",
-                 done, total, done * 100 / total, rate, eta.empty() ? "" : ", ", eta.c_str(),
-                 tty_ ? "\x1b[K" : "\n");
-    if (tty_ && done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool quiet_, tty_;
-  Clock::time_point start_ = Clock::now();
-  size_t last_tenth_ = 0;
-};
-
 // Re-embedding thousands of memories with a local model takes minutes: a
 // running limbic gets up to kForwardedEmbedMs (its log shows the progress).
 constexpr int kForwardedEmbedMs = 6 * 3600 * 1000;
@@ -336,8 +310,13 @@ int Embed(const CliContext& ctx, const MemoryArgs& a) {
   return WithMemory(
       ctx, a, Access::kWrite,
       [&](state::Engine& e, memory::MemoryStore& m, TimeMs) {
-        EmbedProgress progress(a.quiet);
-        return CommitPlan(ctx, a, e, m.Embed(a.all, std::ref(progress)), "embed");
+        // While vectors are made here. --quiet prints none.
+        ProgressLine line({.doing = "embedding", .unit = "memories", .quiet = a.quiet,
+                           .terminal = ::isatty(2) == 1});
+        auto progress = [&line](size_t done, size_t total) {
+          if (total > 0) line.Update(done, total, 0);
+        };
+        return CommitPlan(ctx, a, e, m.Embed(a.all, progress), "embed");
       },
       &api);
 }

@@ -283,7 +283,7 @@ int ShowAttention(const CliContext& ctx, const AttentionArgs& a) {
   };
   if (!a.at_seq)
     return WithReader(ctx, [&](Engine& e, TimeMs now) { return print(e.projection(), now); });
-  auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+  auto past = OpenPast(ctx, *a.at_seq);
   if (!past.ok()) return Fail(past.status());
   // The seq's own time, unless --now says otherwise.
   auto now = ctx.now_text ? ctx.Now() : Result<TimeMs>((*past)->replay().last_ts);
@@ -300,7 +300,8 @@ void AddAttention(CLI::App& app, CliContext& ctx, int& rc) {
   cmd->add_option("--config", args->config,
                   "config whose attention and recency settings to use (default: the built-in one)");
   cmd->add_option("--at-seq", args->at_seq,
-                  "as it was right after this seq, at that event's time (time travel)");
+                  "as it was right after this seq, at that event's time (time travel)")
+      ->check(SeqOption());
   cmd->callback(Action(ctx, rc, args, ShowAttention));
 }
 

@@ -47,7 +47,7 @@ int Digest(const CliContext& ctx, const StateArgs& a) {
   Result<std::string> d = Status::Internal("unset");
   uint64_t seq = 0;
   if (a.at_seq) {
-    auto past = state::TimeTravel::Open(ctx.state_dir, *a.at_seq, nullptr, /*digest=*/true);
+    auto past = OpenPast(ctx, *a.at_seq, /*digest=*/true);
     if (!past.ok()) return Fail(past.status());
     d = (*past)->replay().digest;
     seq = (*past)->replay().last_seq;
@@ -94,7 +94,7 @@ int ShowPool(const CliContext& ctx, const StateArgs& a) {
   auto now = ctx.Now();
   if (!now.ok()) return Fail(now.status());
   if (a.at_seq) {
-    auto tt = state::TimeTravel::Open(ctx.state_dir, *a.at_seq);
+    auto tt = OpenPast(ctx, *a.at_seq);
     if (!tt.ok()) return Fail(tt.status());
     past = std::move(tt).value();
     projection = &past->projection();
@@ -131,7 +131,9 @@ int ForkState(const CliContext& ctx, const StateArgs& a) {
   }
   if (!options.at_seq && !options.at_time)
     return UsageError("fork: give --at-seq SEQ or --at-time TIME");
-  auto info = Fork(options);
+  std::vector<std::string> warnings;
+  auto info = Fork(options, &warnings);
+  Warn(warnings);
   if (!info.ok()) return Fail(info.status());
   if (ctx.json) {
     nlohmann::json out = info->ToJson();
@@ -158,7 +160,8 @@ void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc) {
   auto* cmd = app.add_subcommand("state", "inspect the pools");
   cmd->require_subcommand(1);
   auto* digest = cmd->add_subcommand("digest", "SHA-256 of every pool, and the seq it is at");
-  digest->add_option("--at-seq", a->at_seq, "of the pools as they were right after this seq");
+  digest->add_option("--at-seq", a->at_seq, "of the pools as they were right after this seq")
+      ->check(SeqOption());
   digest->callback(Action(ctx, rc, a, Digest));
 
   auto* show = cmd->add_subcommand("show", "print every record of a pool, one JSON per line");
@@ -168,14 +171,15 @@ void AddTimeTravelCommands(CLI::App& app, CliContext& ctx, int& rc) {
       ->required();
   show->add_option("--at-seq", a->at_seq,
                    "as it was right after this seq (time travel); effective values at that "
-                   "event's time");
+                   "event's time")
+      ->check(SeqOption());
   show->callback(Action(ctx, rc, a, ShowPool));
 
   auto* fork = app.add_subcommand(
       "fork",
       "a sandbox: this state as it was at a seq or a time, in a new state dir whose effectors "
       "only record what they would send");
-  auto* seq = fork->add_option("--at-seq", a->at_seq, "the last event to keep");
+  auto* seq = fork->add_option("--at-seq", a->at_seq, "the last event to keep")->check(SeqOption());
   auto* time = fork->add_option(
       "--at-time", a->at_time, "keep the events at or before this RFC 3339 time (or e.g. 10m ago)");
   fork->add_option("--into", a->into, "the new state dir (must not exist, or be empty)")

@@ -88,6 +88,8 @@ TEST_CASE("the runtime takes checkpoints and time travel from them matches a rep
     REQUIRE(at.status == 200);
     with[seq] = at.Json()["digest"];
     CHECK(at.Json()["from_checkpoint"].get<uint64_t>() <= seq);
+    // Those replayed: the ones after the checkpoint.
+    CHECK(at.Json()["events"].get<uint64_t>() == seq - at.Json()["from_checkpoint"].get<uint64_t>());
     CHECK(CliDigest(state, {"--at-seq", std::to_string(seq)}) == with[seq]);
   }
   // The log is the truth: without the checkpoints, the same answers.

@@ -179,6 +179,17 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   CHECK_THAT(late.body, Catch::Contains("past the last applied seq"));
   CHECK(Http(l.port(), "GET", "/v1/state/at?seq=x").status == 400);
   CHECK(Http(l.port(), "GET", "/v1/state/at?seq=1&limit=y").status == 400);
+  // 0 items per pool is no answer (the listings would read it as "all").
+  auto none = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=0");
+  CHECK(none.status == 400);
+  CHECK_THAT(none.body, Catch::Contains("query limit"));
+  // The CLI's seq options are checked as strictly.
+  for (const char* bad : {"", "-1", "0", "0x10", "99999999999999999999"}) {
+    auto r = Limbic({"--state", state, "state", "digest", "--at-seq", bad});
+    INFO(bad << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--at-seq: must be a seq"));
+  }
 }
 
 TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui][fork]") {
@@ -212,6 +223,14 @@ TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui]
   auto second = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}});
   REQUIRE(second.status == 201);
   CHECK(second.Json()["into"] == root + "/fork-" + std::to_string(seq) + "-2");
+  // At a time: named by the seq that time comes to, not the applied one.
+  const std::string at_time = Http(l.port(), "GET", "/v1/events?type=percept_arrived").Json()["events"][0]["ts"];
+  auto by_time = HttpJson(l.port(), "POST", "/v1/fork", {{"at_time", at_time}});
+  INFO(by_time.body);
+  REQUIRE(by_time.status == 201);
+  CHECK(by_time.Json()["at_seq"] == seq);
+  CHECK(by_time.Json()["into"] == root + "/fork-" + std::to_string(seq) + "-3");
+  CHECK(std::filesystem::exists(root + "/fork-" + std::to_string(seq) + "-3/sandbox.json"));
 
   // Refusals name the field.
   auto taken = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "a"}});

@@ -1,5 +1,7 @@
 #include "state/checkpoint.h"
 
+#include <rocksdb/sst_file_reader.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -73,16 +75,17 @@ std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
 
 // The digest at `seq` by a replay from seq 1 (no checkpoints).
 std::string FullDigest(const std::string& state_dir, uint64_t seq) {
+  auto scratch = ScratchStateDir::Make("full");
+  REQUIRE(scratch.ok());
   ReplayOptions o;
   o.from = EventsDirPath(state_dir);
-  o.into = ScratchStateDir("full");
+  o.into = scratch->path();
   o.until_seq = seq;
   o.copy_events = false;
   auto r = Replay(o);
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   REQUIRE(r->from_checkpoint == 0);
-  (void)RemoveTree(o.into);
   return r->digest;
 }
 
@@ -99,6 +102,30 @@ void TruncateATableFile(const std::string& checkpoint_dir) {
     return;
   }
   FAIL("no table file in " << checkpoint_dir);
+}
+
+// Changes 16 bytes in the middle of the table files of column family `cf`
+// (e.g. "percepts", "index") in a checkpoint's db/: their size, footer and
+// index stay whole, so the checkpoint opens, and only a read of that block
+// (or a check of every block) finds it.
+void DamageABlock(const std::string& checkpoint_dir, const std::string& cf) {
+  int damaged = 0;
+  for (const auto& f : fs::directory_iterator(checkpoint_dir + "/db")) {
+    if (f.path().extension() != ".sst") continue;
+    rocksdb::SstFileReader reader{rocksdb::Options()};
+    REQUIRE(reader.Open(f.path().string()).ok());
+    if (reader.GetTableProperties()->column_family_name != cf) continue;
+    std::string bytes;
+    {
+      std::ifstream in(f.path(), std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    for (size_t i = bytes.size() / 4; i < bytes.size() / 4 + 16; ++i) bytes[i] ^= 0x5a;
+    fs::remove(f.path());  // a hard link shares the live DB's file: a new file
+    std::ofstream(f.path(), std::ios::binary) << bytes;
+    ++damaged;
+  }
+  REQUIRE(damaged > 0);
 }
 
 std::string CheckpointDir(const std::string& state_dir, uint64_t seq) {
@@ -174,6 +201,12 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
   const uint64_t seq = newest;  // on the damaged one: the one before serves
 
   SECTION("a truncated table file") { TruncateATableFile(CheckpointDir(state, newest)); }
+  SECTION("bytes changed inside a table file (it still opens)") {
+    DamageABlock(CheckpointDir(state, newest), "percepts");
+  }
+  SECTION("bytes changed inside an index table file (not read by the look)") {
+    DamageABlock(CheckpointDir(state, newest), "index");
+  }
   SECTION("a manifest that does not parse") {
     std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
   }
@@ -203,7 +236,8 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
   CHECK_FALSE((*tt)->replay().warnings.empty());
   CHECK((*tt)->replay().digest == FullDigest(state, seq));
 
-  auto f = Fsck(state);
+  // --deep: a changed block is found only by reading it.
+  auto f = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
   REQUIRE(f.ok());
   CHECK(f->ok);  // a warning, not a problem: the log is whole
   CHECK(f->checkpoints == taken.size() - 1);
@@ -284,6 +318,10 @@ TEST_CASE("an engine whose db/ is gone starts from its newest checkpoint", "[che
     TruncateATableFile(CheckpointDir(state, taken.back()));
     taken.pop_back();
   }
+  SECTION("a block of the newest one's index damaged: the one before") {
+    DamageABlock(CheckpointDir(state, taken.back()), "index");
+    taken.pop_back();
+  }
   SECTION("a copy a crash cut short is left beside db/") {
     fs::create_directories(state + "/db-restoring");
     std::ofstream(state + "/db-restoring/CURRENT") << "MANIFEST-000";
@@ -353,6 +391,66 @@ TEST_CASE("fsck --deep finds a checkpoint whose digest is not its manifest's", "
   REQUIRE(deep.ok());
   CHECK(deep->ok);
   CHECK(deep->checkpoints == taken.size() - 1);
+}
+
+TEST_CASE("a damaged block is found before a checkpoint is trusted, or when a replay reads it",
+          "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  const uint64_t seq = newest + 5;
+  const std::string expected = FullDigest(state, seq);
+  ReplayOptions o;
+  o.from = EventsDirPath(state);
+  o.until_seq = seq;
+  o.checkpoints_of = state;
+  o.copy_events = false;
+  auto replay = [&](const std::string& into) {
+    o.into = dir / into;
+    auto r = Replay(o);
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    CHECK(r->digest == expected);
+    return *r;
+  };
+  // Whole: used as it is, without a word.
+  ReplayResult whole = replay("whole");
+  CHECK(whole.from_checkpoint == newest);
+  CHECK(whole.warnings.empty());
+
+  SECTION("a block no look reads: checked whole, it is skipped, naming its file") {
+    DamageABlock(CheckpointDir(state, newest), "index");
+    o.checkpoint_check = CheckpointTarget::Check::kOpened;
+    CHECK(replay("opened").from_checkpoint == newest);  // nothing it reads is damaged
+    o.checkpoint_check = CheckpointTarget::Check::kChecksums;
+    ReplayResult r = replay("checked");
+    CHECK(r.from_checkpoint == before);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
+    CHECK_THAT(r.warnings[0], Catch::Contains("checksum mismatch"));
+  }
+  SECTION("a block the replay reads: it goes back to the checkpoint before") {
+    DamageABlock(CheckpointDir(state, newest), "percepts");
+    o.checkpoint_check = CheckpointTarget::Check::kOpened;
+    ReplayResult r = replay("read");
+    CHECK(r.from_checkpoint == before);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
+  }
+  SECTION("verify checks the checkpoint's digest against its manifest") {
+    json j = ManifestOf(state, newest);
+    j["digest"] = std::string(64, '0');
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+    CHECK(replay("opened").from_checkpoint == newest);  // a look does not read the digest
+    auto v = Verify(state);
+    REQUIRE(v.ok());
+    CHECK(v->match);
+    CHECK(v->from_checkpoint == before);
+    REQUIRE(v->warnings.size() == 1);
+    CHECK_THAT(v->warnings[0], Catch::Contains("is not its manifest's"));
+  }
 }
 
 TEST_CASE("a checkpoint of another format or pools' layout is never read", "[checkpoint]") {

@@ -2,10 +2,12 @@
 
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "state/commands.h"
 #include "state/engine.h"
@@ -85,6 +87,91 @@ TEST_CASE("replay of a log rebuilds a state with the live digest", "[replay]") {
   auto r2 = Replay(o);
   REQUIRE(r2.ok());
   CHECK(r2->digest == live);
+}
+
+TEST_CASE("a replay reports how far it is: through the log's bytes, or toward until_seq", "[replay]") {
+  ScratchDir dir;
+  BuildState(dir / "live");
+  ExportTo(EventsDirPath(dir / "live"), dir / "events.jsonl");
+  int n = 0;
+  for (const std::string& from : {EventsDirPath(dir / "live"), dir / "events.jsonl"}) {
+    for (std::optional<uint64_t> until : {std::optional<uint64_t>(), std::optional<uint64_t>(20)}) {
+      INFO(from << " until " << until.value_or(0));
+      std::vector<ApplyProgress> seen;
+      ReplayOptions o;
+      o.from = from;
+      o.into = dir / ("copy-" + std::to_string(n++));
+      o.batch = 3;
+      o.until_seq = until;
+      o.progress = [&](const ApplyProgress& p) { seen.push_back(p); };
+      auto r = Replay(o);
+      REQUIRE(r.ok());
+      REQUIRE(seen.size() >= 5);
+      // Once a chunk, each further on; the last at the end.
+      for (size_t i = 1; i < seen.size(); ++i) {
+        CHECK(seen[i].events > seen[i - 1].events);
+        CHECK(seen[i].last_seq == seen[i].events);
+        CHECK(seen[i].fraction >= seen[i - 1].fraction);
+      }
+      CHECK(seen.back().events == r->events);
+      CHECK(seen.back().fraction == 1.0);
+      // Part way it says how far: by seq toward until_seq, else by bytes,
+      // which for lines of about one size is near the share of events.
+      const ApplyProgress& mid = seen[seen.size() / 2];
+      const double share = static_cast<double>(mid.events) / static_cast<double>(r->events);
+      if (until) CHECK(mid.fraction == Approx(share));
+      else CHECK(mid.fraction == Approx(share).margin(0.2));
+      CHECK(mid.fraction < 1.0);
+    }
+  }
+}
+
+TEST_CASE("a scratch dir is removed with its claim, and one a killed process left by the next",
+          "[replay]") {
+  ScratchDir dir;
+  const std::string tmp = dir / "tmp";
+  std::filesystem::create_directories(tmp);
+  struct Tmpdir {  // the temp dir the claims are made in, for this test
+    std::string old = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "";
+    explicit Tmpdir(const std::string& to) { ::setenv("TMPDIR", to.c_str(), 1); }
+    ~Tmpdir() { old.empty() ? ::unsetenv("TMPDIR") : ::setenv("TMPDIR", old.c_str(), 1); }
+  } tmpdir(tmp);
+  auto filled = [](const std::string& path) {
+    std::filesystem::create_directories(path + "/db");
+    std::ofstream(path + "/db/CURRENT") << "x";
+  };
+  // Left by a killed process: its lock file, held by nobody, and its dir.
+  const std::string abandoned = tmp + "/limbic-at-seq-999999-0";
+  filled(abandoned);
+  std::ofstream(abandoned + ".lock") << "999999";
+  // A live claim (another process's, in any pid namespace, looks the same).
+  const std::string live = tmp + "/limbic-verify-999998-0";
+  filled(live);
+  auto held = Env::Default()->LockFile(live + ".lock", LockWait::kNo);
+  REQUIRE(held.ok());
+  // Not ours at all.
+  filled(tmp + "/limbic-notes");
+  {
+    auto claim = ScratchStateDir::Make("at-seq");
+    REQUIRE(claim.ok());
+    CHECK(claim->path().starts_with(tmp + "/limbic-at-seq-"));
+    CHECK_FALSE(std::filesystem::exists(claim->path()));
+    CHECK(std::filesystem::exists(claim->path() + ".lock"));
+    CHECK_FALSE(std::filesystem::exists(abandoned));
+    CHECK_FALSE(std::filesystem::exists(abandoned + ".lock"));
+    CHECK(std::filesystem::exists(live + "/db/CURRENT"));
+    CHECK(std::filesystem::exists(tmp + "/limbic-notes/db/CURRENT"));
+    filled(claim->path());
+    // Moved, the claim still ends once.
+    ScratchStateDir moved = std::move(claim).value();
+    CHECK(std::filesystem::exists(moved.path()));
+  }
+  // Its end removed it and its lock file: only the live claim and ours remain.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(tmp)) left.push_back(e.path().filename());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"limbic-notes", "limbic-verify-999998-0",
+                                         "limbic-verify-999998-0.lock"});
 }
 
 TEST_CASE("replay's copy of the log is whole and synced, or the replay fails", "[replay]") {

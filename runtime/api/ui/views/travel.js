@@ -111,7 +111,7 @@ export function mount(root, {route, app}) {
               r.arousal.effective !== undefined ? ` · effective ${fmtNum(r.arousal.effective, 2)}` : '',
               ` · ${JSON.stringify(r.arousal.factors || {})}`] : '—'),
             h('dt', {}, 'replay'), h('dd', {class: 'muted'}, r.seconds !== undefined
-              ? `${fmtNum(r.events ?? r.seq)} events in ${fmtNum(r.seconds, 2)} s on the server, ${((performance.now() - t0) / 1000).toFixed(2)} s here`
+              ? `${fmtNum(r.events ?? r.seq)} events replayed from ${r.from_checkpoint ? `the checkpoint at seq ${fmtNum(r.from_checkpoint)}` : 'seq 1'} in ${fmtNum(r.seconds, 2)} s on the server, ${((performance.now() - t0) / 1000).toFixed(2)} s here`
               : `${((performance.now() - t0) / 1000).toFixed(2)} s`)),
           h('p', {class: 'muted'}, 'Equals ', h('code', {}, `limbic state digest --at-seq ${r.seq}`), '.'),
           forkBtn, forkOut),
