@@ -1,7 +1,5 @@
 #include "state/checkpoint.h"
 
-#include <rocksdb/sst_file_reader.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +9,7 @@
 #include "state/commands.h"
 #include "state/engine.h"
 #include "state/replay.h"
+#include "checkpoint_util.h"
 #include "engine_util.h"
 #include "test_util.h"
 
@@ -19,133 +18,13 @@ namespace checkpoint_test {
 
 using namespace limbic;
 using namespace limbic::state;
-using limbic::testing::MustCommit;
-using limbic::testing::ScratchDir;
+using namespace limbic::testing;
 namespace fs = std::filesystem;
-
-namespace {
-
-// A state dir of about `n` events of several kinds, with a checkpoint
-// taken every `every` events while the engine runs; the checkpoints' seqs.
-std::vector<uint64_t> BuildState(const std::string& dir, int n, int every) {
-  ManualClock clock(1'790'000'000'000);  // a second between steps: forks at a time
-  EngineOptions o;
-  o.state_dir = dir;
-  o.segment_bytes = 4096;  // several segments
-  o.clock = &clock;
-  auto opened = Engine::Open(o);
-  REQUIRE(opened.ok());
-  Engine& e = **opened;
-  std::vector<uint64_t> taken;
-  MustCommit(e, BuildThreadCreate({{"goal", "answer"}, {"id", "t-1"}}, e.next_seq()));
-  uint64_t last_taken = 0;
-  std::vector<std::string> assigned;
-  for (int i = 0; e.applied_seq() < static_cast<uint64_t>(n); ++i) {
-    clock.Advance(1000);
-    const std::string percept = "p-" + std::to_string(e.next_seq());  // ids follow seqs
-    MustCommit(e, BuildPerceptAdd({{"source", i % 2 ? "github" : "discord"},
-                                   {"type", "msg"},
-                                   {"text", "message " + std::to_string(i)}},
-                                  e.next_seq()));
-    if (i % 3 == 0) {
-      MustCommit(e, BuildPerceptAssign(percept, {{"thread_id", "t-1"}}));
-      assigned.push_back(percept);
-    }
-    // A percept assigned long before (often before a checkpoint) processed
-    // now: its index entries in the checkpoint are replaced.
-    if (i % 5 == 1 && assigned.size() > 10) {
-      MustCommit(e, BuildPerceptProcess(assigned.front()));
-      assigned.erase(assigned.begin());
-    }
-    if (i % 7 == 0)
-      MustCommit(e, BuildThreadUpdate("t-1", {{"state", {{"step", i}}}}));
-    if (i % 11 == 0) MustCommit(e, BuildArousalSet({{"level", (i % 10) / 10.0}}));
-    if (e.applied_seq() - last_taken >= static_cast<uint64_t>(every)) {
-      auto c = TakeCheckpoint(e.projection(), dir, 1000 + i);
-      INFO(c.status().ToString());
-      REQUIRE(c.ok());
-      CHECK(c->manifest.seq == e.applied_seq());
-      CHECK(c->manifest.digest == *e.projection().Digest());
-      taken.push_back(c->manifest.seq);
-      last_taken = c->manifest.seq;
-    }
-  }
-  return taken;
-}
-
-// The digest at `seq` by a replay from seq 1 (no checkpoints).
-std::string FullDigest(const std::string& state_dir, uint64_t seq) {
-  auto scratch = ScratchStateDir::Make("full");
-  REQUIRE(scratch.ok());
-  ReplayOptions o;
-  o.from = EventsDirPath(state_dir);
-  o.into = scratch->path();
-  o.until_seq = seq;
-  o.copy_events = false;
-  auto r = Replay(o);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  REQUIRE(r->from_checkpoint == 0);
-  return r->digest;
-}
-
-// Truncates the first table file of a checkpoint's db/ to half its size.
-void TruncateATableFile(const std::string& checkpoint_dir) {
-  for (const auto& f : fs::directory_iterator(checkpoint_dir + "/db")) {
-    if (f.path().extension() != ".sst") continue;
-    // A hard link shares the live DB's file: break the link first.
-    fs::path copy = f.path().string() + ".copy";
-    fs::copy_file(f.path(), copy);
-    fs::remove(f.path());
-    fs::rename(copy, f.path());
-    fs::resize_file(f.path(), fs::file_size(f.path()) / 2);
-    return;
-  }
-  FAIL("no table file in " << checkpoint_dir);
-}
-
-// Changes 16 bytes in the middle of the table files of column family `cf`
-// (e.g. "percepts", "index") in a checkpoint's db/: their size, footer and
-// index stay whole, so the checkpoint opens, and only a read of that block
-// (or a check of every block) finds it.
-void DamageABlock(const std::string& checkpoint_dir, const std::string& cf) {
-  int damaged = 0;
-  for (const auto& f : fs::directory_iterator(checkpoint_dir + "/db")) {
-    if (f.path().extension() != ".sst") continue;
-    rocksdb::SstFileReader reader{rocksdb::Options()};
-    REQUIRE(reader.Open(f.path().string()).ok());
-    if (reader.GetTableProperties()->column_family_name != cf) continue;
-    std::string bytes;
-    {
-      std::ifstream in(f.path(), std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    for (size_t i = bytes.size() / 4; i < bytes.size() / 4 + 16; ++i) bytes[i] ^= 0x5a;
-    fs::remove(f.path());  // a hard link shares the live DB's file: a new file
-    std::ofstream(f.path(), std::ios::binary) << bytes;
-    ++damaged;
-  }
-  REQUIRE(damaged > 0);
-}
-
-std::string CheckpointDir(const std::string& state_dir, uint64_t seq) {
-  char name[32];
-  std::snprintf(name, sizeof name, "%020llu", static_cast<unsigned long long>(seq));
-  return CheckpointsDirPath(state_dir) + "/" + name;
-}
-
-// The manifest of the checkpoint at `seq`, as written.
-json ManifestOf(const std::string& state, uint64_t seq) {
-  std::ifstream in(CheckpointDir(state, seq) + "/manifest.json");
-  return json::parse(in);
-}
-
-}  // namespace
 
 TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 400, 60);
+  auto taken = BuildCheckpointedState(state, 400, 60);
   REQUIRE(taken.size() >= 5);
   const uint64_t last = taken.back() + 10;
   std::vector<uint64_t> seqs = {1, 2, taken.front() - 1};
@@ -179,7 +58,7 @@ TEST_CASE("time travel from checkpoints gives the digest of a replay from seq 1"
 TEST_CASE("time travel onto a checkpoint keeps that event's time as now", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 120, 50);
+  auto taken = BuildCheckpointedState(state, 120, 50);
   REQUIRE(!taken.empty());
   auto with = TimeTravel::Open(state, taken[0], nullptr, true);
   REQUIRE(with.ok());
@@ -192,65 +71,10 @@ TEST_CASE("time travel onto a checkpoint keeps that event's time as now", "[chec
   CHECK((*with)->replay().events == (*without)->replay().events);
 }
 
-TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck", "[checkpoint]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 300, 60);
-  REQUIRE(taken.size() >= 3);
-  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
-  const uint64_t seq = newest;  // on the damaged one: the one before serves
-
-  SECTION("a truncated table file") { TruncateATableFile(CheckpointDir(state, newest)); }
-  SECTION("bytes changed inside a table file (it still opens)") {
-    DamageABlock(CheckpointDir(state, newest), "percepts");
-  }
-  SECTION("bytes changed inside an index table file (not read by the look)") {
-    DamageABlock(CheckpointDir(state, newest), "index");
-  }
-  SECTION("a manifest that does not parse") {
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
-  }
-  SECTION("a manifest naming another seq than its db holds") {
-    // The newest dir and manifest, with the older checkpoint's db/.
-    json j = ManifestOf(state, newest);
-    fs::remove_all(CheckpointDir(state, newest));
-    fs::create_directories(CheckpointDir(state, newest));
-    fs::copy(CheckpointDir(state, before) + "/db", CheckpointDir(state, newest) + "/db");
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
-  }
-  SECTION("a manifest without the event it was taken after") {
-    json j = ManifestOf(state, newest);
-    j.erase("event_sha256");
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
-  }
-  SECTION("taken after another event than the log's of its seq") {
-    json j = ManifestOf(state, newest);
-    j["event_sha256"] = std::string(64, 'a');
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
-  }
-
-  auto tt = TimeTravel::Open(state, seq, nullptr, true);
-  INFO(tt.status().ToString());
-  REQUIRE(tt.ok());
-  CHECK((*tt)->replay().from_checkpoint == before);
-  CHECK_FALSE((*tt)->replay().warnings.empty());
-  CHECK((*tt)->replay().digest == FullDigest(state, seq));
-
-  // --deep: a changed block is found only by reading it.
-  auto f = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
-  REQUIRE(f.ok());
-  CHECK(f->ok);  // a warning, not a problem: the log is whole
-  CHECK(f->checkpoints == taken.size() - 1);
-  bool named = false;
-  for (const std::string& w : f->warnings)
-    if (w.find(CheckpointDir(state, newest)) != std::string::npos) named = true;
-  CHECK(named);
-}
-
 TEST_CASE("checkpoints of another log are never applied to this one", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live", other = dir / "other";
-  auto taken = BuildState(state, 200, 60);
+  auto taken = BuildCheckpointedState(state, 200, 60);
   REQUIRE(taken.size() >= 2);
   // Another state of the same length: the same seqs, other events (its
   // percepts' texts differ from the first one on).
@@ -300,7 +124,7 @@ TEST_CASE("checkpoints of another log are never applied to this one", "[checkpoi
 TEST_CASE("an engine whose db/ is gone starts from its newest checkpoint", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 300, 60);
+  auto taken = BuildCheckpointedState(state, 300, 60);
   REQUIRE(taken.size() >= 2);
   uint64_t last = 0;
   std::string digest;
@@ -347,7 +171,7 @@ TEST_CASE("an engine whose db/ is gone starts from its newest checkpoint", "[che
 TEST_CASE("a fork at a time starts from the newest checkpoint at or before it", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 300, 60);
+  auto taken = BuildCheckpointedState(state, 300, 60);
   REQUIRE(taken.size() >= 3);
   const TimeMs at_checkpoint = ManifestOf(state, taken[1])["ts"];
   int n = 0;
@@ -376,193 +200,10 @@ TEST_CASE("a fork at a time starts from the newest checkpoint at or before it", 
   }
 }
 
-TEST_CASE("fsck --deep finds a checkpoint whose digest is not its manifest's", "[checkpoint]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 150, 60);
-  REQUIRE(!taken.empty());
-  json j = ManifestOf(state, taken[0]);
-  j["digest"] = "00ff";
-  std::ofstream(CheckpointDir(state, taken[0]) + "/manifest.json") << j.dump() << "\n";
-  auto shallow = Fsck(state);
-  REQUIRE(shallow.ok());
-  CHECK(shallow->checkpoints == taken.size());
-  auto deep = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
-  REQUIRE(deep.ok());
-  CHECK(deep->ok);
-  CHECK(deep->checkpoints == taken.size() - 1);
-}
-
-TEST_CASE("a damaged block is found before a checkpoint is trusted, or when a replay reads it",
-          "[checkpoint]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 300, 60);
-  REQUIRE(taken.size() >= 3);
-  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
-  const uint64_t seq = newest + 5;
-  const std::string expected = FullDigest(state, seq);
-  ReplayOptions o;
-  o.from = EventsDirPath(state);
-  o.until_seq = seq;
-  o.checkpoints_of = state;
-  o.copy_events = false;
-  auto replay = [&](const std::string& into) {
-    o.into = dir / into;
-    auto r = Replay(o);
-    INFO(r.status().ToString());
-    REQUIRE(r.ok());
-    CHECK(r->digest == expected);
-    return *r;
-  };
-  // Whole: used as it is, without a word.
-  ReplayResult whole = replay("whole");
-  CHECK(whole.from_checkpoint == newest);
-  CHECK(whole.warnings.empty());
-
-  SECTION("a block no look reads: checked whole, it is skipped, naming its file") {
-    DamageABlock(CheckpointDir(state, newest), "index");
-    o.checkpoint_check = CheckpointTarget::Check::kOpened;
-    CHECK(replay("opened").from_checkpoint == newest);  // nothing it reads is damaged
-    o.checkpoint_check = CheckpointTarget::Check::kChecksums;
-    ReplayResult r = replay("checked");
-    CHECK(r.from_checkpoint == before);
-    REQUIRE(r.warnings.size() == 1);
-    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
-    CHECK_THAT(r.warnings[0], Catch::Contains("checksum mismatch"));
-  }
-  SECTION("a block the replay reads: it goes back to the checkpoint before") {
-    DamageABlock(CheckpointDir(state, newest), "percepts");
-    o.checkpoint_check = CheckpointTarget::Check::kOpened;
-    ReplayResult r = replay("read");
-    CHECK(r.from_checkpoint == before);
-    REQUIRE(r.warnings.size() == 1);
-    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
-  }
-  SECTION("verify checks the checkpoint's digest against its manifest") {
-    json j = ManifestOf(state, newest);
-    j["digest"] = std::string(64, '0');
-    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
-    CHECK(replay("opened").from_checkpoint == newest);  // a look does not read the digest
-    auto v = Verify(state);
-    REQUIRE(v.ok());
-    CHECK(v->match);
-    CHECK(v->from_checkpoint == before);
-    REQUIRE(v->warnings.size() == 1);
-    CHECK_THAT(v->warnings[0], Catch::Contains("is not its manifest's"));
-  }
-}
-
-TEST_CASE("a checkpoint of another format or pools' layout is never read", "[checkpoint]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 200, 60);
-  REQUIRE(taken.size() >= 2);
-  const uint64_t newest = taken.back();
-  json j = ManifestOf(state, newest);
-  SECTION("an older pools' layout") {
-    j["schema"] = "5";
-    j["limbic"] = "0.0.9";
-  }
-  SECTION("the first checkpoint format (no ts, no event_sha256)") {
-    j = {{"format", 1},          {"seq", newest},      {"digest", j["digest"]},
-         {"schema", j["schema"]}, {"limbic", "0.4.0"}, {"taken_at", 0}};
-  }
-  SECTION("a later checkpoint format") {
-    j = {{"format", kCheckpointFormat + 1}, {"seq", newest}};
-  }
-  std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
-  CheckpointList list = ListCheckpoints(state);
-  CHECK(list.stale.size() == 1);
-  CHECK(list.usable.size() == taken.size() - 1);
-  auto tt = TimeTravel::Open(state, newest, nullptr, true);
-  REQUIRE(tt.ok());
-  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
-  CHECK((*tt)->replay().digest == FullDigest(state, newest));
-  // Retention removes it.
-  std::vector<std::string> removed;
-  REQUIRE(ApplyRetention(state, {}, &removed).ok());
-  CHECK(removed == std::vector<std::string>{CheckpointDir(state, newest)});
-}
-
-TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never crashes",
-          "[checkpoint][hostile]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 200, 60);
-  REQUIRE(taken.size() >= 2);
-  const uint64_t newest = taken.back();
-  const std::string path = CheckpointDir(state, newest) + "/manifest.json";
-  json j = ManifestOf(state, newest);
-  std::string text;
-  std::string why;
-  SECTION("nested 30,000 deep, within the size bound") {
-    text = std::string(30000, '[') + std::string(30000, ']');
-    why = "nested deeper";
-  }
-  SECTION("larger than any manifest") {
-    j["padding"] = std::string(2 << 20, 'x');
-    text = j.dump();
-    why = "bytes";
-  }
-  SECTION("taken_at of the wrong type") {
-    j["taken_at"] = "yesterday";
-    text = j.dump();
-    why = "taken_at";
-  }
-  SECTION("seq past uint64") {
-    text = j.dump();
-    const std::string seq = "\"seq\":" + std::to_string(newest);
-    text.replace(text.find(seq), seq.size(), "\"seq\":184467440737095516160");
-    why = "seq";
-  }
-  SECTION("another format whose seq is a string") {
-    text = json{{"format", 1}, {"seq", "many"}}.dump();
-    why = "seq";
-  }
-  SECTION("a format that is not an int") {
-    text = json{{"format", uint64_t{1} << 40}, {"seq", newest}}.dump();
-    why = "format";
-  }
-  std::ofstream(path, std::ios::trunc) << text;
-  CheckpointList list = ListCheckpoints(state);
-  INFO(json(list.warnings).dump());
-  CHECK(list.usable.size() == taken.size() - 1);
-  REQUIRE(list.damaged.size() + list.stale.size() == 1);
-  if (!list.damaged.empty()) {
-    REQUIRE(list.warnings.size() == 1);
-    CHECK(list.warnings[0].find(path) != std::string::npos);
-    CHECK(list.warnings[0].find(why) != std::string::npos);
-  }
-  // The looks, fsck and a restart go on from the checkpoint before it.
-  auto tt = TimeTravel::Open(state, newest, nullptr, true);
-  REQUIRE(tt.ok());
-  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
-  CHECK((*tt)->replay().digest == FullDigest(state, newest));
-}
-
-TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]") {
-  ScratchDir dir;
-  const std::string state = dir / "live";
-  auto taken = BuildState(state, 130, 60);
-  REQUIRE(!taken.empty());
-  // A half-made checkpoint: db/ copied, no manifest (the kill came first).
-  const std::string temp = CheckpointsDirPath(state) + "/tmp-999999-0";
-  fs::create_directories(temp);
-  fs::copy(CheckpointDir(state, taken.back()) + "/db", temp + "/db");
-  CheckpointList list = ListCheckpoints(state);
-  CHECK(list.usable.size() == taken.size());
-  CHECK(list.damaged.empty());
-  CHECK(list.warnings.empty());
-  REQUIRE(RemoveCheckpointTemps(state).ok());
-  CHECK_FALSE(fs::exists(temp));
-  CHECK(ListCheckpoints(state).usable.size() == taken.size());
-}
-
 TEST_CASE("verify starts from the newest checkpoint unless full", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 200, 60);
+  auto taken = BuildCheckpointedState(state, 200, 60);
   REQUIRE(!taken.empty());
   auto v = Verify(state);
   REQUIRE(v.ok());
@@ -578,7 +219,7 @@ TEST_CASE("verify starts from the newest checkpoint unless full", "[checkpoint]"
 TEST_CASE("a replay from a checkpoint still copies the whole log", "[checkpoint]") {
   ScratchDir dir;
   const std::string state = dir / "live";
-  auto taken = BuildState(state, 250, 60);
+  auto taken = BuildCheckpointedState(state, 250, 60);
   REQUIRE(taken.size() >= 2);
   ReplayOptions o;
   o.from = EventsDirPath(state);

@@ -1,0 +1,264 @@
+// Damaged, stale and hostile checkpoints: never trusted, skipped with a
+// warning, and the answer stays the log's.
+#include "state/checkpoint.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "base/json.h"
+#include "state/commands.h"
+#include "state/engine.h"
+#include "state/replay.h"
+#include "checkpoint_util.h"
+#include "engine_util.h"
+#include "test_util.h"
+
+// This file's own namespace: test programs compile in unity batches.
+namespace checkpoint_damage_test {
+
+using namespace limbic;
+using namespace limbic::state;
+using namespace limbic::testing;
+namespace fs = std::filesystem;
+
+TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  const uint64_t seq = newest;  // on the damaged one: the one before serves
+
+  SECTION("a truncated table file") { TruncateATableFile(CheckpointDir(state, newest)); }
+  SECTION("bytes changed inside a table file (it still opens)") {
+    DamageABlock(CheckpointDir(state, newest), "percepts");
+  }
+  SECTION("bytes changed inside an index table file (not read by the look)") {
+    DamageABlock(CheckpointDir(state, newest), "index");
+  }
+  SECTION("a manifest that does not parse") {
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
+  }
+  SECTION("a manifest naming another seq than its db holds") {
+    // The newest dir and manifest, with the older checkpoint's db/.
+    json j = ManifestOf(state, newest);
+    fs::remove_all(CheckpointDir(state, newest));
+    fs::create_directories(CheckpointDir(state, newest));
+    fs::copy(CheckpointDir(state, before) + "/db", CheckpointDir(state, newest) + "/db");
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+  SECTION("a manifest without the event it was taken after") {
+    json j = ManifestOf(state, newest);
+    j.erase("event_sha256");
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+  SECTION("taken after another event than the log's of its seq") {
+    json j = ManifestOf(state, newest);
+    j["event_sha256"] = std::string(64, 'a');
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  }
+
+  auto tt = TimeTravel::Open(state, seq, nullptr, true);
+  INFO(tt.status().ToString());
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == before);
+  CHECK_FALSE((*tt)->replay().warnings.empty());
+  CHECK((*tt)->replay().digest == FullDigest(state, seq));
+
+  // --deep: a changed block is found only by reading it.
+  auto f = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
+  REQUIRE(f.ok());
+  CHECK(f->ok);  // a warning, not a problem: the log is whole
+  CHECK(f->checkpoints == taken.size() - 1);
+  bool named = false;
+  for (const std::string& w : f->warnings)
+    if (w.find(CheckpointDir(state, newest)) != std::string::npos) named = true;
+  CHECK(named);
+}
+
+TEST_CASE("fsck --deep finds a checkpoint whose digest is not its manifest's", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 150, 60);
+  REQUIRE(!taken.empty());
+  json j = ManifestOf(state, taken[0]);
+  j["digest"] = "00ff";
+  std::ofstream(CheckpointDir(state, taken[0]) + "/manifest.json") << j.dump() << "\n";
+  auto shallow = Fsck(state);
+  REQUIRE(shallow.ok());
+  CHECK(shallow->checkpoints == taken.size());
+  auto deep = Fsck(state, nullptr, kDefaultMaxJsonDepth, true);
+  REQUIRE(deep.ok());
+  CHECK(deep->ok);
+  CHECK(deep->checkpoints == taken.size() - 1);
+}
+
+TEST_CASE("a damaged block is found before a checkpoint is trusted, or when a replay reads it",
+          "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  const uint64_t seq = newest + 5;
+  const std::string expected = FullDigest(state, seq);
+  ReplayOptions o;
+  o.from = EventsDirPath(state);
+  o.until_seq = seq;
+  o.checkpoints_of = state;
+  o.copy_events = false;
+  auto replay = [&](const std::string& into) {
+    o.into = dir / into;
+    auto r = Replay(o);
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    CHECK(r->digest == expected);
+    return *r;
+  };
+  // Whole: used as it is, without a word.
+  ReplayResult whole = replay("whole");
+  CHECK(whole.from_checkpoint == newest);
+  CHECK(whole.warnings.empty());
+
+  SECTION("a block no look reads: checked whole, it is skipped, naming its file") {
+    DamageABlock(CheckpointDir(state, newest), "index");
+    o.checkpoint_check = CheckpointTarget::Check::kOpened;
+    CHECK(replay("opened").from_checkpoint == newest);  // nothing it reads is damaged
+    o.checkpoint_check = CheckpointTarget::Check::kChecksums;
+    ReplayResult r = replay("checked");
+    CHECK(r.from_checkpoint == before);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
+    CHECK_THAT(r.warnings[0], Catch::Contains("checksum mismatch"));
+  }
+  SECTION("a block the replay reads: it goes back to the checkpoint before") {
+    DamageABlock(CheckpointDir(state, newest), "percepts");
+    o.checkpoint_check = CheckpointTarget::Check::kOpened;
+    ReplayResult r = replay("read");
+    CHECK(r.from_checkpoint == before);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK_THAT(r.warnings[0], Catch::Contains(CheckpointDir(state, newest) + "/db/"));
+  }
+  SECTION("verify checks the checkpoint's digest against its manifest") {
+    json j = ManifestOf(state, newest);
+    j["digest"] = std::string(64, '0');
+    std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+    CHECK(replay("opened").from_checkpoint == newest);  // a look does not read the digest
+    auto v = Verify(state);
+    REQUIRE(v.ok());
+    CHECK(v->match);
+    CHECK(v->from_checkpoint == before);
+    REQUIRE(v->warnings.size() == 1);
+    CHECK_THAT(v->warnings[0], Catch::Contains("is not its manifest's"));
+  }
+}
+
+TEST_CASE("a checkpoint of another format or pools' layout is never read", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 200, 60);
+  REQUIRE(taken.size() >= 2);
+  const uint64_t newest = taken.back();
+  json j = ManifestOf(state, newest);
+  SECTION("an older pools' layout") {
+    j["schema"] = "5";
+    j["limbic"] = "0.0.9";
+  }
+  SECTION("the first checkpoint format (no ts, no event_sha256)") {
+    j = {{"format", 1},          {"seq", newest},      {"digest", j["digest"]},
+         {"schema", j["schema"]}, {"limbic", "0.4.0"}, {"taken_at", 0}};
+  }
+  SECTION("a later checkpoint format") {
+    j = {{"format", kCheckpointFormat + 1}, {"seq", newest}};
+  }
+  std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
+  CheckpointList list = ListCheckpoints(state);
+  CHECK(list.stale.size() == 1);
+  CHECK(list.usable.size() == taken.size() - 1);
+  auto tt = TimeTravel::Open(state, newest, nullptr, true);
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
+  CHECK((*tt)->replay().digest == FullDigest(state, newest));
+  // Retention removes it.
+  std::vector<std::string> removed;
+  REQUIRE(ApplyRetention(state, {}, &removed).ok());
+  CHECK(removed == std::vector<std::string>{CheckpointDir(state, newest)});
+}
+
+TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never crashes",
+          "[checkpoint][hostile]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 200, 60);
+  REQUIRE(taken.size() >= 2);
+  const uint64_t newest = taken.back();
+  const std::string path = CheckpointDir(state, newest) + "/manifest.json";
+  json j = ManifestOf(state, newest);
+  std::string text;
+  std::string why;
+  SECTION("nested 30,000 deep, within the size bound") {
+    text = std::string(30000, '[') + std::string(30000, ']');
+    why = "nested deeper";
+  }
+  SECTION("larger than any manifest") {
+    j["padding"] = std::string(2 << 20, 'x');
+    text = j.dump();
+    why = "bytes";
+  }
+  SECTION("taken_at of the wrong type") {
+    j["taken_at"] = "yesterday";
+    text = j.dump();
+    why = "taken_at";
+  }
+  SECTION("seq past uint64") {
+    text = j.dump();
+    const std::string seq = "\"seq\":" + std::to_string(newest);
+    text.replace(text.find(seq), seq.size(), "\"seq\":184467440737095516160");
+    why = "seq";
+  }
+  SECTION("another format whose seq is a string") {
+    text = json{{"format", 1}, {"seq", "many"}}.dump();
+    why = "seq";
+  }
+  SECTION("a format that is not an int") {
+    text = json{{"format", uint64_t{1} << 40}, {"seq", newest}}.dump();
+    why = "format";
+  }
+  std::ofstream(path, std::ios::trunc) << text;
+  CheckpointList list = ListCheckpoints(state);
+  INFO(json(list.warnings).dump());
+  CHECK(list.usable.size() == taken.size() - 1);
+  REQUIRE(list.damaged.size() + list.stale.size() == 1);
+  if (!list.damaged.empty()) {
+    REQUIRE(list.warnings.size() == 1);
+    CHECK(list.warnings[0].find(path) != std::string::npos);
+    CHECK(list.warnings[0].find(why) != std::string::npos);
+  }
+  // The looks, fsck and a restart go on from the checkpoint before it.
+  auto tt = TimeTravel::Open(state, newest, nullptr, true);
+  REQUIRE(tt.ok());
+  CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
+  CHECK((*tt)->replay().digest == FullDigest(state, newest));
+}
+
+TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 130, 60);
+  REQUIRE(!taken.empty());
+  // A half-made checkpoint: db/ copied, no manifest (the kill came first).
+  const std::string temp = CheckpointsDirPath(state) + "/tmp-999999-0";
+  fs::create_directories(temp);
+  fs::copy(CheckpointDir(state, taken.back()) + "/db", temp + "/db");
+  CheckpointList list = ListCheckpoints(state);
+  CHECK(list.usable.size() == taken.size());
+  CHECK(list.damaged.empty());
+  CHECK(list.warnings.empty());
+  REQUIRE(RemoveCheckpointTemps(state).ok());
+  CHECK_FALSE(fs::exists(temp));
+  CHECK(ListCheckpoints(state).usable.size() == taken.size());
+}
+
+}  // namespace checkpoint_damage_test
