@@ -119,7 +119,8 @@ Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string
   m.event_sha256 = anchor->sha256;
   m.schema = std::string(kSchema);
   m.limbic = LIMBIC_VERSION;
-  m.taken_at = now;
+  // `now` was read before the copy, which may hold an event stamped after it.
+  m.taken_at = std::max(now, m.ts);
   s = env->WriteFileAtomic(temp + "/" + kManifestName, ManifestJson(m).dump() + "\n",
                            FileDurability::kSynced);
   if (s.ok()) s = env->SyncDir(temp);
@@ -249,10 +250,14 @@ Result<LogAnchor> ReadLogAnchor(const std::string& log, uint64_t seq, Env* env) 
 }
 
 Status MatchAnchor(const CheckpointManifest& m, const LogAnchor& anchor) {
-  if (anchor.sha256 != m.event_sha256 || anchor.ts != m.ts)
+  if (anchor.sha256 != m.event_sha256)
     return Status::Corruption("the log's event of seq " + std::to_string(m.seq) + " (sha-256 " +
                               anchor.sha256 + ") is not the one it was taken after (" +
                               m.event_sha256 + ")");
+  if (anchor.ts != m.ts)
+    return Status::Corruption("the log's event of seq " + std::to_string(m.seq) + " has ts " +
+                              std::to_string(anchor.ts) + " (ms), its manifest's " +
+                              std::to_string(m.ts));
   return Status::OK();
 }
 

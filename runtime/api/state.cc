@@ -161,7 +161,8 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
   }
   if (seq == 0)
     return respond(ErrorResponse(Status::InvalidArgument(
-        "query seq: must be a seq (1 or more), got \"" + text.value_or("") + "\"")));
+        "query seq: must be a seq: a whole number from 1 to 18446744073709551615, got \"" +
+        text.value_or("") + "\"")));
   auto limit = QueryCount(req, "limit", 100, 1000);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
   // 0 would list every item (the pools' listings read 0 as "all").
