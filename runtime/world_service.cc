@@ -23,6 +23,8 @@ WorldService::~WorldService() {
 Status WorldService::Open() {
   auto model = world::WorldModel::Open(config_.state_dir + "/memory", config_.world, log_);
   if (!model.ok()) return model.status().WithContext("opening the world model");
+  // A pass scoring a day of very many events stops when the runtime does.
+  (*model)->set_stop(&stopping_);
   model_.Start(std::move(*model));
   return Status::OK();
 }

@@ -13,7 +13,8 @@
 // Days whose input is empty or unchanged do not count towards the 31.
 // Stop and the destructor make a running pass stop after the day it is
 // extracting (which may wait on an LLM call: world.llm.timeout, at most
-// three calls per day).
+// three calls per day); a day still scoring its events gives up at once,
+// writing nothing (WorldModel::set_stop).
 //
 // The HTTP API's world routes (api_world.cc) run their WorldModel calls on
 // the same worker through Run, so passes and requests never overlap.

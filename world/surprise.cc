@@ -164,6 +164,7 @@ std::vector<SurpriseScore> SurpriseScorer::Score(const Extraction& x, const Know
   std::unordered_set<std::string> seen_entities, seen_edges;
 
   for (const WorldEvent& e : x.events) {
+    if (stopping()) break;
     SurpriseScore s;
     s.date = e.date;
     s.text = e.text;

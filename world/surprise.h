@@ -24,6 +24,8 @@
 // Thread-safety: one scorer per thread.
 #pragma once
 
+#include <atomic>
+
 #include <spdlog/logger.h>
 
 #include <functional>
@@ -74,6 +76,12 @@ class SurpriseScorer {
   // since (a Score whose results could not be written).
   size_t Mark() const { return remembered_order_.size(); }
   void Rollback(size_t mark);
+  // Once *stop (when given) is true, Score stops between two events and
+  // stopping() says so: its caller writes nothing of it (Rollback). Each
+  // event is compared with every one remembered, so a day of very many
+  // events takes long; a stopping runtime must not wait for it.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
+  bool stopping() const { return stop_ && stop_->load(std::memory_order_relaxed); }
   // Scores the extraction's events in order; each scored event is then
   // remembered. `note` gets why llm mode fell back, if it did.
   std::vector<SurpriseScore> Score(const Extraction& x, const Known& known, const std::string& source,
@@ -87,6 +95,7 @@ class SurpriseScorer {
 
   SurpriseSpec spec_;
   std::shared_ptr<spdlog::logger> log_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::unique_ptr<memory::Embedder> embedder_;
   // The largest cosine between `v` and a remembered vector.
   float BestRemembered(const memory::Vector& v);

@@ -229,6 +229,11 @@ Result<json> WorldModel::Extract(const ExtractInput& input, bool force) {
   std::string score_note;
   size_t mark = scorer_->Mark();
   std::vector<SurpriseScore> scores = scorer_->Score(fresh, known, input.source, &score_note);
+  if (scorer_->stopping()) {
+    scorer_->Rollback(mark);
+    return Status::Unavailable("stopping: " + input.source +
+                               " was not extracted (nothing of it written; the next pass will)");
+  }
   // Until the scores are written, what Score remembered is taken back on failure.
   auto written = [&]() -> Result<std::pair<ApplyResult, size_t>> {
     auto applied = entities_->Apply(PageUpdates(x, input.date, input.source));

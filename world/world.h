@@ -73,6 +73,10 @@ class WorldModel {
   //  events, pages_created, pages_updated, lines_added, restored,
   //  graph_added, scored, surprising}
   Result<json> Extract(const ExtractInput& input, bool force = false);
+  // Once *stop is true, an extraction scoring its events gives up with
+  // Unavailable, writing nothing of its input (the next pass extracts it
+  // again): what a stopping runtime sets. `stop` must outlive this model.
+  void set_stop(const std::atomic<bool>* stop) { scorer_->set_stop(stop); }
   // {added, sections{...}, decayed[names], memory_md}
   Result<json> Consolidate(const std::string& today);
   // {entities: [PageInfo as JSON + stale]}, filtered by type; stale: only

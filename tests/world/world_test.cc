@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,27 @@ TEST_CASE("an unchanged input is skipped and a forced one adds no duplicates", "
   auto third = reopened->Extract(in);
   REQUIRE(third.ok());
   CHECK((*third)["skipped"].get<bool>());
+}
+
+TEST_CASE("an extraction told to stop writes nothing of its input, and the next one does it all",
+          "[world]") {
+  Dir dir;
+  auto w = Open(dir);
+  std::atomic<bool> stop{true};
+  w->set_stop(&stop);
+  ExtractInput in = Text("2026-03-01", "- Bob Stone reviewed acme/gateway with Alice Chen.\n", "daily.md");
+  auto stopped = w->Extract(in);
+  REQUIRE_FALSE(stopped.ok());
+  CHECK(stopped.status().code() == Status::Code::kUnavailable);
+  CHECK_THAT(stopped.status().message(), Catch::Contains("nothing of it written"));
+  CHECK(CountLines(dir / "memory/extracted.jsonl") == 0);
+  CHECK(Slurp(dir / "memory/surprise-scores.jsonl").empty());
+  stop = false;
+  auto done = w->Extract(in);
+  REQUIRE(done.ok());
+  CHECK_FALSE((*done)["skipped"].get<bool>());
+  CHECK((*done)["scored"].get<size_t>() > 0);
+  CHECK(CountLines(dir / "memory/extracted.jsonl") == 1);
 }
 
 TEST_CASE("consolidate files surprising events by section without duplicates and keeps hand edits", "[world]") {
