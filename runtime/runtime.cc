@@ -104,6 +104,9 @@ Status Runtime::Open() {
   // 1. Everything the config names is checked before the state dir is
   // touched, and every problem is reported at once.
   std::vector<std::string> errors;
+  // Empty, every path under it would be the file system's root's.
+  if (config_.state_dir.empty())
+    return Status::InvalidArgument("state_dir is empty: give --state DIR or the config's state_dir");
   if (!IsLoopbackAddress(config_.api_address) && config_.api_token.empty())
     errors.push_back("api.address " + config_.api_address +
                      " is not loopback: set api.token to serve it");

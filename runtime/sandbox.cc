@@ -127,6 +127,9 @@ Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* w
   replay.until_time = options.at_time;
   replay.checkpoints_of = options.from_state;  // a fork at a seq starts at its nearest checkpoint
   replay.checkpoint_check = state::CheckpointTarget::Check::kChecksums;
+  // Not runnable until sandbox.json is there (a fork killed part way
+  // would otherwise run as an ordinary agent, with real effectors).
+  replay.leave_unfinished = true;
   std::error_code ec;
   const bool made = !fs::exists(options.into, ec);
   auto r = state::Replay(replay);
@@ -155,6 +158,7 @@ Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* w
   info.digest = r->digest;
   LIMBIC_RETURN_IF_ERROR(Env::Default()->WriteFileAtomic(
       SandboxFilePath(options.into), info.ToJson().dump(2) + "\n", FileDurability::kSynced));
+  LIMBIC_RETURN_IF_ERROR(state::FinishReplay(options.into));
   return info;
 }
 

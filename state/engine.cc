@@ -17,6 +17,7 @@ namespace limbic::state {
 std::string LockFilePath(const std::string& state_dir) { return state_dir + "/limbic.lock"; }
 std::string EventsDirPath(const std::string& state_dir) { return state_dir + "/events"; }
 std::string DbDirPath(const std::string& state_dir) { return state_dir + "/db"; }
+std::string ReplayingFilePath(const std::string& state_dir) { return state_dir + "/replaying"; }
 
 bool IsStateDir(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -49,6 +50,13 @@ Engine::Engine(EngineOptions options)
 
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options, EngineRecovery* recovery) {
   if (options.state_dir.empty()) return Status::InvalidArgument("state dir is empty");
+  Env* env = options.env ? options.env : Env::Default();
+  if (env->FileExists(ReplayingFilePath(options.state_dir)))
+    return Status::FailedPrecondition(
+        options.state_dir + " is a replay or fork that was cut short (" +
+        ReplayingFilePath(options.state_dir) +
+        " is there): it holds part of a log and may not be what it claims; remove it and "
+        "replay or fork again");
   std::unique_ptr<Engine> engine(new Engine(std::move(options)));
   EngineRecovery local;
   LIMBIC_RETURN_IF_ERROR(engine->Recover(recovery ? recovery : &local));

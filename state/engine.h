@@ -37,6 +37,8 @@
 //   limbic.lock   exclusive flock while a process writes; holds its pid
 //   events/       the events log (event_log.h)
 //   db/           RocksDB projections (projection.h)
+//   replaying     only while a replay builds the dir (replay.h): a dir a
+//                 replay or fork left unfinished (killed) is refused by Open
 //
 // Threading: one owner thread calls every method (the runtime's io_context
 // thread, or the CLI's main thread). Durable groups come back from the log's
@@ -284,6 +286,7 @@ class Engine {
 std::string LockFilePath(const std::string& state_dir);
 std::string EventsDirPath(const std::string& state_dir);
 std::string DbDirPath(const std::string& state_dir);
+std::string ReplayingFilePath(const std::string& state_dir);
 
 //! Whether `dir` is a state dir: it holds limbic.lock (a runtime or a
 //! command has written it), or both events/ and db/ (a replay or fork made it).

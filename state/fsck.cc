@@ -69,6 +69,10 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
     report.problems.push_back(p);
   };
   Env* e_env = env ? env : Env::Default();
+  if (e_env->FileExists(ReplayingFilePath(state_dir)))
+    problem(ReplayingFilePath(state_dir) +
+            ": a replay or fork into this dir was cut short; it holds part of a log "
+            "(remove the dir and replay or fork again)");
   const std::string events_dir = EventsDirPath(state_dir);
   auto segments = ListSegments(e_env, events_dir);
   if (!segments.ok()) return segments.status();

@@ -28,6 +28,8 @@ namespace {
 // A new state dir: not a symlink (nothing is made through one), not inside
 // another state dir, and new or empty.
 Status CheckFreshDir(const std::string& dir) {
+  // "" would make <dir>/events "/events": the file system's root.
+  if (dir.empty()) return Status::InvalidArgument("the new state dir is empty: give a path");
   std::error_code ec;
   if (fs::is_symlink(dir, ec))
     return Status::InvalidArgument(dir + " is a symlink; a new state dir is never made through one");
@@ -302,6 +304,12 @@ Status CopyLogPrefix(const std::string& from, Env* env, uint64_t last, size_t ba
 
 }  // namespace
 
+Status FinishReplay(const std::string& into, Env* env) {
+  if (!env) env = Env::Default();
+  LIMBIC_RETURN_IF_ERROR(env->RemoveFile(ReplayingFilePath(into)));
+  return env->SyncDir(into);
+}
+
 namespace {
 
 // One replay, from the newest usable checkpoint below `below` (else seq
@@ -314,16 +322,24 @@ Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
   std::error_code ec;
   if (!fs::exists(options.from, ec)) return Status::NotFound("no events log at " + options.from);
   bool created = !fs::exists(options.into, ec);
-  fs::create_directories(EventsDirPath(options.into), ec);
-  if (ec) return Status::IOError("creating " + options.into + ": " + ec.message());
   auto fail = [&](Status s) -> Result<ReplayResult> {
     if (created) (void)RemoveTree(options.into);
     else {
       (void)RemoveTree(EventsDirPath(options.into));
       (void)RemoveTree(DbDirPath(options.into));
+      (void)env->RemoveFile(ReplayingFilePath(options.into));
     }
     return s;
   };
+  fs::create_directories(options.into, ec);
+  if (ec) return fail(Status::IOError("creating " + options.into + ": " + ec.message()));
+  // Marked before anything else is in it: see ReplayOptions::leave_unfinished.
+  Status marked = env->WriteFileAtomic(ReplayingFilePath(options.into),
+                                       "a replay is building this dir (limbic replay, fork)\n",
+                                       FileDurability::kSynced);
+  if (!marked.ok()) return fail(marked);
+  fs::create_directories(EventsDirPath(options.into), ec);
+  if (ec) return fail(Status::IOError("creating " + options.into + ": " + ec.message()));
   ReplayResult result;
 
   LogReader::Options ropts;
@@ -421,6 +437,10 @@ Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
     auto digest = (*projection)->Digest();
     if (!digest.ok()) return fail(digest.status());
     result.digest = *digest;
+  }
+  if (!options.leave_unfinished) {
+    Status finished = FinishReplay(options.into, env);
+    if (!finished.ok()) return fail(finished);
   }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -73,6 +73,12 @@ struct ReplayOptions {
   // reading the digest sends the replay back to an older checkpoint (or
   // seq 1), with a warning.
   CheckpointTarget::Check checkpoint_check = CheckpointTarget::Check::kOpened;
+  // The new dir holds `replaying` (ReplayingFilePath) from before its first
+  // file until the replay is whole, so an engine never opens one a killed
+  // replay left half built. true: it stays when Replay returns, for a
+  // caller that adds files of its own (a fork's sandbox.json), then calls
+  // FinishReplay.
+  bool leave_unfinished = false;
 };
 
 struct ReplayResult {
@@ -107,6 +113,9 @@ using ChunkSink = std::function<Status(const std::vector<Event>& events, std::st
 // offending event; what was applied before it stays applied.
 Result<ApplyStats> ApplyLog(LogReader& reader, Projection& projection, const ApplyLimits& limits,
                             const ChunkSink& on_chunk = nullptr);
+
+// Removes the `replaying` mark of a dir Replay built with leave_unfinished.
+Status FinishReplay(const std::string& into, Env* env = nullptr);
 
 // Errors name the file and byte offset of the offending event (malformed,
 // out of sequence, or not applicable to the state, e.g. an unknown thread);

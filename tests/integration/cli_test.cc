@@ -375,6 +375,24 @@ TEST_CASE("replay rejects a bad log naming file and offset, and leaves nothing",
     CHECK_THAT(r.err, Catch::Contains("offset"));
     CHECK_FALSE(std::filesystem::exists(into));
   }
+  // An empty path is no state dir: "" + "/events" would be the root's.
+  const bool root_had_events = std::filesystem::exists("/events");
+  std::string file = dir / "good.jsonl";
+  {
+    FILE* f = fopen(file.c_str(), "w");
+    fputs(good.c_str(), f);
+    fclose(f);
+  }
+  RunResult empty = Limbic({"replay", "--from", file, "--into", ""});
+  CHECK(empty.exit_code == 1);
+  CHECK_THAT(empty.err, Catch::Contains("the new state dir is empty"));
+  RunResult fork = Limbic({"--state", dir / "state", "fork", "--at-seq", "1", "--into", ""});
+  CHECK(fork.exit_code == 1);
+  CHECK_THAT(fork.err, Catch::Contains("empty"));
+  RunResult run = Limbic({"run", "--state", "", "--port", "0"});
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("state_dir is empty"));
+  CHECK(std::filesystem::exists("/events") == root_had_events);
 }
 
 TEST_CASE("a second writer is refused naming the holder, and reads still work", "[cli]") {

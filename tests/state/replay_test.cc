@@ -174,6 +174,41 @@ TEST_CASE("a scratch dir is removed with its claim, and one a killed process lef
                                          "limbic-verify-999998-0.lock"});
 }
 
+TEST_CASE("a dir a replay left unfinished is never opened as a state, until finished", "[replay]") {
+  ScratchDir dir;
+  std::string live = BuildState(dir / "live");
+  ReplayOptions o;
+  o.from = EventsDirPath(dir / "live");
+  o.into = dir / "whole";
+  REQUIRE(Replay(o).ok());
+  CHECK_FALSE(std::filesystem::exists(ReplayingFilePath(o.into)));  // a replay ends it
+  // As a replay killed part way leaves it (or a fork before its
+  // sandbox.json): marked.
+  o.into = dir / "cut";
+  o.leave_unfinished = true;
+  auto r = Replay(o);
+  REQUIRE(r.ok());
+  CHECK(std::filesystem::exists(ReplayingFilePath(o.into)));
+  EngineOptions eo;
+  eo.state_dir = o.into;
+  auto refused = Engine::Open(eo);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("cut short"));
+  CHECK_THAT(refused.status().message(), Catch::Contains(ReplayingFilePath(o.into)));
+  auto f = Fsck(o.into);
+  REQUIRE(f.ok());
+  CHECK_FALSE(f->ok);
+  REQUIRE(FinishReplay(o.into).ok());
+  auto opened = Engine::Open(eo);
+  REQUIRE(opened.ok());
+  CHECK(*(*opened)->projection().Digest() == live);
+  // "" is no dir: <dir>/events would be the file system root's.
+  o.into = "";
+  auto empty = Replay(o);
+  REQUIRE_FALSE(empty.ok());
+  CHECK_THAT(empty.status().message(), Catch::Contains("empty"));
+}
+
 TEST_CASE("replay's copy of the log is whole and synced, or the replay fails", "[replay]") {
   ScratchDir dir;
   std::string live = BuildState(dir / "live");
