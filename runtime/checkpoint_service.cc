@@ -41,6 +41,9 @@ Status CheckpointService::Open() {
   open_ = true;
   worker_.Start();
   ScheduleInterval();
+  // Due already (the last one was cut short, or removed as damaged): now,
+  // not at the next event.
+  if (options_.every > 0 && engine_.applied_seq() - last_seq_.load() >= options_.every) Start();
   return Status::OK();
 }
 

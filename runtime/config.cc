@@ -201,6 +201,10 @@ void ParseCheckpointsSection(const json& v, std::vector<std::string>* errors, Co
   k.Integer("keep", &c->checkpoints.keep, 1, 100000);
   k.Integer("dense", &c->checkpoints.dense, 0, 100000);
   k.RejectUnknown();
+  if (c->checkpoints.keep < c->checkpoints.dense)
+    errors->push_back("checkpoints.keep: " + std::to_string(c->checkpoints.keep) +
+                      " is fewer than checkpoints.dense " + std::to_string(c->checkpoints.dense) +
+                      " (the newest `dense` are always among the `keep` kept)");
   if (c->checkpoints.enabled && c->checkpoints.every == 0 && c->checkpoints.interval == 0)
     errors->push_back("checkpoints.every: 0 with checkpoints.interval 0 takes none; set "
                       "checkpoints.enabled false instead");

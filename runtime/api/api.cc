@@ -80,9 +80,10 @@ Result<size_t> QueryCount(const HttpRequest& req, const std::string& key, size_t
   if (!v) return dflt;
   size_t n = 0;
   for (char c : *v) {
-    if (c < '0' || c > '9' || n > (size_t{1} << 40))
+    if (c < '0' || c > '9')
       return Status::InvalidArgument("query " + key + ": must be a non-negative integer");
-    n = n * 10 + static_cast<size_t>(c - '0');
+    // Past any max: saturates (a larger count is read as the max).
+    if (n <= (size_t{1} << 40)) n = n * 10 + static_cast<size_t>(c - '0');
   }
   return std::min(n, max);
 }

@@ -367,7 +367,12 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
       cmd->add_option("--agent", a->agent, "with --from nats://: the agent whose events to read");
   auto* into = cmd->add_option("--into", a->into, "new state dir to build");
   auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq")->check(SeqOption());
-  auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time");
+  auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time")
+                   ->check(CLI::Validator(
+                       [](std::string& text) -> std::string {
+                         return text.empty() ? "must be an RFC 3339 time, got \"\"" : "";
+                       },
+                       "TIME"));
   auto* verify = cmd->add_option("--verify", a->verify,
                                  "state dir: rebuild from its log and compare digests");
   auto* resident = cmd->add_option("--resident-mib", a->resident_mib,

@@ -386,6 +386,9 @@ TEST_CASE("replay rejects a bad log naming file and offset, and leaves nothing",
   RunResult empty = Limbic({"replay", "--from", file, "--into", ""});
   CHECK(empty.exit_code == 1);
   CHECK_THAT(empty.err, Catch::Contains("the new state dir is empty"));
+  RunResult no_time = Limbic({"replay", "--from", file, "--into", dir / "t", "--until-time", ""});
+  CHECK(no_time.exit_code == 2);
+  CHECK_THAT(no_time.err, Catch::Contains("--until-time: must be an RFC 3339 time"));
   RunResult fork = Limbic({"--state", dir / "state", "fork", "--at-seq", "1", "--into", ""});
   CHECK(fork.exit_code == 1);
   CHECK_THAT(fork.err, Catch::Contains("empty"));
