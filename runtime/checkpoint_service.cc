@@ -43,13 +43,17 @@ Status CheckpointService::Open() {
   ScheduleInterval();
   // Due already (the last one was cut short, or removed as damaged): now,
   // not at the next event.
-  if (options_.every > 0 && engine_.applied_seq() - last_seq_.load() >= options_.every) Start();
+  if (Due(engine_.applied_seq())) Start();
   return Status::OK();
 }
 
 void CheckpointService::OnApplied(std::span<const state::Event> events) {
   if (!open_ || events.empty() || options_.every == 0 || running_.load()) return;
-  if (events.back().seq - last_seq_.load() >= options_.every) Start();
+  if (Due(events.back().seq)) Start();
+}
+
+bool CheckpointService::Due(uint64_t applied) const {
+  return options_.every > 0 && applied - last_seq_.load() >= options_.every;
 }
 
 void CheckpointService::ScheduleInterval() {
@@ -88,7 +92,7 @@ void CheckpointService::Take() {
   ++taken_;
   // `every` more events came while it was taken: the next one now, not at
   // the next event, which may not come for a while.
-  if (options_.every > 0 && engine_.applied_seq() - last_seq_.load() >= options_.every) {
+  if (Due(engine_.applied_seq())) {
     worker_.Post([this] { Take(); });
     return;
   }

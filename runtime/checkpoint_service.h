@@ -48,6 +48,8 @@ class CheckpointService {
   uint64_t taken() const { return taken_.load(); }
 
  private:
+  // `every` events have come since the last one, at applied seq `applied`.
+  bool Due(uint64_t applied) const;
   void Start();  // io thread: posts one to the worker
   void Take();   // worker
   void ScheduleInterval();
