@@ -148,6 +148,12 @@ Result<TimeMs> ParseTime(std::string_view s, TimeRule rule) {
   }
   if (pos != s.size()) return bad("trailing characters");
   int64_t secs = *days * 86400 + h * 3600 + mi * 60 + (sec == 60 ? 59 : sec) - offset_min * 60;
+  if (sec == 60 && !logged) {
+    // A leap second ends a UTC day (at 23:59 UTC, whatever the offset).
+    if (((secs / 60) % 1440 + 1440) % 1440 != 1439)
+      return bad("second 60 is a leap second, only at 23:59:60 UTC");
+    ms = 999;
+  }
   return secs * 1000 + ms;
 }
 

@@ -50,11 +50,15 @@ std::string FormatTime(TimeMs t);
 // Which times ParseTime takes.
 //   kCalendar: new input. The day must be one the calendar has (2024-02-29
 //     yes, 2026-02-29 and 2026-04-31 no) and a UTC offset at most 23:59.
+//     Second 60 is a leap second, so only at 23:59 UTC (RFC 3339 5.7);
+//     limbic's clock has none, and reads it as that day's last
+//     millisecond, 23:59:59.999.
 //   kLogged: text limbic has already committed (the events log, its own
 //     files). Before 0.1 a time was checked against a table that gave
 //     February 29 days in every year and any two-digit offset, so a log
 //     may hold "2026-02-29T..." (read, as then, as March 1) or "+99:99".
-//     The reader is never stricter than the writer was.
+//     The reader is never stricter than the writer was: second 60 is
+//     read at any minute, as second 59 with the fraction given.
 enum class TimeRule { kCalendar, kLogged };
 // Accepts RFC 3339: "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; 't',
 // 'z' and a space instead of 'T' are accepted too. Fractions beyond

@@ -135,20 +135,15 @@ Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* w
   auto r = state::Replay(replay);
   if (!r.ok()) return r.status();  // Replay removed what it made
   if (warnings) warnings->insert(warnings->end(), r->warnings.begin(), r->warnings.end());
-  std::string short_of;
-  if (options.at_seq && r->last_seq != *options.at_seq)
-    short_of = "at seq " + std::to_string(*options.at_seq) + ": the log ends at seq " +
-               std::to_string(r->last_seq);
-  else if (options.at_time && r->events == 0)
-    short_of =
-        "at time " + FormatTime(*options.at_time) + ": the log has no event at or before it";
-  if (!short_of.empty()) {
+  // (At a time before the log's first event, Replay refused already.)
+  if (options.at_seq && r->last_seq != *options.at_seq) {
     // Take back what the replay built: nothing of it is the fork asked for.
     if (made) fs::remove_all(options.into, ec);
     else
       for (const auto& entry : fs::directory_iterator(options.into, ec))
         fs::remove_all(entry.path(), ec);
-    return Status::InvalidArgument(short_of);
+    return Status::InvalidArgument("at seq " + std::to_string(*options.at_seq) +
+                                   ": the log ends at seq " + std::to_string(r->last_seq));
   }
   SandboxInfo info;
   info.forked_from = fs::absolute(options.from_state).lexically_normal().string();

@@ -36,6 +36,14 @@ std::string SeqName(uint64_t seq) {
   return name;
 }
 
+// After a checkpoint failed to read: whether it is gone from its place,
+// as retention removes one (ApplyRetention renames it away first), and so
+// was not damaged.
+bool RemovedMeanwhile(const std::string& dir) {
+  std::error_code ec;
+  return !fs::exists(dir, ec) && !ec;
+}
+
 // A checkpoint dir's name: 20 digits.
 std::optional<uint64_t> ParseSeqName(const std::string& name) {
   if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) return std::nullopt;
@@ -210,6 +218,7 @@ CheckpointList ListCheckpoints(const std::string& state_dir) {
   std::sort(dirs.begin(), dirs.end());
   for (const auto& [seq, dir] : dirs) {
     auto m = ReadCheckpointManifest(dir);
+    if (!m.ok() && RemovedMeanwhile(dir)) continue;
     if (!m.ok()) {
       list.damaged.push_back(dir);
       list.warnings.push_back("checkpoint " + dir + " skipped: " + m.status().message());
@@ -326,6 +335,7 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
     }
     if (s.ok()) return std::optional<CheckpointManifest>(it->manifest);
     fs::remove_all(db_dir, ec);
+    if (RemovedMeanwhile(it->dir)) continue;  // not damaged: the next older one, without a word
     // Named as the checkpoint's files, not the copy's (removed by now).
     std::string why = s.message();
     for (size_t at = why.find(db_dir + "/"); at != std::string::npos; at = why.find(db_dir + "/", at))
@@ -369,9 +379,17 @@ Status ApplyRetention(const std::string& state_dir, const RetentionPolicy& polic
   for (const CheckpointEntry& c : list.usable)
     if (!std::binary_search(kept.begin(), kept.end(), c.manifest.seq)) doomed.push_back(c.dir);
   for (const std::string& dir : doomed) {
+    // Renamed out of the list first, at once: a look that meets it half
+    // removed then sees it gone, not damaged (RemovedMeanwhile). A crash
+    // leaves a temp dir, removed at the next start.
+    const std::string doomed_name = fs::path(dir).parent_path().string() + "/" + kTempPrefix +
+                                    "removed-" + fs::path(dir).filename().string();
     std::error_code ec;
-    fs::remove_all(dir, ec);
+    fs::remove_all(doomed_name, ec);
+    fs::rename(dir, doomed_name, ec);
     if (ec) return Status::IOError("removing " + dir + ": " + ec.message());
+    fs::remove_all(doomed_name, ec);
+    if (ec) return Status::IOError("removing " + doomed_name + ": " + ec.message());
     if (removed) removed->push_back(dir);
   }
   return Status::OK();

@@ -23,6 +23,9 @@
 //                         written; renamed to SEQ when whole (manifest
 //                         synced first), removed at the next start
 //                         (RemoveCheckpointTemps), never read.
+//                       | "tmp-removed-" SEQ "/" ... -- one retention is
+//                         removing: renamed out of the list at once, so a
+//                         reader that meets it half removed sees it gone.
 //
 // The log stays the truth: checkpoints are derived, deleting the directory
 // loses nothing but speed. A checkpoint is used only when its manifest
@@ -163,7 +166,8 @@ struct CheckpointTarget {
 
 //! The newest checkpoint `target` allows that opens with the seq its
 //! manifest names, as a copy in `db_dir` (see CopyCheckpointDb); damaged
-//! ones, and ones the log refuses, are skipped with a line in *warnings.
+//! ones, and ones the log refuses, are skipped with a line in *warnings;
+//! one that retention removed meanwhile is skipped without one.
 //! nullopt when there is none (then db_dir does not exist).
 Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
     const std::string& state_dir, const CheckpointTarget& target, const std::string& db_dir,
@@ -185,7 +189,8 @@ struct RetentionPolicy {
 std::vector<uint64_t> SeqsToKeep(const std::vector<uint64_t>& seqs, const RetentionPolicy& policy);
 
 //! Removes the checkpoints `policy` does not keep, and the stale and
-//! damaged ones; the dirs removed go to *removed (when given).
+//! damaged ones (each renamed to a temp dir first); the dirs removed go to
+//! *removed (when given).
 Status ApplyRetention(const std::string& state_dir, const RetentionPolicy& policy,
                       std::vector<std::string>* removed = nullptr);
 

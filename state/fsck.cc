@@ -29,7 +29,9 @@ std::optional<std::string> DeepEventNote(const Event& e, const EventLocation& wh
 
 namespace {
 
-void FsckCheckpoints(const std::string& state_dir, bool deep, FsckReport* report) {
+// `log_whole`: the log was read to its end (else report->last_seq is
+// where reading stopped, at a problem reported already).
+void FsckCheckpoints(const std::string& state_dir, bool deep, bool log_whole, FsckReport* report) {
   CheckpointList list = ListCheckpoints(state_dir);
   report->warnings.insert(report->warnings.end(), list.warnings.begin(), list.warnings.end());
   for (const std::string& dir : list.stale)
@@ -37,6 +39,13 @@ void FsckCheckpoints(const std::string& state_dir, bool deep, FsckReport* report
                                ": another format or pools' layout; ignored, removed by the "
                                "runtime's retention");
   for (const CheckpointEntry& c : list.usable) {
+    if (c.manifest.seq > report->last_seq && !log_whole) {
+      report->warnings.push_back("checkpoint " + c.dir + ": not checked: the log could not be read "
+                                 "past seq " + std::to_string(report->last_seq) +
+                                 ", before its seq " + std::to_string(c.manifest.seq) +
+                                 " (see the problem above)");
+      continue;
+    }
     if (c.manifest.seq > report->last_seq) {
       report->warnings.push_back("checkpoint " + c.dir + ": beyond the log's last seq " +
                                  std::to_string(report->last_seq) + " (skipped by readers)");
@@ -107,6 +116,7 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
   LogReader::Options ropts;
   ropts.env = env;
   auto reader = LogReader::Open(events_dir, ropts);
+  bool log_whole = false;
   if (!reader.ok()) {
     problem(reader.status().message());
   } else {
@@ -118,7 +128,10 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
         problem(more.status().message());
         break;
       }
-      if (!*more) break;
+      if (!*more) {
+        log_whole = true;
+        break;
+      }
       ++report.events;
       report.last_seq = e.seq;
       if (auto deep = DeepEventNote(e, where, (*reader)->raw_line(), max_json_depth))
@@ -127,7 +140,7 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
     }
   }
 
-  FsckCheckpoints(state_dir, deep_checkpoints, &report);
+  FsckCheckpoints(state_dir, deep_checkpoints, log_whole, &report);
 
   // The projections.
   ProjectionOptions popts;

@@ -15,6 +15,7 @@
 #include "state/engine.h"
 #include "state/event_log.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "state/segment.h"
 
 namespace limbic::state {
@@ -369,6 +370,11 @@ Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
   auto applied = ApplyLog(*reader, **projection, limits, copy);
   if (!applied.ok()) return fail(applied.status());
   result.events = base_seq + applied->events;
+  // A state before the log's first event is no state of this log: asked
+  // for by time (by seq, 0 is refused before this), it is an error.
+  if (result.events == 0 && options.until_time)
+    return fail(Status::InvalidArgument("at time " + FormatTime(*options.until_time) +
+                                 ": the log has no event at or before it"));
   if (applied->events > 0) {
     result.last_seq = applied->last_seq;
     result.last_ts = applied->last_ts;

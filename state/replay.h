@@ -44,7 +44,8 @@ struct ReplayOptions {
   std::string from;                   // events dir or .jsonl file
   std::string into;                   // new state dir: must not exist or be empty
   std::optional<uint64_t> until_seq;  // stop after this seq
-  std::optional<TimeMs> until_time;   // stop before the first event after this time
+  std::optional<TimeMs> until_time;   // stop before the first event after this time;
+                                      // InvalidArgument when that leaves no event
   Env* env = nullptr;                 // nullptr = Env::Default()
   size_t batch = 4096;                // events per chunk read and reduced
   // Changed records held in memory between writes: fewer, larger writes

@@ -146,4 +146,23 @@ TEST_CASE("ParseTime takes UTC offsets up to 23:59") {
   }
 }
 
+TEST_CASE("ParseTime takes second 60 only as a leap second, at 23:59 UTC") {
+  const TimeMs next_day = *ParseDate("2017-01-01");
+  // The day's last millisecond, whatever the fraction: never after the
+  // next day's first, never before :59.999.
+  CHECK(*ParseTime("2016-12-31T23:59:60Z") == next_day - 1);
+  CHECK(*ParseTime("2016-12-31T23:59:60.500Z") == next_day - 1);
+  CHECK(*ParseTime("2017-01-01T05:29:60+05:30") == next_day - 1);  // 23:59:60 UTC
+  for (const char* bad : {"2026-11-22T14:05:60Z", "2016-12-31T23:58:60Z",
+                          "2016-12-31T23:59:60+01:00", "2016-12-31T23:59:61Z"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseTime(bad).ok());
+  }
+  CHECK_THAT(ParseTime("2026-11-22T14:05:60Z").status().message(),
+             Catch::Contains("only at 23:59:60 UTC"));
+  // What an earlier version committed stays readable, as it was read then.
+  CHECK(*ParseTime("2026-11-22T14:05:60.250Z", TimeRule::kLogged) ==
+        *ParseTime("2026-11-22T14:05:59.250Z"));
+}
+
 }  // namespace time_test

@@ -263,6 +263,58 @@ TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]"
   CHECK(ListCheckpoints(state).usable.size() == taken.size());
 }
 
+TEST_CASE("a checkpoint retention removes during a look is passed over without a warning",
+          "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  CheckpointTarget target;
+  target.seq = newest;
+  target.check = CheckpointTarget::Check::kChecksums;
+  std::vector<std::string> warnings;
+  SECTION("removed between the listing and the copy") {
+    // The look has listed it; retention (keep one less) takes it away
+    // right before its files are linked.
+    bool removed = false;
+    target.matches_log = [&](const CheckpointManifest& m) -> Status {
+      if (m.seq == newest && !removed) {
+        removed = true;
+        fs::rename(CheckpointDir(state, newest), CheckpointsDirPath(state) + "/tmp-removed-x");
+      }
+      return Status::OK();
+    };
+    auto r = RestoreNearestCheckpoint(state, target, dir / "copy", &warnings);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->seq == before);
+    CHECK(warnings.empty());
+  }
+  SECTION("the neighbouring case: present, and damaged, it is warned about") {
+    DamageABlock(CheckpointDir(state, newest), "percepts");
+    auto r = RestoreNearestCheckpoint(state, target, dir / "copy", &warnings);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->seq == before);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains(CheckpointDir(state, newest)));
+  }
+  SECTION("retention renames a checkpoint out of the list before removing it") {
+    RetentionPolicy keep_two;
+    keep_two.keep = 2;
+    keep_two.dense = 1;
+    std::vector<std::string> removed;
+    REQUIRE(ApplyRetention(state, keep_two, &removed).ok());
+    CHECK(removed.size() == taken.size() - 2);
+    CheckpointList list = ListCheckpoints(state);
+    CHECK(list.usable.size() == 2);
+    CHECK(list.warnings.empty());
+    for (const auto& entry : fs::directory_iterator(CheckpointsDirPath(state)))
+      CHECK_FALSE(entry.path().filename().string().starts_with("tmp-"));
+  }
+}
+
 TEST_CASE("verify from a checkpoint finds an event changed before it, in a sealed segment",
           "[checkpoint]") {
   ScratchDir dir;
@@ -295,6 +347,38 @@ TEST_CASE("verify from a checkpoint finds an event changed before it, in a seale
   auto full = Verify(state, nullptr, true);
   REQUIRE(full.ok());
   CHECK_FALSE(full->match);
+}
+
+TEST_CASE("fsck of a log unreadable part way says its later checkpoints were not checked",
+          "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 300, 60);
+  REQUIRE(taken.size() >= 2);
+  // A complete line of the first segment no longer decodes: reading stops
+  // there, before every checkpoint.
+  const std::string first = SegmentFileName(EventsDirPath(state), 1);
+  std::string bytes;
+  {
+    std::ifstream in(first, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t line = bytes.find('\n') + 1;
+  REQUIRE(bytes[line] == '{');
+  bytes[line] = 'X';
+  std::ofstream(first, std::ios::binary | std::ios::trunc) << bytes;
+  auto f = Fsck(state);
+  REQUIRE(f.ok());
+  CHECK_FALSE(f->ok);
+  CHECK(f->checkpoints == 0);
+  size_t not_checked = 0;
+  for (const std::string& w : f->warnings) {
+    INFO(w);
+    CHECK(w.find("beyond the log") == std::string::npos);
+    if (w.find("not checked: the log could not be read past seq 1") != std::string::npos)
+      ++not_checked;
+  }
+  CHECK(not_checked == taken.size());
 }
 
 }  // namespace checkpoint_damage_test

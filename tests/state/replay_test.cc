@@ -271,6 +271,31 @@ TEST_CASE("time travel shows the state right after a seq", "[replay]") {
   CHECK(a->digest == *(*TimeTravel::Open(dir / "live", 10))->projection().Digest());
 }
 
+TEST_CASE("a replay until a time before the log's first event is refused, nothing left", "[replay]") {
+  ScratchDir dir;
+  BuildState(dir / "live");
+  auto reader = LogReader::Open(EventsDirPath(dir / "live"), {});
+  REQUIRE(reader.ok());
+  Event first;
+  REQUIRE(*(*reader)->Next(&first));
+  ReplayOptions o;
+  o.from = EventsDirPath(dir / "live");
+  o.into = dir / "before";
+  o.until_time = first.ts - 1;
+  auto r = Replay(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsInvalidArgument());
+  CHECK_THAT(r.status().message(), Catch::Contains("no event at or before it"));
+  CHECK_FALSE(std::filesystem::exists(dir / "before"));
+  // The neighbouring case: at the first event's own time, that event (and
+  // any of the same millisecond) is a state.
+  o.until_time = first.ts;
+  r = Replay(o);
+  REQUIRE(r.ok());
+  CHECK(r->events >= 1);
+  CHECK(r->last_ts == first.ts);
+}
+
 TEST_CASE("verify matches a healthy state and names the first difference", "[replay]") {
   ScratchDir dir;
   BuildState(dir / "live");
