@@ -160,7 +160,11 @@ TEST_CASE(
   CHECK(
       HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
       201);
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-x") == LogLines(dir / "state"));
+  {
+    const LogAndStream settled =
+        SettledLines(primary->port(), dir / "state", nats->urls(), "LIMBIC", "agent-x");
+    CHECK(settled.stream == settled.log);
+  }
 
   // Online the same: the standby follows no more, says where, and refuses
   // to be promoted (at once, not after the promotion's deadline).
@@ -171,7 +175,11 @@ TEST_CASE(
   auto online = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
   CHECK(online.status == 409);
   CHECK_THAT(online.body, Catch::Contains(first_diff));
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-x") == LogLines(dir / "state"));
+  {
+    const LogAndStream settled =
+        SettledLines(primary->port(), dir / "state", nats->urls(), "LIMBIC", "agent-x");
+    CHECK(settled.stream == settled.log);
+  }
 }
 
 TEST_CASE("a standby's state dir takes no local write from the command line", "[replication]") {

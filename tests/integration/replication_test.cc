@@ -42,12 +42,13 @@ TEST_CASE("quorum replication loses no acknowledged event when the stream leader
   INFO("acknowledged " << Acked(storm) << ", 503s " << storm.refused.load());
   CHECK(Acked(storm) > 150);
 
-  WaitReplicated(primary.port());
   std::vector<std::string> live;
   for (int i = 0; i < 3; ++i)
     if (i != leader) live.push_back(nats->url(i));
-  const std::vector<std::string> local = LogLines(dir / "state");
-  const std::vector<std::string> stream = StreamLines(live, "LIMBIC", "agent-a");
+  const LogAndStream settled =
+      SettledLines(primary.port(), dir / "state", live, "LIMBIC", "agent-a");
+  const std::vector<std::string>& local = settled.log;
+  const std::vector<std::string>& stream = settled.stream;
   CHECK(stream.size() == local.size());
   CHECK(stream == local);  // the stream is the log, line for line
   size_t missing = 0;
@@ -106,8 +107,9 @@ TEST_CASE("quorum replication refuses writes while NATS is down and resumes by i
   auto again = HttpJson(primary.port(), "POST", "/v1/percepts",
                         {{"id", "after"}, {"source", "t"}, {"type", "x"}});
   CHECK(again.status == 201);
-  WaitReplicated(primary.port());
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-q") == LogLines(dir / "state"));
+  const LogAndStream settled =
+      SettledLines(primary.port(), dir / "state", nats->urls(), "LIMBIC", "agent-q");
+  CHECK(settled.stream == settled.log);
 }
 
 TEST_CASE("async replication goes on without NATS and catches up from the local log",
@@ -127,8 +129,9 @@ TEST_CASE("async replication goes on without NATS and catches up from the local 
   CHECK(lagging["replication"]["connected"] == false);
   nats->Restart(0);
   REQUIRE(nats->WaitReady());
-  WaitReplicated(primary.port());
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-s") == LogLines(dir / "state"));
+  const LogAndStream settled =
+      SettledLines(primary.port(), dir / "state", nats->urls(), "LIMBIC", "agent-s");
+  CHECK(settled.stream == settled.log);
   // The lag is a metric too.
   auto metrics = Http(primary.port(), "GET", "/metrics");
   CHECK_THAT(metrics.body, Catch::Contains("limbic_replication_lag_events 0"));
@@ -174,8 +177,9 @@ TEST_CASE("a second primary for the same agent is fenced, and says why", "[repli
   // The first goes on; the stream is still its log.
   REQUIRE(HttpJson(first.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
           201);
-  WaitReplicated(first.port());
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "twin") == LogLines(one / "state"));
+  const LogAndStream settled =
+      SettledLines(first.port(), one / "state", nats->urls(), "LIMBIC", "twin");
+  CHECK(settled.stream == settled.log);
 }
 
 TEST_CASE("a standby is promoted, and the old primary coming back is fenced",

@@ -110,6 +110,30 @@ inline void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
       timeout_ms);
 }
 
+// A running primary's log and its stream, read once they agree in length.
+// The runtime appends events of its own (the reflex cursor,
+// reflexes_evaluated, up to a second after the percepts it covers), so a
+// read of the log and one of the stream may fall on either side of one:
+// each pair is read after WaitReplicated, again until their lengths agree
+// (at most 10 times). An event the stream lost keeps them apart, and the
+// caller's comparison fails.
+struct LogAndStream {
+  std::vector<std::string> log, stream;
+};
+inline LogAndStream SettledLines(uint16_t port, const std::string& state,
+                                 const std::vector<std::string>& urls, const std::string& stream,
+                                 const std::string& agent) {
+  LogAndStream lines;
+  for (int i = 0; i < 10; ++i) {
+    WaitReplicated(port);
+    lines.log = LogLines(state);
+    lines.stream = StreamLines(urls, stream, agent);
+    if (lines.log.size() == lines.stream.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return lines;
+}
+
 // `limbic follow` on `state`, port 0; finds the port in its log, then goes
 // on reading the log to its end (so the process never blocks on a full
 // pipe, and LogText has it all).
