@@ -33,8 +33,7 @@ Status CheckpointService::Open() {
   LIMBIC_RETURN_IF_ERROR(
       state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed));
   for (const std::string& dir : removed) log_->info("checkpoints: removed {}", dir);
-  state::CheckpointList list = state::ListCheckpoints(state_dir_);
-  if (!list.usable.empty()) last_seq_ = list.usable.back().manifest.seq;
+  Count();
   // A checkpoint ahead of the log (the log was replaced) is never newer
   // than what is applied: the next one is counted from the applied seq.
   if (last_seq_ > engine_.applied_seq()) last_seq_ = engine_.applied_seq();
@@ -50,6 +49,12 @@ Status CheckpointService::Open() {
 void CheckpointService::OnApplied(std::span<const state::Event> events) {
   if (!open_ || events.empty() || options_.every == 0 || running_.load()) return;
   if (Due(events.back().seq)) Start();
+}
+
+void CheckpointService::Count() {
+  state::CheckpointList list = state::ListCheckpoints(state_dir_);
+  kept_ = list.usable.size();
+  if (!list.usable.empty()) last_seq_ = list.usable.back().manifest.seq;
 }
 
 bool CheckpointService::Due(uint64_t applied) const {
@@ -76,6 +81,7 @@ void CheckpointService::Take() {
   auto taken = state::TakeCheckpoint(engine_.projection(), state_dir_, engine_.clock().Now());
   if (!taken.ok()) {
     log_->warn("checkpoints: taking one failed: {}", taken.status().message());
+    ++failed_;
     // Not again before `every` more events (or the next interval).
     last_seq_ = engine_.applied_seq();
     running_ = false;
@@ -88,7 +94,9 @@ void CheckpointService::Take() {
   if (!s.ok()) log_->warn("checkpoints: retention: {}", s.message());
   log_->info("checkpoints: took {} at seq {} in {:.0f} ms{}", taken->dir, taken->manifest.seq, ms,
              removed.empty() ? std::string() : ", removed " + std::to_string(removed.size()));
+  Count();
   last_seq_ = taken->manifest.seq;
+  last_seconds_ = ms / 1000;
   ++taken_;
   // `every` more events came while it was taken: the next one now, not at
   // the next event, which may not come for a while.

@@ -44,12 +44,19 @@ class CheckpointService {
   void OnApplied(std::span<const state::Event> events);
   //! Seq of the newest checkpoint taken or found (0 = none).
   uint64_t last_seq() const { return last_seq_.load(); }
-  //! Checkpoints taken by this process.
+  //! Checkpoints taken by this process, and takes that failed.
   uint64_t taken() const { return taken_.load(); }
+  uint64_t failed() const { return failed_.load(); }
+  //! Checkpoints on disk after the last retention (usable ones).
+  uint64_t kept() const { return kept_.load(); }
+  //! How long the last one took to take, in seconds (0 = none yet).
+  double last_seconds() const { return last_seconds_.load(); }
 
  private:
   // `every` events have come since the last one, at applied seq `applied`.
   bool Due(uint64_t applied) const;
+  // The newest usable checkpoint and how many there are, from the disk.
+  void Count();
   void Start();  // io thread: posts one to the worker
   void Take();   // worker
   void ScheduleInterval();
@@ -63,6 +70,9 @@ class CheckpointService {
   std::atomic<bool> running_{false};
   std::atomic<uint64_t> last_seq_{0};
   std::atomic<uint64_t> taken_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> kept_{0};
+  std::atomic<double> last_seconds_{0};
   bool open_ = false;
   // Last: stops first, its job uses the members above. In the background:
   // a checkpoint yields every core and the disk to the loop.

@@ -377,6 +377,14 @@ void Runtime::DeclareMetrics() {
                    "archive days that cannot be read (the archive is degraded when > 0)");
   metrics_.Declare("limbic_http_connections", T::kGauge,
                    "HTTP connections open: idle (waiting for a request), busy, stream (SSE)");
+  metrics_.Declare("limbic_checkpoint_seq", T::kGauge,
+                   "seq of the newest checkpoint of the pools (0 = none)");
+  metrics_.Declare("limbic_checkpoints", T::kGauge, "checkpoints kept on disk");
+  metrics_.Declare("limbic_checkpoint_seconds", T::kGauge, "how long the last checkpoint took");
+  metrics_.Declare("limbic_checkpoints_taken_total", T::kCounter,
+                   "checkpoints taken since the runtime started");
+  metrics_.Declare("limbic_checkpoint_failures_total", T::kCounter,
+                   "checkpoints that failed to be taken since the runtime started");
   metrics_.AddCollector([this](Metrics& m) {
     if (http_) {
       HttpServer::Counts c = http_->counts();
@@ -400,6 +408,13 @@ void Runtime::DeclareMetrics() {
     }
     m.Set("limbic_reflex_rules", "", static_cast<double>(reflexes_.List().size()));
     m.Set("limbic_applied_seq", "", static_cast<double>(engine_->applied_seq()));
+    if (checkpoints_ && config_.checkpoints.enabled) {
+      m.Set("limbic_checkpoint_seq", "", static_cast<double>(checkpoints_->last_seq()));
+      m.Set("limbic_checkpoints", "", static_cast<double>(checkpoints_->kept()));
+      m.Set("limbic_checkpoint_seconds", "", checkpoints_->last_seconds());
+      m.Set("limbic_checkpoints_taken_total", "", static_cast<double>(checkpoints_->taken()));
+      m.Set("limbic_checkpoint_failures_total", "", static_cast<double>(checkpoints_->failed()));
+    }
     for (const auto& [name, sensor] : sensors_) {
       auto st = sensor->stats();
       std::string l = "sensor=\"" + name + "\"";

@@ -73,6 +73,25 @@ TEST_CASE("the runtime takes checkpoints and time travel from them matches a rep
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(Complete(state) >= 4);
   CHECK(Complete(state) <= 6);
+  // What /metrics says of them, once the last one due is taken: the
+  // newest one's seq, how many are kept, how many were taken (more than
+  // are kept: retention), none failed.
+  auto newest = [&] {
+    uint64_t seq = 0;
+    for (const std::string& name : Listed(state))
+      if (name.size() == 20) seq = std::max<uint64_t>(seq, std::stoull(name));
+    return static_cast<double>(seq);
+  };
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((Metric(l.port(), "limbic_checkpoint_seq") != newest() ||
+          newest() + 25 <= static_cast<double>(last)) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(Metric(l.port(), "limbic_checkpoint_seq") == newest());
+  CHECK(Metric(l.port(), "limbic_checkpoints") == static_cast<double>(Complete(state)));
+  CHECK(Metric(l.port(), "limbic_checkpoints_taken_total") >= 4);
+  CHECK(Metric(l.port(), "limbic_checkpoint_failures_total") == 0);
+  CHECK(Metric(l.port(), "limbic_checkpoint_seconds") > 0);
 
   std::mt19937_64 rng(44);
   std::vector<uint64_t> seqs = {1, last};
@@ -104,6 +123,27 @@ TEST_CASE("the runtime takes checkpoints and time travel from them matches a rep
     CHECK(at.Json()["from_checkpoint"] == 0);
     CHECK(at.Json()["digest"] == with[seq]);
   }
+
+  // A checkpoint that cannot be taken (checkpoints/ is a file now) is a
+  // warning and a count, never a stop: the loop takes writes, and the next
+  // one, `every` events later, is taken once it can be.
+  std::ofstream(state + "/checkpoints") << "not a dir\n";
+  const double taken = Metric(l.port(), "limbic_checkpoints_taken_total");
+  AddPercepts(l.port(), 30);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Metric(l.port(), "limbic_checkpoint_failures_total") < 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(Metric(l.port(), "limbic_checkpoint_failures_total") >= 1);
+  CHECK(Metric(l.port(), "limbic_checkpoints_taken_total") == taken);
+  fs::remove(state + "/checkpoints");
+  AddPercepts(l.port(), 30);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Metric(l.port(), "limbic_checkpoints_taken_total") == taken &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(Metric(l.port(), "limbic_checkpoints_taken_total") > taken);
+  CHECK(Complete(state) >= 1);
 }
 
 TEST_CASE("a checkpoint cut short by SIGKILL is never used and is removed at the next start",

@@ -107,13 +107,6 @@ bool AllAnswered(const NatsCluster& cluster, const std::string& durable, uint64_
          c["ack_floor"]["stream_seq"].get<uint64_t>() >= last_seq;
 }
 
-double Metric(uint16_t port, const std::string& series) {
-  std::istringstream in(Http(port, "GET", "/metrics").body);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-  return -1;
-}
-
 }  // namespace
 
 TEST_CASE("jetstream sensor: messages become percepts with stable ids, redeliveries add none",

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include "http.h"
@@ -59,6 +60,15 @@ inline json WaitJson(uint16_t port, const std::string& path,
   INFO("last answer: " << last.dump());
   FAIL("timed out waiting on " << path);
   return last;
+}
+
+// The value of one series of GET /metrics (`name` or `name{labels}`), or
+// -1 when the runtime shows none.
+inline double Metric(uint16_t port, const std::string& series) {
+  std::istringstream in(Http(port, "GET", "/metrics").body);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  return -1;
 }
 
 }  // namespace limbic::testing
