@@ -109,6 +109,14 @@ class Env {
                                  FileDurability durability) = 0;
 };
 
+// A small file limbic itself wrote into a state dir (a checkpoint's
+// manifest, sandbox.json, standby.json), read whole, or an error naming the
+// path: it must be a regular file (a symlink to one will do) of at most
+// `max_bytes`. A device, a FIFO or a socket in its place is refused, never
+// read (/dev/zero would never end, a FIFO would block the reader forever),
+// and at most max_bytes + 1 bytes are read whatever its size says.
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes);
+
 // "<dir>/.<name>.tmp" for "<dir>/<name>": the temp file WriteFileAtomic
 // writes. Hidden, so a walk of the directory for its real files skips it.
 std::string TempPathFor(const std::string& path);

@@ -268,6 +268,44 @@ class PosixEnv final : public Env {
 
 }  // namespace
 
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  // Non-blocking: opening a FIFO with no writer would wait for one.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Errno("open " + path, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a file";
+    return Status::Corruption(path + ": " + what + ", not a regular file");
+  }
+  auto too_big = [&](uint64_t size) {
+    return Status::Corruption(path + ": " + std::to_string(size) + " bytes, more than " +
+                              std::to_string(max_bytes));
+  };
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big(st.st_size);
+  std::string out(max_bytes + 1, '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("read " + path, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > max_bytes) return too_big(got);  // grew since the stat
+  out.resize(got);
+  return out;
+}
+
 std::string TempPathFor(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return "." + path + ".tmp";

@@ -90,8 +90,13 @@ class [[nodiscard]] Result {
   }
 
   bool ok() const { return std::holds_alternative<T>(v_); }
-  // The error; Status::OK() when a value is held.
-  Status status() const { return ok() ? Status::OK() : std::get<Status>(v_); }
+  // The error; Status::OK() when a value is held. A reference to the held
+  // one, so `const std::string& why = r.status().message();` stays valid
+  // while r does.
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
 
   T& value() & { return std::get<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }

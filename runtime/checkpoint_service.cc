@@ -29,14 +29,21 @@ Status CheckpointService::Open() {
   for (const std::string& w : found.warnings) log_->warn("checkpoints: {}; removing it", w);
   for (const std::string& dir : found.stale)
     log_->info("checkpoints: {} is of another format or pools' layout; removing it", dir);
+  // Past the log's end (its last segments were removed, or it was
+  // replaced): of another history. Readers skip them; left, they would
+  // count among the newest `dense` and push out ones of this history.
+  const uint64_t applied = engine_.applied_seq();
+  for (const state::CheckpointEntry& c : found.usable) {
+    if (c.manifest.seq <= applied) continue;
+    log_->warn("checkpoints: {} is at seq {}, past the log's last seq {}; removing it", c.dir,
+               c.manifest.seq, applied);
+    LIMBIC_RETURN_IF_ERROR(state::RemoveCheckpoint(c.dir));
+  }
   std::vector<std::string> removed;
   LIMBIC_RETURN_IF_ERROR(
       state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed));
   for (const std::string& dir : removed) log_->info("checkpoints: removed {}", dir);
   Count();
-  // A checkpoint ahead of the log (the log was replaced) is never newer
-  // than what is applied: the next one is counted from the applied seq.
-  if (last_seq_ > engine_.applied_seq()) last_seq_ = engine_.applied_seq();
   open_ = true;
   worker_.Start();
   ScheduleInterval();

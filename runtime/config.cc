@@ -199,7 +199,9 @@ void ParseCheckpointsSection(const json& v, std::vector<std::string>* errors, Co
   k.Integer("every", &c->checkpoints.every, 0, int64_t{1} << 40);
   k.Duration("interval", &c->checkpoints.interval);
   k.Integer("keep", &c->checkpoints.keep, 1, 100000);
-  k.Integer("dense", &c->checkpoints.dense, 0, 100000);
+  // At least 1: the newest is always kept (with 0, each new one was the
+  // first retention removed).
+  k.Integer("dense", &c->checkpoints.dense, 1, 100000);
   k.RejectUnknown();
   if (c->checkpoints.keep < c->checkpoints.dense)
     errors->push_back("checkpoints.keep: " + std::to_string(c->checkpoints.keep) +

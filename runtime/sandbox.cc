@@ -31,7 +31,7 @@ std::string DryRunFilePath(const std::string& state_dir) { return state_dir + "/
 Result<std::optional<SandboxInfo>> ReadSandbox(const std::string& state_dir) {
   const std::string path = SandboxFilePath(state_dir);
   if (!Env::Default()->FileExists(path)) return std::optional<SandboxInfo>();
-  auto text = Env::Default()->ReadFileToString(path);
+  auto text = ReadSmallFile(path, 64 << 10);  // a few hundred bytes; never a FIFO or a device
   if (!text.ok()) return text.status();
   json doc = json::parse(*text, nullptr, false);
   auto bad = [&](const std::string& why) {
@@ -120,6 +120,7 @@ Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* w
     return Status::InvalidArgument("give one of --at-seq and --at-time");
   if (options.at_seq && *options.at_seq == 0 && !options.allow_empty)
     return Status::InvalidArgument("at seq 0: a fork's seq is 1 or more (the first event's)");
+  LIMBIC_RETURN_IF_ERROR(state::RefuseUnfinished(options.from_state));
   state::ReplayOptions replay;
   replay.from = state::EventsDirPath(options.from_state);
   replay.into = options.into;

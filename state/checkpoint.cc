@@ -134,11 +134,19 @@ Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string
   if (s.ok()) s = env->SyncDir(temp);
   if (!s.ok()) return fail(s);
   CheckpointEntry entry{root + "/" + SeqName(m.seq), m};
-  if (fs::exists(entry.dir, ec)) {
-    fs::remove_all(temp, ec);  // nothing committed since the last one
+  if (fs::exists(fs::symlink_status(entry.dir, ec))) {
+    // Nothing committed since the last one: that one stands, if it is one
+    // of this seq and this log. Anything else by its name (a copy of
+    // another, damage) makes way for this one.
     auto existing = ReadCheckpointManifest(entry.dir);
-    if (existing.ok()) entry.manifest = *existing;
-    return entry;
+    if (existing.ok() && existing->seq == m.seq && existing->event_sha256 == m.event_sha256 &&
+        existing->format == m.format && existing->schema == m.schema) {
+      fs::remove_all(temp, ec);
+      entry.manifest = *existing;
+      return entry;
+    }
+    Status removed = RemoveCheckpoint(entry.dir);
+    if (!removed.ok()) return fail(removed);
   }
   fs::rename(temp, entry.dir, ec);
   if (ec) return fail(Status::IOError("renaming " + temp + " to " + entry.dir + ": " + ec.message()));
@@ -149,15 +157,14 @@ Result<CheckpointEntry> TakeCheckpoint(const Projection& live, const std::string
 Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": " + why); };
-  // A manifest is a flat object of a few hundred bytes: anything else in
-  // its place is damage, refused before it is read whole or parsed deep.
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > kMaxManifestBytes)
-    return bad(std::to_string(size) + " bytes, more than a manifest's " +
-               std::to_string(kMaxManifestBytes));
-  auto text = Env::Default()->ReadFileToString(path);
-  if (!text.ok()) return Status::Corruption(path + ": " + text.status().message());
+  // A manifest is a flat object of a few hundred bytes in a regular file:
+  // anything else in its place (a device, a FIFO, a huge file) is damage,
+  // refused before it is read whole or parsed deep.
+  auto text = ReadSmallFile(path, kMaxManifestBytes);
+  if (!text.ok()) {
+    const std::string why = text.status().message();
+    return Status::Corruption(why.find(path) != std::string::npos ? why : path + ": " + why);
+  }
   auto parsed = ParseInputJson(*text, 2);
   if (!parsed.ok())
     return bad(IsJsonTooDeep(parsed.status()) ? "nested deeper than a manifest (a flat object)"
@@ -348,21 +355,22 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
 std::vector<uint64_t> SeqsToKeep(const std::vector<uint64_t>& seqs, const RetentionPolicy& policy) {
   std::vector<uint64_t> kept = seqs;
   const size_t keep = std::max<size_t>(policy.keep, 1);
+  const size_t dense = std::max<size_t>(policy.dense, 1);  // the newest always stays
   while (kept.size() > keep) {
-    // Candidates: neither the oldest nor one of the newest `dense`.
-    const size_t last = kept.size() > policy.dense ? kept.size() - policy.dense : 0;
+    // Candidates: all but the newest `dense`. A look before the oldest
+    // replays from seq 1, so seq 0 stands as one more checkpoint that is
+    // never removed: the oldest goes too when it lies closest to it.
+    const size_t last = kept.size() > dense ? kept.size() - dense : 0;
     size_t best = 0;
     uint64_t best_gap = UINT64_MAX;
-    for (size_t i = 1; i < last; ++i) {
-      const uint64_t next = i + 1 < kept.size() ? kept[i + 1] : kept[i];
-      const uint64_t gap = next - kept[i - 1];
+    for (size_t i = 0; i < last; ++i) {
+      const uint64_t before = i > 0 ? kept[i - 1] : 0;
+      const uint64_t gap = kept[i + 1] - before;  // i + 1 exists: i < last <= size - 1
       if (gap < best_gap) {
         best_gap = gap;
         best = i;
       }
     }
-    // Nothing removable by gap (keep is below dense + 1): best stays 0,
-    // the oldest goes.
     kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(best));
   }
   return kept;
@@ -379,19 +387,24 @@ Status ApplyRetention(const std::string& state_dir, const RetentionPolicy& polic
   for (const CheckpointEntry& c : list.usable)
     if (!std::binary_search(kept.begin(), kept.end(), c.manifest.seq)) doomed.push_back(c.dir);
   for (const std::string& dir : doomed) {
-    // Renamed out of the list first, at once: a look that meets it half
-    // removed then sees it gone, not damaged (RemovedMeanwhile). A crash
-    // leaves a temp dir, removed at the next start.
-    const std::string doomed_name = fs::path(dir).parent_path().string() + "/" + kTempPrefix +
-                                    "removed-" + fs::path(dir).filename().string();
-    std::error_code ec;
-    fs::remove_all(doomed_name, ec);
-    fs::rename(dir, doomed_name, ec);
-    if (ec) return Status::IOError("removing " + dir + ": " + ec.message());
-    fs::remove_all(doomed_name, ec);
-    if (ec) return Status::IOError("removing " + doomed_name + ": " + ec.message());
+    LIMBIC_RETURN_IF_ERROR(RemoveCheckpoint(dir));
     if (removed) removed->push_back(dir);
   }
+  return Status::OK();
+}
+
+Status RemoveCheckpoint(const std::string& dir) {
+  // Renamed out of the list first, at once: a look that meets it half
+  // removed then sees it gone, not damaged (RemovedMeanwhile). A crash
+  // leaves a temp dir, removed at the next start.
+  const std::string doomed = fs::path(dir).parent_path().string() + "/" + kTempPrefix +
+                             "removed-" + fs::path(dir).filename().string();
+  std::error_code ec;
+  fs::remove_all(doomed, ec);
+  fs::rename(dir, doomed, ec);
+  if (ec) return Status::IOError("removing " + dir + ": " + ec.message());
+  fs::remove_all(doomed, ec);
+  if (ec) return Status::IOError("removing " + doomed + ": " + ec.message());
   return Status::OK();
 }
 

@@ -178,8 +178,9 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
 //! recent past is cheap to reach); of the older ones, while more than
 //! `keep` exist in all, the one whose removal leaves the smallest gap
 //! between its neighbours goes (ties: the older), so the old ones thin out
-//! to an even spacing of about seq/keep events. The oldest is kept. Stale
-//! and damaged checkpoints always go.
+//! to an even spacing of about seq/keep events. Seq 0 counts as a
+//! neighbour that never goes (a look before the oldest replays from seq
+//! 1), so the oldest may go too. Stale and damaged checkpoints always go.
 struct RetentionPolicy {
   size_t keep = 128;
   size_t dense = 4;
@@ -193,6 +194,10 @@ std::vector<uint64_t> SeqsToKeep(const std::vector<uint64_t>& seqs, const Retent
 //! *removed (when given).
 Status ApplyRetention(const std::string& state_dir, const RetentionPolicy& policy,
                       std::vector<std::string>* removed = nullptr);
+
+//! Removes one checkpoint dir (renamed to a temp dir first, as retention
+//! does).
+Status RemoveCheckpoint(const std::string& dir);
 
 //! Removes temp dirs a crash left in <state>/checkpoints (only the one
 //! writer of checkpoints may call it: it holds the state dir's lock).

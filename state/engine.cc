@@ -19,6 +19,15 @@ std::string EventsDirPath(const std::string& state_dir) { return state_dir + "/e
 std::string DbDirPath(const std::string& state_dir) { return state_dir + "/db"; }
 std::string ReplayingFilePath(const std::string& state_dir) { return state_dir + "/replaying"; }
 
+Status RefuseUnfinished(const std::string& state_dir, Env* env) {
+  if (!env) env = Env::Default();
+  if (!env->FileExists(ReplayingFilePath(state_dir))) return Status::OK();
+  return Status::FailedPrecondition(
+      state_dir + " is a replay or fork that was cut short (" + ReplayingFilePath(state_dir) +
+      " is there): it holds part of a log and may not be what it claims; remove it and "
+      "replay or fork again");
+}
+
 bool IsStateDir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -50,13 +59,7 @@ Engine::Engine(EngineOptions options)
 
 Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options, EngineRecovery* recovery) {
   if (options.state_dir.empty()) return Status::InvalidArgument("state dir is empty");
-  Env* env = options.env ? options.env : Env::Default();
-  if (env->FileExists(ReplayingFilePath(options.state_dir)))
-    return Status::FailedPrecondition(
-        options.state_dir + " is a replay or fork that was cut short (" +
-        ReplayingFilePath(options.state_dir) +
-        " is there): it holds part of a log and may not be what it claims; remove it and "
-        "replay or fork again");
+  LIMBIC_RETURN_IF_ERROR(RefuseUnfinished(options.state_dir, options.env));
   std::unique_ptr<Engine> engine(new Engine(std::move(options)));
   EngineRecovery local;
   LIMBIC_RETURN_IF_ERROR(engine->Recover(recovery ? recovery : &local));

@@ -287,6 +287,11 @@ std::string LockFilePath(const std::string& state_dir);
 std::string EventsDirPath(const std::string& state_dir);
 std::string DbDirPath(const std::string& state_dir);
 std::string ReplayingFilePath(const std::string& state_dir);
+//! FailedPrecondition, naming the file, when `state_dir` holds a replay or
+//! fork that was cut short (ReplayingFilePath: see ReplayOptions); every
+//! command but fsck refuses such a dir, reads included (its log is part of
+//! one, and may not be what it claims). env nullptr: Env::Default().
+Status RefuseUnfinished(const std::string& state_dir, Env* env = nullptr);
 
 //! Whether `dir` is a state dir: it holds limbic.lock (a runtime or a
 //! command has written it), or both events/ and db/ (a replay or fork made it).

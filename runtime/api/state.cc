@@ -159,10 +159,13 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
     auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seq);
     if (ec != std::errc() || ptr != text->data() + text->size()) seq = 0;
   }
+  if (!text)
+    return respond(ErrorResponse(Status::InvalidArgument(
+        "query seq: required: the seq to look at, a whole number from 1 to the applied seq")));
   if (seq == 0)
     return respond(ErrorResponse(Status::InvalidArgument(
         "query seq: must be a seq: a whole number from 1 to 18446744073709551615, got \"" +
-        text.value_or("") + "\"")));
+        *text + "\"")));
   auto limit = QueryCount(req, "limit", 100, 1000);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
   // 0 would list every item (the pools' listings read 0 as "all").

@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -182,6 +183,12 @@ Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, 
   if (t.ok()) return *t;
   auto d = ParseDuration(text);
   if (d.ok()) return now - *d;
+  // What looks like a time ("2026-...") gets the time's own reason; what
+  // starts with digits and a unit, the duration's.
+  const bool time_like = text.size() >= 10 && text[4] == '-';
+  if (time_like) return t.status().WithContext(flag);
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && text.find('-') == std::string::npos)
+    return d.status().WithContext(flag);
   return Status::InvalidArgument(flag + " \"" + text +
                                  "\": want an RFC 3339 time or a duration such as 10m");
 }

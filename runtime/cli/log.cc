@@ -60,6 +60,7 @@ std::string TailLine(const state::Event& e, std::string_view raw, bool as_json) 
 // logged) until fn returns false; the reader's error, if any.
 template <typename Fn>
 Status ForEachEvent(const std::string& state_dir, Fn&& fn) {
+  LIMBIC_RETURN_IF_ERROR(state::RefuseUnfinished(state_dir));
   auto reader = LogReader::Open(state::EventsDirPath(state_dir), {});
   if (!reader.ok()) return reader.status();
   state::Event e;
@@ -139,6 +140,7 @@ int Tail(const CliContext& ctx, const EventsArgs& t) {
   auto from = TimeBound(ctx, "--since", t.since), to = TimeBound(ctx, "--until", t.until);
   if (!from.ok() || !to.ok()) return Fail(from.ok() ? to.status() : from.status());
   const TailFilter filter{*from, *to, &t};
+  if (Status s = state::RefuseUnfinished(ctx.state_dir); !s.ok()) return Fail(s);
   auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
   if (!reader.ok()) return Fail(reader.status());
   // Keep the last N matching lines, print them, then follow.
@@ -516,6 +518,7 @@ void AddFsck(CLI::App& app, CliContext& ctx, int& rc) {
 // `limbic why ID`: the causal chain from the log (state/why.h). It reads
 // only the log, so it works beside a running runtime.
 int Why(const CliContext& ctx, const std::string& id) {
+  if (Status s = state::RefuseUnfinished(ctx.state_dir); !s.ok()) return Fail(s);
   auto why = state::Why(state::EventsDirPath(ctx.state_dir), id);
   if (!why.ok()) return Fail(why.status());
   if (ctx.json)

@@ -78,11 +78,12 @@ namespace {
 // goes. A refusal writes nothing but the stream's own events: the dir is
 // still a standby.
 Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
-  auto text = Env::Default()->ReadFileToString(StandbyFilePath(ctx.state_dir));
-  if (!text.ok())
+  if (!Env::Default()->FileExists(StandbyFilePath(ctx.state_dir)))
     return Status::FailedPrecondition("no standby runs on " + ctx.state_dir + ", and " +
                                       StandbyFilePath(ctx.state_dir) +
                                       " does not say it was one (start one with limbic follow)");
+  auto text = ReadSmallFile(StandbyFilePath(ctx.state_dir), 64 << 10);
+  if (!text.ok()) return text.status();
   auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc["nats"].is_array() || !doc["stream"].is_string() ||
       !doc["agent"].is_string())

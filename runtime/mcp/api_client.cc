@@ -160,7 +160,7 @@ Result<std::pair<int, std::string>> ApiConnection::Call(const ApiRequest& reques
   if (answer.ok() || !fixed_url_.empty() || own_) return answer;
   // Fetch names the step that failed: before "connect" succeeded nothing
   // was sent, so sending again cannot do the request twice.
-  const std::string& why = answer.status().message();
+  const std::string why = answer.status().message();
   if (why.find(": connect: ") == std::string::npos && why.find(": resolve: ") == std::string::npos)
     return answer;
   log_->info("mcp: {}; looking for the runtime of {} again", why, config_.state_dir);

@@ -3,10 +3,13 @@
 // that turns crashes and I/O errors into unit tests.
 #include "base/env.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -70,6 +73,39 @@ TEST_CASE("a waiting lock on a path that cannot be opened names it", "[env]") {
   auto lock = Env::Default()->LockFile(dir / "missing/dir/x.lock", LockWait::kYes);
   REQUIRE_FALSE(lock.ok());
   CHECK_THAT(lock.status().message(), Catch::Contains("missing/dir/x.lock"));
+}
+
+TEST_CASE("ReadSmallFile reads a small regular file, and refuses whatever else is in its place",
+          "[env]") {
+  ScratchDir dir;
+  const std::string file = dir / "small.json";
+  { std::ofstream(file) << "{\"a\":1}\n"; }
+  auto read = ReadSmallFile(file, 64);
+  REQUIRE(read.ok());
+  CHECK(*read == "{\"a\":1}\n");
+  // A symlink to a regular file is read through.
+  std::filesystem::create_symlink(file, dir / "link.json");
+  REQUIRE(ReadSmallFile(dir / "link.json", 64).ok());
+  // Exactly at the bound, and one byte past it.
+  CHECK(ReadSmallFile(file, 8).ok());
+  auto big = ReadSmallFile(file, 7);
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.status().message(), Catch::Contains(file + ": 8 bytes, more than 7"));
+  // Never read: it would never end, or block forever, or is not a file.
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.json");
+  REQUIRE(::mkfifo((dir / "fifo.json").c_str(), 0644) == 0);
+  for (const auto& [path, what] :
+       std::vector<std::pair<std::string, std::string>>{{dir / "zero.json", "a character device"},
+                                                        {dir / "fifo.json", "a FIFO"},
+                                                        {dir.path(), "a directory"}}) {
+    auto r = ReadSmallFile(path, 1 << 20);
+    INFO(path);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains(path + ": " + what + ", not a regular file"));
+  }
+  auto missing = ReadSmallFile(dir / "missing.json", 64);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.status().message(), Catch::Contains(dir / "missing.json"));
 }
 
 TEST_CASE("WriteFileAtomic replaces a file through a hidden temp file at both durabilities",

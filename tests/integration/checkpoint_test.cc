@@ -252,4 +252,60 @@ TEST_CASE("a runtime whose db/ is lost starts from its newest checkpoint, and fo
   CHECK(verify.exit_code == 0);
 }
 
+TEST_CASE("checkpoints past the log's end are removed at start, never counted among the newest",
+          "[cli][checkpoint][crash]") {
+  TempDir dir;
+  const std::string state = dir / "state";
+  json config = CheckpointConfig(dir, 20);
+  config["durability"] = {{"segment_bytes", 4096}};  // several segments
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(l.port() != 0);
+    AddPercepts(l.port(), 120);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (Complete(state) < 5 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(Complete(state) >= 5);
+    CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
+  }
+  // The log loses its last segments (as if restored from an older copy),
+  // and db/ with them: the newest checkpoints are past its end now.
+  std::vector<std::string> segments;
+  for (const auto& e : fs::directory_iterator(state + "/events"))
+    if (e.path().extension() == ".jsonl") segments.push_back(e.path().string());
+  std::sort(segments.begin(), segments.end());
+  REQUIRE(segments.size() >= 4);
+  for (size_t i = segments.size() / 2; i < segments.size(); ++i) {
+    fs::remove(segments[i]);
+    fs::remove(segments[i] + ".seal");
+  }
+  const uint64_t log_end = std::stoull(fs::path(segments[segments.size() / 2]).stem().string()) - 1;
+  size_t past = 0;
+  for (const std::string& name : Listed(state))
+    if (name.size() == 20 && std::stoull(name) > log_end) ++past;
+  REQUIRE(past >= 1);
+  fs::remove_all(state + "/db");
+
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  bool said = false;
+  for (const std::string& line : again.log())
+    if (line.find("past the log's last seq " + std::to_string(log_end)) != std::string::npos)
+      said = true;
+  CHECK(said);
+  for (const std::string& name : Listed(state))
+    if (name.size() == 20) CHECK(std::stoull(name) <= log_end);
+  CHECK(Metric(again.port(), "limbic_checkpoint_seq") <= static_cast<double>(log_end));
+  // The new history's checkpoints are taken as events come, and looks use them.
+  const uint64_t last = AddPercepts(again.port(), 45);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Metric(again.port(), "limbic_checkpoint_seq") + 20 <= static_cast<double>(last) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(Metric(again.port(), "limbic_checkpoint_seq") + 20 > static_cast<double>(last));
+  auto verify = Limbic({"--state", state, "--json", "replay", "--verify", state});
+  INFO(verify.out << verify.err);
+  CHECK(verify.exit_code == 0);
+}
+
 }  // namespace checkpoint_it_test

@@ -151,4 +151,47 @@ TEST_CASE("fork --into and replay --into: any path, but never inside a state dir
   CHECK(Limbic(At(state, {"fork", "--at-seq", "1", "--into", dir / "archive-like/f"})).exit_code == 0);
 }
 
+TEST_CASE("a fork cut short is refused by every command on it, reads included", "[cli][fork]") {
+  TempDir dir, box;
+  const std::string state = dir / "state";
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(Limbic(At(state, {"percept", "add", "--source", "s", "--type", "t"})).exit_code == 0);
+  const std::string cut = box / "cut";
+  REQUIRE(Limbic(At(state, {"fork", "--at-seq", "3", "--into", cut})).exit_code == 0);
+  // As a fork killed before its sandbox.json leaves it: marked.
+  { std::ofstream(cut + "/replaying") << "a replay is building this dir\n"; }
+  const std::vector<std::vector<std::string>> commands = {
+      At(cut, {"events", "tail"}),
+      At(cut, {"events", "show", "1"}),
+      At(cut, {"events", "export"}),
+      At(cut, {"why", "p-1"}),
+      At(cut, {"state", "digest"}),
+      At(cut, {"state", "digest", "--at-seq", "2"}),
+      At(cut, {"fork", "--at-seq", "2", "--into", box / "again"}),
+      {"replay", "--verify", cut},
+  };
+  for (const auto& args : commands) {
+    auto r = Limbic(args);
+    INFO(args[2] << " " << (args.size() > 3 ? args[3] : "") << ": " << r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("cut short"));
+  }
+  CHECK_FALSE(std::filesystem::exists(box / "again"));
+  CHECK(Limbic(At(cut, {"fsck"})).exit_code == 1);
+  // A time that is wrong says why, not just that it is wrong.
+  auto leap = Limbic(At(state, {"fork", "--at-time", "2026-11-29T07:01:60Z", "--into", box / "x"}));
+  CHECK(leap.exit_code != 0);
+  CHECK_THAT(leap.err, Catch::Contains("only at 23:59:60 UTC"));
+  auto far = Limbic(At(state, {"fork", "--at-time", "1000000d", "--into", box / "x"}));
+  CHECK(far.exit_code != 0);
+  CHECK_THAT(far.err, Catch::Contains("at most 100 years"));
+  // The neighbouring case: the whole fork, unmarked, answers them all.
+  std::filesystem::remove(cut + "/replaying");
+  for (const auto& args : commands) {
+    auto r = Limbic(args);
+    INFO(args[2] << ": " << r.err);
+    CHECK(r.exit_code == 0);
+  }
+}
+
 }  // namespace fork_test

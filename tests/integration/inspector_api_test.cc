@@ -178,6 +178,9 @@ TEST_CASE("time travel over HTTP: the pools at a seq, with the command line's di
   CHECK(late.status == 400);
   CHECK_THAT(late.body, Catch::Contains("past the last applied seq"));
   CHECK(Http(l.port(), "GET", "/v1/state/at?seq=x").status == 400);
+  auto without = Http(l.port(), "GET", "/v1/state/at");
+  CHECK(without.status == 400);
+  CHECK_THAT(without.body, Catch::Contains("query seq: required"));
   CHECK(Http(l.port(), "GET", "/v1/state/at?seq=1&limit=y").status == 400);
   // 0 items per pool is no answer (the listings would read it as "all").
   auto none = Http(l.port(), "GET", "/v1/state/at?seq=1&limit=0");

@@ -129,6 +129,7 @@ TEST_CASE("a bad config names the JSON path of the key and why", "[config]") {
       {{{"checkpoints", {{"interval", "often"}}}}, "checkpoints.interval"},
       {{{"checkpoints", {{"evry", 10}}}}, "checkpoints.evry: unknown key"},
       {{{"checkpoints", {{"keep", 2}, {"dense", 4}}}}, "checkpoints.keep: 2 is fewer than checkpoints.dense 4"},
+      {{{"checkpoints", {{"dense", 0}}}}, "checkpoints.dense: must be an integer in [1, 100000]"},
       {{{"checkpoints", {{"every", 0}, {"interval", 0}}}}, "checkpoints.every: 0 with checkpoints.interval 0"},
   };
   for (const auto& c : cases) {

@@ -2,6 +2,8 @@
 // warning, and the answer stays the log's.
 #include "state/checkpoint.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -228,7 +230,22 @@ TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never cr
     text = json{{"format", uint64_t{1} << 40}, {"seq", newest}}.dump();
     why = "format";
   }
-  std::ofstream(path, std::ios::trunc) << text;
+  // In its place, files that are never read: one that never ends, one that
+  // blocks its reader forever.
+  bool replaced = false;
+  SECTION("a symlink to /dev/zero") {
+    fs::remove(path);
+    fs::create_symlink("/dev/zero", path);
+    replaced = true;
+    why = "a character device, not a regular file";
+  }
+  SECTION("a FIFO with no writer") {
+    fs::remove(path);
+    REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+    replaced = true;
+    why = "a FIFO, not a regular file";
+  }
+  if (!replaced) std::ofstream(path, std::ios::trunc) << text;
   CheckpointList list = ListCheckpoints(state);
   INFO(json(list.warnings).dump());
   CHECK(list.usable.size() == taken.size() - 1);
@@ -243,6 +260,40 @@ TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never cr
   REQUIRE(tt.ok());
   CHECK((*tt)->replay().from_checkpoint == taken[taken.size() - 2]);
   CHECK((*tt)->replay().digest == FullDigest(state, newest));
+}
+
+TEST_CASE("a checkpoint taken where another's copy lies by its name replaces it", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 130, 60);
+  REQUIRE(taken.size() >= 2);
+  EngineOptions o;
+  o.state_dir = state;
+  auto opened = Engine::Open(o);
+  REQUIRE(opened.ok());
+  Engine& e = **opened;
+  MustCommit(e, BuildArousalSet({{"level", 0.25}}));
+  const uint64_t seq = e.applied_seq();
+  // An older checkpoint copied under the name this one takes.
+  fs::copy(CheckpointDir(state, taken.front()), CheckpointDir(state, seq),
+           fs::copy_options::recursive);
+  auto c = TakeCheckpoint(e.projection(), state, 5000);
+  REQUIRE(c.ok());
+  CHECK(c->manifest.seq == seq);
+  CHECK(ManifestOf(state, seq)["seq"] == seq);
+  CHECK(ManifestOf(state, seq)["digest"] == *e.projection().Digest());
+  // The neighbouring case: taken again with nothing new, the one there
+  // (of this seq and this log) stands, the very dir.
+  auto inode = [&] {
+    struct stat st;
+    REQUIRE(::stat(CheckpointDir(state, seq).c_str(), &st) == 0);
+    return st.st_ino;
+  };
+  const auto before = inode();
+  auto again = TakeCheckpoint(e.projection(), state, 9000);
+  REQUIRE(again.ok());
+  CHECK(inode() == before);
+  CHECK(ListCheckpoints(state).usable.back().manifest.seq == seq);
 }
 
 TEST_CASE("a temp dir a crash left is never read and is removed", "[checkpoint]") {

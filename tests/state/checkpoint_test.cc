@@ -254,12 +254,14 @@ TEST_CASE("retention keeps the newest densely and thins the older evenly", "[che
   RetentionPolicy p{10, 3};
   auto kept = SeqsToKeep(seqs, p);
   REQUIRE(kept.size() == 10);
-  CHECK(kept.front() == 100);  // the oldest
   CHECK(std::vector<uint64_t>(kept.end() - 3, kept.end()) ==
         std::vector<uint64_t>{4800, 4900, 5000});  // the newest `dense`
-  // The older ones evenly: no gap more than twice the average.
-  const uint64_t average = (4800 - 100) / 7;
-  for (size_t i = 1; i + 3 < kept.size(); ++i) CHECK(kept[i] - kept[i - 1] <= 2 * average);
+  // The older ones evenly from seq 0 (a look before the oldest replays
+  // from seq 1): no gap more than twice the average, the first included.
+  const uint64_t average = 4800 / 8;
+  CHECK(kept.front() > 100);  // the oldest is no exception
+  CHECK(kept.front() <= 2 * average);
+  for (size_t i = 1; i + 2 < kept.size(); ++i) CHECK(kept[i] - kept[i - 1] <= 2 * average);
   // Fewer than keep: all kept.
   CHECK(SeqsToKeep({1, 2, 3}, p) == std::vector<uint64_t>{1, 2, 3});
   // keep no more than dense: the newest.
@@ -271,7 +273,20 @@ TEST_CASE("retention keeps the newest densely and thins the older evenly", "[che
     rolling = SeqsToKeep(rolling, p);
   }
   REQUIRE(rolling.size() == 10);
-  for (size_t i = 1; i + 3 < rolling.size(); ++i) CHECK(rolling[i] - rolling[i - 1] <= 2 * 700);
+  CHECK(rolling.front() <= 2 * 700);
+  for (size_t i = 1; i + 2 < rolling.size(); ++i) CHECK(rolling[i] - rolling[i - 1] <= 2 * 700);
+  // keep 4, dense 2 (the smallest policies): the two older ones still
+  // halve what is left, never anchored at the start.
+  std::vector<uint64_t> small;
+  for (uint64_t s = 50; s <= 100000; s += 50) {
+    small.push_back(s);
+    small = SeqsToKeep(small, {4, 2});
+  }
+  REQUIRE(small.size() == 4);
+  CHECK(small[0] > 10000);
+  CHECK(small[1] - small[0] <= 2 * 100000 / 2);
+  // dense 0 keeps the newest all the same.
+  CHECK(SeqsToKeep({100, 200, 300}, {2, 0}).back() == 300);
 }
 
 }  // namespace checkpoint_test

@@ -198,7 +198,15 @@ TEST_CASE("a dir a replay left unfinished is never opened as a state, until fini
   auto f = Fsck(o.into);
   REQUIRE(f.ok());
   CHECK_FALSE(f->ok);
+  // Reads refuse it too: its log is part of one.
+  auto verified = Verify(o.into);
+  REQUIRE_FALSE(verified.ok());
+  CHECK_THAT(verified.status().message(), Catch::Contains("cut short"));
+  auto looked = TimeTravel::Open(o.into, 3);
+  REQUIRE_FALSE(looked.ok());
+  CHECK_THAT(looked.status().message(), Catch::Contains("cut short"));
   REQUIRE(FinishReplay(o.into).ok());
+  CHECK(Verify(o.into).ok());
   auto opened = Engine::Open(eo);
   REQUIRE(opened.ok());
   CHECK(*(*opened)->projection().Digest() == live);
