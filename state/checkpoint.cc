@@ -44,6 +44,15 @@ bool RemovedMeanwhile(const std::string& dir) {
   return !fs::exists(dir, ec) && !ec;
 }
 
+// RocksDB's Checkpoint writes regular files only: anything else in a
+// checkpoint's db/ (a FIFO would block the open forever, a symlink may
+// lead anywhere) is damage, never opened.
+Status RegularFile(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(path, ec))) return Status::OK();
+  return Status::Corruption(path.string() + ": not a regular file");
+}
+
 // A checkpoint dir's name: 20 digits.
 std::optional<uint64_t> ParseSeqName(const std::string& name) {
   if (name.size() != 20 || !std::all_of(name.begin(), name.end(), ::isdigit)) return std::nullopt;
@@ -283,6 +292,11 @@ Status MatchLog(const CheckpointManifest& m, const std::string& log, Env* env) {
 }
 
 Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(c.dir + "/db", ec)) {
+    Status regular = RegularFile(entry.path());
+    if (!regular.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + regular.message());
+  }
   auto p = OpenReadOnly(c.dir + "/db");
   if (!p.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + p.status().message());
   if ((*p)->applied_seq() != c.manifest.seq)
@@ -304,6 +318,7 @@ Status CopyCheckpointDb(const CheckpointEntry& c, const std::string& db_dir) {
   if (ec) return Status::IOError("creating " + db_dir + ": " + ec.message());
   for (const auto& entry : fs::directory_iterator(c.dir + "/db", ec)) {
     const fs::path to = fs::path(db_dir) / entry.path().filename();
+    LIMBIC_RETURN_IF_ERROR(RegularFile(entry.path()));
     ec.clear();
     // Table files are never changed once written: a link is a copy.
     if (entry.path().extension() == ".sst") fs::create_hard_link(entry.path(), to, ec);

@@ -245,6 +245,29 @@ TEST_CASE("a hostile manifest is skipped as damaged, with its path, and never cr
     replaced = true;
     why = "a FIFO, not a regular file";
   }
+  SECTION("a FIFO in its db/, as CURRENT") {
+    // The manifest is whole: the check is the copy's, at the look.
+    const std::string current = CheckpointDir(state, newest) + "/db/CURRENT";
+    fs::remove(current);
+    REQUIRE(::mkfifo(current.c_str(), 0644) == 0);
+    std::vector<std::string> warnings;
+    CheckpointTarget target;
+    target.seq = newest;
+    auto r = RestoreNearestCheckpoint(state, target, dir / "copy", &warnings);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->seq == taken[taken.size() - 2]);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains(current + ": not a regular file"));
+    // fsck names it too, and goes on.
+    auto f = Fsck(state);
+    REQUIRE(f.ok());
+    bool named = false;
+    for (const std::string& w : f->warnings)
+      if (w.find(current + ": not a regular file") != std::string::npos) named = true;
+    CHECK(named);
+    return;
+  }
   if (!replaced) std::ofstream(path, std::ios::trunc) << text;
   CheckpointList list = ListCheckpoints(state);
   INFO(json(list.warnings).dump());
