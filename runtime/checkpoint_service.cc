@@ -44,6 +44,7 @@ Status CheckpointService::Open() {
       state::ApplyRetention(state_dir_, {options_.keep, options_.dense}, &removed));
   for (const std::string& dir : removed) log_->info("checkpoints: removed {}", dir);
   Count();
+  due_from_ = last_seq_.load();
   open_ = true;
   worker_.Start();
   ScheduleInterval();
@@ -61,11 +62,11 @@ void CheckpointService::OnApplied(std::span<const state::Event> events) {
 void CheckpointService::Count() {
   state::CheckpointList list = state::ListCheckpoints(state_dir_);
   kept_ = list.usable.size();
-  if (!list.usable.empty()) last_seq_ = list.usable.back().manifest.seq;
+  last_seq_ = list.usable.empty() ? 0 : list.usable.back().manifest.seq;
 }
 
 bool CheckpointService::Due(uint64_t applied) const {
-  return options_.every > 0 && applied - last_seq_.load() >= options_.every;
+  return options_.every > 0 && applied - due_from_.load() >= options_.every;
 }
 
 void CheckpointService::ScheduleInterval() {
@@ -73,7 +74,7 @@ void CheckpointService::ScheduleInterval() {
   timer_.expires_after(std::chrono::milliseconds(options_.interval));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    if (!running_.load() && engine_.applied_seq() > last_seq_.load()) Start();
+    if (!running_.load() && engine_.applied_seq() > due_from_.load()) Start();
     ScheduleInterval();
   });
 }
@@ -89,8 +90,9 @@ void CheckpointService::Take() {
   if (!taken.ok()) {
     log_->warn("checkpoints: taking one failed: {}", taken.status().message());
     ++failed_;
-    // Not again before `every` more events (or the next interval).
-    last_seq_ = engine_.applied_seq();
+    // Not again before `every` more events (or the next interval); the
+    // newest checkpoint is still the one before.
+    due_from_ = engine_.applied_seq();
     running_ = false;
     return;
   }
@@ -102,7 +104,7 @@ void CheckpointService::Take() {
   log_->info("checkpoints: took {} at seq {} in {:.0f} ms{}", taken->dir, taken->manifest.seq, ms,
              removed.empty() ? std::string() : ", removed " + std::to_string(removed.size()));
   Count();
-  last_seq_ = taken->manifest.seq;
+  due_from_ = taken->manifest.seq;
   last_seconds_ = ms / 1000;
   ++taken_;
   // `every` more events came while it was taken: the next one now, not at

@@ -68,7 +68,10 @@ class CheckpointService {
   std::shared_ptr<spdlog::logger> log_;
   boost::asio::steady_timer timer_;
   std::atomic<bool> running_{false};
-  std::atomic<uint64_t> last_seq_{0};
+  std::atomic<uint64_t> last_seq_{0};  // the newest checkpoint's seq
+  // Where `every` is counted from: the newest checkpoint's seq, or the
+  // applied seq when taking one failed (not again before `every` more).
+  std::atomic<uint64_t> due_from_{0};
   std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> kept_{0};

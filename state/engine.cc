@@ -21,7 +21,11 @@ std::string ReplayingFilePath(const std::string& state_dir) { return state_dir +
 
 Status RefuseUnfinished(const std::string& state_dir, Env* env) {
   if (!env) env = Env::Default();
-  if (!env->FileExists(ReplayingFilePath(state_dir))) return Status::OK();
+  std::error_code ec;
+  // Whatever is there by that name (a dangling symlink too) marks it.
+  if (!env->FileExists(ReplayingFilePath(state_dir)) &&
+      !std::filesystem::is_symlink(ReplayingFilePath(state_dir), ec))
+    return Status::OK();
   return Status::FailedPrecondition(
       state_dir + " is a replay or fork that was cut short (" + ReplayingFilePath(state_dir) +
       " is there): it holds part of a log and may not be what it claims; remove it and "

@@ -267,6 +267,10 @@ Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
   LIMBIC_RETURN_IF_ERROR(CheckFreshDir(options.into));
   std::error_code ec;
   if (!fs::exists(options.from, ec)) return Status::NotFound("no events log at " + options.from);
+  // The log of a replay or fork cut short is part of one: never passed
+  // off as whole in a new dir.
+  if (std::string source = EnclosingStateDir(options.from); !source.empty())
+    LIMBIC_RETURN_IF_ERROR(RefuseUnfinished(source, env));
   bool created = !fs::exists(options.into, ec);
   auto fail = [&](Status s) -> Result<ReplayResult> {
     if (created) (void)RemoveTree(options.into);
@@ -370,6 +374,13 @@ Result<ReplayResult> ReplayOnce(const ReplayOptions& options, uint64_t below,
   auto applied = ApplyLog(*reader, **projection, limits, copy);
   if (!applied.ok()) return fail(applied.status());
   result.events = base_seq + applied->events;
+  // Nothing to replay and no bound asked for: the wrong path, most likely.
+  if (result.events == 0 && !options.until_seq && !options.until_time) {
+    std::string hint;
+    if (fs::is_directory(options.from, ec) && fs::is_directory(EventsDirPath(options.from), ec))
+      hint = " (a state dir: its log is " + EventsDirPath(options.from) + ")";
+    return fail(Status::InvalidArgument(options.from + ": no events to replay" + hint));
+  }
   // A state before the log's first event is no state of this log: asked
   // for by time (by seq, 0 is refused before this), it is an error.
   if (result.events == 0 && options.until_time)

@@ -178,6 +178,15 @@ TEST_CASE("a fork cut short is refused by every command on it, reads included", 
   }
   CHECK_FALSE(std::filesystem::exists(box / "again"));
   CHECK(Limbic(At(cut, {"fsck"})).exit_code == 1);
+  // Nor is its log replayed into a new dir, as if whole.
+  auto copied = Limbic({"replay", "--from", cut + "/events", "--into", box / "copy"});
+  CHECK(copied.exit_code == 1);
+  CHECK_THAT(copied.err, Catch::Contains("cut short"));
+  CHECK_FALSE(std::filesystem::exists(box / "copy"));
+  // Whatever lies by that name marks it, a dangling symlink too.
+  std::filesystem::remove(cut + "/replaying");
+  std::filesystem::create_symlink(box / "nowhere", cut + "/replaying");
+  CHECK_THAT(Limbic(At(cut, {"state", "digest"})).err, Catch::Contains("cut short"));
   // A time that is wrong says why, not just that it is wrong.
   auto leap = Limbic(At(state, {"fork", "--at-time", "2026-11-29T07:01:60Z", "--into", box / "x"}));
   CHECK(leap.exit_code != 0);
@@ -185,6 +194,12 @@ TEST_CASE("a fork cut short is refused by every command on it, reads included", 
   auto far = Limbic(At(state, {"fork", "--at-time", "1000000d", "--into", box / "x"}));
   CHECK(far.exit_code != 0);
   CHECK_THAT(far.err, Catch::Contains("at most 100 years"));
+  // A replay of no events, with no bound asked for, is the wrong path.
+  auto whole_dir = Limbic({"replay", "--from", state, "--into", box / "y"});
+  CHECK(whole_dir.exit_code == 1);
+  CHECK_THAT(whole_dir.err, Catch::Contains("no events to replay (a state dir: its log is " +
+                                            state + "/events)"));
+  CHECK_FALSE(std::filesystem::exists(box / "y"));
   // The neighbouring case: the whole fork, unmarked, answers them all.
   std::filesystem::remove(cut + "/replaying");
   for (const auto& args : commands) {
