@@ -120,7 +120,6 @@ Result<SandboxInfo> Fork(const ForkOptions& options, std::vector<std::string>* w
     return Status::InvalidArgument("give one of --at-seq and --at-time");
   if (options.at_seq && *options.at_seq == 0 && !options.allow_empty)
     return Status::InvalidArgument("at seq 0: a fork's seq is 1 or more (the first event's)");
-  LIMBIC_RETURN_IF_ERROR(state::RefuseUnfinished(options.from_state));
   state::ReplayOptions replay;
   replay.from = state::EventsDirPath(options.from_state);
   replay.into = options.into;

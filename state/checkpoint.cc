@@ -47,10 +47,14 @@ bool RemovedMeanwhile(const std::string& dir) {
 // RocksDB's Checkpoint writes regular files only: anything else in a
 // checkpoint's db/ (a FIFO would block the open forever, a symlink may
 // lead anywhere) is damage, never opened.
-Status RegularFile(const fs::path& path) {
+Status OnlyRegularFiles(const std::string& db_dir) {
   std::error_code ec;
-  if (fs::is_regular_file(fs::symlink_status(path, ec))) return Status::OK();
-  return Status::Corruption(path.string() + ": not a regular file");
+  for (const auto& entry : fs::directory_iterator(db_dir, ec)) {
+    std::error_code st;
+    if (!fs::is_regular_file(fs::symlink_status(entry.path(), st)))
+      return Status::Corruption(entry.path().string() + ": not a regular file");
+  }
+  return Status::OK();
 }
 
 // A checkpoint dir's name: 20 digits.
@@ -169,11 +173,8 @@ Result<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
   // A manifest is a flat object of a few hundred bytes in a regular file:
   // anything else in its place (a device, a FIFO, a huge file) is damage,
   // refused before it is read whole or parsed deep.
-  auto text = ReadSmallFile(path, kMaxManifestBytes);
-  if (!text.ok()) {
-    const std::string why = text.status().message();
-    return Status::Corruption(why.find(path) != std::string::npos ? why : path + ": " + why);
-  }
+  auto text = ReadSmallFile(path, kMaxManifestBytes);  // its errors name the path
+  if (!text.ok()) return Status::Corruption(text.status().message());
   auto parsed = ParseInputJson(*text, 2);
   if (!parsed.ok())
     return bad(IsJsonTooDeep(parsed.status()) ? "nested deeper than a manifest (a flat object)"
@@ -292,11 +293,8 @@ Status MatchLog(const CheckpointManifest& m, const std::string& log, Env* env) {
 }
 
 Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(c.dir + "/db", ec)) {
-    Status regular = RegularFile(entry.path());
-    if (!regular.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + regular.message());
-  }
+  Status regular = OnlyRegularFiles(c.dir + "/db");
+  if (!regular.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + regular.message());
   auto p = OpenReadOnly(c.dir + "/db");
   if (!p.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + p.status().message());
   if ((*p)->applied_seq() != c.manifest.seq)
@@ -316,9 +314,9 @@ Status CopyCheckpointDb(const CheckpointEntry& c, const std::string& db_dir) {
   if (fs::exists(db_dir, ec)) return Status::InvalidArgument(db_dir + " exists");
   fs::create_directories(db_dir, ec);
   if (ec) return Status::IOError("creating " + db_dir + ": " + ec.message());
+  LIMBIC_RETURN_IF_ERROR(OnlyRegularFiles(c.dir + "/db"));
   for (const auto& entry : fs::directory_iterator(c.dir + "/db", ec)) {
     const fs::path to = fs::path(db_dir) / entry.path().filename();
-    LIMBIC_RETURN_IF_ERROR(RegularFile(entry.path()));
     ec.clear();
     // Table files are never changed once written: a link is a copy.
     if (entry.path().extension() == ".sst") fs::create_hard_link(entry.path(), to, ec);

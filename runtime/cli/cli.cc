@@ -187,8 +187,10 @@ Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, 
   // starts with digits and a unit, the duration's.
   const bool time_like = text.size() >= 10 && text[4] == '-';
   if (time_like) return t.status().WithContext(flag);
-  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && text.find('-') == std::string::npos)
-    return d.status().WithContext(flag);
+  const bool duration_like = !text.empty() &&
+                             std::isdigit(static_cast<unsigned char>(text[0])) &&
+                             text.find('-') == std::string::npos;
+  if (duration_like) return d.status().WithContext(flag);
   return Status::InvalidArgument(flag + " \"" + text +
                                  "\": want an RFC 3339 time or a duration such as 10m");
 }
