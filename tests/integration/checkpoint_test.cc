@@ -220,9 +220,13 @@ TEST_CASE("a runtime whose db/ is lost starts from its newest checkpoint, and fo
     digest = d["digest"];
     CHECK(l.child().Kill(SIGKILL) == -SIGKILL);
   }
-  std::vector<std::string> names = Listed(state);
-  const uint64_t newest = std::stoull(names.back());
-  std::ifstream manifest_file(state + "/checkpoints/" + names.back() + "/manifest.json");
+  // The newest checkpoint (a SIGKILL may leave tmp-* dirs beside them).
+  std::string newest_name;
+  for (const std::string& name : Listed(state))
+    if (name.size() == 20) newest_name = name;
+  REQUIRE_FALSE(newest_name.empty());
+  const uint64_t newest = std::stoull(newest_name);
+  std::ifstream manifest_file(state + "/checkpoints/" + newest_name + "/manifest.json");
   const json manifest = json::parse(manifest_file);
   CHECK(manifest["format"] == 2);
   CHECK(manifest["seq"] == newest);

@@ -241,8 +241,12 @@ TEST_CASE("a standby takes checkpoints of its own, and looks into the past start
   auto checkpoints = [&] {
     std::vector<uint64_t> seqs;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(state + "/checkpoints", ec))
-      if (fs::exists(e.path() / "manifest.json")) seqs.push_back(std::stoull(e.path().filename()));
+    // Checkpoints only: 20 digits (tmp-* are being taken or removed).
+    for (const auto& e : fs::directory_iterator(state + "/checkpoints", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() == 20 && fs::exists(e.path() / "manifest.json"))
+        seqs.push_back(std::stoull(name));
+    }
     std::sort(seqs.begin(), seqs.end());
     return seqs;
   };
