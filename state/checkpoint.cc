@@ -334,7 +334,12 @@ Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
     const std::string& state_dir, const CheckpointTarget& target, const std::string& db_dir,
     std::vector<std::string>* warnings) {
   CheckpointList list = ListCheckpoints(state_dir);
-  if (warnings) warnings->insert(warnings->end(), list.warnings.begin(), list.warnings.end());
+  // Warned about: the damaged ones this look could have used. One named
+  // past target.seq would have been passed over, damaged or not.
+  for (size_t i = 0; warnings && i < list.damaged.size(); ++i) {
+    const auto seq = ParseSeqName(fs::path(list.damaged[i]).filename().string());
+    if (seq && *seq <= target.seq) warnings->push_back(list.warnings[i]);
+  }
   for (auto it = list.usable.rbegin(); it != list.usable.rend(); ++it) {
     if (it->manifest.seq > target.seq) continue;
     if (target.time && it->manifest.ts > *target.time) continue;

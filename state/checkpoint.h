@@ -125,7 +125,7 @@ struct CheckpointList {
   std::vector<CheckpointEntry> usable;  //!< this format and schema, manifest whole
   std::vector<std::string> stale;       //!< dirs of another format or schema
   std::vector<std::string> damaged;     //!< dirs whose manifest is missing or bad
-  std::vector<std::string> warnings;    //!< one per damaged dir, naming why
+  std::vector<std::string> warnings;    //!< why damaged[i] is damaged, for each i
 };
 CheckpointList ListCheckpoints(const std::string& state_dir);
 
@@ -166,8 +166,9 @@ struct CheckpointTarget {
 
 //! The newest checkpoint `target` allows that opens with the seq its
 //! manifest names, as a copy in `db_dir` (see CopyCheckpointDb); damaged
-//! ones, and ones the log refuses, are skipped with a line in *warnings;
-//! one that retention removed meanwhile is skipped without one.
+//! ones, and ones the log refuses, are skipped with a line in *warnings
+//! (a damaged one past target.seq, which would not have been used, gets
+//! none); one that retention removed meanwhile is skipped without one.
 //! nullopt when there is none (then db_dir does not exist).
 Result<std::optional<CheckpointManifest>> RestoreNearestCheckpoint(
     const std::string& state_dir, const CheckpointTarget& target, const std::string& db_dir,

@@ -389,6 +389,39 @@ TEST_CASE("a checkpoint retention removes during a look is passed over without a
   }
 }
 
+TEST_CASE("a look warns only of the damaged checkpoints it could have used", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  auto taken = BuildCheckpointedState(state, 300, 60);
+  REQUIRE(taken.size() >= 3);
+  const uint64_t newest = taken.back(), before = taken[taken.size() - 2];
+  std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << "{\"format\": 1, \"se";
+  CheckpointTarget target;
+  std::vector<std::string> warnings;
+  SECTION("a look before the damaged one: it would not have been used, so no word of it") {
+    target.seq = newest - 1;
+    auto r = RestoreNearestCheckpoint(state, target, dir / "copy", &warnings);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->seq == before);
+    CHECK(warnings.empty());
+  }
+  SECTION("the neighbouring case: a look at its seq is warned that it was skipped") {
+    target.seq = newest;
+    auto r = RestoreNearestCheckpoint(state, target, dir / "copy", &warnings);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    CHECK((*r)->seq == before);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains(CheckpointDir(state, newest)));
+  }
+  // fsck still names it, whatever the seq.
+  auto f = Fsck(state);
+  REQUIRE(f.ok());
+  CHECK(f->ok);
+  CHECK_FALSE(f->warnings.empty());
+}
+
 TEST_CASE("verify from a checkpoint finds an event changed before it, in a sealed segment",
           "[checkpoint]") {
   ScratchDir dir;
