@@ -95,11 +95,26 @@ Status MemoryStore::Load() {
   return Status::OK();
 }
 
+size_t MemoryStore::IndexBacklog() const { return index_ ? index_->vectors().graph_backlog() : 0; }
+
+Status MemoryStore::IndexStep(size_t max) {
+  return index_ ? index_->vectors().GraphStep(max) : Status::OK();
+}
+
 Status MemoryStore::SaveIndex() {
   // Exact search needs no saved state: the vectors are in the records.
   if (engine_.read_only() || !index_ || !index_->vectors().approximate() ||
       !index_->vectors().dirty())
     return Status::OK();
+  if (const size_t waiting = IndexBacklog(); waiting > kSaveCatchUp) {
+    if (log_)
+      log_->info("memory: {} vectors are not in the HNSW graph yet; it is not saved (the next "
+                 "start builds what it lacks again, in the background)",
+                 waiting);
+    return Status::OK();
+  } else if (waiting > 0) {
+    LIMBIC_RETURN_IF_ERROR(IndexStep(waiting));
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir(), ec);
   return index_->vectors().Save(HnswPath());

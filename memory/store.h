@@ -275,9 +275,19 @@ class MemoryStore {
   // The memory as answered (with effective_strength), NotFound if absent.
   Result<json> Get(const std::string& id, TimeMs now) const;
 
-  // Writes the HNSW graph when it changed (on close; also by the runtime
-  // now and then). Errors are logged by the caller.
+  // Writes the HNSW graph when it changed (on close). Errors are logged by
+  // the caller. With memory entries still queued for the graph
+  // (options.vectors.defer_graph): up to kSaveCatchUp of them are
+  // inserted first; with more, nothing is written (the saved graph, if
+  // any, stays as it was, and the next open queues what it lacks again).
   Status SaveIndex();
+  static constexpr size_t kSaveCatchUp = 2000;
+  // With options.vectors.defer_graph (the runtime's): the memories whose
+  // vectors wait to go into the HNSW graph, and a step that inserts up to
+  // `max` of them (recall meanwhile scores the waiting ones exactly).
+  // Owner thread.
+  size_t IndexBacklog() const;
+  Status IndexStep(size_t max);
   const Embedder& embedder() const { return *embedder_; }
   // As opened: options.embedder with EMBEDDING_MODEL applied (when Open made
   // the embedder).

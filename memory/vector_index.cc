@@ -95,6 +95,12 @@ struct VectorIndex::Impl {
   // The space must outlive the graph, which keeps a pointer into it.
   std::unique_ptr<DotSpace> space;
   std::unique_ptr<Graph> graph;
+  // defer_graph: slots whose current vector the graph does not have yet.
+  // `pending` may hold a slot more than once or one erased since; queued[s]
+  // says whether s is really waiting, queued_count how many are.
+  std::vector<uint32_t> pending;
+  std::vector<uint8_t> queued;
+  size_t queued_count = 0;
   mutable bool dirty = false;
 
   explicit Impl(VectorIndexOptions o)
@@ -104,6 +110,7 @@ struct VectorIndex::Impl {
   // Sizes the tables for `n` slots.
   void Resize(size_t n) {
     live.resize(n);
+    queued.resize(n);
     data.resize(n * opt.dims);
     codes.resize(n * opt.dims);
     code_scale.resize(n);
@@ -136,6 +143,28 @@ struct VectorIndex::Impl {
   std::vector<VectorHit> Approximate(std::span<const float> q, size_t k, float threshold,
                                      const std::function<bool(const std::string&)>& filter) const;
   Status BuildGraph();
+  // defer_graph: an empty graph, every entry queued for it.
+  Status StartGraph();
+  void Queue(uint32_t slot) {
+    if (queued[slot]) return;
+    queued[slot] = 1;
+    ++queued_count;
+    pending.push_back(slot);
+  }
+  void Unqueue(uint32_t slot) {
+    if (!queued[slot]) return;
+    queued[slot] = 0;
+    --queued_count;
+  }
+  void DropGraph() {
+    graph.reset();
+    pending.clear();
+    std::fill(queued.begin(), queued.end(), 0);
+    queued_count = 0;
+  }
+  // The queued entries' best k, scored exactly (a scan of them alone).
+  std::vector<SlotHit> QueuedHits(std::span<const float> q, size_t k, float threshold,
+                                  const std::function<bool(const std::string&)>& filter) const;
   Status GraphAdd(uint32_t slot);
   void GraphRemove(uint32_t slot);
   void Erase(uint32_t slot);
@@ -201,6 +230,9 @@ std::vector<VectorHit> VectorIndex::Impl::Approximate(
   // candidates usually hold k that pass. When they do not, and the graph
   // may hold more above the threshold, the exact scan answers: asking the
   // graph for "all" would visit every node anyway, more slowly.
+  // While more than half wait for the graph, the exact scan is the
+  // cheaper answer (and the same one).
+  if (queued_count * 2 > slot_of.size()) return Exact(q, k, threshold, filter);
   const size_t ask = filter ? k * 4 : k;
   std::priority_queue<std::pair<float, hnswlib::labeltype>> found;
   try {
@@ -214,6 +246,7 @@ std::vector<VectorHit> VectorIndex::Impl::Approximate(
   float lowest = 1;
   for (; !found.empty(); found.pop()) {
     const uint32_t s = static_cast<uint32_t>(found.top().second);
+    if (queued[s]) continue;  // an older vector of it: the queued scan scores it
     // Rescored from the table: the same figure the exact scan gives.
     const SlotHit c{Cosine(RowSpan(s), q), s};
     lowest = std::min(lowest, c.score);
@@ -221,7 +254,34 @@ std::vector<VectorHit> VectorIndex::Impl::Approximate(
   }
   if (pass.size() < k && filter && returned == ask && lowest >= threshold)
     return Exact(q, k, threshold, filter);
+  if (queued_count > 0) {
+    std::vector<SlotHit> more = QueuedHits(q, k, threshold, filter);
+    pass.insert(pass.end(), more.begin(), more.end());
+  }
   return Hits(std::move(pass), k);
+}
+
+std::vector<SlotHit> VectorIndex::Impl::QueuedHits(
+    std::span<const float> q, size_t k, float threshold,
+    const std::function<bool(const std::string&)>& filter) const {
+  std::vector<SlotHit> hits;
+  for (uint32_t s : pending) {
+    if (!queued[s]) continue;
+    const SlotHit c{Cosine(RowSpan(s), q), s};
+    if (c.score >= threshold) hits.push_back(c);
+  }
+  std::sort(hits.begin(), hits.end(), [this](const SlotHit& a, const SlotHit& b) { return Better(a, b); });
+  // A slot queued, erased and queued again is in `pending` twice; its two
+  // hits (same score, same id) are adjacent now.
+  hits.erase(std::unique(hits.begin(), hits.end(),
+                         [](const SlotHit& a, const SlotHit& b) { return a.slot == b.slot; }),
+             hits.end());
+  std::vector<SlotHit> kept;
+  for (const SlotHit& c : hits) {
+    if (kept.size() == k) break;
+    if (!filter || filter(slots[c.slot].id)) kept.push_back(c);
+  }
+  return kept;
 }
 
 Status VectorIndex::Impl::BuildGraph() {
@@ -257,6 +317,20 @@ Status VectorIndex::Impl::BuildGraph() {
   return Status::OK();
 }
 
+Status VectorIndex::Impl::StartGraph() {
+  DropGraph();
+  try {
+    graph = std::make_unique<Graph>(space.get(), slots.size() + slots.size() / 4 + 16, opt.m,
+                                    opt.ef_construction);
+  } catch (const std::exception& e) {
+    return Status::Internal("vector index: making the graph: " + What(e));
+  }
+  for (uint32_t s = 0; s < slots.size(); ++s)
+    if (live[s]) Queue(s);
+  dirty = true;
+  return Status::OK();
+}
+
 Status VectorIndex::Impl::GraphAdd(uint32_t slot) {
   try {
     if (graph->cur_element_count >= graph->max_elements_ && !graph->label_lookup_.count(slot))
@@ -266,17 +340,22 @@ Status VectorIndex::Impl::GraphAdd(uint32_t slot) {
     graph->addPoint(Row(slot), slot);
   } catch (const std::exception& e) {
     // The table has the entry; a later Upsert past the limit rebuilds.
-    graph.reset();
+    DropGraph();
     return Status::Internal("vector index: updating the graph: " + What(e));
   }
   return Status::OK();
 }
 
 void VectorIndex::Impl::GraphRemove(uint32_t slot) {
+  Unqueue(slot);
+  // A queued slot may never have been in the graph, or be there marked
+  // deleted already (erased, reused, erased again before its insert).
+  auto it = graph->label_lookup_.find(slot);
+  if (it == graph->label_lookup_.end() || graph->isMarkedDeleted(it->second)) return;
   try {
     graph->markDelete(slot);
   } catch (const std::exception&) {
-    graph.reset();  // out of step with the table: rebuild at the next Upsert past the limit
+    DropGraph();  // out of step with the table: rebuild at the next Upsert past the limit
   }
 }
 
@@ -317,8 +396,29 @@ Status VectorIndex::Upsert(const std::string& id, uint64_t version, std::span<co
   std::memcpy(im.data.data() + size_t{s} * im.opt.dims, v.data(), v.size() * sizeof(float));
   im.Encode(s);
   im.dirty = true;
-  if (im.graph) return im.GraphAdd(s);
-  if (im.slot_of.size() > im.opt.exact_limit) return im.BuildGraph();
+  if (im.graph) {
+    if (!im.opt.defer_graph) return im.GraphAdd(s);
+    im.Queue(s);
+    return Status::OK();
+  }
+  if (im.slot_of.size() > im.opt.exact_limit) return im.opt.defer_graph ? im.StartGraph() : im.BuildGraph();
+  return Status::OK();
+}
+
+size_t VectorIndex::graph_backlog() const { return impl_->queued_count; }
+
+Status VectorIndex::GraphStep(size_t max) {
+  Impl& im = *impl_;
+  for (size_t done = 0; done < max && im.graph && !im.pending.empty();) {
+    const uint32_t s = im.pending.back();
+    im.pending.pop_back();
+    if (!im.queued[s]) continue;
+    im.Unqueue(s);
+    LIMBIC_RETURN_IF_ERROR(im.GraphAdd(s));  // on failure it dropped the graph and queue
+    im.dirty = true;
+    ++done;
+  }
+  if (!im.graph || im.queued_count == 0) im.pending.clear();
   return Status::OK();
 }
 
@@ -356,6 +456,9 @@ std::vector<VectorHit> VectorIndex::SearchExact(
 
 Status VectorIndex::Save(const std::string& relative_path) const {
   const Impl& im = *impl_;
+  if (im.queued_count > 0)
+    return Status::FailedPrecondition("vector index: " + std::to_string(im.queued_count) +
+                                      " entries are still queued for the graph");
   // Absolute, so that the directory synced after the renames is never "".
   const std::string path = std::filesystem::absolute(relative_path).string();
   Env* env = Env::Default();
@@ -473,7 +576,8 @@ Status VectorIndex::Load(const std::string& path) {
   im->dirty = false;
   // Saved under a larger exact_limit: the graph is built now, and the
   // index is dirty so that the next Save keeps it.
-  if (!im->graph && im->slot_of.size() > im->opt.exact_limit) LIMBIC_RETURN_IF_ERROR(im->BuildGraph());
+  if (!im->graph && im->slot_of.size() > im->opt.exact_limit)
+    LIMBIC_RETURN_IF_ERROR(im->opt.defer_graph ? im->StartGraph() : im->BuildGraph());
   impl_ = std::move(im);
   return Status::OK();
 }

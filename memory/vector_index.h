@@ -31,6 +31,12 @@
 // file with the vectors in it (no graph), so Load restores it whole; an
 // approximate one reads its vectors back from the graph.
 //
+// With defer_graph (the runtime's), the graph is brought up to date in
+// steps (GraphStep) instead of within Upsert: an entry waits in a queue,
+// the searches score the queued entries exactly beside the graph's (or
+// scan everything exactly while more than half are queued), and Save
+// writes a graph only once nothing is queued.
+//
 // Memory: 5 * dims + 8 bytes per entry for the vectors and their int8
 // codes, plus in approximate mode the graph's own copy of the vectors and
 // its links and bookkeeping: ~ (4 * dims + m * 8 + 100) bytes per entry.
@@ -60,6 +66,13 @@ struct VectorIndexOptions {
   size_t m = 32;               // graph links per node (applies when a graph is built)
   size_t ef_construction = 200;
   size_t ef_search = 400;  // candidates a graph search keeps (at least k)
+  // false: an Upsert past exact_limit goes into the graph at once (and the
+  // one that crosses it builds the graph from every entry), however long
+  // that takes. true (the runtime's): Upsert only queues it, and
+  // GraphStep inserts what is queued a few at a time, so no call holds
+  // its thread for longer than a few graph inserts; searches meanwhile
+  // score the queued entries exactly, so no answer misses one.
+  bool defer_graph = false;
 };
 
 struct VectorHit {
@@ -90,6 +103,12 @@ class VectorIndex {
   bool approximate() const;
   // The graph's search breadth from now on (at least the k asked for).
   void set_ef_search(size_t ef);
+  // With defer_graph: the entries queued for the graph (0 without one).
+  size_t graph_backlog() const;
+  // Inserts up to `max` queued entries into the graph. Internal when
+  // hnswlib fails: the graph and its queue are dropped (searches are
+  // exact) and the next Upsert past the limit starts a new one.
+  Status GraphStep(size_t max);
 
   // The best k entries with cosine >= threshold that pass `filter` (when
   // given), best first; ties by id. A query whose size is not dims, or
@@ -102,10 +121,11 @@ class VectorIndex {
 
   // IOError when a file cannot be written; a pair left half-replaced by a
   // failure or a crash is Corruption to Load, never a wrong index.
+  // FailedPrecondition, writing nothing, while graph_backlog() > 0.
   Status Save(const std::string& path) const;
   // Replaces the contents with the saved ones; on any error the index is
   // left as it was. A saved exact-mode index larger than this exact_limit
-  // gets its graph built here.
+  // gets its graph built here (with defer_graph: queued for it).
   Status Load(const std::string& path);
   // True when something changed since the last Save or Load.
   bool dirty() const;

@@ -173,7 +173,12 @@ Status Runtime::Open() {
   checkpoints_ = std::make_unique<CheckpointService>(ioc_, *engine_, config_, log_);
   LIMBIC_RETURN_IF_ERROR(checkpoints_->Open());
   {
-    auto memory = memory::MemoryStore::Open(*engine_, config_.memory, log_);
+    // The HNSW graph is built in slices on the loop (ScheduleIndexStep),
+    // never within a commit's completion: an embed of every memory, or
+    // the store passing memory.vector_exact_limit, holds nothing up.
+    memory::MemoryOptions memory_options = config_.memory;
+    memory_options.vectors.defer_graph = true;
+    auto memory = memory::MemoryStore::Open(*engine_, std::move(memory_options), log_);
     if (!memory.ok()) return memory.status().WithContext("opening long-term memory");
     memory_ = std::move(*memory);
     ingest_ = std::make_unique<IngestService>(ioc_, log_);
@@ -314,6 +319,9 @@ void Runtime::RegisterSubscribers() {
          if (mind_ && !following_) mind_->OnApplied(events);
        }},
       {"checkpoints", [this](std::span<const Event> events) { checkpoints_->OnApplied(events); }},
+      // After the memory store's own listener (added when it opened) has
+      // queued the new vectors.
+      {"memory-graph", [this](std::span<const Event>) { ScheduleIndexStep(); }},
   };
   engine_->AddListener([this](std::span<const Event> events) {
     for (const AppliedSubscriber& subscriber : subscribers_) subscriber.on_applied(events);
@@ -328,6 +336,24 @@ double Runtime::EffectiveArousal() {
   arousal_cache_ = *effective;
   arousal_cache_at_ = now;
   return arousal_cache_;
+}
+
+void Runtime::ScheduleIndexStep() {
+  if (index_step_posted_ || stopping_ || !memory_ || memory_->IndexBacklog() == 0) return;
+  index_step_posted_ = true;
+  boost::asio::post(ioc_, [this] {
+    index_step_posted_ = false;
+    if (stopping_ || !memory_) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kIndexSliceMs);
+    do {
+      if (Status s = memory_->IndexStep(kIndexStepInserts); !s.ok()) {
+        log_->warn("memory: {}; recall scores the vectors exactly until the graph is built again",
+                   s.ToString());
+        break;
+      }
+    } while (memory_->IndexBacklog() > 0 && std::chrono::steady_clock::now() < until);
+    ScheduleIndexStep();
+  });
 }
 
 void Runtime::SchedulePrune() {
@@ -377,14 +403,19 @@ void Runtime::DeclareMetrics() {
                    "archive days that cannot be read (the archive is degraded when > 0)");
   metrics_.Declare("limbic_http_connections", T::kGauge,
                    "HTTP connections open: idle (waiting for a request), busy, stream (SSE)");
-  metrics_.Declare("limbic_checkpoint_seq", T::kGauge,
-                   "seq of the newest checkpoint of the pools (0 = none)");
-  metrics_.Declare("limbic_checkpoints", T::kGauge, "checkpoints kept on disk");
-  metrics_.Declare("limbic_checkpoint_seconds", T::kGauge, "how long the last checkpoint took");
-  metrics_.Declare("limbic_checkpoints_taken_total", T::kCounter,
-                   "checkpoints taken since the runtime started");
-  metrics_.Declare("limbic_checkpoint_failures_total", T::kCounter,
-                   "checkpoints that failed to be taken since the runtime started");
+  if (config_.checkpoints.enabled) {  // with none taken, none of them is shown
+    metrics_.Declare("limbic_checkpoint_seq", T::kGauge,
+                     "seq of the newest checkpoint of the pools (0 = none)");
+    metrics_.Declare("limbic_checkpoints", T::kGauge, "checkpoints kept on disk");
+    metrics_.Declare("limbic_checkpoint_seconds", T::kGauge, "how long the last checkpoint took");
+    metrics_.Declare("limbic_checkpoints_taken_total", T::kCounter,
+                     "checkpoints taken since the runtime started");
+    metrics_.Declare("limbic_checkpoint_failures_total", T::kCounter,
+                     "checkpoints that failed to be taken since the runtime started");
+  }
+  metrics_.Declare("limbic_memory_graph_backlog", T::kGauge,
+                   "memories whose vectors wait to go into the HNSW graph (recall scores them "
+                   "exactly meanwhile)");
   metrics_.AddCollector([this](Metrics& m) {
     if (http_) {
       HttpServer::Counts c = http_->counts();
@@ -407,6 +438,7 @@ void Runtime::DeclareMetrics() {
               static_cast<double>(counts->actions[i]));
     }
     m.Set("limbic_reflex_rules", "", static_cast<double>(reflexes_.List().size()));
+    if (memory_) m.Set("limbic_memory_graph_backlog", "", static_cast<double>(memory_->IndexBacklog()));
     m.Set("limbic_applied_seq", "", static_cast<double>(engine_->applied_seq()));
     if (checkpoints_ && config_.checkpoints.enabled) {
       m.Set("limbic_checkpoint_seq", "", static_cast<double>(checkpoints_->last_seq()));
@@ -556,6 +588,7 @@ int Runtime::Run() {
     log_->info("signal {} received", sig);
     Stop();
   });
+  ScheduleIndexStep();  // what the memory store's open queued (a graph not saved, or stale)
   ioc_.run();
   return exit_code_;
 }

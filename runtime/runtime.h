@@ -206,6 +206,12 @@ class Runtime {
   // Every min(outbox.retention, percepts.dedup_window) / 10, within
   // [1 s, 10 min]: prunes finished actions and the dedup pool.
   void SchedulePrune();
+  // While memories' vectors wait for the HNSW graph (MemoryStore::
+  // IndexBacklog), inserts them for about kIndexSliceMs at a time, each
+  // slice behind whatever the loop has queued meanwhile.
+  void ScheduleIndexStep();
+  static constexpr int kIndexSliceMs = 2;
+  static constexpr size_t kIndexStepInserts = 4;  // between looks at the clock
   // Submits a dedup_pruned event for the dedup records older than
   // percepts.dedup_window, if any (state/dedup.h).
   void PruneDedup();
@@ -267,6 +273,7 @@ class Runtime {
   std::function<void(const std::string&)> on_listening_;
   bool api_file_written_ = false;
   bool stopping_ = false;
+  bool index_step_posted_ = false;
   int exit_code_ = 0;
   double arousal_cache_ = 0;
   TimeMs arousal_cache_at_ = -1;

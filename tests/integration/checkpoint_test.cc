@@ -317,4 +317,23 @@ TEST_CASE("checkpoints past the log's end are removed at start, never counted am
   CHECK(verify.exit_code == 0);
 }
 
+
+TEST_CASE("with checkpoints.enabled false none is taken and /metrics shows none of theirs",
+          "[checkpoint]") {
+  TempDir dir;
+  json config = CheckpointConfig(dir, 5);
+  config["checkpoints"]["enabled"] = false;
+  RunningLimbic l(dir, config);
+  AddPercepts(l.port(), 20);
+  const std::string metrics = Http(l.port(), "GET", "/metrics").body;
+  INFO(metrics);
+  CHECK(metrics.find("limbic_checkpoint") == std::string::npos);
+  CHECK(Listed(dir / "state").empty());
+  // The neighbouring case, on: the same counters are there.
+  TempDir on;
+  RunningLimbic l2(on, CheckpointConfig(on, 5));
+  CHECK(Metric(l2.port(), "limbic_checkpoints_taken_total") >= 0);
+  CHECK(Metric(l2.port(), "limbic_checkpoint_failures_total") == 0);
+}
+
 }  // namespace checkpoint_it_test

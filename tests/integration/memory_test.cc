@@ -376,3 +376,93 @@ TEST_CASE("default recall beats the stemmed BM25 by 10% on the held-out part of 
 }
 
 }  // namespace memory_test
+
+namespace memory_test {
+
+// The HNSW graph off the commit path (docs/memory.md "Vector search"): an
+// embed of many memories past memory.vector_exact_limit answers at once,
+// the graph is built behind it a slice at a time (its backlog on
+// /metrics), recall answers meanwhile, the graph is saved on stop and
+// loaded whole at the next start, and after a SIGKILL (nothing saved) it
+// is built again in the background.
+TEST_CASE("the vector graph is built in the background, saved on stop, rebuilt after a SIGKILL",
+          "[memory]") {
+  TempDir dir;
+  json config = BaseConfig(dir);
+  config["api"]["body_limit"] = 8 << 20;
+  config["memory"]["vector_exact_limit"] = 50;
+  const int n = 3000;
+  json doc = {{"version", 1}, {"memories", json::array()}, {"associations", json::array()},
+              {"documents", json::array()}};
+  const char* words[] = {"amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath"};
+  for (int i = 0; i < n; ++i) {
+    std::string object;
+    for (int w = 0; w < 4; ++w) object += std::string(w ? " " : "") + words[(i * 7 + w * 3 + i / 8) % 8];
+    doc["memories"].push_back({{"id", "m-" + std::to_string(i + 1)},
+                               {"kind", "fact"},
+                               {"subject", "subject" + std::to_string(i)},
+                               {"relation", "likes"},
+                               {"object", object},
+                               {"namespace", "default"},
+                               {"importance", 0.5},
+                               {"strength", 1.0},
+                               {"access_count", 0},
+                               {"created_at", "2026-11-29T09:20:12.304Z"},
+                               {"last_accessed_at", "2026-11-29T09:20:12.304Z"},
+                               {"tags", json::array()}});
+  }
+  const json query = {{"query", "subject2345 likes"}, {"k", 3}, {"reinforce", false}};
+  const std::string graph = dir / "state/memory/vectors-hash-384.idx";
+  {
+    RunningLimbic l(dir, config);
+    REQUIRE(HttpJson(l.port(), "POST", "/v1/memory/import", doc).status == 200);
+    CHECK(Metric(l.port(), "limbic_memory_graph_backlog") == 0);  // exact: under no graph yet
+    auto embedded = HttpJson(l.port(), "POST", "/v1/memory/embed", json::object());
+    REQUIRE(embedded.status == 200);
+    CHECK(embedded.Json()["embedded"] == n);
+    // Answered before the graph is built: every vector waits for it.
+    const double waiting = Metric(l.port(), "limbic_memory_graph_backlog");
+    CHECK(waiting > 0);
+    CHECK(waiting <= n);
+    auto early = HttpJson(l.port(), "POST", "/v1/memory/recall", query);
+    REQUIRE(early.status == 200);
+    CHECK(early.Json()["results"][0]["subject"] == "subject2345");
+    CHECK(early.Json()["vector"]["used"] == true);
+    WaitJson(l.port(), "/v1/memory/stats", [&](const json&) {
+      return Metric(l.port(), "limbic_memory_graph_backlog") == 0;
+    }, 120000);
+    auto late = HttpJson(l.port(), "POST", "/v1/memory/recall", query);
+    CHECK(late.Json()["results"][0]["subject"] == "subject2345");
+    CHECK_FALSE(std::filesystem::exists(graph));
+    REQUIRE(l.child().Kill(SIGTERM) == 0);
+  }
+  CHECK(std::filesystem::exists(graph));  // saved on stop
+  {
+    RunningLimbic l(dir, config);
+    CHECK(Metric(l.port(), "limbic_memory_graph_backlog") == 0);  // loaded whole
+    // New vectors (a new fact) go to the graph behind the commit too.
+    REQUIRE(HttpJson(l.port(), "POST", "/v1/memory/facts",
+                     {{"subject", "newcomer"}, {"relation", "likes"}, {"object", "tea"}})
+                .status == 201);
+    WaitJson(l.port(), "/v1/memory/stats", [&](const json&) {
+      return Metric(l.port(), "limbic_memory_graph_backlog") == 0;
+    });
+    kill(l.child().pid(), SIGKILL);
+    l.child().Wait();
+  }
+  // The neighbouring case: with the saved graph gone (as a SIGKILL before
+  // the first stop leaves it), the start queues every vector again and
+  // recall answers from the first request on.
+  std::filesystem::remove(graph);
+  std::filesystem::remove(graph + ".ids");
+  RunningLimbic l(dir, config);
+  auto again = HttpJson(l.port(), "POST", "/v1/memory/recall", query);
+  REQUIRE(again.status == 200);
+  CHECK(again.Json()["results"][0]["subject"] == "subject2345");
+  WaitJson(l.port(), "/v1/memory/stats", [&](const json&) {
+    return Metric(l.port(), "limbic_memory_graph_backlog") == 0;
+  }, 120000);
+  CHECK(Http(l.port(), "GET", "/v1/memory/stats").Json()["memories"] == n + 1);
+}
+
+}  // namespace memory_test

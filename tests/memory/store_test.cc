@@ -48,6 +48,42 @@ TEST_CASE(
   CHECK(f.Get(b["id"])["access_count"] == 1);
 }
 
+TEST_CASE("a deferred graph is saved only when at most kSaveCatchUp vectors wait", "[memory]") {
+  MemoryOptions o;
+  o.vectors.defer_graph = true;
+  o.vectors.exact_limit = 20;
+  Fixture f(o);
+  const size_t n = MemoryStore::kSaveCatchUp + 100;
+  json doc = {{"version", 1}, {"memories", json::array()}};
+  for (size_t i = 0; i < n; ++i)
+    doc["memories"].push_back({{"id", "m-" + std::to_string(i + 1)}, {"kind", "fact"},
+                               {"subject", "s" + std::to_string(i)}, {"relation", "is"},
+                               {"object", "o" + std::to_string(i % 97)}, {"namespace", "default"},
+                               {"importance", 0.5}, {"strength", 1.0}, {"access_count", 0},
+                               {"created_at", "2026-09-21T00:00:00.000Z"},
+                               {"last_accessed_at", "2026-09-21T00:00:00.000Z"},
+                               {"tags", json::array()}});
+  f.Commit(f.store->Import(doc));
+  f.Commit(f.store->Embed(false));
+  CHECK(f.store->IndexBacklog() == n);  // nothing built within the commits
+  const std::string saved = f.store->dir() + "/vectors-hash-384.idx";
+  // Over the bound: a stop would wait for all of them; nothing is written.
+  REQUIRE(f.store->SaveIndex().ok());
+  CHECK_FALSE(std::filesystem::exists(saved + ".ids"));
+  CHECK(f.store->IndexBacklog() == n);
+  // The neighbouring case: at the bound, the rest go in and it is saved.
+  REQUIRE(f.store->IndexStep(100).ok());
+  CHECK(f.store->IndexBacklog() == MemoryStore::kSaveCatchUp);
+  REQUIRE(f.store->SaveIndex().ok());
+  CHECK(std::filesystem::exists(saved + ".ids"));
+  CHECK(f.store->IndexBacklog() == 0);
+  f.Reopen(o);
+  CHECK(f.store->IndexBacklog() == 0);  // loaded whole
+  json r = f.Recall({{"query", "s1234 is"}, {"k", 1u}, {"reinforce", false}});
+  REQUIRE_FALSE(r["results"].empty());
+  CHECK(r["results"][0]["subject"] == "s1234");
+}
+
 TEST_CASE("a near-duplicate episode reinforces the existing one", "[memory]") {
   Fixture f;
   json a = f.Episode("Deployed release 4.2 to production; the migration took twenty minutes.");

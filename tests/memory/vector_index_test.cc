@@ -221,6 +221,88 @@ TEST_CASE("past exact_limit the graph answers, with good recall, kept in sync", 
   CHECK(index.Search(fresh, 1, -1)[0].id == "new");
 }
 
+TEST_CASE("a deferred graph is built in steps, and searches miss no queued entry", "[memory]") {
+  VectorIndexOptions o = SmallGraph();
+  o.defer_graph = true;
+  VectorIndex index(o);
+  Fill(&index, 50);
+  CHECK(index.graph_backlog() == 0);
+  Fill(&index, 500);  // crossing the limit builds nothing: every entry is queued
+  CHECK(index.approximate());
+  CHECK(index.graph_backlog() == 500);
+
+  Points queries(32, 21);
+  std::vector<Vector> qs;
+  for (int i = 0; i < 20; ++i) qs.push_back(queries.Next());
+  auto even = [](const std::string& id) { return (id.back() - '0') % 2 == 0; };
+  // The answer while entries are queued: the exact one, ids and scores,
+  // whatever the share queued (all, most, a few).
+  auto same_as_exact = [&](const char* when) {
+    INFO(when << ", " << index.graph_backlog() << " queued");
+    for (const Vector& q : qs) {
+      auto got = index.Search(q, 10, 0.2f), want = index.SearchExact(q, 10, 0.2f);
+      CHECK(Ids(got) == Ids(want));
+      auto fgot = index.Search(q, 10, -1, even), fwant = index.SearchExact(q, 10, -1, even);
+      CHECK(Ids(fgot) == Ids(fwant));
+    }
+  };
+  same_as_exact("all queued");
+  REQUIRE(index.GraphStep(200).ok());
+  CHECK(index.graph_backlog() == 300);
+  same_as_exact("most queued");
+  REQUIRE(index.GraphStep(290).ok());
+  CHECK(index.graph_backlog() == 10);
+  // With few queued the graph answers, and a queued entry still comes
+  // first where it is best: ten entries in the graph replaced by the
+  // queries themselves (the graph keeps their old vectors till a step).
+  auto replaced = [](size_t i) { return Id(400 + i); };
+  for (size_t i = 0; i < 10; ++i) REQUIRE(index.Upsert(replaced(i), 2, qs[i]).ok());
+  CHECK(index.graph_backlog() == 20);
+  for (size_t i = 0; i < 10; ++i) {
+    auto hits = index.Search(qs[i], 3, -1);
+    REQUIRE_FALSE(hits.empty());
+    CHECK(hits[0].id == replaced(i));
+    CHECK(hits[0].score == Approx(1.0));
+    const std::vector<std::string> ids = Ids(hits);
+    const std::set<std::string> unique(ids.begin(), ids.end());
+    CHECK(unique.size() == hits.size());  // the graph's old copy is not a second hit
+  }
+
+  // A queued entry removed is gone from the queue and the answers; its
+  // slot reused and removed again before its insert is no graph error.
+  const size_t before = index.graph_backlog();
+  index.Remove(replaced(0));
+  CHECK(index.graph_backlog() == before - 1);
+  for (const VectorHit& h : index.Search(qs[0], 10, -1)) CHECK(h.id != replaced(0));
+  REQUIRE(index.Upsert("reused", 1, qs[0]).ok());
+  index.Remove("reused");
+  REQUIRE(index.Upsert("reused-again", 1, qs[0]).ok());
+  CHECK(index.Search(qs[0], 1, -1)[0].id == "reused-again");
+  CHECK(index.graph_backlog() == before);  // the graph was kept, not dropped and queued whole again
+
+  // Saved only once nothing is queued; then it loads and answers as before.
+  TempDir dir;
+  CHECK(index.Save(dir / "v").code() == Status::Code::kFailedPrecondition);
+  CHECK_FALSE(std::filesystem::exists(dir / "v.ids"));
+  REQUIRE(index.GraphStep(1000).ok());
+  CHECK(index.graph_backlog() == 0);
+  CHECK(index.approximate());
+  REQUIRE(index.Save(dir / "v").ok());
+  VectorIndex back(o);
+  REQUIRE(back.Load(dir / "v").ok());
+  CHECK(back.graph_backlog() == 0);
+  for (const Vector& q : qs) CHECK(Ids(back.Search(q, 10, -1)) == Ids(index.Search(q, 10, -1)));
+  double recall = 0;
+  for (const Vector& q : qs) recall += Recall(index.Search(q, 10, -1), index.SearchExact(q, 10, -1));
+  CHECK(recall / qs.size() >= 0.9);
+
+  // The neighbouring case: without defer_graph, Upsert inserts at once.
+  VectorIndex now(SmallGraph());
+  Fill(&now, 500);
+  CHECK(now.graph_backlog() == 0);
+  CHECK(now.GraphStep(10).ok());
+}
+
 TEST_CASE("filtered approximate search returns k when enough pass", "[memory]") {
   VectorIndex index(SmallGraph());
   Fill(&index, 500);
