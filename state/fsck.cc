@@ -43,7 +43,7 @@ void FsckCheckpoints(const std::string& state_dir, bool deep, bool log_whole, Fs
       report->warnings.push_back("checkpoint " + c.dir + ": not checked: the log could not be read "
                                  "past seq " + std::to_string(report->last_seq) +
                                  ", before its seq " + std::to_string(c.manifest.seq) +
-                                 " (see the problem above)");
+                                 " (see the log's problem)");
       continue;
     }
     if (c.manifest.seq > report->last_seq) {
@@ -51,9 +51,19 @@ void FsckCheckpoints(const std::string& state_dir, bool deep, bool log_whole, Fs
                                  std::to_string(report->last_seq) + " (skipped by readers)");
       continue;
     }
-    Status s = CheckCheckpoint(c, EventsDirPath(state_dir), deep);
+    Status s = CheckCheckpoint(c, EventsDirPath(state_dir), false);
     if (!s.ok()) {
       report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
+      continue;
+    }
+    // What only reading it whole finds: a look that reads part of it
+    // checks only the blocks it reads (state/checkpoint.h, Check).
+    if (deep) s = CheckCheckpoint(c, EventsDirPath(state_dir), true);
+    if (!s.ok()) {
+      report->warnings.push_back(
+          s.message() +
+          " (a fork, a restore at start and replay --verify check it whole and skip it; a look "
+          "at a seq reads only part of it and may still start from it: delete it)");
       continue;
     }
     ++report->checkpoints;
@@ -82,6 +92,29 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
     problem(ReplayingFilePath(state_dir) +
             ": a replay or fork into this dir was cut short; it holds part of a log "
             "(remove the dir and replay or fork again)");
+  // The projections, opened read-only before the log is read: a runtime
+  // writing meanwhile logs each event before it applies it, so the log
+  // read after reaches at least this applied_seq (opened after, db/
+  // could be ahead of the log as read, and fsck would call that damage).
+  ProjectionOptions popts;
+  popts.path = DbDirPath(state_dir);
+  popts.read_only = true;
+  popts.create_if_missing = false;
+  std::optional<Result<std::unique_ptr<Projection>>> projection;
+  if (!fs::exists(popts.path, ec)) {
+    report.warnings.push_back("no projections (db/) yet: the next start builds them from the log");
+  } else if (!fs::exists(popts.path + "/CURRENT", ec)) {
+    // A start cut short before its database was whole: e.g. a restore
+    // from a checkpoint (db-restoring/), which the next start begins again.
+    report.warnings.push_back(
+        popts.path + " holds no database yet" +
+        (fs::exists(state_dir + "/db-restoring", ec) ? " (a restore from a checkpoint was cut short)"
+                                                     : "") +
+        ": the next start builds the projections");
+  } else {
+    projection = Projection::Open(popts);
+  }
+
   const std::string events_dir = EventsDirPath(state_dir);
   auto segments = ListSegments(e_env, events_dir);
   if (!segments.ok()) return segments.status();
@@ -143,26 +176,19 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
   FsckCheckpoints(state_dir, deep_checkpoints, log_whole, &report);
 
   // The projections.
-  ProjectionOptions popts;
-  popts.path = DbDirPath(state_dir);
-  popts.read_only = true;
-  popts.create_if_missing = false;
-  if (!fs::exists(popts.path, ec)) {
-    report.warnings.push_back("no projections (db/) yet: the next start builds them from the log");
-    return report;
-  }
-  auto projection = Projection::Open(popts);
-  if (!projection.ok()) {
+  if (!projection) return report;
+  if (!projection->ok()) {
     report.ok = false;
-    report.problems.push_back(projection.status().message());
+    report.problems.push_back(projection->status().message());
     return report;
   }
-  report.applied_seq = (*projection)->applied_seq();
+  const Projection& db = ***projection;
+  report.applied_seq = db.applied_seq();
   if (report.applied_seq > report.last_seq && report.problems.empty()) {
     problem("db/ has applied events up to seq " + std::to_string(report.applied_seq) +
             " but the log ends at seq " + std::to_string(report.last_seq));
   }
-  Status s = (*projection)->CheckIndexes();
+  Status s = db.CheckIndexes();
   if (!s.ok()) problem(s.message());
   return report;
 }

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <atomic>
+#include <thread>
 
 #include "state/commands.h"
 #include "state/engine.h"
@@ -302,6 +304,63 @@ TEST_CASE("a replay until a time before the log's first event is refused, nothin
   REQUIRE(r.ok());
   CHECK(r->events >= 1);
   CHECK(r->last_ts == first.ts);
+}
+
+TEST_CASE("fsck beside a writer never calls db/ ahead of the log it read", "[replay]") {
+  ScratchDir dir;
+  BuildState(dir / "live");
+  EngineOptions o;
+  o.state_dir = dir / "live";
+  o.durability = Durability::kNone;  // as many commits as can be, between fsck's reads
+  auto opened = Engine::Open(o);
+  REQUIRE(opened.ok());
+  Engine& e = **opened;
+  std::atomic<bool> stop{false};
+  std::atomic<int> committed{0};
+  std::thread writer([&] {
+    // Paced (a log that grows without end would keep each fsck reading).
+    for (int i = 0; !stop && i < 20000; ++i) {
+      auto ev = BuildPerceptAdd({{"source", "s"}, {"type", "t"}, {"text", std::to_string(i)}},
+                                e.next_seq());
+      if (!ev.ok() || !e.Commit(*ev).ok()) break;
+      ++committed;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::vector<std::string> problems;
+  for (int round = 0; round < 20; ++round) {
+    auto f = Fsck(dir / "live");
+    if (!f.ok()) problems.push_back(f.status().ToString());
+    else if (!f->ok) problems.insert(problems.end(), f->problems.begin(), f->problems.end());
+    CHECK((!f.ok() || f->applied_seq <= f->last_seq));
+  }
+  stop = true;
+  writer.join();
+  INFO(committed.load() << " events committed meanwhile");
+  CHECK(committed > 30);
+  CHECK(problems == std::vector<std::string>{});
+}
+
+TEST_CASE("fsck of a db/ a start left without a database warns that the next start builds it",
+          "[replay]") {
+  ScratchDir dir;
+  BuildState(dir / "live");
+  std::filesystem::remove_all(DbDirPath(dir / "live"));
+  std::filesystem::create_directories(DbDirPath(dir / "live"));
+  std::filesystem::create_directories(dir / "live/db-restoring");
+  auto f = Fsck(dir / "live");
+  REQUIRE(f.ok());
+  CHECK(f->ok);
+  INFO(nlohmann::json(f->warnings).dump());
+  bool named = false;
+  for (const std::string& w : f->warnings)
+    named = named || w.find("a restore from a checkpoint was cut short") != std::string::npos;
+  CHECK(named);
+  // The neighbouring case: a db/ with a database that will not open is a problem.
+  std::ofstream(DbDirPath(dir / "live") + "/CURRENT") << "MANIFEST-999999\n";
+  auto g = Fsck(dir / "live");
+  REQUIRE(g.ok());
+  CHECK_FALSE(g->ok);
 }
 
 TEST_CASE("verify matches a healthy state and names the first difference", "[replay]") {
