@@ -450,6 +450,18 @@ const tests = {
     check(cmd.includes('limbic run') && cmd.includes(into), `the fork command does not run the fork: ${cmd}`);
     check(fs.existsSync(path.join(into, 'sandbox.json')), `the fork ${into} has no sandbox.json`);
     await shot(t, page, 'fork');
+    // At a time: the last seq at or before it, as `limbic fork --at-time` picks it; at a
+    // millisecond two events share (one commit's events do), else the middle percept's.
+    const all = (await L.call('GET', '/v1/events?limit=10000')).json.events;
+    const tie = all.find((e, i) => i + 1 < all.length && all[i + 1].ts === e.ts);
+    const at = Date.parse((tie || all.find((e) => e.seq === N)).ts);
+    const want_seq = all.filter((e) => Date.parse(e.ts) <= at).pop().seq;
+    await page.$eval('#travel-time', (el, ms) => {
+      const d = new Date(ms), p = (n, w = 2) => String(n).padStart(w, '0');
+      el.value = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+    }, at);
+    await click(page, '#travel-time-go');
+    await until(`the view at seq ${want_seq}`, async () => Number(await text(page, '#travel-at-seq').catch(() => 0)) === want_seq);
     page.expectClean('travel');
     return `seq ${N}: ${shown.slice(0, 16)}…; fork ${into}`;
   },

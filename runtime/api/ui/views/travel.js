@@ -41,7 +41,7 @@ export function mount(root, {route, app}) {
     h('label', {class: 'sr-only', for: 'travel-seq'}, 'Seq number'), seqIn,
     h('button', {type: 'submit', id: 'travel-go'}, 'Show the pools'),
     h('span', {class: 'muted', id: 'travel-last'}, `of ${fmtNum(last)}`));
-  const timeIn = h('input', {type: 'datetime-local', id: 'travel-time', step: 1});
+  const timeIn = h('input', {type: 'datetime-local', id: 'travel-time', step: 0.001});  // events' times are in ms
   const timeMsg = h('span', {class: 'muted', id: 'travel-time-msg', 'aria-live': 'polite'});
   const timeForm = h('form', {class: 'travel-form', id: 'travel-time-form'},
     h('label', {for: 'travel-time'}, 'or at a time'), timeIn, h('button', {type: 'submit', id: 'travel-time-go'}, 'Find the seq'), timeMsg);
@@ -49,21 +49,23 @@ export function mount(root, {route, app}) {
   root.append(h('section', {class: 'card'}, h('h2', {}, 'Time travel'),
     h('p', {class: 'muted'}, 'The pools as they were right after a seq, rebuilt by replaying the log.'), form, timeForm), out);
 
-  // A time becomes the last seq at or before it: the first event since it, or the one before that.
+  // A time becomes the last seq at or before it (as `limbic fork --at-time`): the one before
+  // the first event after it (a millisecond later: times are in ms), else the last.
   timeForm.addEventListener('submit', async (e) => {
     e.preventDefault();
     const iso = localToIso(timeIn.value);
     if (!iso) return;
+    const later = new Date(Date.parse(iso) + 1).toISOString();
     timeMsg.textContent = 'looking…';
     try {
       let after = 0, r;
       for (;;) {   // a filtered answer scans a bounded stretch: go on from scanned_to
-        r = await api('/v1/events', {query: {since: iso, limit: 1, after}});
+        r = await api('/v1/events', {query: {since: later, limit: 1, after}});
         if (r.events.length || r.scanned_to === undefined || r.scanned_to >= r.last_seq || r.scanned_to <= after) break;
         after = r.scanned_to;
       }
       const ev = r.events[0];
-      const n = !ev ? r.last_seq : ev.ts <= iso ? ev.seq : ev.seq - 1;
+      const n = ev ? ev.seq - 1 : r.last_seq;
       if (n < 1) { timeMsg.textContent = 'the log starts after that time'; return; }
       timeMsg.textContent = '';
       app.navigate(`#/travel?seq=${n}`);
