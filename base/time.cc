@@ -1,5 +1,6 @@
 #include "base/time.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -207,6 +208,23 @@ Result<TimeMs> ParseDate(std::string_view s) {
   const std::optional<int64_t> days = CalendarDay(y, m, d);
   if (!days) return bad();
   return *days * 86400000;
+}
+
+Result<TimeMs> ParseTimeOrAgo(const std::string& what, const std::string& text, TimeMs now) {
+  auto t = ParseTime(text);
+  if (t.ok()) return *t;
+  auto d = ParseDuration(text);
+  if (d.ok()) return now - *d;
+  // What looks like a time ("2026-...") gets the time's own reason; what
+  // starts with digits and a unit, the duration's.
+  const bool time_like = text.size() >= 10 && text[4] == '-';
+  if (time_like) return t.status().WithContext(what);
+  const bool duration_like = !text.empty() &&
+                             std::isdigit(static_cast<unsigned char>(text[0])) &&
+                             text.find('-') == std::string::npos;
+  if (duration_like) return d.status().WithContext(what);
+  return Status::InvalidArgument(what + " \"" + text +
+                                 "\": want an RFC 3339 time or a duration such as 10m");
 }
 
 }  // namespace limbic

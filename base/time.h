@@ -80,6 +80,10 @@ inline bool IsValidDate(std::string_view s) { return ParseDate(s).ok(); }
 // the range of a clock's nanoseconds (292 years) and of a TimeMs.
 inline constexpr TimeMs kMaxDurationMs = TimeMs{100} * 36525 * 86400 * 10;  // 100 * 365.25 days
 Result<TimeMs> ParseDuration(std::string_view s);
+
+// A time given by a person: an RFC 3339 time, or a duration meaning "that
+// long before `now`" ("10m"); the error names `what` (a flag, a field).
+Result<TimeMs> ParseTimeOrAgo(const std::string& what, const std::string& text, TimeMs now);
 // The same check for a duration already in milliseconds (an integer a
 // config gives): InvalidArgument when negative or past kMaxDurationMs.
 Result<TimeMs> CheckDurationMs(int64_t ms);

@@ -32,14 +32,14 @@ Status CheckFreshDir(const std::string& dir) {
     return Status::InvalidArgument(dir + " is a symlink; a new state dir is never made through one");
   if (std::string outer = EnclosingStateDir(dir); !outer.empty()) {
     if (fs::equivalent(outer, dir, ec))
-      return Status::InvalidArgument(dir + " is a state dir already; replay builds a new one");
+      return Status::InvalidArgument(dir + " is a state dir already; give a new or empty dir");
     return Status::InvalidArgument(dir + " is inside the state dir " + outer +
                                    "; a new state dir goes outside every state dir");
   }
   if (!fs::exists(dir, ec)) return Status::OK();
   if (!fs::is_directory(dir, ec)) return Status::InvalidArgument(dir + " exists and is not a directory");
   if (!fs::is_empty(dir, ec))
-    return Status::InvalidArgument(dir + " is not empty; replay builds a new state dir");
+    return Status::InvalidArgument(dir + " is not empty; give a new or empty dir");
   return Status::OK();
 }
 

@@ -75,7 +75,7 @@ std::vector<Operation> StateOperations() {
        .tag = "state",
        .summary = "Make a sandbox from a point of the log, under api.fork_root",
        .params = {Field("at_seq", Int("fork at this seq (1 or more)", 1)),
-                  Field("at_time", Str("fork at this time (RFC 3339)")),
+                  Field("at_time", Str("fork at this time: RFC 3339, or a duration before now (10m)")),
                   Field("into", Str("a name under api.fork_root (default fork-<seq>)"))},
        .body = B::kRequired,
        .statuses = {201},

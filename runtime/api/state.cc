@@ -209,9 +209,12 @@ void Api::ForkState(HttpRequest& req, Responder respond) {
   }
   if (body->contains("at_time")) {
     const json& t = (*body)["at_time"];
-    auto at = t.is_string() ? ParseTime(t.get<std::string>())
-                            : Result<TimeMs>(Status::InvalidArgument("must be a time string"));
-    if (!at.ok()) return respond(ErrorResponse(at.status().WithContext("field \"at_time\"")));
+    // A time, or a duration before now ("10m"), as `limbic fork --at-time`.
+    auto at = t.is_string()
+                  ? ParseTimeOrAgo("field \"at_time\"", t.get<std::string>(), svc_.engine.clock().Now())
+                  : Result<TimeMs>(Status::InvalidArgument(
+                        "field \"at_time\": must be a time string (RFC 3339) or a duration such as 10m"));
+    if (!at.ok()) return respond(ErrorResponse(at.status()));
     options.at_time = *at;
   }
   if (options.at_seq.has_value() == options.at_time.has_value())

@@ -178,23 +178,6 @@ Result<nlohmann::json> ForwardRequest(const CliContext& ctx, std::string_view op
   return reply;
 }
 
-Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, TimeMs now) {
-  auto t = ParseTime(text);
-  if (t.ok()) return *t;
-  auto d = ParseDuration(text);
-  if (d.ok()) return now - *d;
-  // What looks like a time ("2026-...") gets the time's own reason; what
-  // starts with digits and a unit, the duration's.
-  const bool time_like = text.size() >= 10 && text[4] == '-';
-  if (time_like) return t.status().WithContext(flag);
-  const bool duration_like = !text.empty() &&
-                             std::isdigit(static_cast<unsigned char>(text[0])) &&
-                             text.find('-') == std::string::npos;
-  if (duration_like) return d.status().WithContext(flag);
-  return Status::InvalidArgument(flag + " \"" + text +
-                                 "\": want an RFC 3339 time or a duration such as 10m");
-}
-
 int ForwardWrite(const CliContext& ctx, std::string_view op, const nlohmann::json& body,
                  const Status& busy, const nlohmann::json& path) {
   auto reply = ForwardRequest(ctx, op, body, busy, 30000, path);

@@ -138,9 +138,6 @@ std::function<void()> Action(const CliContext& ctx, int& rc, std::shared_ptr<Arg
   return [&ctx, &rc, args = std::move(args), action] { rc = action(ctx, *args); };
 }
 
-// A flag's time: an RFC 3339 time, or a duration meaning "that long before
-// `now`" ("10m"); the error names the flag.
-Result<TimeMs> ParseTimeOrAgo(const std::string& flag, const std::string& text, TimeMs now);
 
 // Subcommand groups, one file each.
 void AddPoolCommands(CLI::App& app, CliContext& ctx, int& rc);  // percept, thread, arousal, action

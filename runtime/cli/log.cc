@@ -138,7 +138,7 @@ int Tail(const CliContext& ctx, const EventsArgs& t) {
     if (!state::ParseEventType(type))
       return UsageError("--type: unknown event type \"" + type + "\"");
   auto from = TimeBound(ctx, "--since", t.since), to = TimeBound(ctx, "--until", t.until);
-  if (!from.ok() || !to.ok()) return Fail(from.ok() ? to.status() : from.status());
+  if (!from.ok() || !to.ok()) return UsageError((from.ok() ? to.status() : from.status()).message());
   const TailFilter filter{*from, *to, &t};
   if (Status s = state::RefuseUnfinished(ctx.state_dir); !s.ok()) return Fail(s);
   auto reader = LogReader::Open(state::EventsDirPath(ctx.state_dir), {});
@@ -335,9 +335,9 @@ int Replay(const CliContext& ctx, const ReplayArgs& a) {
   options.resident_bytes = a.resident_mib << 20;
   options.flush_records = a.write_records;
   if (!a.until_time.empty()) {
-    auto t = ParseTime(a.until_time);
-    if (!t.ok()) return Fail(t.status().WithContext("--until-time"));
-    options.until_time = *t;
+    auto t = TimeBound(ctx, "--until-time", a.until_time);
+    if (!t.ok()) return UsageError(t.status().message());
+    options.until_time = **t;
   }
   ReplayProgress progress(a.quiet);
   options.progress = progress.fn();
@@ -369,7 +369,8 @@ void AddReplay(CLI::App& app, CliContext& ctx, int& rc) {
       cmd->add_option("--agent", a->agent, "with --from nats://: the agent whose events to read");
   auto* into = cmd->add_option("--into", a->into, "new state dir to build");
   auto* seq = cmd->add_option("--until-seq", a->until_seq, "stop after this seq")->check(SeqOption());
-  auto* time = cmd->add_option("--until-time", a->until_time, "stop after this RFC 3339 time")
+  auto* time = cmd->add_option("--until-time", a->until_time,
+                                "stop after this time (RFC 3339, or a duration before now: 10m)")
                    ->check(CLI::Validator(
                        [](std::string& text) -> std::string {
                          return text.empty() ? "must be an RFC 3339 time, got \"\"" : "";

@@ -126,7 +126,7 @@ int ForkState(const CliContext& ctx, const StateArgs& a) {
   options.now = *now;
   if (!a.at_time.empty()) {
     auto t = ParseTimeOrAgo("--at-time", a.at_time, *now);
-    if (!t.ok()) return Fail(t.status());
+    if (!t.ok()) return UsageError(t.status().message());
     options.at_time = *t;
   }
   if (!options.at_seq && !options.at_time)

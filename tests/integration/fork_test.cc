@@ -189,11 +189,17 @@ TEST_CASE("a fork cut short is refused by every command on it, reads included", 
   CHECK_THAT(Limbic(At(cut, {"state", "digest"})).err, Catch::Contains("cut short"));
   // A time that is wrong says why, not just that it is wrong.
   auto leap = Limbic(At(state, {"fork", "--at-time", "2026-11-29T07:01:60Z", "--into", box / "x"}));
-  CHECK(leap.exit_code != 0);
+  CHECK(leap.exit_code == 2);  // the command line is wrong
   CHECK_THAT(leap.err, Catch::Contains("only at 23:59:60 UTC"));
   auto far = Limbic(At(state, {"fork", "--at-time", "1000000d", "--into", box / "x"}));
-  CHECK(far.exit_code != 0);
+  CHECK(far.exit_code == 2);
   CHECK_THAT(far.err, Catch::Contains("at most 100 years"));
+  // replay --until-time takes a duration before now too, as fork does.
+  auto ago = Limbic({"replay", "--from", state + "/events", "--into", box / "ago", "--until-time", "1ms"});
+  CHECK(ago.exit_code == 0);
+  auto garbled = Limbic({"replay", "--from", state + "/events", "--into", box / "g", "--until-time", "soon"});
+  CHECK(garbled.exit_code == 2);
+  CHECK_THAT(garbled.err, Catch::Contains("want an RFC 3339 time or a duration"));
   // A replay of no events, with no bound asked for, is the wrong path.
   auto whole_dir = Limbic({"replay", "--from", state, "--into", box / "y"});
   CHECK(whole_dir.exit_code == 1);

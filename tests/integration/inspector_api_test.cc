@@ -234,6 +234,14 @@ TEST_CASE("fork over HTTP: a sandbox as of a seq, and how to run it", "[api][ui]
   CHECK(by_time.Json()["at_seq"] == seq);
   CHECK(by_time.Json()["into"] == root + "/fork-" + std::to_string(seq) + "-3");
   CHECK(std::filesystem::exists(root + "/fork-" + std::to_string(seq) + "-3/sandbox.json"));
+  // A duration before now, as `limbic fork --at-time 10m` takes it: a
+  // millisecond ago is after every event here.
+  auto ago = HttpJson(l.port(), "POST", "/v1/fork", {{"at_time", "1ms"}, {"into", "ago"}});
+  INFO(ago.body);
+  CHECK(ago.status == 201);
+  auto garbled = HttpJson(l.port(), "POST", "/v1/fork", {{"at_time", "soon"}});
+  CHECK(garbled.status == 400);
+  CHECK_THAT(garbled.body, Catch::Contains("at_time"));
 
   // Refusals name the field.
   auto taken = HttpJson(l.port(), "POST", "/v1/fork", {{"at_seq", seq}, {"into", "a"}});

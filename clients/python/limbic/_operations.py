@@ -1000,7 +1000,7 @@ class Operations:
 
         Args:
             at_seq (body): fork at this seq (1 or more)
-            at_time (body): fork at this time (RFC 3339)
+            at_time (body): fork at this time: RFC 3339, or a duration before now (10m)
             into (body): a name under api.fork_root (default fork-<seq>)
             **extra: further body fields, sent as given
         """

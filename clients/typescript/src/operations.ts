@@ -386,7 +386,7 @@ export type EventStreamFields = {
 export type ForkFields = {
   /** fork at this seq (1 or more) */
   at_seq?: number;
-  /** fork at this time (RFC 3339) */
+  /** fork at this time: RFC 3339, or a duration before now (10m) */
   at_time?: string;
   /** a name under api.fork_root (default fork-<seq>) */
   into?: string;
