@@ -49,6 +49,10 @@ bool RemovedMeanwhile(const std::string& dir) {
 // lead anywhere) is damage, never opened.
 Status OnlyRegularFiles(const std::string& db_dir) {
   std::error_code ec;
+  // The dir itself too: a symlink would take the checkpoint's files from
+  // wherever it points.
+  if (!fs::is_directory(fs::symlink_status(db_dir, ec)))
+    return Status::Corruption(db_dir + ": not a directory (a symlink, or missing)");
   for (const auto& entry : fs::directory_iterator(db_dir, ec)) {
     std::error_code st;
     if (!fs::is_regular_file(fs::symlink_status(entry.path(), st)))

@@ -161,7 +161,8 @@ Status Engine::Recover(EngineRecovery* recovery) {
   if (projection_->applied_seq() < log_last && !options_.read_only) {
     const uint64_t after = projection_->applied_seq();  // a checkpoint's, once restored
     LIMBIC_RETURN_IF_ERROR(ReapplyLog(&recovery->reapplied));
-    options_.logger->info("re-applied {} events after seq {}", recovery->reapplied, after);
+    // Debug: the caller reports recovery (the runtime logs "recovery: re-applied ...").
+    options_.logger->debug("re-applied {} events after seq {}", recovery->reapplied, after);
   }
   next_seq_ = std::max(log_last, projection_->applied_seq()) + 1;
   last_ts_ = recovery->log.last_ts;  // ts never goes backwards, even across restarts

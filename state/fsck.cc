@@ -32,6 +32,11 @@ namespace {
 // `log_whole`: the log was read to its end (else report->last_seq is
 // where reading stopped, at a problem reported already).
 void FsckCheckpoints(const std::string& state_dir, bool deep, bool log_whole, FsckReport* report) {
+  std::error_code ec;
+  const std::string dir = CheckpointsDirPath(state_dir);
+  if (fs::exists(fs::symlink_status(dir, ec)) && !fs::is_directory(dir, ec))
+    report->warnings.push_back(dir + ": not a directory: no checkpoint can be taken or read "
+                               "(looks replay from seq 1; remove it)");
   CheckpointList list = ListCheckpoints(state_dir);
   report->warnings.insert(report->warnings.end(), list.warnings.begin(), list.warnings.end());
   for (const std::string& dir : list.stale)

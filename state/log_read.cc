@@ -220,9 +220,13 @@ class LogReader::Impl {
         continue;
       }
       if (!buf_.empty() && !options_.tolerate_partial_tail)
-        return Located(Status::Corruption("incomplete final line (" + std::to_string(buf_.size()) +
-                                          " bytes without a newline; a torn write, which limbic "
-                                          "truncates when it next opens that state dir)"),
+        return Located(Status::Corruption(
+                           "incomplete final line (" + std::to_string(buf_.size()) +
+                           " bytes without a newline; " +
+                           (is_dir_ ? "a torn write, which limbic truncates when it next opens "
+                                      "that state dir)"
+                                    : "a torn write, or a file copied while it was written: "
+                                      "remove the partial line to read the rest)")),
                        file_offset_);
       return false;  // the current end of the log
     }

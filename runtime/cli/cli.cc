@@ -51,7 +51,9 @@ Result<std::unique_ptr<Engine>> CliContext::OpenLocked(const WriteOpen& how) con
   auto engine = Engine::Open(options, how.recovery);
   if (!engine.ok() && engine.status().IsBusy())
     return Status::Busy(engine.status().message() +
-                        "; write through its HTTP API, or stop it first");
+                        (how.accept_changed_segments
+                             ? "; stop it first (the API has no way to accept changed segments)"
+                             : "; write through its HTTP API, or stop it first"));
   return engine;
 }
 

@@ -284,6 +284,12 @@ int VerifyReplay(const CliContext& ctx, const std::string& dir, bool full, bool 
                 static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
                 v->from_checkpoint ? ("the checkpoint at seq " + std::to_string(v->from_checkpoint)).c_str()
                                    : "seq 1");
+  } else if (v->live_digest == v->replay_digest) {
+    // The pools agree; the log itself is what changed (a sealed segment).
+    std::printf("MISMATCH at seq %llu: the pools match a replay (digest %s), but the log was "
+                "changed\n  first difference: %s\n",
+                static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),
+                v->first_difference.c_str());
   } else {
     std::printf("MISMATCH at seq %llu\n  live     %s\n  replayed %s\n  first difference: %s\n",
                 static_cast<unsigned long long>(v->applied_seq), v->live_digest.c_str(),

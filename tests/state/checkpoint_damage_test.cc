@@ -58,6 +58,11 @@ TEST_CASE("a damaged checkpoint is skipped with a warning and reported by fsck",
     j.erase("event_sha256");
     std::ofstream(CheckpointDir(state, newest) + "/manifest.json") << j.dump() << "\n";
   }
+  SECTION("db/ a symlink (to a whole copy of its own db/, elsewhere)") {
+    fs::copy(CheckpointDir(state, newest) + "/db", dir / "elsewhere");
+    fs::remove_all(CheckpointDir(state, newest) + "/db");
+    fs::create_directory_symlink(dir / "elsewhere", CheckpointDir(state, newest) + "/db");
+  }
   SECTION("taken after another event than the log's of its seq") {
     json j = ManifestOf(state, newest);
     j["event_sha256"] = std::string(64, 'a');
@@ -486,6 +491,25 @@ TEST_CASE("fsck of a log unreadable part way says its later checkpoints were not
       ++not_checked;
   }
   CHECK(not_checked == taken.size());
+}
+
+}  // namespace checkpoint_damage_test
+
+namespace checkpoint_damage_test {
+
+TEST_CASE("fsck warns of a checkpoints/ that is not a directory", "[checkpoint]") {
+  ScratchDir dir;
+  const std::string state = dir / "live";
+  BuildCheckpointedState(state, 100, 60);
+  fs::remove_all(CheckpointsDirPath(state));
+  std::ofstream(CheckpointsDirPath(state)) << "not a dir";
+  auto f = Fsck(state);
+  REQUIRE(f.ok());
+  CHECK(f->ok);  // the log is whole: a warning
+  bool named = false;
+  for (const std::string& w : f->warnings)
+    named = named || w.find(CheckpointsDirPath(state) + ": not a directory") != std::string::npos;
+  CHECK(named);
 }
 
 }  // namespace checkpoint_damage_test
