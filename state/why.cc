@@ -82,7 +82,12 @@ std::string What(const Event& e) {
              (f.contains("percept_id") ? " on " + id("percept_id") : "") +
              (f.value("require_approval", false) == true ? ", waits for approval" : "");
     case EventType::kActionSent: return id("action_id") + " sent, attempt " + id("attempt");
-    case EventType::kActionComplete: return id("action_id") + " delivered";
+    case EventType::kActionComplete: {
+      // A sandbox's effectors only record what they would send (result {dry_run: true}).
+      const auto result = f.find("result");
+      const bool dry = result != f.end() && result->is_object() && result->value("dry_run", false) == true;
+      return id("action_id") + (dry ? " recorded in dry-run.jsonl (a sandbox: not delivered)" : " delivered");
+    }
     case EventType::kActionFailed:
       return id("action_id") + " attempt " + id("attempt") + " failed:" + Quoted(f.value("error", json()), 120) +
              (f.contains("retry_at") ? ", retry at " + id("retry_at") : "");

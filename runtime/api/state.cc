@@ -164,8 +164,8 @@ void Api::StateAt(HttpRequest& req, Responder respond) {
         "query seq: required: the seq to look at, a whole number from 1 to the applied seq")));
   if (seq == 0)
     return respond(ErrorResponse(Status::InvalidArgument(
-        "query seq: must be a seq: a whole number from 1 to 18446744073709551615, got \"" +
-        *text + "\"")));
+        "query seq: must be a seq, a whole number from 1 (the first event's) to the applied seq, "
+        "got \"" + *text + "\"")));
   auto limit = QueryCount(req, "limit", 100, 1000);
   if (!limit.ok()) return respond(ErrorResponse(limit.status()));
   // 0 would list every item (the pools' listings read 0 as "all").

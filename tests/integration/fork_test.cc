@@ -106,6 +106,12 @@ TEST_CASE("fork makes a sandbox as of a seq: same digest, dry-run effectors, rul
   CHECK(recorded["kind"] == "http");
   CHECK(recorded["type"] == "pong");
   CHECK(recorded["dry_run"] == true);
+  // And `why` says so, not "delivered".
+  const std::string action = done["actions"][0]["id"];
+  auto why = Http(sb.port(), "GET", "/v1/why/" + action);
+  INFO(why.body);
+  CHECK(why.body.find("not delivered") != std::string::npos);
+  CHECK(why.body.find(action + " delivered") == std::string::npos);
 }
 
 TEST_CASE("fork --into and replay --into: any path, but never inside a state dir or through a symlink",
