@@ -253,9 +253,14 @@ class MemoryStore {
   Result<EmbedWork> EmbedTodo(bool all) const;
   // memory_embedded events for `work`'s vectors (one per id, in order),
   // made by `embedder_id`: FailedPrecondition when that is not this store's
-  // embedder (the configuration changed meanwhile). Owner thread.
+  // embedder (the configuration changed meanwhile). Only the ids in
+  // [begin, end) of work.ids (the vectors are all of them, in order): a
+  // large embed is planned and committed a piece at a time. Owner thread.
   Result<MemoryPlan> PlanEmbedded(const EmbedWork& work, const std::vector<Vector>& vectors,
-                                  const std::string& embedder_id) const;
+                                  const std::string& embedder_id, size_t begin = 0,
+                                  size_t end = SIZE_MAX) const;
+  // Vectors per memory_embedded event (keeps its line near 0.5 MB).
+  static constexpr size_t kVectorsPerEvent = 256;
   Result<json> Export() const;
   // An Export; validated whole before anything is planned.
   Result<MemoryPlan> Import(const json& doc);

@@ -18,10 +18,6 @@ namespace limbic::memory {
 using state::EventType;
 using state::Pool;
 
-namespace {
-constexpr size_t kVectorsPerEvent = 256;  // keeps memory_embedded lines near 0.5 MB
-}
-
 Result<EmbedWork> MemoryStore::EmbedTodo(bool all) const {
   EmbedWork work;
   index_->ForEach([&](const MemoryMeta& m) {
@@ -44,7 +40,8 @@ Result<EmbedWork> MemoryStore::EmbedTodo(bool all) const {
 
 Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
                                              const std::vector<Vector>& vectors,
-                                             const std::string& embedder_id) const {
+                                             const std::string& embedder_id, size_t begin,
+                                             size_t end) const {
   if (embedder_id != embedder_->id())
     return Status::FailedPrecondition("the vectors are " + embedder_id + "'s, the store's embedder is " +
                                       embedder_->id());
@@ -54,7 +51,8 @@ Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
   MemoryPlan plan;
   json batch = json::array();
   size_t embedded = 0;
-  for (size_t i = 0; i < work.ids.size(); ++i) {
+  end = std::min(end, work.ids.size());
+  for (size_t i = begin; i < end; ++i) {
     // Forgotten while the vectors were made (on a worker): nothing to embed.
     if (index_->Find(work.ids[i]) == nullptr) continue;
     ++embedded;

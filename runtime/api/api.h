@@ -266,6 +266,21 @@ class Api : public Routes {
   // something) once they are durable, with "seq" (the last event's) and
   // "events_written" added; a plan without events answers at once.
   void CommitPlan(Result<memory::MemoryPlan> plan, Responder respond);
+  // POST /v1/memory/embed's vectors, planned and committed kEmbedPieceIds
+  // memories at a time, each piece once the one before is durable (100,000
+  // vectors are 200 MB of events: one commit would hold the loop for
+  // seconds). Answers after the last piece with the totals; an error
+  // leaves the pieces before it written (the embed can be run again).
+  struct EmbedPiece {
+    std::shared_ptr<const memory::EmbedWork> work;
+    std::vector<memory::Vector> vectors;
+    std::string embedder_id;
+    size_t next = 0;  // the first id of the next piece
+    size_t embedded = 0, events_written = 0;
+    uint64_t seq = 0;
+  };
+  static constexpr size_t kEmbedPieceIds = 4 * memory::MemoryStore::kVectorsPerEvent;
+  void CommitEmbedPiece(std::shared_ptr<EmbedPiece> piece, Responder respond);
   // Recall, with archive hits fetched from the archive's worker first when
   // the request may want them; `done` runs on the loop.
   void RecallWithArchive(memory::RecallRequest req,

@@ -216,8 +216,46 @@ void Api::Embed(HttpRequest& req, Responder respond) {
                    if (!e.vectors.ok())
                      return respond(ErrorResponse(
                          e.vectors.status().WithContext("embedding with " + e.embedder_id)));
-                   CommitPlan(svc_.memory.PlanEmbedded(*shared, *e.vectors, e.embedder_id), respond);
+                   auto piece = std::make_shared<EmbedPiece>();
+                   piece->work = shared;
+                   piece->vectors = std::move(*e.vectors);
+                   piece->embedder_id = e.embedder_id;
+                   CommitEmbedPiece(std::move(piece), respond);
                  });
+}
+
+void Api::CommitEmbedPiece(std::shared_ptr<EmbedPiece> p, Responder respond) {
+  const size_t begin = p->next;
+  const size_t end = std::min(p->work->ids.size(), begin + kEmbedPieceIds);
+  p->next = end;
+  auto plan = svc_.memory.PlanEmbedded(*p->work, p->vectors, p->embedder_id, begin, end);
+  if (!plan.ok()) return respond(ErrorResponse(plan.status()));
+  p->embedded += plan->answer.value("embedded", size_t{0});
+  auto answer = [p] {
+    nlohmann::json a = {{"embedded", p->embedded}, {"embedder", p->embedder_id}};
+    if (p->events_written > 0) {  // as CommitPlan answers: only when something was written
+      a["events_written"] = p->events_written;
+      a["seq"] = p->seq;
+    }
+    return a;
+  };
+  if (plan->events.empty()) {  // every one of this piece forgotten meanwhile
+    if (end == p->work->ids.size()) return respond(HttpResponse::Json(200, answer()));
+    return CommitEmbedPiece(std::move(p), respond);
+  }
+  // The next piece is planned once this one is durable: whatever the loop
+  // was asked meanwhile goes between the two.
+  Status s = svc_.engine.Submit(
+      std::move(plan->events),
+      [this, p, respond, answer, end](const Status& st, std::span<const state::Event> done) {
+        if (!st.ok()) return respond(ErrorResponse(st));
+        p->events_written += done.size();
+        p->seq = done.back().seq;
+        if (end == p->work->ids.size()) return respond(HttpResponse::Json(200, answer()));
+        // Behind what the loop has queued, not within this completion.
+        boost::asio::post(svc_.ioc, [this, p, respond] { CommitEmbedPiece(p, respond); });
+      });
+  if (!s.ok()) respond(ErrorResponse(s));
 }
 
 void Api::ExportMemory(HttpRequest&, Responder respond) {

@@ -420,6 +420,11 @@ TEST_CASE("the vector graph is built in the background, saved on stop, rebuilt a
     auto embedded = HttpJson(l.port(), "POST", "/v1/memory/embed", json::object());
     REQUIRE(embedded.status == 200);
     CHECK(embedded.Json()["embedded"] == n);
+    // Committed a piece at a time (1,024 memories each), answered with the
+    // totals: 256 vectors an event, as in one commit.
+    CHECK(embedded.Json()["events_written"] == (n + 255) / 256);
+    CHECK(embedded.Json()["seq"].get<uint64_t>() <= Http(l.port(), "GET", "/healthz").Json()["applied_seq"].get<uint64_t>());
+    CHECK(embedded.Json()["seq"].get<uint64_t>() > static_cast<uint64_t>(n));  // after the import's n events
     // Answered before the graph is built: every vector waits for it.
     const double waiting = Metric(l.port(), "limbic_memory_graph_backlog");
     CHECK(waiting > 0);

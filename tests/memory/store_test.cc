@@ -64,6 +64,19 @@ TEST_CASE("a deferred graph is saved only when at most kSaveCatchUp vectors wait
                                {"last_accessed_at", "2026-09-21T00:00:00.000Z"},
                                {"tags", json::array()}});
   f.Commit(f.store->Import(doc));
+  {
+    // Planned by pieces (as the runtime commits a large embed): a range of
+    // the ids, 256 vectors an event; a forgotten memory is skipped.
+    auto work = f.store->EmbedTodo(false);
+    REQUIRE(work.ok());
+    REQUIRE(work->ids.size() == n);
+    std::vector<Vector> vectors(n, Vector(384, 0.05f));
+    auto piece = f.store->PlanEmbedded(*work, vectors, "hash-384", 100, 100 + 600);
+    REQUIRE(piece.ok());
+    CHECK(piece->answer["embedded"] == 600);
+    CHECK(piece->events.size() == 3);  // 256 + 256 + 88
+    CHECK(piece->events[0].fields["vectors"][0]["memory_id"] == work->ids[100]);
+  }
   f.Commit(f.store->Embed(false));
   CHECK(f.store->IndexBacklog() == n);  // nothing built within the commits
   const std::string saved = f.store->dir() + "/vectors-hash-384.idx";
