@@ -296,7 +296,9 @@ Status MatchLog(const CheckpointManifest& m, const std::string& log, Env* env) {
   return anchor.ok() ? MatchAnchor(m, *anchor) : anchor.status();
 }
 
-Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep) {
+Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool deep,
+                       bool* only_deep) {
+  if (only_deep) *only_deep = false;
   Status regular = OnlyRegularFiles(c.dir + "/db");
   if (!regular.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + regular.message());
   auto p = OpenReadOnly(c.dir + "/db");
@@ -309,7 +311,9 @@ Status CheckCheckpoint(const CheckpointEntry& c, const std::string& log, bool de
   if (!matched.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + matched.message());
   if (!deep) return Status::OK();
   Status whole = CheckWhole(**p, c.manifest, true);
-  if (!whole.ok()) return Status::Corruption("checkpoint " + c.dir + ": " + whole.message());
+  if (whole.ok()) return Status::OK();
+  if (only_deep) *only_deep = true;
+  return Status::Corruption("checkpoint " + c.dir + ": " + whole.message());
   return Status::OK();
 }
 

@@ -132,8 +132,11 @@ CheckpointList ListCheckpoints(const std::string& state_dir);
 //! Opens the checkpoint read-only and checks that its applied_seq is the
 //! manifest's seq and that the log `log` holds its event; with `deep`,
 //! every table file's checksums and that its digest is the manifest's
-//! too. Corruption names the dir and the difference.
-Status CheckCheckpoint(const CheckpointEntry& checkpoint, const std::string& log, bool deep);
+//! too. Corruption names the dir and the difference; *only_deep (when
+//! given) says it was found by the deep check alone (what a look that
+//! reads part of the checkpoint does not check).
+Status CheckCheckpoint(const CheckpointEntry& checkpoint, const std::string& log, bool deep,
+                       bool* only_deep = nullptr);
 
 //! Makes `db_dir` (which must not exist) a writable copy of the
 //! checkpoint's db/: table files hard-linked (copied across file systems),

@@ -56,19 +56,16 @@ void FsckCheckpoints(const std::string& state_dir, bool deep, bool log_whole, Fs
                                  std::to_string(report->last_seq) + " (skipped by readers)");
       continue;
     }
-    Status s = CheckCheckpoint(c, EventsDirPath(state_dir), false);
+    bool only_deep = false;
+    Status s = CheckCheckpoint(c, EventsDirPath(state_dir), deep, &only_deep);
     if (!s.ok()) {
-      report->warnings.push_back(s.message() + " (skipped by readers; delete it)");
-      continue;
-    }
-    // What only reading it whole finds: a look that reads part of it
-    // checks only the blocks it reads (state/checkpoint.h, Check).
-    if (deep) s = CheckCheckpoint(c, EventsDirPath(state_dir), true);
-    if (!s.ok()) {
+      // What only reading it whole finds: a look that reads part of it
+      // checks only the blocks it reads (state/checkpoint.h, Check).
       report->warnings.push_back(
-          s.message() +
-          " (a fork, a restore at start and replay --verify check it whole and skip it; a look "
-          "at a seq reads only part of it and may still start from it: delete it)");
+          s.message() + (only_deep ? " (a fork, a restore at start and replay --verify check it "
+                                     "whole and skip it; a look at a seq reads only part of it "
+                                     "and may still start from it: delete it)"
+                                   : " (skipped by readers; delete it)"));
       continue;
     }
     ++report->checkpoints;
@@ -105,7 +102,8 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
   popts.path = DbDirPath(state_dir);
   popts.read_only = true;
   popts.create_if_missing = false;
-  std::optional<Result<std::unique_ptr<Projection>>> projection;
+  std::unique_ptr<Projection> db;  // null: none yet (warned), or it did not open (db_error)
+  std::optional<Status> db_error;
   if (!fs::exists(popts.path, ec)) {
     report.warnings.push_back("no projections (db/) yet: the next start builds them from the log");
   } else if (!fs::exists(popts.path + "/CURRENT", ec)) {
@@ -116,8 +114,10 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
         (fs::exists(state_dir + "/db-restoring", ec) ? " (a restore from a checkpoint was cut short)"
                                                      : "") +
         ": the next start builds the projections");
+  } else if (auto opened = Projection::Open(popts); opened.ok()) {
+    db = std::move(*opened);
   } else {
-    projection = Projection::Open(popts);
+    db_error = opened.status();
   }
 
   const std::string events_dir = EventsDirPath(state_dir);
@@ -181,19 +181,18 @@ Result<FsckReport> Fsck(const std::string& state_dir, Env* env, size_t max_json_
   FsckCheckpoints(state_dir, deep_checkpoints, log_whole, &report);
 
   // The projections.
-  if (!projection) return report;
-  if (!projection->ok()) {
+  if (db_error) {
     report.ok = false;
-    report.problems.push_back(projection->status().message());
+    report.problems.push_back(db_error->message());
     return report;
   }
-  const Projection& db = ***projection;
-  report.applied_seq = db.applied_seq();
+  if (!db) return report;
+  report.applied_seq = db->applied_seq();
   if (report.applied_seq > report.last_seq && report.problems.empty()) {
     problem("db/ has applied events up to seq " + std::to_string(report.applied_seq) +
             " but the log ends at seq " + std::to_string(report.last_seq));
   }
-  Status s = db.CheckIndexes();
+  Status s = db->CheckIndexes();
   if (!s.ok()) problem(s.message());
   return report;
 }
