@@ -13,6 +13,12 @@ namespace {
 
 // Events a follower may have handed to the io thread and not yet applied.
 constexpr uint64_t kFollowInflight = 16384;
+// While its consumer sends nothing, the follower looks where the stream
+// ends this often (so stream_last_seq and lag stay true) ...
+constexpr auto kQuietLook = std::chrono::milliseconds(1000);
+// ... and when the stream has held more than it sent for this long, the
+// consumer has stalled: it is replaced by a new one from the next seq.
+constexpr auto kStalled = std::chrono::milliseconds(3000);
 
 }  // namespace
 
@@ -257,6 +263,14 @@ Status Follower::Follow(nats::Connection& conn) {
   uint64_t expected = local + 1;
   std::vector<state::Event> events;
   std::vector<std::string> lines;
+  // The ordered consumer re-creates itself past gaps and missed heartbeats,
+  // but after a stream leader was SIGKILLed under load one was seen to
+  // send nothing more while the stream grew: what it holds is looked at
+  // while the consumer is quiet, and a consumer quiet for kStalled while
+  // the stream holds more is replaced.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point quiet_since = Clock::now();
+  Clock::time_point looked = quiet_since;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -269,6 +283,7 @@ Status Follower::Follow(nats::Connection& conn) {
       if (promotion_ != Promotion::kNone && !StepPromotion(conn, lock)) return Status::OK();
       if (submitted_ - applied_ >= kFollowInflight) {
         cv_.wait_for(lock, std::chrono::milliseconds(50));
+        quiet_since = Clock::now();  // waiting for the io thread is not the consumer's silence
         continue;
       }
     }
@@ -305,7 +320,26 @@ Status Follower::Follow(nats::Connection& conn) {
       lines.push_back(m.data);
       ++expected;
     }
-    if (events.empty()) continue;
+    const Clock::time_point now = Clock::now();
+    if (events.empty()) {
+      if (now - looked < kQuietLook || !conn.connected()) continue;
+      looked = now;
+      auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
+      if (!end.ok()) continue;  // NATS says why through the connection's state
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stream_last_ = std::max(stream_last_, end->event_seq);
+      }
+      if (end->event_seq < expected || now - quiet_since < kStalled) continue;
+      const std::string why =
+          "the stream holds events through seq " + std::to_string(end->event_seq) +
+          " but its consumer has sent nothing after seq " + std::to_string(expected - 1) +
+          " for " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - quiet_since).count()) +
+          " s; reading the stream again from seq " + std::to_string(expected);
+      return Status::Unavailable(why);  // Run() says it and follows again
+    }
+    quiet_since = now;
     {
       std::lock_guard<std::mutex> lock(mu_);
       submitted_ = events.back().seq;

@@ -9,7 +9,10 @@
 // its first start in a process, then its last line at each restart of the
 // subscription (what it applied since came from the stream). A log that
 // differs is never applied to: the standby stops following, says why in
-// snapshot().error, and refuses to be promoted.
+// snapshot().error, and refuses to be promoted. While the consumer sends
+// nothing it looks where the stream ends (stream_last_seq stays true), and
+// a consumer that has sent nothing for 3 s while the stream holds more is
+// replaced by a new one from the next seq (docs/scale.md).
 //
 // Promotion (Promote): the stream is applied through its last message,
 // then primary_promoted is published with that message's stream sequence

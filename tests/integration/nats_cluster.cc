@@ -1,5 +1,6 @@
 #include "nats_cluster.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -179,6 +180,61 @@ int NatsCluster::WaitStreamLeader(const std::string& stream, int not_this, int t
     if (Clock::now() >= deadline) return -1;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+json NatsCluster::JsApi(int i, const std::string& subject, const std::string& body) const {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return json();
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(client_port(i));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  json answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB _INBOX.t 1\r\nPUB " +
+                            subject + " _INBOX.t " + std::to_string(body.size()) + "\r\n" + body +
+                            "\r\n";
+    if (send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size())) {
+      // Lines until "MSG _INBOX.t 1 <n>", then its n bytes; a server PING gets its PONG.
+      std::string in;
+      char buf[4096];
+      for (;;) {
+        const size_t msg = in.find("MSG _INBOX.t 1 ");
+        const size_t eol = msg == std::string::npos ? msg : in.find("\r\n", msg);
+        if (eol != std::string::npos) {
+          const size_t n = std::stoul(in.substr(msg + 15, eol - msg - 15));
+          if (in.size() >= eol + 2 + n) {
+            answer = json::parse(in.substr(eol + 2, n), nullptr, false);
+            break;
+          }
+        }
+        if (in.find("PING\r\n") != std::string::npos) {
+          in.erase(in.find("PING\r\n"), 6);
+          send(fd, "PONG\r\n", 6, MSG_NOSIGNAL);
+        }
+        const ssize_t got = recv(fd, buf, sizeof(buf), 0);
+        if (got <= 0) break;
+        in.append(buf, static_cast<size_t>(got));
+      }
+    }
+  }
+  close(fd);
+  return answer;
+}
+
+int NatsCluster::DeleteConsumers(int i, const std::string& stream) const {
+  const json names = JsApi(i, "$JS.API.CONSUMER.NAMES." + stream, "{}");
+  if (!names.is_object() || !names.contains("consumers") || !names["consumers"].is_array())
+    return 0;
+  int deleted = 0;
+  for (const json& name : names["consumers"]) {
+    const json r =
+        JsApi(i, "$JS.API.CONSUMER.DELETE." + stream + "." + name.get<std::string>(), "");
+    if (r.is_object() && r.value("success", false)) ++deleted;
+  }
+  return deleted;
 }
 
 std::string NatsCluster::LogTail(int i) const {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ class NatsCluster {
   //! StreamLeader polled until it is not -1 and not `not_this` (e.g. the
   //! leader just killed); -1 after `timeout_ms`.
   int WaitStreamLeader(const std::string& stream, int not_this = -1, int timeout_ms = 30000) const;
+
+  //! A JetStream API request ("$JS.API.…") to server i over the NATS
+  //! protocol itself (a raw socket: the test needs no client library),
+  //! its JSON answer; a null json when it got none within 5 s.
+  nlohmann::json JsApi(int i, const std::string& subject, const std::string& body) const;
+  //! Deletes every consumer of `stream` (asked of server i), as an
+  //! operator would or a server that loses them; how many it deleted.
+  int DeleteConsumers(int i, const std::string& stream) const;
 
  private:
   struct Node {

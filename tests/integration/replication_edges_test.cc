@@ -376,6 +376,42 @@ TEST_CASE("once NATS is back, neither a primary nor a standby says it is unreach
   CHECK(stale == 0);
 }
 
+TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-w", "quorum"));
+  AddPercepts(primary->port(), 5);
+  Standby standby(standby_dir / "state", nats->urls(), "agent-w");
+  REQUIRE(standby.port() != 0);
+  const uint64_t before = Health(primary->port())["applied_seq"].get<uint64_t>();
+  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] >= before; });
+
+  // The standby's ordered consumer goes away without a word to it: it
+  // sends nothing more while the stream grows (as one did after a stream
+  // leader was SIGKILLed under load).
+  REQUIRE(nats->DeleteConsumers(0, "LIMBIC") >= 1);
+  AddPercepts(primary->port(), 5);
+  const uint64_t after = Health(primary->port())["applied_seq"].get<uint64_t>();
+  REQUIRE(after > before);
+  INFO("before " << before << ", after " << after);
+  // Meanwhile its health says what the stream holds: the lag is not hidden.
+  WaitJson(standby.port(), "/healthz", [&](const json& h) {
+    return h["replication"]["stream_last_seq"] >= after;
+  });
+  INFO(standby.LogText());
+  json h = WaitJson(standby.port(), "/healthz", [&](const json& h) {
+    return h["applied_seq"] >= after;
+  });
+  CHECK(h["replication"]["lag"] == 0);
+  CHECK(standby.Logged("but its consumer has sent nothing after seq"));
+  // The primary stopped, the standby holds its log line for line.
+  CHECK(Terminate(*primary) == 0);
+  const uint64_t last = LogLines(dir / "state").size();
+  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == last; });
+  CHECK(LogLines(standby_dir / "state") == LogLines(dir / "state"));
+}
+
 namespace {
 
 std::string BenchBinary() { return LIMBIC_REPLICATION_BENCH; }
