@@ -1,7 +1,5 @@
 #include "base/nats.h"
 
-#include "base/nats_library.h"
-
 #include <nats/nats.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #include <cstdlib>
 #include <unordered_map>
 #include <utility>
+
+#include "base/nats_library.h"
 
 namespace limbic::nats {
 
@@ -71,6 +71,27 @@ jsPubOptions PubOptions(const OutMessage& message, int timeout_ms) {
   po.ExpectLastSeq = message.expect_last_seq;
   if (!message.expect_last_msg_id.empty()) po.ExpectLastMsgId = message.expect_last_msg_id.c_str();
   return po;
+}
+
+// Lets go of an ordered consumer's subscription. libnats 3.4 (Debian
+// 12's) looks a message's subscription up in its table and uses it without
+// taking a reference (later releases take one): a subscription destroyed
+// on another thread while a message for it is being delivered is used
+// after it is freed, seen as a crash in natsConn_processMsg when a standby
+// replaced its consumer under load. So it is unsubscribed first (the
+// reader finds it no more and drops what it holds, the subscription being
+// closed; libnats deletes the ephemeral consumer meanwhile), then a round
+// trip to the server (the reader is done with any message that came before
+// the PONG), and only then destroyed. Not for a durable pull consumer:
+// unsubscribing would delete it (and its messages come only as answers to
+// a Fetch on the thread that destroys it).
+void ReleaseOrdered(natsConnection* nc, natsSubscription* sub) {
+  if (sub == nullptr) return;
+  if (nc != nullptr && natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED) {
+    natsSubscription_Unsubscribe(sub);
+    natsConnection_FlushTimeout(nc, 2000);
+  }
+  natsSubscription_Destroy(sub);
 }
 
 Message ToMessage(natsMsg* msg) {
@@ -528,9 +549,7 @@ Result<std::unique_ptr<Connection::PullSubscription>> Connection::PullSubscribe(
   return sub;
 }
 
-Connection::OrderedSubscription::~OrderedSubscription() {
-  if (sub_ != nullptr) natsSubscription_Destroy(sub_);
-}
+Connection::OrderedSubscription::~OrderedSubscription() { ReleaseOrdered(nc_, sub_); }
 
 Result<std::optional<Message>> Connection::OrderedSubscription::Next(int timeout_ms) {
   natsMsg* msg = nullptr;
@@ -558,6 +577,7 @@ Result<std::unique_ptr<Connection::OrderedSubscription>> Connection::SubscribeOr
   }
   jsErrCode code = static_cast<jsErrCode>(0);
   std::unique_ptr<OrderedSubscription> sub(new OrderedSubscription());
+  sub->nc_ = impl_->nc;
   natsStatus s = js_SubscribeSync(&sub->sub_, impl_->js, subject.c_str(), nullptr, &so, &code);
   if (s != NATS_OK) return Err(s, code, "reading " + subject + " from stream " + stream);
   return sub;

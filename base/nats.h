@@ -96,8 +96,8 @@ struct Message {
 // One message to publish.
 struct OutMessage {
   std::string_view data;
-  std::string msg_id;            // Nats-Msg-Id; "" = none
-  uint64_t expect_last_seq = 0;  // Nats-Expected-Last-Sequence; 0 = no condition
+  std::string msg_id;                   // Nats-Msg-Id; "" = none
+  uint64_t expect_last_seq = 0;         // Nats-Expected-Last-Sequence; 0 = no condition
   std::string expect_last_msg_id = {};  // Nats-Expected-Last-Msg-Id; "" = no condition
 };
 
@@ -199,6 +199,7 @@ class Connection {
    private:
     friend class Connection;
     __natsSubscription* sub_ = nullptr;
+    __natsConnection* nc_ = nullptr;  // to let go of sub_ safely (nats.cc, ReleaseOrdered)
   };
   Result<std::unique_ptr<OrderedSubscription>> SubscribeOrdered(const std::string& stream,
                                                                 const std::string& subject,

@@ -32,7 +32,8 @@ namespace limbic::nats::library {
   X(natsMsg_GetSubject) X(natsMsg_GetData) X(natsMsg_GetDataLength) X(natsMsg_GetSequence) \
   X(natsMsg_GetMetaData) X(natsMsgHeader_Get) X(natsMsg_AckSync) X(natsMsg_Nak) \
   X(natsMsg_NakWithDelay) X(natsMsg_Term) X(natsMsgList_Destroy) X(natsSubscription_Fetch) \
-  X(natsSubscription_NextMsg) X(natsSubscription_Destroy) X(jsOptions_Init) X(jsCtx_Destroy) \
+  X(natsSubscription_NextMsg) X(natsSubscription_Unsubscribe) X(natsSubscription_Destroy) \
+  X(natsConnection_FlushTimeout) X(jsOptions_Init) X(jsCtx_Destroy) \
   X(jsPubOptions_Init) X(jsPubAck_Destroy) X(jsStreamConfig_Init) X(jsStreamInfo_Destroy) \
   X(jsSubOptions_Init) X(jsMsgMetaData_Destroy) X(js_GetStreamInfo) X(js_AddStream) \
   X(js_GetLastMsg) X(js_GetMsg) X(js_Publish) X(js_PublishMsgAsync) X(js_PublishAsyncComplete) \

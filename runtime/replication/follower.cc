@@ -333,9 +333,9 @@ Status Follower::Follow(nats::Connection& conn) {
       if (end->event_seq < expected || now - quiet_since < kStalled) continue;
       const std::string why =
           "the stream holds events through seq " + std::to_string(end->event_seq) +
-          " but its consumer has sent nothing after seq " + std::to_string(expected - 1) +
-          " for " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - quiet_since).count()) +
+          " but its consumer has sent nothing after seq " + std::to_string(expected - 1) + " for " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(now - quiet_since).count()) +
           " s; reading the stream again from seq " + std::to_string(expected);
       return Status::Unavailable(why);  // Run() says it and follows again
     }

@@ -193,9 +193,9 @@ json NatsCluster::JsApi(int i, const std::string& subject, const std::string& bo
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   json answer;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string out = "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB _INBOX.t 1\r\nPUB " +
-                            subject + " _INBOX.t " + std::to_string(body.size()) + "\r\n" + body +
-                            "\r\n";
+    const std::string out =
+        "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB _INBOX.t 1\r\nPUB " + subject +
+        " _INBOX.t " + std::to_string(body.size()) + "\r\n" + body + "\r\n";
     if (send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size())) {
       // Lines until "MSG _INBOX.t 1 <n>", then its n bytes; a server PING gets its PONG.
       std::string in;

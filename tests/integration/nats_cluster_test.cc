@@ -1,6 +1,7 @@
 // The NATS test harness (nats_cluster.h) against base/nats.h: a single
 // server keeps its stream across a restart; a 3-node cluster keeps an R3
-// stream writable when its leader is SIGKILLed.
+// stream writable when its leader is SIGKILLed; an ordered subscription is
+// let go of safely while messages pour in for it.
 #include "nats_cluster.h"
 
 #include <catch2/catch.hpp>
@@ -121,6 +122,33 @@ TEST_CASE("nats harness: an R3 stream takes writes again after its leader is SIG
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(MessagesOn(*cluster, leader, "HARNESS") == 11);
+}
+
+TEST_CASE("an ordered subscription let go while messages pour in for it is released safely",
+          "[nats]") {
+  // libnats 3.4 delivers a message to a subscription it holds no
+  // reference to; one destroyed meanwhile was used after it was freed (a
+  // standby crashed so, replacing its consumer under load). base/nats.cc
+  // unsubscribes, waits a round trip, then destroys.
+  TempDir dir;
+  auto cluster = NatsCluster::Start(dir.path(), 1);
+  auto c = ConnectTo(cluster->urls());
+  REQUIRE(c->EnsureStream({"POUR", {"pour.x"}, 0, true}).ok());
+  const std::string body(2048, 'x');
+  for (int i = 0; i < 4000; ++i) REQUIRE(c->Publish("pour.x", {body}).status.ok());
+  for (int round = 0; round < 150; ++round) {
+    auto sub = c->SubscribeOrdered("POUR", "pour.x", 1 + static_cast<uint64_t>(round));
+    REQUIRE(sub.ok());
+    auto first = (*sub)->Next(5000);
+    REQUIRE(first.ok());
+    REQUIRE(first->has_value());
+    CHECK((*first)->stream_seq == 1 + static_cast<uint64_t>(round));
+    // Let go with the rest still arriving.
+  }
+  // Still connected, and nothing was left behind on the server.
+  CHECK(c->connected());
+  const json names = cluster->JsApi(0, "$JS.API.CONSUMER.NAMES.POUR", "{}");
+  CHECK(names["consumers"].size() == 0);
 }
 
 }  // namespace nats_cluster_test

@@ -396,13 +396,11 @@ TEST_CASE("a standby whose consumer stops sending reads the stream again, and sa
   REQUIRE(after > before);
   INFO("before " << before << ", after " << after);
   // Meanwhile its health says what the stream holds: the lag is not hidden.
-  WaitJson(standby.port(), "/healthz", [&](const json& h) {
-    return h["replication"]["stream_last_seq"] >= after;
-  });
+  WaitJson(standby.port(), "/healthz",
+           [&](const json& h) { return h["replication"]["stream_last_seq"] >= after; });
   INFO(standby.LogText());
-  json h = WaitJson(standby.port(), "/healthz", [&](const json& h) {
-    return h["applied_seq"] >= after;
-  });
+  json h = WaitJson(standby.port(), "/healthz",
+                    [&](const json& h) { return h["applied_seq"] >= after; });
   CHECK(h["replication"]["lag"] == 0);
   CHECK(standby.Logged("but its consumer has sent nothing after seq"));
   // The primary stopped, the standby holds its log line for line.

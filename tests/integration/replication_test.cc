@@ -64,8 +64,12 @@ TEST_CASE("quorum replication loses no acknowledged event when the stream leader
   primary.child().Kill(SIGTERM);
   primary.child().Wait();
   const uint64_t last = LogLines(dir / "state").size();
-  WaitJson(
-      standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == last; }, 30000);
+  {
+    INFO(standby.LogText());
+    WaitJson(
+        standby.port(), "/healthz",
+        [&](const json& h) { return h.is_object() && h["applied_seq"] == last; }, 30000);
+  }
   CHECK(CliDigest(dir / "state") == CliDigest(standby_dir / "state"));
   CHECK(LogLines(standby_dir / "state") == LogLines(dir / "state"));
 }
