@@ -69,20 +69,41 @@ Status ReadStream(nats::Connection& conn, const std::string& stream, const std::
                   uint64_t start_stream_seq, uint64_t first, uint64_t last,
                   const std::function<Status(const nats::Message&, uint64_t)>& take) {
   const std::string subject = Subject(agent);
-  auto sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
-  for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sub = conn.SubscribeOrdered(stream, subject, start_stream_seq);
-  }
+  // A cluster electing a leader gets a few seconds before a subscription
+  // gives up.
+  auto subscribe = [&](uint64_t from) {
+    auto sub = conn.SubscribeOrdered(stream, subject, from);
+    for (int i = 0; i < 50 && !sub.ok() && sub.status().IsUnavailable(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      sub = conn.SubscribeOrdered(stream, subject, from);
+    }
+    return sub;
+  };
+  auto sub = subscribe(start_stream_seq);
   if (!sub.ok()) return sub.status();
+  // The stream holds `last` (the caller read where it ends), so a consumer
+  // that sends nothing for kQuietMs has stalled: a new one takes over from
+  // the stream seq after the last message taken. kGiveUpMs without any
+  // message is Unavailable.
+  constexpr int kQuietMs = 2000, kGiveUpMs = 10000;
+  uint64_t resume = start_stream_seq;
+  int quiet_ms = 0;
   uint64_t expected = first;
   while (expected <= last) {
-    auto next = (*sub)->Next(10000);
+    auto next = (*sub)->Next(kQuietMs);
     if (!next.ok()) return next.status();
-    if (!next->has_value())
-      return Status::Unavailable("the stream stopped sending at event seq " +
-                                 std::to_string(expected) + " of " + std::to_string(last));
+    if (!next->has_value()) {
+      quiet_ms += kQuietMs;
+      if (quiet_ms >= kGiveUpMs)
+        return Status::Unavailable("the stream stopped sending at event seq " +
+                                   std::to_string(expected) + " of " + std::to_string(last));
+      sub = subscribe(resume);
+      if (!sub.ok()) return sub.status();
+      continue;
+    }
+    quiet_ms = 0;
     const nats::Message& m = **next;
+    resume = m.stream_seq + 1;
     const uint64_t seq = ReplicatedSeq(m, agent);
     if (seq < expected) continue;  // a duplicate
     if (seq != expected)

@@ -58,8 +58,10 @@ Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& strea
 // stream seq `start_stream_seq` (1: the start), events `first` through
 // `last` handed to `take` (duplicates skipped; a gap is Corruption naming
 // the stream seq); an error from `take` stops the reading and is returned.
-// Waits up to 10 s for each message; a cluster electing leaders gets a few
-// seconds before the subscription gives up.
+// A cluster electing leaders gets a few seconds before the subscription
+// gives up. The stream holds `last`, so a consumer quiet for 2 s has
+// stalled and a new one goes on from the message after the last taken;
+// 10 s without a message is Unavailable.
 Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
                   uint64_t start_stream_seq, uint64_t first, uint64_t last,
                   const std::function<Status(const nats::Message& message, uint64_t seq)>& take);
