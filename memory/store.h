@@ -64,10 +64,10 @@
 #include <string>
 #include <vector>
 
-#include "state/engine.h"
 #include "memory/embedder.h"
 #include "memory/ingest.h"
 #include "memory/recall_index.h"
+#include "state/engine.h"
 
 namespace limbic::memory {
 
@@ -143,10 +143,10 @@ Result<RecallRequest> ParseRecallRequest(const json& req);
 struct PreparedFile {
   std::string path;        // as listed, or the name it was sent with
   std::string source_uri;  // the document's: the absolute path, or the name sent
-  std::string sha256;  // of the bytes
+  std::string sha256;      // of the bytes
   std::string ext;
   uint64_t bytes = 0;
-  std::string raw;     // where the original is kept
+  std::string raw;  // where the original is kept
   std::vector<std::string> chunks;
   std::optional<std::vector<Vector>> vectors;  // nullopt: the embedder failed (note says why)
   std::string note;
@@ -247,10 +247,15 @@ class MemoryStore {
   // Vectors for memories without one of this embedder (all: every memory):
   // EmbedTodo, the embedder on this thread `batch` texts at a time
   // (progress(done, total) after each), PlanEmbedded.
-  Result<MemoryPlan> Embed(bool all,
-                           const std::function<void(size_t, size_t)>& progress = nullptr);
+  Result<MemoryPlan> Embed(bool all, const std::function<void(size_t, size_t)>& progress = nullptr);
   // The memories Embed would embed, by id, with their texts. Owner thread.
   Result<EmbedWork> EmbedTodo(bool all) const;
+  // The same in two steps, so a large embed reads its texts a slice at a
+  // time between other requests: the ids (texts empty), then the texts of
+  // ids[texts.size(), end) appended (a memory forgotten meanwhile gets "").
+  // Owner thread.
+  EmbedWork EmbedIds(bool all) const;
+  Status ReadEmbedTexts(EmbedWork* work, size_t end) const;
   // memory_embedded events for `work`'s vectors (one per id, in order),
   // made by `embedder_id`: FailedPrecondition when that is not this store's
   // embedder (the configuration changed meanwhile). Only the ids in
@@ -308,9 +313,8 @@ class MemoryStore {
   double Effective(const MemoryMeta& m, TimeMs now) const;
   json Answer(const json& record, TimeMs now) const;
   // One vector per text, or nullopt (and *note says why) when the embedder fails.
-  std::optional<std::vector<Vector>> TryEmbed(const std::vector<std::string>& texts,
-                                              EmbedRole role, const Embedded* given,
-                                              std::string* note);
+  std::optional<std::vector<Vector>> TryEmbed(const std::vector<std::string>& texts, EmbedRole role,
+                                              const Embedded* given, std::string* note);
   Result<json> NewMemory(const json& req, const std::string& kind, uint64_t seq);
   std::string HnswPath() const;
 

@@ -8,7 +8,6 @@
 #include "base/json.h"
 #include "base/name.h"
 #include "base/sha256.h"
-
 #include "memory/ingest.h"
 #include "memory/store.h"
 #include "memory/store_util.h"
@@ -18,23 +17,34 @@ namespace limbic::memory {
 using state::EventType;
 using state::Pool;
 
-Result<EmbedWork> MemoryStore::EmbedTodo(bool all) const {
+EmbedWork MemoryStore::EmbedIds(bool all) const {
   EmbedWork work;
   index_->ForEach([&](const MemoryMeta& m) {
     if (all || !m.embedded) work.ids.push_back(m.id);
   });
   std::sort(work.ids.begin(), work.ids.end());
-  work.texts.reserve(work.ids.size());
-  for (const std::string& id : work.ids) {
-    auto rec = engine_.projection().Get(Pool::kMemories, id);
+  return work;
+}
+
+Status MemoryStore::ReadEmbedTexts(EmbedWork* work, size_t end) const {
+  end = std::min(end, work->ids.size());
+  work->texts.reserve(work->ids.size());
+  for (size_t i = work->texts.size(); i < end; ++i) {
+    auto rec = engine_.projection().Get(Pool::kMemories, work->ids[i]);
     if (!rec.ok()) return rec.status();
     if (!rec->has_value()) {
-      work.texts.emplace_back();
+      work->texts.emplace_back();
       continue;
     }
     const json& m = **rec;
-    work.texts.push_back(m.value("kind", "") == "fact" ? FactText(m) : EpisodeText(m));
+    work->texts.push_back(m.value("kind", "") == "fact" ? FactText(m) : EpisodeText(m));
   }
+  return Status::OK();
+}
+
+Result<EmbedWork> MemoryStore::EmbedTodo(bool all) const {
+  EmbedWork work = EmbedIds(all);
+  LIMBIC_RETURN_IF_ERROR(ReadEmbedTexts(&work, work.ids.size()));
   return work;
 }
 
@@ -43,8 +53,8 @@ Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
                                              const std::string& embedder_id, size_t begin,
                                              size_t end) const {
   if (embedder_id != embedder_->id())
-    return Status::FailedPrecondition("the vectors are " + embedder_id + "'s, the store's embedder is " +
-                                      embedder_->id());
+    return Status::FailedPrecondition("the vectors are " + embedder_id +
+                                      "'s, the store's embedder is " + embedder_->id());
   if (vectors.size() != work.ids.size())
     return Status::Internal(std::to_string(vectors.size()) + " vectors for " +
                             std::to_string(work.ids.size()) + " memories");
@@ -56,8 +66,9 @@ Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
     // Forgotten while the vectors were made (on a worker): nothing to embed.
     if (index_->Find(work.ids[i]) == nullptr) continue;
     ++embedded;
-    batch.push_back(
-        {{"memory_id", work.ids[i]}, {"embedder", embedder_id}, {"vector", EncodeVector(vectors[i])}});
+    batch.push_back({{"memory_id", work.ids[i]},
+                     {"embedder", embedder_id},
+                     {"vector", EncodeVector(vectors[i])}});
     if (batch.size() == kVectorsPerEvent) {
       plan.events.push_back(MakeEvent(EventType::kMemoryEmbedded, {{"vectors", std::move(batch)}}));
       batch = json::array();
@@ -69,7 +80,8 @@ Result<MemoryPlan> MemoryStore::PlanEmbedded(const EmbedWork& work,
   return plan;
 }
 
-Result<MemoryPlan> MemoryStore::Embed(bool all, const std::function<void(size_t, size_t)>& progress) {
+Result<MemoryPlan> MemoryStore::Embed(bool all,
+                                      const std::function<void(size_t, size_t)>& progress) {
   auto work = EmbedTodo(all);
   if (!work.ok()) return work.status();
   std::vector<Vector> vectors;
@@ -236,10 +248,12 @@ Result<std::vector<SentFile>> ParseSentFiles(const json& files) {
     if (!f.is_object()) return Status::InvalidArgument(field + "\": must be an object");
     for (auto it = f.begin(); it != f.end(); ++it)
       if (it.key() != "name" && it.key() != "content" && it.key() != "sha256")
-        return Status::InvalidArgument(field + "." + it.key() + "\": unknown (name, content, sha256)");
+        return Status::InvalidArgument(field + "." + it.key() +
+                                       "\": unknown (name, content, sha256)");
     SentFile sent;
     if (!f.contains("name") || !f["name"].is_string())
-      return Status::InvalidArgument(field + ".name\": required, a string (the file's path or name)");
+      return Status::InvalidArgument(field +
+                                     ".name\": required, a string (the file's path or name)");
     sent.name = f["name"].get<std::string>();
     if (std::string bad = BadName(sent.name); !bad.empty())
       return Status::InvalidArgument(field + ".name\": " + bad);
@@ -368,7 +382,8 @@ Result<PreparedIngest> PrepareIngest(const json& req, const IngestScope& scope,
   std::vector<SkippedFile> skipped;
   LIMBIC_RETURN_IF_ERROR(ListIngestable(path, &files, &skipped, scope));
   const bool single = !std::filesystem::is_directory(path);
-  for (const SkippedFile& sk : skipped) out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
+  for (const SkippedFile& sk : skipped)
+    out.skipped.push_back({{"path", sk.path}, {"reason", sk.reason}});
   for (const std::string& file : files) {
     auto loaded = LoadFile(file, scope);
     if (!loaded.ok()) {
@@ -399,14 +414,15 @@ Result<MemoryPlan> MemoryStore::PlanIngest(PreparedIngest prepared) {
     auto have = engine_.projection().Get(Pool::kDocuments, f.sha256);
     if (!have.ok()) return have.status();
     if (have->has_value() || !seen.insert(f.sha256).second) {
-      done.push_back({{"path", f.path}, {"sha256", f.sha256}, {"status", "duplicate"}, {"chunks", 0}});
+      done.push_back(
+          {{"path", f.path}, {"sha256", f.sha256}, {"status", "duplicate"}, {"chunks", 0}});
       continue;
     }
     // Vectors of another embedder than the store's are not stored.
     const bool embedded = f.vectors && f.vectors->size() == f.chunks.size() &&
                           prepared.embedder_id == embedder_->id();
     const std::string& uri = f.source_uri;
-    json document = {{"sha256", f.sha256}, {"source_uri", uri},       {"ext", f.ext},
+    json document = {{"sha256", f.sha256}, {"source_uri", uri},         {"ext", f.ext},
                      {"bytes", f.bytes},   {"chunks", f.chunks.size()}, {"raw", f.raw}};
     if (prepared.episode_id) document["episode_id"] = *prepared.episode_id;
     plan.events.push_back(MakeEvent(EventType::kDocumentIngested, {{"document", document}}));
@@ -428,7 +444,10 @@ Result<MemoryPlan> MemoryStore::PlanIngest(PreparedIngest prepared) {
       plan.events.push_back(MakeEvent(EventType::kMemoryStored, {{"memory", std::move(m)}}));
       ++seq;
     }
-    json entry = {{"path", f.path}, {"sha256", f.sha256}, {"status", "ingested"}, {"chunks", f.chunks.size()}};
+    json entry = {{"path", f.path},
+                  {"sha256", f.sha256},
+                  {"status", "ingested"},
+                  {"chunks", f.chunks.size()}};
     if (!f.note.empty()) entry["note"] = f.note;
     done.push_back(std::move(entry));
   }

@@ -34,7 +34,7 @@ void EmbedService::Open(std::unique_ptr<memory::Embedder> embedder, size_t batch
 }
 
 void EmbedService::Run(std::vector<std::string> texts, memory::EmbedRole role, Reply reply) {
-  if (embedder_->cheap()) {
+  if (embedder_->cheap() && texts.size() <= batch_) {
     memory::Embedded done{embedder_->id(), embedder_->Embed(texts, role)};
     return reply(std::move(done));
   }
@@ -43,14 +43,23 @@ void EmbedService::Run(std::vector<std::string> texts, memory::EmbedRole role, R
   r->role = role;
   r->reply = std::move(reply);
   r->vectors.reserve(r->texts.size());
-  worker_.Post([this, r] { Step(r); });
+  Next(std::move(r));
+}
+
+void EmbedService::Next(std::shared_ptr<Request> r) {
+  if (!embedder_->cheap()) return worker_.Post([this, r] { Step(r); });
+  // A cheap embedder's batches on the io thread, each behind what was
+  // asked meanwhile; none after Stop, nor once the service is gone.
+  std::weak_ptr<int> alive = alive_;
+  boost::asio::post(io_, [this, alive, r] {
+    if (!alive.expired() && !worker_.stopping()) Step(r);
+  });
 }
 
 void EmbedService::Step(std::shared_ptr<Request> r) {
   const size_t begin = r->vectors.size(), end = std::min(r->texts.size(), begin + batch_);
-  auto v = worker_.Guarded<std::vector<memory::Vector>>([&] {
-    return embedder_->Embed(std::span(r->texts).subspan(begin, end - begin), r->role);
-  });
+  auto v = worker_.Guarded<std::vector<memory::Vector>>(
+      [&] { return embedder_->Embed(std::span(r->texts).subspan(begin, end - begin), r->role); });
   if (v.ok() && v->size() != end - begin)
     v = Status::Internal("the embedder gave " + std::to_string(v->size()) + " vectors for " +
                          std::to_string(end - begin) + " texts");
@@ -64,7 +73,7 @@ void EmbedService::Step(std::shared_ptr<Request> r) {
     }
     // The next batch goes behind what was asked meanwhile (a recall's one
     // text); after Stop it is dropped.
-    if (end < r->texts.size()) return worker_.Post([this, r] { Step(r); });
+    if (end < r->texts.size()) return Next(r);
   }
   memory::Embedded done{embedder_->id(), std::vector<memory::Vector>{}};
   if (v.ok()) {

@@ -8,7 +8,9 @@
 // (memory::Embedded). The service owns an embedder of the store's spec
 // (EMBEDDING_MODEL applied; a local model is shared, not loaded twice) and
 // runs it on a worker of its own. A cheap embedder (hash: microseconds)
-// runs in place, before Run returns.
+// runs in place, before Run returns, for a request of one batch or less;
+// a larger one (`memory embed --all` of 100k memories: half a second) is
+// embedded a batch at a time on the io thread, posted as the worker's are.
 //
 // Scheduling: a request is embedded one batch (memory.embedder.batch texts)
 // per worker job; a request with more texts queues its next batch behind
@@ -60,15 +62,17 @@ class EmbedService {
 
  private:
   struct Request;  // one Run's texts, vectors so far and reply
-  // Embeds `r`'s next batch on the worker; queues the batch after it, or
-  // posts the reply.
+  // Embeds `r`'s next batch (on the worker; a cheap embedder's on the io
+  // thread); queues the batch after it (Next), or posts the reply.
   void Step(std::shared_ptr<Request> r);
+  void Next(std::shared_ptr<Request> r);
 
   boost::asio::io_context& io_;
   std::shared_ptr<spdlog::logger> log_;
   size_t batch_ = 1;
   std::unique_ptr<memory::Embedder> embedder_;  // the worker's
   Worker worker_{"embed"};
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // for the io thread's steps
 };
 
 }  // namespace limbic::runtime

@@ -281,6 +281,10 @@ class Api : public Routes {
   };
   static constexpr size_t kEmbedPieceIds = 4 * memory::MemoryStore::kVectorsPerEvent;
   void CommitEmbedPiece(std::shared_ptr<EmbedPiece> piece, Responder respond);
+  // Before that, its texts: read kEmbedReadIds at a time (reading 100,000
+  // at once held the loop for half a second), then embedded (EmbedService).
+  static constexpr size_t kEmbedReadIds = 1024;
+  void ReadEmbedTexts(std::shared_ptr<memory::EmbedWork> work, Responder respond);
   // Recall, with archive hits fetched from the archive's worker first when
   // the request may want them; `done` runs on the loop.
   void RecallWithArchive(memory::RecallRequest req,

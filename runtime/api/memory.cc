@@ -6,15 +6,15 @@
 #include <chrono>
 
 #include "runtime/api/api.h"
-#include "runtime/attention.h"
-#include "runtime/context.h"
 #include "runtime/archive_service.h"
+#include "runtime/attention.h"
 #include "runtime/config.h"
+#include "runtime/context.h"
 #include "runtime/embed_service.h"
 #include "runtime/ingest_service.h"
 #include "runtime/world_service.h"
-#include "state/engine.h"
 #include "state/commands.h"
+#include "state/engine.h"
 
 namespace limbic::runtime {
 
@@ -53,8 +53,9 @@ void CommitIngest(std::shared_ptr<IngestCommit> c) {
   for (json& f : plan->answer["files"]) c->files.push_back(std::move(f));
   auto then = [c] {
     if (c->next < c->prepared.files.size()) return CommitIngest(c);
-    json answer = {
-        {"files", std::move(c->files)}, {"skipped", c->prepared.skipped}, {"errors", c->prepared.errors}};
+    json answer = {{"files", std::move(c->files)},
+                   {"skipped", c->prepared.skipped},
+                   {"errors", c->prepared.errors}};
     if (c->events > 0) {
       answer["seq"] = c->seq;
       answer["events_written"] = c->events;
@@ -63,13 +64,13 @@ void CommitIngest(std::shared_ptr<IngestCommit> c) {
   };
   // A batch of duplicates writes nothing: the next one on a later turn.
   if (plan->events.empty()) return boost::asio::post(c->svc.ioc, then);
-  Status s = c->svc.engine.Submit(
-      std::move(plan->events), [c, then](const Status& st, std::span<const state::Event> done) {
-        if (!st.ok()) return c->respond(ErrorResponse(st));
-        c->seq = done.back().seq;
-        c->events += done.size();
-        then();
-      });
+  Status s = c->svc.engine.Submit(std::move(plan->events),
+                                  [c, then](const Status& st, std::span<const state::Event> done) {
+                                    if (!st.ok()) return c->respond(ErrorResponse(st));
+                                    c->seq = done.back().seq;
+                                    c->events += done.size();
+                                    then();
+                                  });
   if (!s.ok()) c->respond(ErrorResponse(s));
 }
 
@@ -80,13 +81,13 @@ void Api::CommitPlan(Result<memory::MemoryPlan> plan, Responder respond) {
   if (plan->events.empty()) return respond(HttpResponse::Json(200, plan->answer));
   const bool created = plan->created;
   Status s = svc_.engine.Submit(std::move(plan->events),
-                                 [respond, created, answer = std::move(plan->answer)](
-                                     const Status& st, std::span<const state::Event> done) mutable {
-                                   if (!st.ok()) return respond(ErrorResponse(st));
-                                   answer["seq"] = done.back().seq;
-                                   answer["events_written"] = done.size();
-                                   respond(HttpResponse::Json(created ? 201 : 200, answer));
-                                 });
+                                [respond, created, answer = std::move(plan->answer)](
+                                    const Status& st, std::span<const state::Event> done) mutable {
+                                  if (!st.ok()) return respond(ErrorResponse(st));
+                                  answer["seq"] = done.back().seq;
+                                  answer["events_written"] = done.size();
+                                  respond(HttpResponse::Json(created ? 201 : 200, answer));
+                                });
   if (!s.ok()) respond(ErrorResponse(s));
 }
 
@@ -100,7 +101,9 @@ void Api::RecallWithArchive(memory::RecallRequest req,
     if (!req.WantsArchive())
       return done(svc_.memory.Recall(req, svc_.engine.clock().Now(), {}, embedded.get()));
     svc_.archive.Run(
-        [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) { return s.Search(q, depth); },
+        [q = req.query, depth = req.Depth()](archive::ArchiveStore& s) {
+          return s.Search(q, depth);
+        },
         [this, req, done, embedded](Result<json> found) {
           std::vector<memory::ArchiveHit> hits;
           if (found.ok())
@@ -207,21 +210,31 @@ void Api::Embed(HttpRequest& req, Responder respond) {
     if (it.key() != "all" || !it->is_boolean())
       return respond(
           ErrorResponse(Status::InvalidArgument("the body takes only {all: true|false}")));
-  auto work = svc_.memory.EmbedTodo(body->value("all", false));
-  if (!work.ok()) return respond(ErrorResponse(work.status()));
-  auto shared = std::make_shared<memory::EmbedWork>(std::move(*work));
-  std::vector<std::string> texts = shared->texts;
-  svc_.embed.Run(std::move(texts), memory::EmbedRole::kPassage,
-                 [this, shared, respond](memory::Embedded e) {
-                   if (!e.vectors.ok())
-                     return respond(ErrorResponse(
-                         e.vectors.status().WithContext("embedding with " + e.embedder_id)));
-                   auto piece = std::make_shared<EmbedPiece>();
-                   piece->work = shared;
-                   piece->vectors = std::move(*e.vectors);
-                   piece->embedder_id = e.embedder_id;
-                   CommitEmbedPiece(std::move(piece), respond);
-                 });
+  ReadEmbedTexts(
+      std::make_shared<memory::EmbedWork>(svc_.memory.EmbedIds(body->value("all", false))),
+      std::move(respond));
+}
+
+void Api::ReadEmbedTexts(std::shared_ptr<memory::EmbedWork> work, Responder respond) {
+  const size_t end = std::min(work->ids.size(), work->texts.size() + kEmbedReadIds);
+  Status read = svc_.memory.ReadEmbedTexts(work.get(), end);
+  if (!read.ok()) return respond(ErrorResponse(read));
+  // The next slice behind whatever the loop has queued meanwhile.
+  if (end < work->ids.size())
+    return boost::asio::post(svc_.ioc, [this, work, respond] { ReadEmbedTexts(work, respond); });
+  std::vector<std::string> texts = std::move(work->texts);
+  std::shared_ptr<const memory::EmbedWork> shared = std::move(work);
+  svc_.embed.Run(
+      std::move(texts), memory::EmbedRole::kPassage, [this, shared, respond](memory::Embedded e) {
+        if (!e.vectors.ok())
+          return respond(
+              ErrorResponse(e.vectors.status().WithContext("embedding with " + e.embedder_id)));
+        auto piece = std::make_shared<EmbedPiece>();
+        piece->work = shared;
+        piece->vectors = std::move(*e.vectors);
+        piece->embedder_id = e.embedder_id;
+        CommitEmbedPiece(std::move(piece), respond);
+      });
 }
 
 void Api::CommitEmbedPiece(std::shared_ptr<EmbedPiece> p, Responder respond) {
@@ -278,8 +291,7 @@ void Api::Ingest(HttpRequest& req, Responder respond) {
     if (!prepared.ok()) return respond(ErrorResponse(prepared.status()));
     if (!prepared->refusal.empty())
       return respond(HttpResponse::Error(403, "forbidden", prepared->refusal));
-    CommitIngest(
-        std::make_shared<IngestCommit>(IngestCommit{svc_, std::move(*prepared), respond}));
+    CommitIngest(std::make_shared<IngestCommit>(IngestCommit{svc_, std::move(*prepared), respond}));
   });
 }
 

@@ -202,7 +202,9 @@ TEST_CASE(
     if (e.value("action_id", "") == id) types.push_back(e["type"]);
   CHECK(types == std::vector<std::string>{"action_enqueued", "action_sent", "action_sent",
                                           "action_complete"});
-  CHECK(Limbic({"replay", "--verify", dir / "state"}).exit_code == 0);
+  auto verified = Limbic({"replay", "--verify", dir / "state"});
+  INFO(verified.out << verified.err);
+  CHECK(verified.exit_code == 0);
 }
 
 }  // namespace delivery_test

@@ -48,6 +48,28 @@ TEST_CASE(
   CHECK(f.Get(b["id"])["access_count"] == 1);
 }
 
+TEST_CASE(
+    "the texts to embed read in slices are those read at once, and one forgotten between is empty",
+    "[memory]") {
+  Fixture f;
+  for (int i = 0; i < 30; ++i) f.Fact("s" + std::to_string(i), "is", "o" + std::to_string(i));
+  auto whole = f.store->EmbedTodo(true);
+  REQUIRE(whole.ok());
+  REQUIRE(whole->ids.size() == 30);
+  EmbedWork sliced = f.store->EmbedIds(true);
+  CHECK(sliced.ids == whole->ids);
+  CHECK(sliced.texts.empty());
+  REQUIRE(f.store->ReadEmbedTexts(&sliced, 10).ok());
+  CHECK(sliced.texts.size() == 10);
+  f.Commit(f.store->Forget({{"id", sliced.ids[20]}}, f.clock.Now()));
+  REQUIRE(f.store->ReadEmbedTexts(&sliced, 99).ok());  // past the end: to the end
+  REQUIRE(sliced.texts.size() == 30);
+  CHECK(sliced.texts[20].empty());
+  CHECK_FALSE(whole->texts[20].empty());
+  sliced.texts[20] = whole->texts[20];
+  CHECK(sliced.texts == whole->texts);
+}
+
 TEST_CASE("a deferred graph is saved only when at most kSaveCatchUp vectors wait", "[memory]") {
   MemoryOptions o;
   o.vectors.defer_graph = true;
@@ -56,10 +78,15 @@ TEST_CASE("a deferred graph is saved only when at most kSaveCatchUp vectors wait
   const size_t n = MemoryStore::kSaveCatchUp + 100;
   json doc = {{"version", 1}, {"memories", json::array()}};
   for (size_t i = 0; i < n; ++i)
-    doc["memories"].push_back({{"id", "m-" + std::to_string(i + 1)}, {"kind", "fact"},
-                               {"subject", "s" + std::to_string(i)}, {"relation", "is"},
-                               {"object", "o" + std::to_string(i % 97)}, {"namespace", "default"},
-                               {"importance", 0.5}, {"strength", 1.0}, {"access_count", 0},
+    doc["memories"].push_back({{"id", "m-" + std::to_string(i + 1)},
+                               {"kind", "fact"},
+                               {"subject", "s" + std::to_string(i)},
+                               {"relation", "is"},
+                               {"object", "o" + std::to_string(i % 97)},
+                               {"namespace", "default"},
+                               {"importance", 0.5},
+                               {"strength", 1.0},
+                               {"access_count", 0},
                                {"created_at", "2026-09-21T00:00:00.000Z"},
                                {"last_accessed_at", "2026-09-21T00:00:00.000Z"},
                                {"tags", json::array()}});
@@ -221,8 +248,8 @@ TEST_CASE("forget by id, subject and age", "[memory]") {
   CHECK(f.store->Forget({{"older_than", "30d"}, {"force", "yes"}}, f.clock.Now())
             .status()
             .IsInvalidArgument());
-  CHECK(f.Commit(f.store->Forget({{"older_than", "30d"}, {"force", true}}, f.clock.Now()))
-            ["forgotten"] == 2);
+  CHECK(f.Commit(f.store->Forget({{"older_than", "30d"}, {"force", true}},
+                                 f.clock.Now()))["forgotten"] == 2);
   CHECK(f.store->Get(c["id"], f.clock.Now()).ok());
   json d = f.Fact("dave", "likes", "chess");
   CHECK(f.Commit(f.store->Forget({{"subject", "dave"}}, f.clock.Now()))["ids"] ==
@@ -376,23 +403,25 @@ TEST_CASE("memory survives reopen and replay reproduces it", "[memory]") {
   }
 }
 
-TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then recall falls back", "[memory]") {
+TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then recall falls back",
+          "[memory]") {
   // The far end answers like /v1/embeddings with 16-dim hash vectors.
   EmbedderSpec spec16;
   spec16.dims = 16;
   auto hash16 = MakeEmbedder(spec16);
   REQUIRE(hash16.ok());
-  auto server = std::make_unique<testing::TestHttpServer>([&](const testing::TestRequest& req)
-                                                              -> std::optional<std::string> {
-    json body = json::parse(req.body, nullptr, false);
-    if (req.target != "/v1/embeddings" || body.is_discarded() || body["model"] != "mini")
-      return testing::HttpAnswer(400, "{}");
-    std::vector<std::string> texts = body["input"];
-    auto v = (*hash16)->Embed(texts);
-    json data = json::array();
-    for (size_t i = 0; i < v->size(); ++i) data.push_back({{"index", i}, {"embedding", (*v)[i]}});
-    return testing::HttpAnswer(200, json{{"data", data}}.dump());
-  });
+  auto server = std::make_unique<testing::TestHttpServer>(
+      [&](const testing::TestRequest& req) -> std::optional<std::string> {
+        json body = json::parse(req.body, nullptr, false);
+        if (req.target != "/v1/embeddings" || body.is_discarded() || body["model"] != "mini")
+          return testing::HttpAnswer(400, "{}");
+        std::vector<std::string> texts = body["input"];
+        auto v = (*hash16)->Embed(texts);
+        json data = json::array();
+        for (size_t i = 0; i < v->size(); ++i)
+          data.push_back({{"index", i}, {"embedding", (*v)[i]}});
+        return testing::HttpAnswer(200, json{{"data", data}}.dump());
+      });
   MemoryOptions o;
   o.embedder.kind = "openai";
   o.embedder.url = server->url();
@@ -402,7 +431,8 @@ TEST_CASE("an OpenAI-compatible embedder serves recall until it goes down, then 
   json a = f.Episode("Renewed the TLS certificate for the status page.");
   CHECK_FALSE(a.contains("note"));
   CHECK(f.Get(a["id"])["embedder"] == "openai:mini");
-  json up = f.Recall({{"query", "certificate renewal status page"}, {"reinforce", false}, {"explain", true}});
+  json up = f.Recall(
+      {{"query", "certificate renewal status page"}, {"reinforce", false}, {"explain", true}});
   CHECK(up["vector"]["used"] == true);
   REQUIRE(!up["results"].empty());
   CHECK(up["results"][0]["explain"].contains("vector"));

@@ -1,6 +1,7 @@
 // Tests of runtime/embed_service.h: a request is embedded a batch per job,
 // so a small request asked during a long one is answered before it, and
-// stopping waits for one batch, not the whole request.
+// stopping waits for one batch, not the whole request; a cheap embedder
+// answers one batch in place and steps a larger request on the io thread.
 #include "runtime/embed_service.h"
 
 #include <spdlog/sinks/null_sink.h>
@@ -61,6 +62,26 @@ class GatedEmbedder final : public memory::Embedder {
   std::string id_ = "gated";
 };
 
+// A cheap embedder (as hash is): text "N" gives {N}; records each call's
+// text count.
+class CheapEmbedder final : public memory::Embedder {
+ public:
+  explicit CheapEmbedder(std::vector<size_t>* calls) : calls_(calls) {}
+  const std::string& id() const override { return id_; }
+  Result<std::vector<memory::Vector>> Embed(std::span<const std::string> texts,
+                                            memory::EmbedRole) override {
+    calls_->push_back(texts.size());
+    std::vector<memory::Vector> out;
+    for (const std::string& t : texts) out.push_back({std::stof(t)});
+    return out;
+  }
+  bool cheap() const override { return true; }
+
+ private:
+  std::vector<size_t>* calls_;
+  std::string id_ = "cheap";
+};
+
 std::vector<std::string> Numbers(int from, int to) {
   std::vector<std::string> out;
   for (int i = from; i < to; ++i) out.push_back(std::to_string(i));
@@ -68,7 +89,8 @@ std::vector<std::string> Numbers(int from, int to) {
 }
 
 std::shared_ptr<spdlog::logger> NullLog() {
-  return std::make_shared<spdlog::logger>("embed-test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  return std::make_shared<spdlog::logger>("embed-test",
+                                          std::make_shared<spdlog::sinks::null_sink_mt>());
 }
 
 }  // namespace
@@ -143,6 +165,48 @@ TEST_CASE("embed service: stopping during a long request waits for one batch, no
   CHECK_FALSE(replied);
   std::lock_guard lock(shared->mu);
   CHECK(shared->calls == std::vector<size_t>{2});
+}
+
+TEST_CASE(
+    "embed service: a cheap embedder answers one batch in place, and steps a larger one on the io "
+    "thread") {
+  boost::asio::io_context io;
+  std::vector<size_t> calls;
+  EmbedService svc(io, NullLog());
+  svc.Open(std::make_unique<CheapEmbedder>(&calls), /*batch=*/3);
+  std::vector<std::string> order;
+  std::vector<memory::Vector> bulk;
+  svc.Run(Numbers(0, 8), memory::EmbedRole::kPassage, [&](memory::Embedded e) {
+    REQUIRE(e.vectors.ok());
+    bulk = *e.vectors;
+    order.push_back("bulk");
+  });
+  CHECK(calls.empty());  // nothing embedded before the io thread runs it
+  io.run_one();          // its first batch
+  CHECK(calls == std::vector<size_t>{3});
+  // One batch or less: in place, before Run returns, between the bulk's batches.
+  svc.Run({"100"}, memory::EmbedRole::kQuery, [&](memory::Embedded e) {
+    REQUIRE(e.vectors.ok());
+    CHECK((*e.vectors)[0] == memory::Vector{100});
+    order.push_back("query");
+  });
+  CHECK(order == std::vector<std::string>{"query"});
+  io.run();
+  CHECK(order == std::vector<std::string>{"query", "bulk"});
+  CHECK(calls == std::vector<size_t>{3, 1, 3, 2});
+  REQUIRE(bulk.size() == 8);
+  for (size_t i = 0; i < bulk.size(); ++i) CHECK(bulk[i] == memory::Vector{float(i)});
+
+  // After Stop, the rest of a large request is dropped unanswered.
+  calls.clear();
+  bool replied = false;
+  svc.Run(Numbers(0, 8), memory::EmbedRole::kPassage, [&](memory::Embedded) { replied = true; });
+  io.restart();
+  io.run_one();
+  svc.Stop();
+  io.run();
+  CHECK_FALSE(replied);
+  CHECK(calls == std::vector<size_t>{3});
 }
 
 }  // namespace embed_service_test
