@@ -132,9 +132,22 @@ Status CheckServerUrl(std::string_view url) {
   return Status::OK();
 }
 
+std::string RedactServerUrl(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t begin = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const size_t at = url.rfind('@');
+  if (at == std::string_view::npos || at < begin) return std::string(url);
+  const std::string_view userinfo = url.substr(begin, at - begin);
+  const size_t colon = userinfo.find(':');
+  // user:password keeps the user; a token alone is all secret.
+  const std::string shown =
+      colon == std::string_view::npos ? "***" : std::string(userinfo.substr(0, colon)) + ":***";
+  return std::string(url.substr(0, begin)) + shown + std::string(url.substr(at));
+}
+
 std::string JoinServers(const std::vector<std::string>& servers) {
   std::string out;
-  for (const std::string& s : servers) out += (out.empty() ? "" : ",") + s;
+  for (const std::string& s : servers) out += (out.empty() ? "" : ",") + RedactServerUrl(s);
   return out;
 }
 

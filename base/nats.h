@@ -60,7 +60,11 @@ struct ConnectOptions {
 // "nats://h:p,nats://h2:p2" or a JSON-ish list already split: each must be
 // nats://HOST:PORT (or HOST:PORT). Errors name the bad one.
 Status CheckServerUrl(std::string_view url);
-// "nats://h:p,nats://h2:p2": every server of a list, for messages and logs.
+// `url` with its password or token replaced by "***" ("nats://u:***@h:p",
+// "nats://***@h:p"), for messages and logs.
+std::string RedactServerUrl(std::string_view url);
+// "nats://h:p,nats://h2:p2": every server of a list (redacted), for
+// messages and logs.
 std::string JoinServers(const std::vector<std::string>& servers);
 // Subjects and stream, consumer and agent names: NATS tokens, 1..128 of
 // [A-Za-z0-9_-] (subjects: tokens joined by '.', '*' and '>' refused).

@@ -11,12 +11,27 @@ using nlohmann::json;
 
 Status Runtime::StartStandby() {
   const ReplicationConfig& rc = config_.replication;
+  // A standby dir follows one agent's stream for good: a follow of another
+  // one is refused before standby.json is rewritten (an offline promote
+  // checks the log against the stream that file names). The servers and
+  // the mode may change.
+  const std::string standby_file = StandbyFilePath(config_.state_dir);
+  if (Env::Default()->FileExists(standby_file)) {
+    auto text = ReadSmallFile(standby_file, 64 << 10);
+    const json was = text.ok() ? json::parse(*text, nullptr, false) : json();
+    if (was.is_object() && was.value("agent", "") != "" && was.value("stream", "") != "" &&
+        (was.value("agent", "") != rc.agent || was.value("stream", "") != rc.stream))
+      return Status::FailedPrecondition(
+          config_.state_dir + " is the standby of agent " + was.value("agent", "") + " on stream " +
+          was.value("stream", "") + " (" + standby_file + "), not of agent " + rc.agent +
+          " on stream " + rc.stream + ": follow that one, or follow into an empty state dir");
+  }
   engine_->set_write_gate(
       Status::Unavailable("this is a hot standby of agent " + rc.agent +
                           " (limbic follow): it takes no writes; write to the "
                           "primary, or promote this one (limbic promote, POST /v1/promote)"));
   // What `limbic promote` needs when this process is gone.
-  Status w = Env::Default()->WriteFileAtomic(StandbyFilePath(config_.state_dir),
+  Status w = Env::Default()->WriteFileAtomic(standby_file,
                                              json{{"nats", rc.nats},
                                                   {"stream", rc.stream},
                                                   {"agent", rc.agent},
@@ -52,33 +67,48 @@ void Runtime::Promote(std::function<void(Status, json)> done) {
     follower_->Stop();
     follower_.reset();
     following_ = false;
+    // The stream names this one the primary now: whatever fails below, it
+    // is no longer a standby.
+    (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
     // The reflexes as the stream left them.
     for (const reflexes::Rule* rule : reflexes_.List())
       (void)reflexes_.Remove(std::string(rule->id));
     engine_->set_write_gate(Status::OK());
     if (Status l = LoadReflexes(file_rules_, false); !l.ok())
       log_->warn("promotion: loading the reflexes: {}", l.message());
-    replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
-    Status started = replicator_->Start();
-    if (started.ok()) DeclareReplicationMetrics();
+    // As at a start, before the replicator: the percepts the old primary
+    // took after its last reflex cursor are evaluated, and the cursor
+    // recorded, while the write gate is open (in quorum mode the replicator
+    // closes it until it has checked the stream; the replicator publishes
+    // these events once it has).
     uint64_t after = 0;
-    if (started.ok()) started = CatchUpReflexes(&after);
+    Status started = CatchUpReflexes(&after);
+    if (started.ok()) {
+      replicator_ = std::make_unique<Replicator>(ioc_, *engine_, config_.replication, log_);
+      started = replicator_->Start();
+    }
+    if (started.ok()) DeclareReplicationMetrics();
     if (started.ok()) started = StartPrimary();
     if (!started.ok()) {
-      log_->error("promotion: starting the primary: {}", started.message());
-      return done(started, json());
+      log_->error(
+          "promotion: the stream took primary_promoted as seq {}, but starting the primary "
+          "failed: {}",
+          promoted.seq, started.message());
+      return done(Status::Internal("promoted (the stream took primary_promoted as seq " +
+                                   std::to_string(promoted.seq) +
+                                   "), but starting the primary failed: " + started.message() +
+                                   "; restart limbic run on this state dir"),
+                  json());
     }
     if (mind_ && api_)
       if (Status m = mind_->Start(api_->MakeRouter()); !m.ok())
         log_->error("promotion: starting the mind: {}", m.message());
-    (void)Env::Default()->RemoveFile(StandbyFilePath(config_.state_dir));
     log_->info("promoted: the primary of agent {} from seq {} (stream seq {})",
                config_.replication.agent, promoted.seq, promoted.stream_seq);
     done(Status::OK(),
          json{{"promoted", true}, {"seq", promoted.seq}, {"stream_seq", promoted.stream_seq}});
   });
 }
-
 
 void Runtime::DeclareReplicationMetrics() {
   if (replicator_) {

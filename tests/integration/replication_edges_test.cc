@@ -88,16 +88,61 @@ TEST_CASE("a quorum primary that never reached NATS names every server and exits
           "[replication]") {
   TempDir dir;
   // Nothing listens on these ports.
-  const std::vector<std::string> urls = {"nats://127.0.0.1:1", "nats://127.0.0.1:2"};
+  // Credentials are named without their secrets.
+  const std::vector<std::string> urls = {"nats://127.0.0.1:1", "nats://ann:secretpw@127.0.0.1:2",
+                                         "nats://s3cr3ttoken@127.0.0.1:3"};
+  const std::string named = "nats://127.0.0.1:1,nats://ann:***@127.0.0.1:2,nats://***@127.0.0.1:3";
   RunningLimbic primary(dir, ReplicatedConfig(dir, urls, "agent-u", "quorum"));
   REQUIRE(primary.port() != 0);
-  CHECK(primary.WaitForLog("on nats://127.0.0.1:1,nats://127.0.0.1:2", 0));
+  CHECK(primary.WaitForLog("on " + named, 0));
   json h = WaitJson(primary.port(), "/healthz", [](const json& h) {
     return ErrorOf(h).find("unreachable") != std::string::npos;
   });
-  CHECK_THAT(ErrorOf(h), Catch::Contains("nats://127.0.0.1:1,nats://127.0.0.1:2"));
+  CHECK_THAT(ErrorOf(h), Catch::Contains(named));
   CHECK(Http(primary.port(), "GET", "/healthz").status == 503);
   CheckCleanStop(primary, dir);
+  for (const std::string& line : primary.log()) {
+    CHECK(line.find("secretpw") == std::string::npos);
+    CHECK(line.find("s3cr3ttoken") == std::string::npos);
+  }
+  CHECK(h.dump().find("secretpw") == std::string::npos);
+}
+
+TEST_CASE("a standby's state dir follows one agent's stream: a follow of another is refused",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-k", "async"));
+  AddPercepts(primary->port(), 3);
+  WaitReplicated(primary->port());
+  const std::string state = standby_dir / "state";
+  {
+    Standby standby(state, nats->urls(), "agent-k");
+    REQUIRE(standby.port() != 0);
+    WaitJson(standby.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 3; });
+  }
+  const std::string file = state + "/standby.json";
+  std::ifstream in(file);
+  const json before = json::parse(in);
+  CHECK(before["agent"] == "agent-k");
+  auto other = Run({LimbicBinary(), "follow", "--state", state, "--nats", nats->url(0), "--agent",
+                    "agent-j", "--port", "0"},
+                   "", 20000);
+  INFO(other.out << other.err);
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.out + other.err,
+             Catch::Contains("is the standby of agent agent-k on stream LIMBIC") &&
+                 Catch::Contains("not of agent agent-j"));
+  std::ifstream again(file);
+  CHECK(json::parse(again) == before);
+  // The neighbouring case: the same agent and stream on other server URLs
+  // (the same server, named otherwise) is followed.
+  const std::string renamed = "nats://localhost:" + std::to_string(nats->client_port(0));
+  Standby same(state, {renamed}, "agent-k");
+  REQUIRE(same.port() != 0);
+  WaitJson(same.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 3; });
+  std::ifstream now(file);
+  CHECK(json::parse(now)["nats"] == json::array({renamed}));
 }
 
 TEST_CASE("a primary restarted on an up-to-date stream exits 0 on SIGTERM", "[replication][nats]") {
@@ -374,6 +419,56 @@ TEST_CASE("once NATS is back, neither a primary nor a standby says it is unreach
   CHECK(primary_ok);
   CHECK(standby_ok);
   CHECK(stale == 0);
+}
+
+TEST_CASE(
+    "a quorum standby promoted right after its primary died mid-burst becomes a whole primary",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-b", "quorum"));
+  const std::string config_path = standby_dir / "limbic.json";
+  std::ofstream(config_path)
+      << ReplicatedConfig(standby_dir, nats->urls(), "agent-b", "quorum").dump();
+  const std::string state = standby_dir / "state";
+  Standby standby(state, nats->urls(), "agent-b", "LIMBIC", config_path);
+  REQUIRE(standby.port() != 0);
+  // The primary dies right after a burst: its reflex cursor (recorded up
+  // to a second after the percepts it covers) is behind its last percepts.
+  AddPercepts(primary->port(), 20);
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  uint64_t cursor = 0, last_percept = 0;
+  for (const std::string& line : LogLines(dir / "state")) {
+    const json e = json::parse(line);
+    if (e["type"] == "reflexes_evaluated") cursor = e["through_seq"].get<uint64_t>();
+    if (e["type"] == "percept_arrived") last_percept = e["seq"].get<uint64_t>();
+  }
+  REQUIRE(cursor < last_percept);
+
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body << "\n" << standby.LogText());
+  REQUIRE(promoted.status == 200);
+  CHECK_FALSE(std::filesystem::exists(state + "/standby.json"));
+  // A primary, replicating (a quorum primary takes writes once it has
+  // checked the stream): it takes writes, and the reflex cursor it caught
+  // up reaches the stream.
+  WaitJson(standby.port(), "/healthz", [](const json& h) {
+    return h["status"] == "ok" && h["replication"]["role"] == "primary" &&
+           h["replication"]["lag"] == 0;
+  });
+  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        201);
+  for (int i = 0; i < 100 && !standby.Logged("promoted: the primary of agent agent-b"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(standby.Logged("promoted: the primary of agent agent-b"));
+  bool caught_up = false;
+  for (const std::string& line : StreamLines(nats->urls(), "LIMBIC", "agent-b")) {
+    const json e = json::parse(line);
+    if (e["type"] == "reflexes_evaluated" && e["through_seq"].get<uint64_t>() >= last_percept)
+      caught_up = true;
+  }
+  CHECK(caught_up);
 }
 
 TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
