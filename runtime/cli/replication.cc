@@ -7,8 +7,8 @@
 #include "base/nats.h"
 #include "runtime/api/api.h"
 #include "runtime/cli/cli.h"
-#include "runtime/mind/mind.h"
 #include "runtime/config.h"
+#include "runtime/mind/mind.h"
 #include "runtime/replication/agent_stream.h"
 #include "runtime/replication/follower.h"
 #include "runtime/replication/replicator.h"
@@ -58,11 +58,24 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
                               agent);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status::IOError("cannot write " + path);
+  uint64_t taken = 0;  // the stream seq of the last message written out
   LIMBIC_RETURN_IF_ERROR(
       ReadStream(**conn, stream, agent, 1, 1, end, [&](const nats::Message& m, uint64_t) {
         out << m.data << '\n';
+        taken = m.stream_seq;
         return Status::OK();
       }));
+  // The last message must end the history: one that repeats an earlier
+  // seq was written after it by someone else, and the events between
+  // would be left out.
+  if (taken != (*last)->stream_seq)
+    return Status::Corruption(
+        "stream " + stream + ": its last message of agent " + agent + " (stream seq " +
+        std::to_string((*last)->stream_seq) + ") holds event seq " + std::to_string(end) +
+        ", which the stream already held at stream seq " + std::to_string(taken) +
+        ": that message was not written by a primary of the agent, and a rebuild through it "
+        "would leave out the events after stream seq " +
+        std::to_string(taken) + " (remove it from the stream)");
   out.close();
   if (!out) return Status::IOError("writing " + path);
   return end;

@@ -356,12 +356,29 @@ Status Follower::Follow(nats::Connection& conn) {
 bool Follower::StepPromotion(nats::Connection& conn, std::unique_lock<std::mutex>& lock) {
   // 1. Learn where the stream ends now.
   if (promotion_ == Promotion::kDraining && !drain_known_) {
+    // What was applied came from the stream before this read: a stream
+    // that ends before it holds a last message written after the history
+    // by someone else (a primary's publishes each expect the one before),
+    // and a claim numbered after that message would not follow this log.
+    const uint64_t applied_before = applied_;
     lock.unlock();
     auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
     lock.lock();
     if (promotion_ != Promotion::kDraining) return true;  // timed out meanwhile
     if (!end.ok()) {
       FinishPromotion(end.status().WithContext("learning where the stream ends"), {});
+      return true;
+    }
+    if (end->event_seq < applied_before) {
+      FinishPromotion(
+          Status::FailedPrecondition(
+              "the last message of stream " + options_.stream + " (stream seq " +
+              std::to_string(end->stream_seq) + ") holds event seq " +
+              std::to_string(end->event_seq) + ", but this standby has applied through seq " +
+              std::to_string(applied_before) + " from it: that message was written after the " +
+              "history, not by a primary of agent " + options_.agent +
+              "; remove it from the stream (and stop whoever wrote it), then promote"),
+          {});
       return true;
     }
     drain_known_ = true;

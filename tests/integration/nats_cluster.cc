@@ -53,18 +53,36 @@ std::unique_ptr<NatsCluster> NatsCluster::Start(const std::string& dir, int n) {
         "nats-server not found (neither /usr/sbin/nats-server nor on PATH): `make deps` installs "
         "it");
   std::unique_ptr<NatsCluster> c(new NatsCluster(dir, binary));
-  auto free = limbic::FreeLoopbackPorts(3 * static_cast<size_t>(n));
-  if (!free.ok()) throw std::runtime_error("NatsCluster: " + free.status().message());
-  const std::vector<uint16_t>& ports = *free;
   c->nodes_.resize(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    Node& node = c->nodes_[static_cast<size_t>(i)];
-    node.client_port = ports[3 * i];
-    node.cluster_port = ports[3 * i + 1];
-    node.monitor_port = ports[3 * i + 2];
-  }
-  for (int i = 0; i < n; ++i) c->Launch(i);
-  if (!c->WaitReady(30000)) {
+  // The free ports are released before the servers bind them, so another
+  // process may take one first: a server that exits saying its address is
+  // in use is started again, with all of the cluster, on new ports.
+  for (int attempt = 1;; ++attempt) {
+    auto free = limbic::FreeLoopbackPorts(3 * static_cast<size_t>(n));
+    if (!free.ok()) throw std::runtime_error("NatsCluster: " + free.status().message());
+    const std::vector<uint16_t>& ports = *free;
+    for (int i = 0; i < n; ++i) {
+      Node& node = c->nodes_[static_cast<size_t>(i)];
+      node.client_port = ports[3 * i];
+      node.cluster_port = ports[3 * i + 1];
+      node.monitor_port = ports[3 * i + 2];
+    }
+    for (int i = 0; i < n; ++i) c->Launch(i);
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    bool ready = false, taken = false;
+    while (!ready && !taken && Clock::now() < deadline) {
+      ready = c->WaitReady(200);
+      for (int i = 0; i < n && !ready && !taken; ++i) {
+        int code = 0;
+        if (c->nodes_[static_cast<size_t>(i)].process->WaitFor(0, &code))
+          taken = c->LogTail(i).find("address already in use") != std::string::npos;
+      }
+    }
+    if (ready) break;
+    if (taken && attempt < 5) {
+      for (int i = 0; i < n; ++i) c->Kill(i);
+      continue;
+    }
     std::string logs;
     for (int i = 0; i < n; ++i) logs += "\n" + c->name(i) + ": " + c->LogTail(i);
     throw std::runtime_error("NatsCluster: " + std::to_string(n) +

@@ -471,6 +471,54 @@ TEST_CASE(
   CHECK(caught_up);
 }
 
+TEST_CASE(
+    "a message written after the history by someone else is refused by a promotion and a rebuild",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-g", "quorum"));
+  AddPercepts(primary->port(), 10);
+  primary->child().Kill(SIGKILL);
+  primary->child().Wait();
+  limbic::nats::ConnectOptions co;
+  co.servers = nats->urls();
+  auto conn = limbic::nats::Connection::Connect(co);
+  REQUIRE(conn.ok());
+  const std::string subject = "limbic.agent-g.events";
+  auto last = (*conn)->LastMessage("LIMBIC", subject);
+  REQUIRE(last.ok());
+  REQUIRE(last->has_value());
+  const uint64_t end = json::parse((*last)->data)["seq"].get<uint64_t>();
+  const std::string state = standby_dir / "state";
+  Standby standby(state, nats->urls(), "agent-g");
+  REQUIRE(standby.port() != 0);
+  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == end; });
+
+  // A third party publishes event 5's line again, under an id of its own.
+  auto fifth = (*conn)->GetMessage("LIMBIC", 5);
+  REQUIRE(fifth.ok());
+  auto forged = (*conn)->Publish(subject, {fifth->data, "agent-g:5:forged"});
+  REQUIRE(forged.status.ok());
+  REQUIRE(forged.stream_seq == (*last)->stream_seq + 1);
+
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  CHECK(promoted.status == 409);
+  CHECK_THAT(promoted.body,
+             Catch::Contains("(stream seq " + std::to_string(forged.stream_seq) +
+                             ") holds event seq 5, but this standby has applied through seq " +
+                             std::to_string(end)));
+  CHECK(std::filesystem::exists(state + "/standby.json"));
+  CHECK(Health(standby.port())["replication"]["role"] == "standby");
+
+  TempDir rebuilt;
+  auto rebuild = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent",
+                         "agent-g", "--into", rebuilt / "state"});
+  INFO(rebuild.out << rebuild.err);
+  CHECK(rebuild.exit_code != 0);
+  CHECK_THAT(rebuild.err, Catch::Contains("would leave out the events after stream seq 5"));
+}
+
 TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
           "[replication][nats]") {
   TempDir dir, standby_dir;
