@@ -519,6 +519,31 @@ TEST_CASE(
   CHECK_THAT(rebuild.err, Catch::Contains("would leave out the events after stream seq 5"));
 }
 
+TEST_CASE("a standby refuses to follow a stream that holds other subjects too, as a primary does",
+          "[replication][nats]") {
+  TempDir dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json created = nats->JsApi(0, "$JS.API.STREAM.CREATE.OTHERS",
+                                   json{{"name", "OTHERS"},
+                                        {"subjects", {"limbic.agent-o.events", "other.>"}},
+                                        {"storage", "file"},
+                                        {"num_replicas", 1}}
+                                       .dump());
+  INFO(created.dump());
+  REQUIRE(created.contains("config"));
+  const std::string state = dir / "standby";
+  Standby standby(state, nats->urls(), "agent-o", "OTHERS");
+  REQUIRE(standby.port() != 0);
+  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK_THAT(ErrorOf(h), Catch::Contains("stream OTHERS holds subjects [limbic.agent-o.events, "
+                                         "other.>]: replication needs the agent's own stream"));
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  CHECK(promoted.status == 409);
+  CHECK_THAT(promoted.body, Catch::Contains("holds subjects"));
+  CHECK(std::filesystem::exists(state + "/standby.json"));
+}
+
 TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
           "[replication][nats]") {
   TempDir dir, standby_dir;
