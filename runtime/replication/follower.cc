@@ -344,9 +344,17 @@ Status Follower::Follow(nats::Connection& conn) {
       if (now - looked < kQuietLook || !conn.connected()) continue;
       looked = now;
       auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
-      if (!end.ok()) continue;  // NATS says why through the connection's state
       {
+        // A look that fails (JetStream without a quorum, say) is said in
+        // /healthz until one succeeds or a message comes.
         std::lock_guard<std::mutex> lock(mu_);
+        if (!end.ok()) {
+          if (error_.empty() || error_ == look_failed_)
+            error_ = look_failed_ =
+                "cannot read where stream " + options_.stream + " ends: " + end.status().message();
+          continue;
+        }
+        if (!look_failed_.empty() && error_ == look_failed_) error_.clear();
         stream_last_ = std::max(stream_last_, end->event_seq);
       }
       if (end->event_seq < expected || now - quiet_since < kStalled) continue;
@@ -361,6 +369,7 @@ Status Follower::Follow(nats::Connection& conn) {
     quiet_since = now;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (!look_failed_.empty() && error_ == look_failed_) error_.clear();
       submitted_ = events.back().seq;
       stream_last_ = std::max(stream_last_, submitted_);
     }

@@ -544,6 +544,37 @@ TEST_CASE("a standby refuses to follow a stream that holds other subjects too, a
   CHECK(std::filesystem::exists(state + "/standby.json"));
 }
 
+TEST_CASE("a standby's health says when it cannot read where the stream ends, until it can",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 3);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-l", "async"));
+  AddPercepts(primary->port(), 5);
+  WaitReplicated(primary->port());
+  Standby standby(standby_dir / "state", nats->urls(), "agent-l");
+  REQUIRE(standby.port() != 0);
+  WaitJson(
+      standby.port(), "/healthz",
+      [](const json& h) { return h["applied_seq"] >= 5 && h["replication"]["lag"] == 0; }, 30000);
+  // Two servers of three gone: JetStream has no quorum, and the standby's
+  // looks at the stream fail while its connection to the third is fine.
+  nats->Kill(1);
+  nats->Kill(2);
+  json h = WaitJson(
+      standby.port(), "/healthz",
+      [](const json& h) {
+        return ErrorOf(h).find("cannot read where stream LIMBIC ends") != std::string::npos;
+      },
+      30000);
+  CHECK(h["status"] == "degraded");
+  nats->Restart(1);
+  nats->Restart(2);
+  REQUIRE(nats->WaitReady());
+  WaitJson(
+      standby.port(), "/healthz",
+      [](const json& h) { return h["status"] == "ok" && ErrorOf(h).empty(); }, 60000);
+}
+
 TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
           "[replication][nats]") {
   TempDir dir, standby_dir;
