@@ -48,6 +48,15 @@ uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
   return 0;
 }
 
+std::string NotOwnStream(const nats::StreamInfo& info, const std::string& stream,
+                         const std::string& subject) {
+  if (info.subjects == std::vector<std::string>{subject}) return "";
+  std::string subjects;
+  for (const std::string& s : info.subjects) subjects += (subjects.empty() ? "" : ", ") + s;
+  return "stream " + stream + " holds subjects [" + subjects +
+         "]: replication needs the agent's own stream, with subject " + subject + " only";
+}
+
 Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
                                 const std::string& agent) {
   const std::string subject = Subject(agent);

@@ -41,6 +41,13 @@ std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string
 // its body's "seq". 0 when neither does.
 uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
+// "" when `info` (stream `stream`) holds `subject` only, the agent's own
+// stream as replication needs it; else "stream S holds subjects [...]:
+// replication needs the agent's own stream, with subject X only", for a
+// primary's fence and a standby's refusal to follow.
+std::string NotOwnStream(const nats::StreamInfo& info, const std::string& stream,
+                         const std::string& subject);
+
 // The agent's last message in its stream.
 struct StreamEnd {
   uint64_t event_seq = 0;   // the event seq it carries; 0: the stream holds no event of the agent

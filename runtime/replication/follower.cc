@@ -230,14 +230,10 @@ Status Follower::Follow(nats::Connection& conn) {
     // that holds other subjects too, a promotion would be fenced at once.
     auto info = conn.GetStream(options_.stream);
     if (!info.ok()) return info.status();
-    if (info->subjects != std::vector<std::string>{subject}) {
-      std::string subjects;
-      for (const std::string& s : info->subjects) subjects += (subjects.empty() ? "" : ", ") + s;
+    if (const std::string other = NotOwnStream(*info, options_.stream, subject); !other.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       diverged_ = Status::FailedPrecondition(
-          "stream " + options_.stream + " holds subjects [" + subjects +
-          "]: replication needs the agent's own stream, with subject " + subject +
-          " only; this standby follows no more (follow the agent's own stream)");
+          other + "; this standby follows no more (follow the agent's own stream)");
       error_ = diverged_.message();
       log_->warn("standby: {}", error_);
       if (promotion_ != Promotion::kNone) FinishPromotion(diverged_, {});

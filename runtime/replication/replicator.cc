@@ -249,13 +249,8 @@ Status Replicator::Sync(nats::Connection& conn) {
   const std::string subject = config_.subject();
   auto info = conn.EnsureStream({config_.stream, {subject}, 0, true});
   if (!info.ok()) return info.status();
-  if (info->subjects != std::vector<std::string>{subject}) {
-    std::string subjects;
-    for (const std::string& s : info->subjects) subjects += (subjects.empty() ? "" : ", ") + s;
-    Fence("stream " + config_.stream + " holds subjects [" + subjects +
-              "]: replication needs the agent's own stream, with subject " + subject +
-              " only (set replication.stream)",
-          info->last_seq, 0);
+  if (const std::string other = NotOwnStream(*info, config_.stream, subject); !other.empty()) {
+    Fence(other + " (set replication.stream)", info->last_seq, 0);
     return Status::FailedPrecondition("fenced");
   }
   auto last = conn.LastMessage(config_.stream, subject);

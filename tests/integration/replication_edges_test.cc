@@ -1,9 +1,9 @@
-// Replication's edge cases (docs/scale.md), through the real binary and
-// real nats-server processes on loopback: a clean stop of a primary that
-// published nothing, promotions that must be refused (a log that is not
-// the stream's; the old primary still writing) and what they leave, a
-// standby's state dir that takes no local write, health that tells what
-// the stream holds, and the replication bench's command line.
+// Replication's edge cases on the primary's side (docs/scale.md), through
+// the real binary and real nats-server processes on loopback: clean stops
+// (a primary that published nothing, one that never reached NATS), a
+// fenced primary's report and its publishes in flight, health that tells
+// what the stream holds once NATS is back, and the replication bench's
+// command line. The standby's side: standby_test.cc.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -21,13 +21,6 @@ using namespace limbic::testing;
 
 namespace {
 
-// SIGTERM, then the exit code, with the log read to its end.
-int Terminate(RunningLimbic& r) {
-  kill(r.child().pid(), SIGTERM);
-  r.WaitForLog("replication: stopped at seq", 20000);
-  return r.child().Wait();
-}
-
 // A clean stop: exit 0, the replication's last line, api.json gone.
 void CheckCleanStop(RunningLimbic& r, const TempDir& dir) {
   CHECK(Terminate(r) == 0);
@@ -37,12 +30,6 @@ void CheckCleanStop(RunningLimbic& r, const TempDir& dir) {
 
 bool HasFenced(const json& h) {
   return h.contains("replication") && h["replication"].contains("fenced");
-}
-
-std::string ErrorOf(const json& h) {
-  return h.contains("replication") && h["replication"].contains("error")
-             ? h["replication"]["error"].get<std::string>()
-             : "";
 }
 
 }  // namespace
@@ -108,43 +95,6 @@ TEST_CASE("a quorum primary that never reached NATS names every server and exits
   CHECK(h.dump().find("secretpw") == std::string::npos);
 }
 
-TEST_CASE("a standby's state dir follows one agent's stream: a follow of another is refused",
-          "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-k", "async"));
-  AddPercepts(primary->port(), 3);
-  WaitReplicated(primary->port());
-  const std::string state = standby_dir / "state";
-  {
-    Standby standby(state, nats->urls(), "agent-k");
-    REQUIRE(standby.port() != 0);
-    WaitJson(standby.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 3; });
-  }
-  const std::string file = state + "/standby.json";
-  std::ifstream in(file);
-  const json before = json::parse(in);
-  CHECK(before["agent"] == "agent-k");
-  auto other = Run({LimbicBinary(), "follow", "--state", state, "--nats", nats->url(0), "--agent",
-                    "agent-j", "--port", "0"},
-                   "", 20000);
-  INFO(other.out << other.err);
-  CHECK(other.exit_code == 1);
-  CHECK_THAT(other.out + other.err,
-             Catch::Contains("is the standby of agent agent-k on stream LIMBIC") &&
-                 Catch::Contains("not of agent agent-j"));
-  std::ifstream again(file);
-  CHECK(json::parse(again) == before);
-  // The neighbouring case: the same agent and stream on other server URLs
-  // (the same server, named otherwise) is followed.
-  const std::string renamed = "nats://localhost:" + std::to_string(nats->client_port(0));
-  Standby same(state, {renamed}, "agent-k");
-  REQUIRE(same.port() != 0);
-  WaitJson(same.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 3; });
-  std::ifstream now(file);
-  CHECK(json::parse(now)["nats"] == json::array({renamed}));
-}
-
 TEST_CASE("a primary restarted on an up-to-date stream exits 0 on SIGTERM", "[replication][nats]") {
   TempDir dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
@@ -168,158 +118,6 @@ TEST_CASE("a primary restarted on an up-to-date stream exits 0 on SIGTERM", "[re
     CHECK(Terminate(*primary) == 0);
   }
   FAIL("every restart wrote something");
-}
-
-TEST_CASE(
-    "promotion refuses a standby whose log is not the stream's, naming the first differing seq",
-    "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  const json config = ReplicatedConfig(dir, nats->urls(), "agent-x", "quorum");
-  auto primary = StartPrimary(dir, config);
-  AddPercepts(primary->port(), 12);
-  const uint64_t at = Health(primary->port())["applied_seq"].get<uint64_t>();
-  const std::string state = standby_dir / "state";
-  {
-    Standby standby(state, nats->urls(), "agent-x");
-    REQUIRE(standby.port() != 0);
-    WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == at; });
-  }
-  // A local write on the stopped standby, as an older limbic took it
-  // (standby.json moved aside: this one refuses it).
-  std::filesystem::rename(state + "/standby.json", state + "/standby.json.aside");
-  REQUIRE(
-      Limbic({"--state", state, "percept", "add", "--source", "local", "--type", "x"}).exit_code ==
-      0);
-  std::filesystem::rename(state + "/standby.json.aside", state + "/standby.json");
-  // The primary goes on: seqs at+1 .. at+10, each acknowledged by the quorum.
-  AddPercepts(primary->port(), 10);
-  const std::string first_diff = "at seq " + std::to_string(at + 1);
-
-  auto offline = Limbic({"--state", state, "promote"});
-  INFO(offline.out << offline.err);
-  CHECK(offline.exit_code == 1);
-  CHECK_THAT(offline.err, Catch::Contains(first_diff));
-  CHECK(std::filesystem::exists(state + "/standby.json"));  // still a standby
-  // Nothing was published: the primary is not fenced and the stream is its log.
-  CHECK(
-      HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
-      201);
-  {
-    const LogAndStream settled =
-        SettledLines(primary->port(), dir / "state", nats->urls(), "LIMBIC", "agent-x");
-    CHECK(settled.stream == settled.log);
-  }
-
-  // Online the same: the standby follows no more, says where, and refuses
-  // to be promoted (at once, not after the promotion's deadline).
-  Standby standby(state, nats->urls(), "agent-x");
-  REQUIRE(standby.port() != 0);
-  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
-  CHECK_THAT(ErrorOf(h), Catch::Contains(first_diff));
-  auto online = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  CHECK(online.status == 409);
-  CHECK_THAT(online.body, Catch::Contains(first_diff));
-  {
-    const LogAndStream settled =
-        SettledLines(primary->port(), dir / "state", nats->urls(), "LIMBIC", "agent-x");
-    CHECK(settled.stream == settled.log);
-  }
-}
-
-TEST_CASE("a standby's state dir takes no local write from the command line", "[replication]") {
-  TempDir dir;
-  const std::string state = dir / "state";
-  const std::vector<std::string> add = {"--state",  state,   "percept", "add",
-                                        "--source", "local", "--type",  "x"};
-  {
-    // NATS need not answer: the state dir is a standby's from its start.
-    Standby standby(state, {"nats://127.0.0.1:1"}, "agent-w");
-    REQUIRE(standby.port() != 0);
-    auto running = Limbic(add);
-    CHECK(running.exit_code == 1);
-    CHECK_THAT(running.err, Catch::Contains(state + "/standby.json"));
-  }
-  auto stopped = Limbic(add);
-  CHECK(stopped.exit_code == 1);
-  CHECK_THAT(stopped.err, Catch::Contains(state + "/standby.json"));
-  CHECK_THAT(stopped.err, Catch::Contains("limbic promote --state " + state));
-  CHECK_THAT(stopped.err, Catch::Contains("remove"));
-  // Another kind of write, the same refusal from the same place.
-  auto thread = Limbic({"--state", state, "thread", "create", "--goal", "g"});
-  CHECK(thread.exit_code == 1);
-  CHECK_THAT(thread.err, Catch::Contains("standby.json"));
-  // Nor does a primary start there.
-  std::ofstream(dir / "limbic.json") << BaseConfig(dir).dump();
-  auto run = Limbic({"--state", state, "run", "--config", dir / "limbic.json"});
-  CHECK(run.exit_code == 1);
-  CHECK_THAT(run.err, Catch::Contains("standby.json"));
-  // Reads are served; a recall that would reinforce what it finds does not.
-  auto list = Limbic({"--state", state, "--json", "percept", "list"});
-  CHECK(list.exit_code == 0);
-  auto recall = Limbic({"--state", state, "memory", "recall", "anything"});
-  CHECK(recall.exit_code == 0);
-  CHECK_THAT(recall.err, Catch::Contains("recalling without reinforcing"));
-  CHECK(LogLines(state).empty());
-}
-
-TEST_CASE("a promotion refused while the old primary writes leaves the standby following",
-          "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-r", "async"));
-  AddPercepts(primary->port(), 5);
-  Standby standby(standby_dir / "state", nats->urls(), "agent-r");
-  REQUIRE(standby.port() != 0);
-  WaitJson(standby.port(), "/healthz", [](const json& h) { return h["applied_seq"] >= 5; });
-
-  // The old primary writes all along: the stream moves on under each promotion.
-  Writers writers(primary->port(), 4);
-  // Each promotion starts with the standby well behind (stopped while the
-  // primary wrote 2,000 events), so it is still catching up while the
-  // primary writes on: the stream moves on under it.
-  auto promote_behind = [&] {
-    const uint64_t from = Health(primary->port())["applied_seq"].get<uint64_t>();
-    kill(standby.pid(), SIGSTOP);
-    WaitJson(primary->port(), "/healthz",
-             [&](const json& h) { return h["applied_seq"].get<uint64_t>() >= from + 2000; });
-    kill(standby.pid(), SIGCONT);
-    return HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  };
-  auto refused = promote_behind();
-  CHECK(refused.status == 503);
-  CHECK_THAT(refused.body, Catch::Contains("still writing"));
-  // Still a standby: it follows on, and takes no write.
-  json h = Health(standby.port());
-  CHECK(h["replication"]["role"] == "standby");
-  const uint64_t applied = h["applied_seq"].get<uint64_t>();
-  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] > applied; });
-  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
-        503);
-  // A second try is refused the same way, not as "a promotion is under way".
-  auto again = promote_behind();
-  INFO("standby log:\n" << standby.LogText());
-  CHECK(again.status == 503);
-  CHECK_THAT(again.body, Catch::Contains("still writing"));
-  writers.Stop();
-
-  // Once the old primary is gone (its stream caught up: async), the
-  // promotion goes through.
-  WaitReplicated(primary->port());
-  primary->child().Kill(SIGKILL);
-  primary->child().Wait();
-  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  INFO(promoted.body);
-  REQUIRE(promoted.status == 200);
-  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
-        201);
-  WaitReplicated(standby.port());
-  const std::vector<std::string> log = LogLines(standby_dir / "state");
-  CHECK(StreamLines(nats->urls(), "LIMBIC", "agent-r") == log);
-  // The old primary's log is a prefix of it: nothing it wrote was lost.
-  const std::vector<std::string> old = LogLines(dir / "state");
-  REQUIRE(old.size() < log.size());
-  CHECK(std::equal(old.begin(), old.end(), log.begin()));
 }
 
 // What fencing rests on: once another writer's message is in the stream,
@@ -419,194 +217,6 @@ TEST_CASE("once NATS is back, neither a primary nor a standby says it is unreach
   CHECK(primary_ok);
   CHECK(standby_ok);
   CHECK(stale == 0);
-}
-
-TEST_CASE(
-    "a quorum standby promoted right after its primary died mid-burst becomes a whole primary",
-    "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-b", "quorum"));
-  const std::string config_path = standby_dir / "limbic.json";
-  std::ofstream(config_path)
-      << ReplicatedConfig(standby_dir, nats->urls(), "agent-b", "quorum").dump();
-  const std::string state = standby_dir / "state";
-  Standby standby(state, nats->urls(), "agent-b", "LIMBIC", config_path);
-  REQUIRE(standby.port() != 0);
-  // The primary dies right after a burst: its reflex cursor (recorded up
-  // to a second after the percepts it covers) is behind its last percepts.
-  AddPercepts(primary->port(), 20);
-  primary->child().Kill(SIGKILL);
-  primary->child().Wait();
-  uint64_t cursor = 0, last_percept = 0;
-  for (const std::string& line : LogLines(dir / "state")) {
-    const json e = json::parse(line);
-    if (e["type"] == "reflexes_evaluated") cursor = e["through_seq"].get<uint64_t>();
-    if (e["type"] == "percept_arrived") last_percept = e["seq"].get<uint64_t>();
-  }
-  REQUIRE(cursor < last_percept);
-
-  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  INFO(promoted.body << "\n" << standby.LogText());
-  REQUIRE(promoted.status == 200);
-  CHECK_FALSE(std::filesystem::exists(state + "/standby.json"));
-  // A primary, replicating (a quorum primary takes writes once it has
-  // checked the stream): it takes writes, and the reflex cursor it caught
-  // up reaches the stream.
-  WaitJson(standby.port(), "/healthz", [](const json& h) {
-    return h["status"] == "ok" && h["replication"]["role"] == "primary" &&
-           h["replication"]["lag"] == 0;
-  });
-  CHECK(HttpJson(standby.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
-        201);
-  for (int i = 0; i < 100 && !standby.Logged("promoted: the primary of agent agent-b"); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(standby.Logged("promoted: the primary of agent agent-b"));
-  bool caught_up = false;
-  for (const std::string& line : StreamLines(nats->urls(), "LIMBIC", "agent-b")) {
-    const json e = json::parse(line);
-    if (e["type"] == "reflexes_evaluated" && e["through_seq"].get<uint64_t>() >= last_percept)
-      caught_up = true;
-  }
-  CHECK(caught_up);
-}
-
-TEST_CASE(
-    "a message written after the history by someone else is refused by a promotion and a rebuild",
-    "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-g", "quorum"));
-  AddPercepts(primary->port(), 10);
-  primary->child().Kill(SIGKILL);
-  primary->child().Wait();
-  limbic::nats::ConnectOptions co;
-  co.servers = nats->urls();
-  auto conn = limbic::nats::Connection::Connect(co);
-  REQUIRE(conn.ok());
-  const std::string subject = "limbic.agent-g.events";
-  auto last = (*conn)->LastMessage("LIMBIC", subject);
-  REQUIRE(last.ok());
-  REQUIRE(last->has_value());
-  const uint64_t end = json::parse((*last)->data)["seq"].get<uint64_t>();
-  const std::string state = standby_dir / "state";
-  Standby standby(state, nats->urls(), "agent-g");
-  REQUIRE(standby.port() != 0);
-  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == end; });
-
-  // A third party publishes event 5's line again, under an id of its own.
-  auto fifth = (*conn)->GetMessage("LIMBIC", 5);
-  REQUIRE(fifth.ok());
-  auto forged = (*conn)->Publish(subject, {fifth->data, "agent-g:5:forged"});
-  REQUIRE(forged.status.ok());
-  REQUIRE(forged.stream_seq == (*last)->stream_seq + 1);
-
-  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  INFO(promoted.body);
-  CHECK(promoted.status == 409);
-  CHECK_THAT(promoted.body,
-             Catch::Contains("(stream seq " + std::to_string(forged.stream_seq) +
-                             ") holds event seq 5, but this standby has applied through seq " +
-                             std::to_string(end)));
-  CHECK(std::filesystem::exists(state + "/standby.json"));
-  CHECK(Health(standby.port())["replication"]["role"] == "standby");
-
-  TempDir rebuilt;
-  auto rebuild = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent",
-                         "agent-g", "--into", rebuilt / "state"});
-  INFO(rebuild.out << rebuild.err);
-  CHECK(rebuild.exit_code != 0);
-  CHECK_THAT(rebuild.err, Catch::Contains("would leave out the events after stream seq 5"));
-}
-
-TEST_CASE("a standby refuses to follow a stream that holds other subjects too, as a primary does",
-          "[replication][nats]") {
-  TempDir dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  const json created = nats->JsApi(0, "$JS.API.STREAM.CREATE.OTHERS",
-                                   json{{"name", "OTHERS"},
-                                        {"subjects", {"limbic.agent-o.events", "other.>"}},
-                                        {"storage", "file"},
-                                        {"num_replicas", 1}}
-                                       .dump());
-  INFO(created.dump());
-  REQUIRE(created.contains("config"));
-  const std::string state = dir / "standby";
-  Standby standby(state, nats->urls(), "agent-o", "OTHERS");
-  REQUIRE(standby.port() != 0);
-  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
-  CHECK_THAT(ErrorOf(h), Catch::Contains("stream OTHERS holds subjects [limbic.agent-o.events, "
-                                         "other.>]: replication needs the agent's own stream"));
-  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
-  INFO(promoted.body);
-  CHECK(promoted.status == 409);
-  CHECK_THAT(promoted.body, Catch::Contains("holds subjects"));
-  CHECK(std::filesystem::exists(state + "/standby.json"));
-}
-
-TEST_CASE("a standby's health says when it cannot read where the stream ends, until it can",
-          "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 3);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-l", "async"));
-  AddPercepts(primary->port(), 5);
-  WaitReplicated(primary->port());
-  Standby standby(standby_dir / "state", nats->urls(), "agent-l");
-  REQUIRE(standby.port() != 0);
-  WaitJson(
-      standby.port(), "/healthz",
-      [](const json& h) { return h["applied_seq"] >= 5 && h["replication"]["lag"] == 0; }, 30000);
-  // Two servers of three gone: JetStream has no quorum, and the standby's
-  // looks at the stream fail while its connection to the third is fine.
-  nats->Kill(1);
-  nats->Kill(2);
-  json h = WaitJson(
-      standby.port(), "/healthz",
-      [](const json& h) {
-        return ErrorOf(h).find("cannot read where stream LIMBIC ends") != std::string::npos;
-      },
-      30000);
-  CHECK(h["status"] == "degraded");
-  nats->Restart(1);
-  nats->Restart(2);
-  REQUIRE(nats->WaitReady());
-  WaitJson(
-      standby.port(), "/healthz",
-      [](const json& h) { return h["status"] == "ok" && ErrorOf(h).empty(); }, 60000);
-}
-
-TEST_CASE("a standby whose consumer stops sending reads the stream again, and says so",
-          "[replication][nats]") {
-  TempDir dir, standby_dir;
-  auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-w", "quorum"));
-  AddPercepts(primary->port(), 5);
-  Standby standby(standby_dir / "state", nats->urls(), "agent-w");
-  REQUIRE(standby.port() != 0);
-  const uint64_t before = Health(primary->port())["applied_seq"].get<uint64_t>();
-  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] >= before; });
-
-  // The standby's ordered consumer goes away without a word to it: it
-  // sends nothing more while the stream grows (as one did after a stream
-  // leader was SIGKILLed under load).
-  REQUIRE(nats->DeleteConsumers(0, "LIMBIC") >= 1);
-  AddPercepts(primary->port(), 5);
-  const uint64_t after = Health(primary->port())["applied_seq"].get<uint64_t>();
-  REQUIRE(after > before);
-  INFO("before " << before << ", after " << after);
-  // Meanwhile its health says what the stream holds: the lag is not hidden.
-  WaitJson(standby.port(), "/healthz",
-           [&](const json& h) { return h["replication"]["stream_last_seq"] >= after; });
-  INFO(standby.LogText());
-  json h = WaitJson(standby.port(), "/healthz",
-                    [&](const json& h) { return h["applied_seq"] >= after; });
-  CHECK(h["replication"]["lag"] == 0);
-  CHECK(standby.Logged("but its consumer has sent nothing after seq"));
-  // The primary stopped, the standby holds its log line for line.
-  CHECK(Terminate(*primary) == 0);
-  const uint64_t last = LogLines(dir / "state").size();
-  WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == last; });
-  CHECK(LogLines(standby_dir / "state") == LogLines(dir / "state"));
 }
 
 namespace {

@@ -84,6 +84,20 @@ inline std::vector<std::string> StreamLines(const std::vector<std::string>& urls
 
 inline json Health(uint16_t port) { return Http(port, "GET", "/healthz").Json(); }
 
+// /healthz's replication.error, "" when there is none.
+inline std::string ErrorOf(const json& h) {
+  return h.contains("replication") && h["replication"].contains("error")
+             ? h["replication"]["error"].get<std::string>()
+             : "";
+}
+
+// SIGTERM, then the exit code, with the log read to its end.
+inline int Terminate(RunningLimbic& r) {
+  kill(r.child().pid(), SIGTERM);
+  r.WaitForLog("replication: stopped at seq", 20000);
+  return r.child().Wait();
+}
+
 // `limbic run` on `config`, once it takes writes (quorum: its stream checked).
 inline std::unique_ptr<RunningLimbic> StartPrimary(const TempDir& dir, const json& config) {
   auto primary = std::make_unique<RunningLimbic>(dir, config);
@@ -144,8 +158,8 @@ class Standby {
           const std::string& stream = "LIMBIC", const std::string& config = "") {
     std::string servers;
     for (const auto& u : urls) servers += (servers.empty() ? "" : ",") + u;
-    std::vector<std::string> argv{LimbicBinary(), "follow", "--state", state, "--nats", servers,
-                                  "--agent", agent, "--stream", stream, "--port", "0"};
+    std::vector<std::string> argv{LimbicBinary(), "follow", "--state",  state,  "--nats", servers,
+                                  "--agent",      agent,    "--stream", stream, "--port", "0"};
     if (!config.empty()) {
       argv.push_back("--config");
       argv.push_back(config);
