@@ -115,19 +115,35 @@ Message ToMessage(natsMsg* msg) {
 }  // namespace
 
 Status CheckServerUrl(std::string_view url) {
-  std::string_view rest = url;
-  if (rest.starts_with("nats://")) rest.remove_prefix(7);
-  auto colon = rest.rfind(':');
-  // Another scheme ("http://h:1") or a path is not a host: refused here,
-  // not by the first connect.
-  if (rest.empty() || colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size() ||
-      rest.find('/') != std::string_view::npos)
+  auto bad = [&] {
     return Status::InvalidArgument("\"" + std::string(url) +
                                    "\" is not a NATS server URL (nats://HOST:PORT)");
+  };
+  std::string_view rest = url;
+  if (rest.starts_with("nats://")) rest.remove_prefix(7);
+  // Another scheme ("http://h:1") or a path is not a host: refused here,
+  // not by the first connect.
+  if (rest.find('/') != std::string_view::npos) return bad();
+  if (const size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
+  // HOST:PORT, an IPv6 address in brackets ("[::1]:4222").
+  size_t colon;
+  if (rest.starts_with('[')) {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos || close == 1 || close + 1 >= rest.size() ||
+        rest[close + 1] != ':')
+      return bad();
+    colon = close + 1;
+  } else {
+    colon = rest.find(':');
+    if (colon == std::string_view::npos || colon == 0 ||
+        rest.find(':', colon + 1) != std::string_view::npos)
+      return bad();
+  }
   std::string_view port = rest.substr(colon + 1);
+  if (port.empty()) return bad();
   if (port.size() > 5 ||
       !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::atoi(std::string(port).c_str()) > 65535)
+      std::atoi(std::string(port).c_str()) > 65535 || std::atoi(std::string(port).c_str()) == 0)
     return Status::InvalidArgument("\"" + std::string(url) + "\": bad port");
   return Status::OK();
 }
