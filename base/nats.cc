@@ -357,6 +357,13 @@ StreamInfo ToInfo(const jsStreamInfo* si) {
     for (int i = 0; i < si->Config->SubjectsLen; ++i)
       info.subjects.emplace_back(si->Config->Subjects[i]);
     info.replicas = static_cast<int>(si->Config->Replicas);
+    info.retention = si->Config->Retention == js_InterestPolicy    ? "interest"
+                     : si->Config->Retention == js_WorkQueuePolicy ? "workqueue"
+                                                                   : "limits";
+    info.max_msgs = si->Config->MaxMsgs;
+    info.max_bytes = si->Config->MaxBytes;
+    info.max_age_ns = si->Config->MaxAge;
+    info.max_msgs_per_subject = si->Config->MaxMsgsPerSubject;
   }
   info.messages = si->State.Msgs;
   info.first_seq = si->State.FirstSeq;

@@ -86,6 +86,14 @@ struct StreamInfo {
   uint64_t first_seq = 0;
   uint64_t last_seq = 0;  // 0 when nothing was ever stored
   std::string leader;     // "" when not clustered
+  // What makes the stream remove messages by itself: a retention policy
+  // other than "limits" ("interest", "workqueue"), and the limits (each
+  // <= 0 when unlimited; max_age in nanoseconds, as JetStream has it).
+  std::string retention = "limits";
+  int64_t max_msgs = -1;
+  int64_t max_bytes = -1;
+  int64_t max_age_ns = 0;
+  int64_t max_msgs_per_subject = -1;
 };
 
 // A message read from a stream or delivered by a consumer.

@@ -46,16 +46,19 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
   co.name = "limbic replay " + agent;
   auto conn = nats::Connection::Connect(co);
   if (!conn.ok()) return conn.status();
-  const std::string subject = "limbic." + agent + ".events";
-  auto last = (*conn)->LastMessage(stream, subject);
+  auto last = ReadStreamEnd(**conn, stream, agent);
   if (!last.ok()) return last.status();
-  if (!last->has_value())
+  if (last->event_seq == 0) {
+    // A stream that once held messages and holds none now was purged.
+    auto info = (*conn)->GetStream(stream);
+    const std::string removed = info.ok() && info->messages == 0 && info->last_seq > 0
+                                    ? ": its messages through stream seq " +
+                                          std::to_string(info->last_seq) + " were removed"
+                                    : "";
     return Status::NotFound("stream " + stream + " holds no events of agent " + agent +
-                            " (subject " + subject + ")");
-  const uint64_t end = ReplicatedSeq(**last, agent);
-  if (end == 0)
-    return Status::Corruption("the last message of " + subject + " is not an event of agent " +
-                              agent);
+                            " (subject limbic." + agent + ".events)" + removed);
+  }
+  const uint64_t end = last->event_seq;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status::IOError("cannot write " + path);
   uint64_t taken = 0;  // the stream seq of the last message written out
@@ -68,10 +71,10 @@ Result<uint64_t> DownloadStream(const std::string& url, const std::string& strea
   // The last message must end the history: one that repeats an earlier
   // seq was written after it by someone else, and the events between
   // would be left out.
-  if (taken != (*last)->stream_seq)
+  if (taken != last->stream_seq)
     return Status::Corruption(
         "stream " + stream + ": its last message of agent " + agent + " (stream seq " +
-        std::to_string((*last)->stream_seq) + ") holds event seq " + std::to_string(end) +
+        std::to_string(last->stream_seq) + ") holds event seq " + std::to_string(end) +
         ", which the stream already held at stream seq " + std::to_string(taken) +
         ": that message was not written by a primary of the agent, and a rebuild through it "
         "would leave out the events after stream seq " +
@@ -130,9 +133,10 @@ Result<nlohmann::json> PromoteOffline(const CliContext& ctx) {
     return e.SubmitReplicated({std::move(event).value()}, nullptr);
   };
   if (end->event_seq > local) {
-    LIMBIC_RETURN_IF_ERROR(ReadStream(**conn, r.stream, r.agent,
-                                      end->stream_seq - (end->event_seq - local) + 1, local + 1,
-                                      end->event_seq, apply));
+    auto start = StreamSeqOf(**conn, r.stream, r.agent, *end, local + 1);
+    if (!start.ok()) return start.status();
+    LIMBIC_RETURN_IF_ERROR(
+        ReadStream(**conn, r.stream, r.agent, *start, local + 1, end->event_seq, apply));
     LIMBIC_RETURN_IF_ERROR(e.WaitIdle());
   }
   auto promoted = PublishPromotion(**conn, r.stream, r.agent, *end, SystemClock::Default()->Now(),

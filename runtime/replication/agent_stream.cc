@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "base/sha256.h"
 #include "state/event_log.h"
@@ -48,13 +49,29 @@ uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent) {
   return 0;
 }
 
-std::string NotOwnStream(const nats::StreamInfo& info, const std::string& stream,
-                         const std::string& subject) {
-  if (info.subjects == std::vector<std::string>{subject}) return "";
-  std::string subjects;
-  for (const std::string& s : info.subjects) subjects += (subjects.empty() ? "" : ", ") + s;
-  return "stream " + stream + " holds subjects [" + subjects +
-         "]: replication needs the agent's own stream, with subject " + subject + " only";
+std::string UnfitStream(const nats::StreamInfo& info, const std::string& stream,
+                        const std::string& subject) {
+  if (info.subjects != std::vector<std::string>{subject}) {
+    std::string subjects;
+    for (const std::string& s : info.subjects) subjects += (subjects.empty() ? "" : ", ") + s;
+    return "stream " + stream + " holds subjects [" + subjects +
+           "]: replication needs the agent's own stream, with subject " + subject + " only";
+  }
+  std::string limits;
+  auto add = [&](const std::string& limit) { limits += (limits.empty() ? "" : ", ") + limit; };
+  if (info.retention != "limits") add("retention " + info.retention);
+  if (info.max_msgs > 0) add("max_msgs " + std::to_string(info.max_msgs));
+  if (info.max_bytes > 0) add("max_bytes " + std::to_string(info.max_bytes));
+  if (info.max_age_ns > 0) {
+    const int64_t s = info.max_age_ns / 1000000000;
+    add("max_age " + (s > 0 ? std::to_string(s) + " s" : std::to_string(info.max_age_ns) + " ns"));
+  }
+  if (info.max_msgs_per_subject > 0)
+    add("max_msgs_per_subject " + std::to_string(info.max_msgs_per_subject));
+  if (limits.empty()) return "";
+  return "stream " + stream + " removes messages by itself (" + limits +
+         "): replication needs a stream that keeps every event of the agent (remove those "
+         "limits, or give replication a stream without them)";
 }
 
 Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
@@ -63,7 +80,28 @@ Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& strea
   auto last = conn.LastMessage(stream, subject);
   if (!last.ok()) return last.status();
   StreamEnd end;
-  if (!last->has_value()) return end;
+  if (!last->has_value()) {
+    // The server's word is checked against the stream's count: in the
+    // agent's own stream, messages held mean events held.
+    auto info = conn.GetStream(stream);
+    if (!info.ok()) return info.status();
+    if (info->messages == 0 || info->subjects != std::vector<std::string>{subject}) return end;
+    constexpr uint64_t kMaxLook = 1000;
+    const uint64_t lowest = std::max<uint64_t>(
+        {info->first_seq, 1, info->last_seq > kMaxLook ? info->last_seq - kMaxLook + 1 : 1});
+    for (uint64_t seq = info->last_seq; seq >= lowest && seq > 0; --seq) {
+      auto m = conn.GetMessage(stream, seq);
+      if (!m.ok() && m.status().IsNotFound()) continue;  // deleted
+      if (!m.ok()) return m.status();
+      last->emplace(std::move(*m));
+      break;
+    }
+    if (!last->has_value())
+      return Status::Corruption("stream " + stream + " holds " + std::to_string(info->messages) +
+                                " messages, but the server names no last message of " + subject +
+                                " and stream seqs " + std::to_string(lowest) + " to " +
+                                std::to_string(info->last_seq) + " hold none");
+  }
   end.event_seq = ReplicatedSeq(**last, agent);
   if (end.event_seq == 0)
     return Status::Corruption("the last message of " + subject + " in stream " + stream +
@@ -72,6 +110,29 @@ Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& strea
   end.stream_seq = (*last)->stream_seq;
   end.line = std::move((*last)->data);
   return end;
+}
+
+Result<uint64_t> StreamSeqOf(nats::Connection& conn, const std::string& stream,
+                             const std::string& agent, const StreamEnd& end, uint64_t event_seq) {
+  if (event_seq > end.event_seq) return end.stream_seq + (event_seq - end.event_seq);
+  // Each event after event_seq takes at least one stream seq before the
+  // end: `at` never passes the event's place, and each look moves it back
+  // by what the message there shows.
+  const uint64_t distance = end.event_seq - event_seq;
+  if (end.stream_seq <= distance) return 1;
+  uint64_t at = end.stream_seq - distance;
+  if (distance == 0) return at;
+  const std::string subject = Subject(agent);
+  constexpr int kMaxLooks = 1000;
+  for (int look = 0; look < kMaxLooks && at > 1; ++look) {
+    auto m = conn.GetMessage(stream, at);
+    if (!m.ok() && !m.status().IsNotFound()) return m.status();
+    const uint64_t seq = m.ok() && m->subject == subject ? ReplicatedSeq(*m, agent) : 0;
+    if (seq == event_seq) return at;
+    // A hole, another subject's message, or one after the event: back.
+    at -= seq > event_seq ? std::min(at - 1, seq - event_seq) : 1;
+  }
+  return at;
 }
 
 Status ReadStream(nats::Connection& conn, const std::string& stream, const std::string& agent,
@@ -144,8 +205,9 @@ Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const
     ro.decode = false;  // the lines are compared as written
     auto reader = state::LogReader::Open(events_dir, ro);
     if (!reader.ok()) return reader.status();
-    const uint64_t behind = end.event_seq - from;
-    const uint64_t start = end.stream_seq > behind ? end.stream_seq - behind : 1;
+    auto start = StreamSeqOf(conn, stream, agent, end, from);
+    if (!start.ok())
+      return start.status().WithContext("checking this log against stream " + stream);
     // Stops the reading at the first difference; reported below.
     const Status kStop = Status::Internal("differs");
     uint64_t first_diff = 0;
@@ -165,7 +227,7 @@ Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const
       agreed = seq;
       return Status::OK();
     };
-    Status read = ReadStream(conn, stream, agent, start, from, both, compare);
+    Status read = ReadStream(conn, stream, agent, *start, from, both, compare);
     if (same != nullptr) *same = agreed;
     if (first_diff != 0) return differs(first_diff, how);
     if (!read.ok()) return read.WithContext("checking this log against stream " + stream);

@@ -6,7 +6,8 @@
 // The stream holds the subject limbic.<agent>.events only, one message per
 // event, in seq order and without gaps (every publish carries the expected
 // last sequence), so event seq k is at stream seq
-// end.stream_seq - (end.event_seq - k).
+// end.stream_seq - (end.event_seq - k), unless a message was deleted
+// (StreamSeqOf finds it then).
 //
 // Threading: these block on NATS and on the local log; call them from a
 // thread of their own (a Follower's, a Replicator's, the command line),
@@ -41,12 +42,17 @@ std::string ReplicationMsgId(const std::string& agent, uint64_t seq, std::string
 // its body's "seq". 0 when neither does.
 uint64_t ReplicatedSeq(const nats::Message& message, const std::string& agent);
 
-// "" when `info` (stream `stream`) holds `subject` only, the agent's own
-// stream as replication needs it; else "stream S holds subjects [...]:
-// replication needs the agent's own stream, with subject X only", for a
-// primary's fence and a standby's refusal to follow.
-std::string NotOwnStream(const nats::StreamInfo& info, const std::string& stream,
-                         const std::string& subject);
+// "" when `info` (stream `stream`) is a stream replication can use: the
+// agent's own, holding `subject` only, and keeping every message (limits
+// retention with no max_msgs, max_bytes, max_age or
+// max_msgs_per_subject). Else why not, naming the subjects or the limits:
+// "stream S holds subjects [...]: replication needs the agent's own
+// stream, with subject X only", "stream S removes messages by itself
+// (max_age 3600 s): ...". For a primary's fence and a standby's refusal
+// to follow: a stream that drops old events cannot rebuild a state dir,
+// start a new standby or check a log against it.
+std::string UnfitStream(const nats::StreamInfo& info, const std::string& stream,
+                        const std::string& subject);
 
 // The agent's last message in its stream.
 struct StreamEnd {
@@ -55,11 +61,26 @@ struct StreamEnd {
   std::string line;         // its body: the event's line
 };
 
-// The last message of limbic.<agent>.events in `stream`. Errors: those of
-// NATS (Unavailable while unreachable, NotFound for no such stream), and
-// Corruption when that message is not an event of `agent`.
+// The last message of limbic.<agent>.events in `stream`. When the server
+// says there is none while the stream holds messages (nats-server 2.9
+// answers so once the subject's last message was deleted), the stream is
+// read back from its last sequence to the newest message it still holds.
+// Errors: those of NATS (Unavailable while unreachable, NotFound for no
+// such stream), and Corruption when that message is not an event of
+// `agent`.
 Result<StreamEnd> ReadStreamEnd(nats::Connection& conn, const std::string& stream,
                                 const std::string& agent);
+
+// The stream seq that holds event `event_seq` of the stream that ends at
+// `end` (past the end: where it would go, end.stream_seq + the distance).
+// With one message per event that is end.stream_seq - (end.event_seq -
+// event_seq); a deleted message (a hole, e.g. one the primary published
+// again) or a repeated one puts it earlier, and it is then found by
+// reading messages back from that guess. Where the stream does not hold
+// the event (a gap, or a forged message in the way) it returns where the
+// event should be, and the reading from there names what is wrong.
+Result<uint64_t> StreamSeqOf(nats::Connection& conn, const std::string& stream,
+                             const std::string& agent, const StreamEnd& end, uint64_t event_seq);
 
 // Reads `agent`'s events from `stream` in order: a subscription from
 // stream seq `start_stream_seq` (1: the start), events `first` through

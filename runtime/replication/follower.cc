@@ -203,8 +203,10 @@ void Follower::Run() {
     if (!s.ok()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (error_ != s.message()) log_->warn("standby: {}", s.message());
-        error_ = s.message();
+        // Said once until it follows again: a failure that recurs at each
+        // new subscription (which clears error_) is not said every time.
+        if (warned_ != s.message()) log_->warn("standby: {}", s.message());
+        warned_ = error_ = s.message();
         if (promotion_ == Promotion::kDraining && drain_known_) drain_known_ = false;
       }
       wait(500);
@@ -230,7 +232,7 @@ Status Follower::Follow(nats::Connection& conn) {
     // that holds other subjects too, a promotion would be fenced at once.
     auto info = conn.GetStream(options_.stream);
     if (!info.ok()) return info.status();
-    if (const std::string other = NotOwnStream(*info, options_.stream, subject); !other.empty()) {
+    if (const std::string other = UnfitStream(*info, options_.stream, subject); !other.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       diverged_ = Status::FailedPrecondition(
           other + "; this standby follows no more (follow the agent's own stream)");
@@ -266,9 +268,9 @@ Status Follower::Follow(nats::Connection& conn) {
     if (promotion_ != Promotion::kNone) FinishPromotion(diverged_, {});
     return Status::OK();
   }
-  const uint64_t behind = end->event_seq - local;
-  const uint64_t start = end->stream_seq > behind ? end->stream_seq - behind + 1 : 1;
-  auto sub = conn.SubscribeOrdered(options_.stream, subject, start);
+  auto start = StreamSeqOf(conn, options_.stream, options_.agent, *end, local + 1);
+  if (!start.ok()) return start.status();
+  auto sub = conn.SubscribeOrdered(options_.stream, subject, *start);
   if (!sub.ok()) return sub.status();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -458,6 +460,7 @@ void Follower::Apply(std::vector<state::Event> events, std::vector<std::string> 
                                         std::lock_guard<std::mutex> lock(mu_);
                                         if (st.ok()) {
                                           applied_ = std::max(applied_, last);
+                                          warned_.clear();
                                         } else {
                                           error_ = "applying seqs " + std::to_string(first) + ".." +
                                                    std::to_string(last) + ": " + st.message();

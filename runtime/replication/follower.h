@@ -123,6 +123,7 @@ class Follower {
   std::string error_;
   std::string unreachable_;    // error_ while NATS is down; cleared when it is back
   std::string look_failed_;    // error_ while a quiet consumer's look at the stream fails
+  std::string warned_;         // the last failure logged, until events are applied again
   Status diverged_;            // this log is not the stream's: follow no more
   bool checked_once_ = false;  // the whole log was checked against the stream
   uint64_t applied_ = 0;       // applied on the io thread

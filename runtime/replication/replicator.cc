@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <utility>
 
 #include "runtime/replication/agent_stream.h"
 #include "state/event_log.h"
@@ -249,33 +250,40 @@ Status Replicator::Sync(nats::Connection& conn) {
   const std::string subject = config_.subject();
   auto info = conn.EnsureStream({config_.stream, {subject}, 0, true});
   if (!info.ok()) return info.status();
-  if (const std::string other = NotOwnStream(*info, config_.stream, subject); !other.empty()) {
-    Fence(other + " (set replication.stream)", info->last_seq, 0);
+  if (const std::string other = UnfitStream(*info, config_.stream, subject); !other.empty()) {
+    Fence(other + "; set replication.stream to another stream, or change this one", info->last_seq,
+          0);
     return Status::FailedPrecondition("fenced");
   }
-  auto last = conn.LastMessage(config_.stream, subject);
-  if (!last.ok()) return last.status();
-  uint64_t in_stream = 0;
-  if (last->has_value()) {
-    in_stream = ReplicatedSeq(**last, config_.agent);
-    if (in_stream == 0) {
-      Fence("the last message of " + subject + " (stream seq " +
-                std::to_string((*last)->stream_seq) + ") is not an event of agent " + config_.agent,
-            info->last_seq, 0);
-      return Status::FailedPrecondition("fenced");
-    }
+  auto end = ReadStreamEnd(conn, config_.stream, config_.agent);
+  if (!end.ok() && end.status().IsCorruption()) {
+    Fence(end.status().message(), info->last_seq, 0);
+    return Status::FailedPrecondition("fenced");
   }
-  uint64_t local;
+  if (!end.ok()) return end.status();
+  const uint64_t in_stream = end->event_seq;
+  uint64_t local, dup_seq, dup_stream_seq;
   {
     std::lock_guard<std::mutex> lock(mu_);
     local = durable_;
+    dup_seq = std::exchange(dup_seq_, 0);
+    dup_stream_seq = dup_stream_seq_;
+  }
+  if (dup_seq > in_stream) {
+    // Named a duplicate of a message the stream no longer holds: deleted.
+    // Said, then published again after the failure's pause.
+    return Status::Unavailable(
+        "JetStream took event seq " + std::to_string(dup_seq) + " as a duplicate of stream seq " +
+        std::to_string(dup_stream_seq) + ", which stream " + config_.stream +
+        " no longer holds (deleted; it ends at event seq " + std::to_string(in_stream) +
+        "): it takes the event again once its duplicate window has passed");
   }
   if (in_stream > local) {
     Fence("the stream " + config_.stream + " holds agent " + config_.agent +
               "'s events through seq " + std::to_string(in_stream) +
               ", this log only through seq " + std::to_string(local) +
               ": another primary has written (a promoted standby?), or this log lost its tail",
-          info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
+          info->last_seq, in_stream, AgreedWith(conn, *end));
     return Status::FailedPrecondition("fenced");
   }
   if (in_stream > 0) {
@@ -283,12 +291,12 @@ Status Replicator::Sync(nats::Connection& conn) {
     if (!line.ok()) return line.status();
     if (!line->has_value())
       return Status::Unavailable("the local log has no seq " + std::to_string(in_stream) + " yet");
-    if (**line != (**last).data) {
+    if (**line != end->line) {
       Fence("the stream's event seq " + std::to_string(in_stream) +
                 " is not this log's: another primary has written a different history for "
                 "agent " +
                 config_.agent,
-            info->last_seq, in_stream, AgreedWith(conn, in_stream, **last));
+            info->last_seq, in_stream, AgreedWith(conn, *end));
       return Status::FailedPrecondition("fenced");
     }
   }
@@ -307,9 +315,17 @@ Status Replicator::Sync(nats::Connection& conn) {
   boost::asio::post(ioc_, [this, alive, in_stream] {
     if (!alive.expired()) Advance(in_stream);
   });
-  log_->info("replication: stream {} holds seq {} of {}; this log is at {}", config_.stream,
-             in_stream, config_.agent, local);
-  NoteSuccess();
+  // Said once per position: a Sync repeated after failing publishes (a
+  // duplicate the stream dropped) says nothing new.
+  if (std::make_pair(in_stream, local) != synced_said_) {
+    synced_said_ = {in_stream, local};
+    log_->info("replication: stream {} holds seq {} of {}; this log is at {}", config_.stream,
+               in_stream, config_.agent, local);
+  }
+  // A failure is over once the stream holds this log, or takes its next
+  // event (OnPublished): a Sync alone, whose publishes may fail again,
+  // neither clears the error nor restarts the quorum's timeout.
+  if (in_stream >= local) NoteSuccess();
   return Status::OK();
 }
 
@@ -388,6 +404,10 @@ void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
       if (!publish_failed_) {
         publish_failed_ = true;
         publish_error_ = r.status;
+        if (r.status.ok() && dup_seq_ == 0) {
+          dup_seq_ = seq;
+          dup_stream_seq_ = r.stream_seq;
+        }
       }
       cv_.notify_all();
       return;
@@ -425,17 +445,15 @@ void Replicator::OnPublished(uint64_t seq, const nats::PubResult& r) {
   if (advanced > 0) NoteSuccess();
 }
 
-uint64_t Replicator::AgreedWith(nats::Connection& conn, uint64_t in_stream,
-                                const nats::Message& last) {
+uint64_t Replicator::AgreedWith(nats::Connection& conn, const StreamEnd& end) {
   uint64_t local;
   {
     std::lock_guard<std::mutex> lock(mu_);
     local = durable_;
   }
   uint64_t agreed = 0;
-  Status s = CheckLogIsStream(conn, config_.stream, config_.agent,
-                              StreamEnd{in_stream, last.stream_seq, last.data},
-                              engine_.events_dir(), 1, std::min(local, in_stream), &agreed);
+  Status s = CheckLogIsStream(conn, config_.stream, config_.agent, end, engine_.events_dir(), 1,
+                              std::min(local, end.event_seq), &agreed);
   if (!s.ok() && !s.IsFailedPrecondition())
     log_->warn("replication: checking this log against the stream: {}", s.message());
   return agreed;
@@ -457,10 +475,16 @@ void Replicator::Fence(const std::string& why, uint64_t stream_seq, uint64_t str
     if (alive.expired()) return;
     Status gate = Status::Unavailable("fenced: " + why);
     engine_.set_write_gate(gate);
-    engine_.FailHeld(gate);
+    // Writes already in the local log, waiting for the stream: never in
+    // it, so never acknowledged; the client is told where they are.
+    Status held = Status::Unavailable(
+        "fenced: " + why +
+        "; this write is in this primary's local log only, never in the stream: send it to the "
+        "current primary");
+    engine_.FailHeld(held);
     auto waiters = std::move(waiters_);
     waiters_.clear();
-    for (auto& [seq, done] : waiters) done(gate);
+    for (auto& [seq, done] : waiters) done(held);
   });
 }
 

@@ -59,6 +59,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "base/nats.h"
 #include "base/status.h"
@@ -123,9 +124,9 @@ class Replicator {
   void Fence(const std::string& why, uint64_t stream_seq, uint64_t stream_last,
              std::optional<uint64_t> agreed = std::nullopt);
   // For a fenced primary's report: the seq through which a stream ending
-  // at event `in_stream` (message `last`) holds this log's events, read
-  // from the stream's start (CheckLogIsStream).
-  uint64_t AgreedWith(nats::Connection& conn, uint64_t in_stream, const nats::Message& last);
+  // at `end` holds this log's events, read from the stream's start
+  // (CheckLogIsStream).
+  uint64_t AgreedWith(nats::Connection& conn, const StreamEnd& end);
   // A failure, noted as the error health() shows. With `down`, NATS being
   // unreachable: noted only while that connection is still down, so a
   // reconnect (which clears it) is never followed by a stale one.
@@ -168,6 +169,13 @@ class Replicator {
   std::set<uint64_t> acked_ahead_;  // acknowledged past replicated_ + 1
   bool publish_failed_ = false;     // stop sending; Sync again once in-flight ones are back
   Status publish_error_;            // OK for a duplicate
+  // The first event a publish found a duplicate of (0: none since the last
+  // Sync) and the stream seq JetStream named: when Sync then finds the
+  // stream ending before it, that message was deleted and JetStream drops
+  // its republish until its duplicate window has passed.
+  uint64_t dup_seq_ = 0;
+  uint64_t dup_stream_seq_ = 0;
+  std::pair<uint64_t, uint64_t> synced_said_{UINT64_MAX, 0};  // Sync's last log line: (stream, log)
   bool advance_posted_ = false;
   // The publishing thread's reader of the local log, at reader_next_.
   std::unique_ptr<state::LogReader> reader_;

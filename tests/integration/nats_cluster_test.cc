@@ -135,7 +135,7 @@ TEST_CASE("an ordered subscription let go while messages pour in for it is relea
   auto c = ConnectTo(cluster->urls());
   REQUIRE(c->EnsureStream({"POUR", {"pour.x"}, 0, true}).ok());
   const std::string body(2048, 'x');
-  for (int i = 0; i < 4000; ++i) REQUIRE(c->Publish("pour.x", {body}).status.ok());
+  for (int i = 0; i < 4000; ++i) REQUIRE(c->Publish("pour.x", {body, ""}).status.ok());
   for (int round = 0; round < 150; ++round) {
     auto sub = c->SubscribeOrdered("POUR", "pour.x", 1 + static_cast<uint64_t>(round));
     REQUIRE(sub.ok());

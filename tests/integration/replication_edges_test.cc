@@ -6,6 +6,7 @@
 // command line. The standby's side: standby_test.cc.
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -283,6 +284,126 @@ TEST_CASE("the replication bench removes its scratch dir when a run fails, unles
   CHECK(kept.exit_code == 1);
   CHECK(BenchDirs(tmp.path()) == 1);
   CHECK_THAT(kept.err, Catch::Contains("kept " + tmp.path() + "/limbic-replication-bench-"));
+}
+
+TEST_CASE(
+    "a primary and a standby refuse a stream that removes messages by itself, naming its limits",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  const json created = nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMITED",
+                                   json{{"name", "LIMITED"},
+                                        {"subjects", {"limbic.agent-m.events"}},
+                                        {"storage", "file"},
+                                        {"num_replicas", 1},
+                                        {"max_msgs", 1000},
+                                        {"max_age", int64_t{3600} * 1000000000}}
+                                       .dump());
+  INFO(created.dump());
+  REQUIRE(created.contains("config"));
+  const std::string why =
+      "stream LIMITED removes messages by itself (max_msgs 1000, max_age 3600 s)";
+  {
+    RunningLimbic primary(dir, ReplicatedConfig(dir, nats->urls(), "agent-m", "async", "LIMITED"));
+    REQUIRE(primary.port() != 0);
+    json h = WaitJson(primary.port(), "/healthz", HasFenced, 30000);
+    INFO(h.dump());
+    CHECK_THAT(h["replication"]["fenced"].get<std::string>(), Catch::Contains(why));
+    CHECK(
+        HttpJson(primary.port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}}).status ==
+        503);
+    CheckCleanStop(primary, dir);
+  }
+  Standby standby(standby_dir / "state", nats->urls(), "agent-m", "LIMITED");
+  REQUIRE(standby.port() != 0);
+  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK_THAT(ErrorOf(h), Catch::Contains(why));
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  CHECK(promoted.status == 409);
+  CHECK_THAT(promoted.body, Catch::Contains("removes messages by itself"));
+}
+
+TEST_CASE("a rebuild reads through a deleted last message, and names a stream that was purged",
+          "[replication][nats]") {
+  TempDir dir, rebuilt;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  {
+    auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-d", "async"));
+    AddPercepts(primary->port(), 5);
+    WaitReplicated(primary->port());
+    CHECK(Terminate(*primary) == 0);
+  }
+  const json info = nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "");
+  INFO(info.dump());
+  const uint64_t last = info["state"]["last_seq"].get<uint64_t>();
+  REQUIRE(last > 5);
+  const json deleted =
+      nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump());
+  INFO(deleted.dump());
+  REQUIRE(deleted.value("success", false));
+
+  // nats-server 2.9 then names no last message of the subject; the stream
+  // still holds the events before it, and the rebuild takes them all.
+  auto r = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "agent-d",
+                   "--into", rebuilt / "a"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto log = LogLines(dir / "state");
+  const auto taken = LogLines(rebuilt / "a");
+  REQUIRE(taken.size() == last - 1);  // one message per event
+  CHECK(std::equal(taken.begin(), taken.end(), log.begin()));
+
+  // Purged: no events at all, and the rebuild says they were removed.
+  const json purged = nats->JsApi(0, "$JS.API.STREAM.PURGE.LIMBIC", "{}");
+  INFO(purged.dump());
+  REQUIRE(purged.value("success", false));
+  auto none = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "agent-d",
+                      "--into", rebuilt / "b"});
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.err, Catch::Contains("holds no events of agent agent-d (subject "
+                                       "limbic.agent-d.events): its messages through stream seq " +
+                                       std::to_string(last) + " were removed"));
+}
+
+TEST_CASE(
+    "a quorum write that finds its primary fenced is refused, saying it is in the local log only",
+    "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-w", "quorum"));
+  AddPercepts(primary->port(), 3);
+  Standby standby(standby_dir / "state", nats->urls(), "agent-w");
+  REQUIRE(standby.port() != 0);
+  // The old primary keeps running; once it is quiet (its reflex cursor
+  // follows the percepts within a second) the promotion goes through.
+  HttpReply promoted;
+  for (int i = 0; i < 20; ++i) {
+    WaitReplicated(primary->port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+    if (promoted.status == 200) break;
+  }
+  INFO(promoted.body);
+  REQUIRE(promoted.status == 200);
+
+  // The old primary's next write reaches its log, then the stream refuses it.
+  auto refused =
+      HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "late"}});
+  INFO(refused.body);
+  CHECK(refused.status == 503);
+  CHECK_THAT(refused.body, Catch::Contains("fenced: "));
+  CHECK_THAT(refused.body, Catch::Contains("this write is in this primary's local log only, never "
+                                           "in the stream: send it to the current primary"));
+  const auto log = LogLines(dir / "state");
+  REQUIRE_FALSE(log.empty());
+  CHECK_THAT(log.back(), Catch::Contains("\"late\""));
+  for (const std::string& line : StreamLines(nats->urls(), "LIMBIC", "agent-w"))
+    CHECK_THAT(line, !Catch::Contains("\"late\""));
+  // From then on every write is refused before it is written.
+  auto next = HttpJson(primary->port(), "POST", "/v1/percepts", {{"source", "t"}, {"type", "x"}});
+  CHECK(next.status == 503);
+  CHECK(LogLines(dir / "state").size() == log.size());
 }
 
 }  // namespace replication_edges_test

@@ -7,6 +7,7 @@
 // write; a consumer that stops sending, and a stream it cannot read.
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -395,6 +396,72 @@ TEST_CASE("a standby whose consumer stops sending reads the stream again, and sa
   const uint64_t last = LogLines(dir / "state").size();
   WaitJson(standby.port(), "/healthz", [&](const json& h) { return h["applied_seq"] == last; });
   CHECK(LogLines(standby_dir / "state") == LogLines(dir / "state"));
+}
+
+TEST_CASE(
+    "a primary publishes again an event whose message was deleted, and a new standby follows "
+    "through the hole",
+    "[replication][nats]") {
+  TempDir dir, standby_dir, rebuilt;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  // JetStream drops a message whose id it took within its duplicate window
+  // (2 min by default), deleted or not: 10 s here.
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMBIC",
+                      json{{"name", "LIMBIC"},
+                           {"subjects", {"limbic.agent-h.events"}},
+                           {"storage", "file"},
+                           {"num_replicas", 1},
+                           {"duplicate_window", int64_t{10} * 1000000000}}
+                          .dump())
+              .contains("config"));
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-h", "async");
+  {
+    auto primary = StartPrimary(dir, config);
+    AddPercepts(primary->port(), 5);
+    WaitReplicated(primary->port());
+    CHECK(Terminate(*primary) == 0);
+  }
+  const uint64_t last =
+      nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "")["state"]["last_seq"].get<uint64_t>();
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
+              .value("success", false));
+
+  // Back, the primary finds the stream one event short and publishes it
+  // again after the hole, once the duplicate window has passed; meanwhile
+  // it says why the stream takes nothing.
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), 2);
+  CHECK(primary->WaitForLog("as a duplicate of stream seq " + std::to_string(last) +
+                                ", which stream LIMBIC no longer holds",
+                            20000));
+  WaitReplicated(primary->port());
+  const json info = nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "");
+  INFO(info.dump());
+  CHECK(info["state"]["num_deleted"] == 1);
+
+  // A standby on an empty dir starts at the stream's first message.
+  Standby standby(standby_dir / "state", nats->urls(), "agent-h");
+  REQUIRE(standby.port() != 0);
+  const uint64_t durable = Health(primary->port())["replication"]["durable_seq"].get<uint64_t>();
+  json h = WaitJson(standby.port(), "/healthz", [&](const json& h) {
+    return h["applied_seq"].get<uint64_t>() >= durable || !ErrorOf(h).empty();
+  });
+  INFO(h.dump());
+  CHECK(ErrorOf(h).empty());
+  CHECK(Terminate(*primary) == 0);
+  const auto log = LogLines(dir / "state");
+  const auto followed = LogLines(standby_dir / "state");
+  REQUIRE(followed.size() >= durable);
+  CHECK(std::equal(followed.begin(), followed.begin() + static_cast<std::ptrdiff_t>(durable),
+                   log.begin()));
+
+  // A rebuild reads through the hole too.
+  auto r = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "agent-h",
+                   "--into", rebuilt / "state"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(LogLines(rebuilt / "state") == StreamLines(nats->urls(), "LIMBIC", "agent-h"));
+  CHECK(LogLines(rebuilt / "state") == log);
 }
 
 }  // namespace standby_test
