@@ -135,9 +135,11 @@ Status CheckServerUrl(std::string_view url) {
     colon = close + 1;
   } else {
     colon = rest.find(':');
-    if (colon == std::string_view::npos || colon == 0 ||
-        rest.find(':', colon + 1) != std::string_view::npos)
-      return bad();
+    if (colon != std::string_view::npos && rest.find(':', colon + 1) != std::string_view::npos)
+      return Status::InvalidArgument("\"" + std::string(url) +
+                                     "\" is not a NATS server URL (nats://HOST:PORT; an IPv6 "
+                                     "host goes in brackets, nats://[::1]:4222)");
+    if (colon == std::string_view::npos || colon == 0) return bad();
   }
   std::string_view port = rest.substr(colon + 1);
   if (port.empty()) return bad();

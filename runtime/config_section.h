@@ -97,7 +97,9 @@ class Section {
       const json& item = (*v)[i];
       std::string why = item.is_string() ? bad(item.get<std::string>()) : "must be a string";
       if (!why.empty()) {
-        Fail(Path(key) + "[" + std::to_string(i) + "]", why + ", got " + item.dump());
+        // A reason that quotes the value already says what was given.
+        if (why.find(item.dump()) == std::string::npos) why += ", got " + item.dump();
+        Fail(Path(key) + "[" + std::to_string(i) + "]", why);
         return;
       }
       items.push_back(item.get<std::string>());

@@ -243,6 +243,12 @@ Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const
 Result<state::Event> PublishPromotion(nats::Connection& conn, const std::string& stream,
                                       const std::string& agent, const StreamEnd& end, TimeMs now,
                                       int timeout_ms) {
+  // A stream a primary would refuse is not claimed: the new primary would
+  // be fenced at once.
+  auto info = conn.GetStream(stream);
+  if (!info.ok()) return info.status();
+  if (const std::string unfit = UnfitStream(*info, stream, Subject(agent)); !unfit.empty())
+    return Status::FailedPrecondition(unfit);
   state::Event promoted{end.event_seq + 1,
                         now,
                         state::EventType::kPrimaryPromoted,

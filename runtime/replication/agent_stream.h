@@ -114,10 +114,11 @@ Status CheckLogIsStream(nats::Connection& conn, const std::string& stream, const
 // The stream takes it only if nobody wrote after `end`: from then on an
 // old primary's publishes are refused and it is fenced. Nothing local is
 // written here: the caller's log takes the event from the stream, so its
-// log never holds what the stream does not. Errors (all Unavailable, and
-// the stream holds no new event unless the message says its outcome is
-// unknown): the stream moved on (the old primary still writes), NATS
-// unreachable or no PubAck in time.
+// log never holds what the stream does not. Errors (the stream holds no
+// new event unless the message says its outcome is unknown):
+// FailedPrecondition when the stream is one a primary refuses
+// (UnfitStream); else Unavailable: the stream moved on (the old primary
+// still writes), NATS unreachable or no PubAck in time.
 Result<state::Event> PublishPromotion(nats::Connection& conn, const std::string& stream,
                                       const std::string& agent, const StreamEnd& end, TimeMs now,
                                       int timeout_ms);

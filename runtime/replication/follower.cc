@@ -208,10 +208,32 @@ void Follower::Run() {
         if (warned_ != s.message()) log_->warn("standby: {}", s.message());
         warned_ = error_ = s.message();
         if (promotion_ == Promotion::kDraining && drain_known_) drain_known_ = false;
+        // What the stream holds is wrong (a gap, a message that is not an
+        // event): waiting will not mend it, so a promotion is refused now.
+        if (s.IsCorruption() && promotion_ != Promotion::kNone &&
+            promotion_ != Promotion::kPublished)
+          FinishPromotion(Status::FailedPrecondition(s.message()), {});
       }
       wait(500);
     }
   }
+}
+
+Status Follower::CheckStreamFit(nats::Connection& conn) {
+  auto info = conn.GetStream(options_.stream);
+  if (!info.ok()) return info.status();
+  const std::string unfit =
+      UnfitStream(*info, options_.stream, "limbic." + options_.agent + ".events");
+  if (unfit.empty()) return Status::OK();
+  std::lock_guard<std::mutex> lock(mu_);
+  diverged_ = Status::FailedPrecondition(
+      unfit +
+      "; this standby follows no more (follow the agent's own stream, or remove the limits "
+      "and start it again)");
+  error_ = diverged_.message();
+  log_->warn("standby: {}", error_);
+  if (promotion_ != Promotion::kNone) FinishPromotion(diverged_, {});
+  return diverged_;
 }
 
 Status Follower::Follow(nats::Connection& conn) {
@@ -227,21 +249,8 @@ Status Follower::Follow(nats::Connection& conn) {
     local = submitted_ = applied_;
     whole = !checked_once_;
   }
-  if (whole) {
-    // The agent's own stream, as a primary requires (replicator.h): in one
-    // that holds other subjects too, a promotion would be fenced at once.
-    auto info = conn.GetStream(options_.stream);
-    if (!info.ok()) return info.status();
-    if (const std::string other = UnfitStream(*info, options_.stream, subject); !other.empty()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      diverged_ = Status::FailedPrecondition(
-          other + "; this standby follows no more (follow the agent's own stream)");
-      error_ = diverged_.message();
-      log_->warn("standby: {}", error_);
-      if (promotion_ != Promotion::kNone) FinishPromotion(diverged_, {});
-      return Status::OK();
-    }
-  }
+  if (Status fit = CheckStreamFit(conn); !fit.ok())
+    return fit.IsFailedPrecondition() ? Status::OK() : fit;
   auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
   if (!end.ok()) return end.status();
   {
@@ -341,6 +350,7 @@ Status Follower::Follow(nats::Connection& conn) {
     if (events.empty()) {
       if (now - looked < kQuietLook || !conn.connected()) continue;
       looked = now;
+      if (Status fit = CheckStreamFit(conn); fit.IsFailedPrecondition()) return Status::OK();
       auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
       {
         // A look that fails (JetStream without a quorum, say) is said in

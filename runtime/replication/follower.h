@@ -100,6 +100,12 @@ class Follower {
   void Run();
   // Consumes until stopped, diverged or promoted; other errors restart it.
   Status Follow(nats::Connection& conn);
+  // The stream is one a primary would take (UnfitStream): OK; else the
+  // standby follows no more (diverged_, error_, a promotion under way
+  // refused) and FailedPrecondition; other errors are NATS's. Each time
+  // it subscribes, and at each look while the consumer is quiet: limits
+  // may be added to a stream meanwhile.
+  Status CheckStreamFit(nats::Connection& conn);
   // The promotion's steps on the follower's thread, mu_ held (unlocked
   // around NATS calls); false when Follow should return (promoted).
   bool StepPromotion(nats::Connection& conn, std::unique_lock<std::mutex>& lock);

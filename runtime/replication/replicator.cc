@@ -13,6 +13,9 @@ namespace {
 
 // Events handed to NATS and not yet acknowledged, at most.
 constexpr uint64_t kMaxInflight = 8192;
+// How often a running primary looks at the stream's message count
+// (Replicator::StreamLost).
+constexpr auto kLookEvery = std::chrono::seconds(2);
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -103,7 +106,7 @@ Replicator::Snapshot Replicator::snapshot() const {
   s.connected = connected_;
   s.checked = checked_;
   s.fenced = fenced_;
-  s.error = error_;
+  s.error = error_.empty() ? incomplete_ : error_;
   s.durable_seq = durable_;
   s.replicated_seq = replicated_;
   s.stream_seq = stream_seq_;
@@ -125,6 +128,10 @@ Status Replicator::health() const {
                                 : s.connected
                                     ? std::string("connected to NATS again, checking the stream")
                                     : std::string("not connected yet")));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!incomplete_.empty()) return Status::Unavailable(incomplete_);
+  }
   if (s.lag() > config_.max_lag)
     return Status::Unavailable("replication lags " + std::to_string(s.lag()) +
                                " events behind (max_lag " + std::to_string(config_.max_lag) + ")" +
@@ -150,6 +157,7 @@ void Replicator::Run() {
   };
   co.on_async_result = [this](uint64_t seq, const nats::PubResult& r) { OnPublished(seq, r); };
   std::unique_ptr<nats::Connection> conn;
+  std::chrono::steady_clock::time_point looked = std::chrono::steady_clock::now();
   auto wait = [this](int ms) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
@@ -208,6 +216,20 @@ void Replicator::Run() {
         continue;
       }
     }
+    // Messages deleted from the stream under it: what is in flight comes
+    // back, then where the stream stands is read again.
+    if (const auto now = std::chrono::steady_clock::now(); now - looked >= kLookEvery) {
+      looked = now;
+      if (StreamLost(*conn)) {
+        conn->WaitAsync(static_cast<int>(config_.timeout));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          checked_ = false;
+        }
+        reader_.reset();
+        continue;
+      }
+    }
     // A publish failed (or found a duplicate): let what is in flight come
     // back, then read where the stream stands again.
     Status failure;
@@ -251,8 +273,9 @@ Status Replicator::Sync(nats::Connection& conn) {
   auto info = conn.EnsureStream({config_.stream, {subject}, 0, true});
   if (!info.ok()) return info.status();
   if (const std::string other = UnfitStream(*info, config_.stream, subject); !other.empty()) {
-    Fence(other + "; set replication.stream to another stream, or change this one", info->last_seq,
-          0);
+    Fence(
+        other + "; set replication.stream to another stream, or change this one and restart limbic",
+        info->last_seq, 0);
     return Status::FailedPrecondition("fenced");
   }
   auto end = ReadStreamEnd(conn, config_.stream, config_.agent);
@@ -305,6 +328,18 @@ Status Replicator::Sync(nats::Connection& conn) {
     replicated_ = sent_ = sync_event_ = stream_last_ = in_stream;
     sent_id_.clear();
     stream_seq_ = sync_stream_ = info->last_seq;
+    // Every event through in_stream takes a message of its own: fewer
+    // messages than events means some were deleted or purged.
+    const std::string was = incomplete_;
+    incomplete_ = info->messages >= in_stream
+                      ? ""
+                      : "stream " + config_.stream + " holds " + std::to_string(info->messages) +
+                            " messages (stream seqs " + std::to_string(info->first_seq) + " to " +
+                            std::to_string(info->last_seq) + ") for agent " + config_.agent +
+                            "'s events 1 to " + std::to_string(in_stream) +
+                            ": some were deleted or purged, so it can no longer start a standby or "
+                            "rebuild a state dir (give replication a new stream)";
+    if (!incomplete_.empty() && incomplete_ != was) log_->warn("replication: {}", incomplete_);
     acked_ahead_.clear();
     publish_failed_ = false;
     publish_error_ = Status::OK();
@@ -327,6 +362,26 @@ Status Replicator::Sync(nats::Connection& conn) {
   // neither clears the error nor restarts the quorum's timeout.
   if (in_stream >= local) NoteSuccess();
   return Status::OK();
+}
+
+bool Replicator::StreamLost(nats::Connection& conn) {
+  uint64_t replicated;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A stream already found short is said by Sync; nothing new to look for.
+    if (!checked_ || !fenced_.empty() || !incomplete_.empty()) return false;
+    replicated = replicated_;
+  }
+  auto info = conn.GetStream(config_.stream);
+  if (!info.ok()) return false;  // a failing look is no finding; publishing says what fails
+  // Each event the stream took is a message of its own (read after
+  // `replicated`, so the ones acknowledged since only add to the count).
+  if (info->messages >= replicated) return false;
+  log_->warn(
+      "replication: stream {} holds {} messages, fewer than the {} events it took: some were "
+      "deleted; reading where it stands again",
+      config_.stream, info->messages, replicated);
+  return true;
 }
 
 bool Replicator::SendMore(nats::Connection& conn) {

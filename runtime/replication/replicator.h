@@ -24,7 +24,13 @@
 // be behind (it catches up from the local log) but never ahead of it or
 // different at the same seq. Either means another primary has written: this
 // one is fenced. A fenced primary refuses every write (503, saying why) until
-// an operator restarts it on a state dir that matches the stream.
+// an operator restarts it on a state dir that matches the stream. A stream
+// that holds other subjects or removes messages by itself (UnfitStream)
+// fences it too. Messages someone deletes pass JetStream's checks (the
+// stream's last sequence stays), so every 2 s it also compares the
+// stream's message count with the events it took (StreamLost): a deleted
+// last event is published again, a gap is said in the error (healthz
+// degraded) for as long as the stream lacks events.
 //
 // Modes (replication.mode):
 //   async   writes are acknowledged after the local fsync; the stream
@@ -116,6 +122,12 @@ class Replicator {
   // Hands the next durable events to NATS (pipelined, at most
   // kMaxInflight unacknowledged); false when it sent none.
   bool SendMore(nats::Connection& conn);
+  // True when the stream holds fewer messages than the events it took
+  // (someone deleted some: JetStream's own checks do not see it, the
+  // stream's last sequence staying where it was), so Sync should read it
+  // again: a deleted last event is published again, a gap is said.
+  // Looked at every 2 s while publishing goes well.
+  bool StreamLost(nats::Connection& conn);
   // A PubAck or a failure for event `seq` (a libnats thread).
   void OnPublished(uint64_t seq, const nats::PubResult& result);
   // Refuses every write from now on, recording what the stream holds: its
@@ -166,6 +178,10 @@ class Replicator {
   // sync_stream_ (what each message's expected last sequence is made from).
   uint64_t sync_event_ = 0;
   uint64_t sync_stream_ = 0;
+  // Why the stream no longer holds this agent's whole history (messages
+  // deleted or purged), found by Sync; shown as the error while no other
+  // is, and healthz is degraded. "" when it does.
+  std::string incomplete_;
   std::set<uint64_t> acked_ahead_;  // acknowledged past replicated_ + 1
   bool publish_failed_ = false;     // stop sending; Sync again once in-flight ones are back
   Status publish_error_;            // OK for a duplicate

@@ -23,8 +23,10 @@ TEST_CASE("a NATS server URL is nats://HOST:PORT, an IPv6 host in brackets", "[b
     INFO(bad);
     const auto s = CheckServerUrl(bad);
     CHECK(s.IsInvalidArgument());
-    CHECK_THAT(s.message(), Catch::Contains("is not a NATS server URL (nats://HOST:PORT)"));
+    CHECK_THAT(s.message(), Catch::Contains("is not a NATS server URL (nats://HOST:PORT"));
   }
+  CHECK_THAT(CheckServerUrl("nats://::1:4222").message(),
+             Catch::Contains("an IPv6 host goes in brackets, nats://[::1]:4222"));
   for (const char* port : {"nats://h:0", "nats://h:65536", "nats://h:123456", "nats://h:4x"}) {
     INFO(port);
     CHECK_THAT(CheckServerUrl(port).message(), Catch::Contains("bad port"));

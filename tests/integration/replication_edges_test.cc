@@ -406,4 +406,72 @@ TEST_CASE(
   CHECK(LogLines(dir / "state").size() == log.size());
 }
 
+TEST_CASE(
+    "a message deleted from the stream's end under a running primary is published again, "
+    "and a stream missing events says so",
+    "[replication][nats]") {
+  TempDir dir, rebuilt;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  // A short duplicate window: JetStream drops the event published again
+  // until it has passed.
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMBIC",
+                      json{{"name", "LIMBIC"},
+                           {"subjects", {"limbic.agent-e.events"}},
+                           {"storage", "file"},
+                           {"num_replicas", 1},
+                           {"duplicate_window", int64_t{3} * 1000000000}}
+                          .dump())
+              .contains("config"));
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-e", "async");
+  auto primary = StartPrimary(dir, config);
+  auto quiet = [&] {  // the reflex cursor follows the percepts within a second
+    WaitReplicated(primary->port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    WaitReplicated(primary->port());
+    return nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "")["state"]["last_seq"].get<uint64_t>();
+  };
+  auto stream_is_log = [&] {
+    for (int i = 0; i < 100; ++i) {
+      if (StreamLines(nats->urls(), "LIMBIC", "agent-e") == LogLines(dir / "state")) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  };
+  AddPercepts(primary->port(), 5);
+  uint64_t last = quiet();
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
+              .value("success", false));
+
+  // The primary finds the stream holding fewer messages than the events it
+  // took, reads where it stands, and publishes the deleted event again
+  // once the duplicate window has passed.
+  CHECK(primary->WaitForLog("fewer than the " + std::to_string(last) + " events it took", 20000));
+  CHECK(stream_is_log());
+  AddPercepts(primary->port(), 2);
+  CHECK(stream_is_log());
+  json h = Health(primary->port());
+  INFO(h.dump());
+  CHECK(h["status"] == "ok");
+
+  // Deleted and written after before the primary looked: a gap nothing can
+  // mend, and the primary says so.
+  last = quiet();
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
+              .value("success", false));
+  AddPercepts(primary->port(), 1);
+  h = WaitJson(primary->port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK(h["status"] == "degraded");
+  CHECK_THAT(ErrorOf(h), Catch::Contains("messages (stream seqs"));
+  CHECK_THAT(ErrorOf(h), Catch::Contains("some were deleted or purged, so it can no longer start a "
+                                         "standby or rebuild a state dir"));
+  // It still replicates what it writes.
+  AddPercepts(primary->port(), 1);
+  WaitReplicated(primary->port());
+  auto r = Limbic({"replay", "--from", nats->url(0), "--stream", "LIMBIC", "--agent", "agent-e",
+                   "--into", rebuilt / "state"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("was expected"));
+}
+
 }  // namespace replication_edges_test

@@ -464,4 +464,57 @@ TEST_CASE(
   CHECK(LogLines(rebuilt / "state") == log);
 }
 
+TEST_CASE("a standby stops following a stream that is given limits, and its promotion is refused",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-u", "async"));
+  AddPercepts(primary->port(), 3);
+  WaitReplicated(primary->port());
+  Standby standby(standby_dir / "state", nats->urls(), "agent-u");
+  REQUIRE(standby.port() != 0);
+  WaitJson(standby.port(), "/healthz", [](const json& h) {
+    return h["replication"]["lag"] == 0 && h["applied_seq"].get<uint64_t>() >= 3;
+  });
+  json cfg = nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "")["config"];
+  cfg["max_msgs_per_subject"] = 1000;
+  const json updated = nats->JsApi(0, "$JS.API.STREAM.UPDATE.LIMBIC", cfg.dump());
+  INFO(updated.dump());
+  REQUIRE(updated.contains("config"));
+  // Seen at its next look while nothing comes (once a second).
+  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK_THAT(ErrorOf(h), Catch::Contains("stream LIMBIC removes messages by itself "
+                                         "(max_msgs_per_subject 1000)"));
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  CHECK(promoted.status == 409);
+  CHECK(std::filesystem::exists(standby_dir / "state/standby.json"));
+}
+
+TEST_CASE("a promotion over a gap in the stream is refused at once, naming the gap",
+          "[replication][nats]") {
+  TempDir dir, standby_dir;
+  auto nats = NatsCluster::Start(dir.path(), 1);
+  {
+    auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-j", "async"));
+    AddPercepts(primary->port(), 5);
+    WaitReplicated(primary->port());
+    CHECK(Terminate(*primary) == 0);
+  }
+  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", 3}}.dump())
+              .value("success", false));
+  Standby standby(standby_dir / "state", nats->urls(), "agent-j");
+  REQUIRE(standby.port() != 0);
+  json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
+  CHECK_THAT(ErrorOf(h), Catch::Contains("where seq 3 was expected"));
+  const auto began = std::chrono::steady_clock::now();
+  auto promoted = HttpJson(standby.port(), "POST", "/v1/promote", json::object());
+  INFO(promoted.body);
+  CHECK(promoted.status == 409);
+  CHECK_THAT(promoted.body, Catch::Contains("where seq 3 was expected"));
+  // Refused when the gap is met again, not at the promotion's 20 s deadline.
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(15));
+  CHECK(std::filesystem::exists(standby_dir / "state/standby.json"));
+}
+
 }  // namespace standby_test
