@@ -273,9 +273,12 @@ Status Replicator::Sync(nats::Connection& conn) {
   auto info = conn.EnsureStream({config_.stream, {subject}, 0, true});
   if (!info.ok()) return info.status();
   if (const std::string other = UnfitStream(*info, config_.stream, subject); !other.empty()) {
+    // Said with what the stream holds of this log, as any fence is.
+    auto end = ReadStreamEnd(conn, config_.stream, config_.agent);
     Fence(
         other + "; set replication.stream to another stream, or change this one and restart limbic",
-        info->last_seq, 0);
+        info->last_seq, end.ok() ? end->event_seq : 0,
+        end.ok() ? std::optional<uint64_t>(AgreedWith(conn, *end)) : std::nullopt);
     return Status::FailedPrecondition("fenced");
   }
   auto end = ReadStreamEnd(conn, config_.stream, config_.agent);

@@ -405,13 +405,13 @@ TEST_CASE(
   TempDir dir, standby_dir, rebuilt;
   auto nats = NatsCluster::Start(dir.path(), 1);
   // JetStream drops a message whose id it took within its duplicate window
-  // (2 min by default), deleted or not: 10 s here.
+  // (2 min by default), deleted or not: 5 s here.
   REQUIRE(nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMBIC",
                       json{{"name", "LIMBIC"},
                            {"subjects", {"limbic.agent-h.events"}},
                            {"storage", "file"},
                            {"num_replicas", 1},
-                           {"duplicate_window", int64_t{10} * 1000000000}}
+                           {"duplicate_window", int64_t{5} * 1000000000}}
                           .dump())
               .contains("config"));
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-h", "async");
@@ -468,7 +468,8 @@ TEST_CASE("a standby stops following a stream that is given limits, and its prom
           "[replication][nats]") {
   TempDir dir, standby_dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
-  auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-u", "async"));
+  const json config = ReplicatedConfig(dir, nats->urls(), "agent-u", "async");
+  auto primary = StartPrimary(dir, config);
   AddPercepts(primary->port(), 3);
   WaitReplicated(primary->port());
   Standby standby(standby_dir / "state", nats->urls(), "agent-u");
@@ -489,6 +490,21 @@ TEST_CASE("a standby stops following a stream that is given limits, and its prom
   INFO(promoted.body);
   CHECK(promoted.status == 409);
   CHECK(std::filesystem::exists(standby_dir / "state/standby.json"));
+
+  // The primary, started again, is fenced, and says the stream holds its
+  // log through where it stopped.
+  WaitReplicated(primary->port());
+  const uint64_t durable = Health(primary->port())["replication"]["durable_seq"].get<uint64_t>();
+  CHECK(Terminate(*primary) == 0);
+  RunningLimbic again(dir, config);
+  REQUIRE(again.port() != 0);
+  h = WaitJson(again.port(), "/healthz",
+               [](const json& h) { return h["replication"].contains("fenced"); });
+  INFO(h.dump());
+  CHECK_THAT(h["replication"]["fenced"].get<std::string>(),
+             Catch::Contains("removes messages by itself (max_msgs_per_subject 1000)"));
+  CHECK(h["replication"]["replicated_seq"] == durable);
+  CHECK(h["replication"]["stream_last_seq"] == durable);
 }
 
 TEST_CASE("a promotion over a gap in the stream is refused at once, naming the gap",
