@@ -350,8 +350,11 @@ Status Follower::Follow(nats::Connection& conn) {
     if (events.empty()) {
       if (now - looked < kQuietLook || !conn.connected()) continue;
       looked = now;
-      if (Status fit = CheckStreamFit(conn); fit.IsFailedPrecondition()) return Status::OK();
-      auto end = ReadStreamEnd(conn, options_.stream, options_.agent);
+      // One NATS timeout per look when JetStream cannot answer (no quorum).
+      const Status fit = CheckStreamFit(conn);
+      if (fit.IsFailedPrecondition()) return Status::OK();
+      auto end =
+          fit.ok() ? ReadStreamEnd(conn, options_.stream, options_.agent) : Result<StreamEnd>(fit);
       {
         // A look that fails (JetStream without a quorum, say) is said in
         // /healthz until one succeeds or a message comes.

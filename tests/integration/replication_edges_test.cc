@@ -291,16 +291,8 @@ TEST_CASE(
     "[replication][nats]") {
   TempDir dir, standby_dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
-  const json created = nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMITED",
-                                   json{{"name", "LIMITED"},
-                                        {"subjects", {"limbic.agent-m.events"}},
-                                        {"storage", "file"},
-                                        {"num_replicas", 1},
-                                        {"max_msgs", 1000},
-                                        {"max_age", int64_t{3600} * 1000000000}}
-                                       .dump());
-  INFO(created.dump());
-  REQUIRE(created.contains("config"));
+  CreateStream(*nats, "LIMITED", {"limbic.agent-m.events"},
+               {{"max_msgs", 1000}, {"max_age", int64_t{3600} * 1000000000}});
   const std::string why =
       "stream LIMITED removes messages by itself (max_msgs 1000, max_age 3600 s)";
   {
@@ -414,14 +406,8 @@ TEST_CASE(
   auto nats = NatsCluster::Start(dir.path(), 1);
   // A short duplicate window: JetStream drops the event published again
   // until it has passed.
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMBIC",
-                      json{{"name", "LIMBIC"},
-                           {"subjects", {"limbic.agent-e.events"}},
-                           {"storage", "file"},
-                           {"num_replicas", 1},
-                           {"duplicate_window", int64_t{3} * 1000000000}}
-                          .dump())
-              .contains("config"));
+  CreateStream(*nats, "LIMBIC", {"limbic.agent-e.events"},
+               {{"duplicate_window", int64_t{3} * 1000000000}});
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-e", "async");
   auto primary = StartPrimary(dir, config);
   auto quiet = [&] {  // the reflex cursor follows the percepts within a second

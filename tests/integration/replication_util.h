@@ -34,6 +34,18 @@ inline json ReplicatedConfig(const TempDir& dir, const std::vector<std::string>&
   return config;
 }
 
+// Creates stream `name` on server 0 as an operator would: file storage,
+// one replica, `subjects`, and the config keys in `extra` (limits, a
+// duplicate window in nanoseconds). Fails the test unless JetStream took it.
+inline void CreateStream(const NatsCluster& nats, const std::string& name, const json& subjects,
+                         const json& extra = json::object()) {
+  json config = {{"name", name}, {"subjects", subjects}, {"storage", "file"}, {"num_replicas", 1}};
+  config.update(extra);
+  const json created = nats.JsApi(0, "$JS.API.STREAM.CREATE." + name, config.dump());
+  INFO(created.dump());
+  REQUIRE(created.contains("config"));
+}
+
 // Every line of the local log, in seq order.
 inline std::vector<std::string> LogLines(const std::string& state) {
   std::vector<std::string> files;

@@ -312,14 +312,7 @@ TEST_CASE("a standby refuses to follow a stream that holds other subjects too, a
           "[replication][nats]") {
   TempDir dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
-  const json created = nats->JsApi(0, "$JS.API.STREAM.CREATE.OTHERS",
-                                   json{{"name", "OTHERS"},
-                                        {"subjects", {"limbic.agent-o.events", "other.>"}},
-                                        {"storage", "file"},
-                                        {"num_replicas", 1}}
-                                       .dump());
-  INFO(created.dump());
-  REQUIRE(created.contains("config"));
+  CreateStream(*nats, "OTHERS", {"limbic.agent-o.events", "other.>"});
   const std::string state = dir / "standby";
   Standby standby(state, nats->urls(), "agent-o", "OTHERS");
   REQUIRE(standby.port() != 0);
@@ -406,14 +399,8 @@ TEST_CASE(
   auto nats = NatsCluster::Start(dir.path(), 1);
   // JetStream drops a message whose id it took within its duplicate window
   // (2 min by default), deleted or not: 5 s here.
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.CREATE.LIMBIC",
-                      json{{"name", "LIMBIC"},
-                           {"subjects", {"limbic.agent-h.events"}},
-                           {"storage", "file"},
-                           {"num_replicas", 1},
-                           {"duplicate_window", int64_t{5} * 1000000000}}
-                          .dump())
-              .contains("config"));
+  CreateStream(*nats, "LIMBIC", {"limbic.agent-h.events"},
+               {{"duplicate_window", int64_t{5} * 1000000000}});
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-h", "async");
   {
     auto primary = StartPrimary(dir, config);
