@@ -320,20 +320,10 @@ TEST_CASE("a rebuild reads through a deleted last message, and names a stream th
           "[replication][nats]") {
   TempDir dir, rebuilt;
   auto nats = NatsCluster::Start(dir.path(), 1);
-  {
-    auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-d", "async"));
-    AddPercepts(primary->port(), 5);
-    WaitReplicated(primary->port());
-    CHECK(Terminate(*primary) == 0);
-  }
-  const json info = nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "");
-  INFO(info.dump());
-  const uint64_t last = info["state"]["last_seq"].get<uint64_t>();
+  ReplicateAndStop(dir, ReplicatedConfig(dir, nats->urls(), "agent-d", "async"), 5);
+  const uint64_t last = StreamLastSeq(*nats, "LIMBIC");
   REQUIRE(last > 5);
-  const json deleted =
-      nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump());
-  INFO(deleted.dump());
-  REQUIRE(deleted.value("success", false));
+  DeleteMessage(*nats, "LIMBIC", last);
 
   // nats-server 2.9 then names no last message of the subject; the stream
   // still holds the events before it, and the rebuild takes them all.
@@ -414,7 +404,7 @@ TEST_CASE(
     WaitReplicated(primary->port());
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     WaitReplicated(primary->port());
-    return nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "")["state"]["last_seq"].get<uint64_t>();
+    return StreamLastSeq(*nats, "LIMBIC");
   };
   auto stream_is_log = [&] {
     for (int i = 0; i < 100; ++i) {
@@ -425,8 +415,7 @@ TEST_CASE(
   };
   AddPercepts(primary->port(), 5);
   uint64_t last = quiet();
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
-              .value("success", false));
+  DeleteMessage(*nats, "LIMBIC", last);
 
   // The primary finds the stream holding fewer messages than the events it
   // took, reads where it stands, and publishes the deleted event again
@@ -442,8 +431,7 @@ TEST_CASE(
   // Deleted and written after before the primary looked: a gap nothing can
   // mend, and the primary says so.
   last = quiet();
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
-              .value("success", false));
+  DeleteMessage(*nats, "LIMBIC", last);
   AddPercepts(primary->port(), 1);
   h = WaitJson(primary->port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
   CHECK(h["status"] == "degraded");

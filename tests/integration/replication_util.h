@@ -46,6 +46,22 @@ inline void CreateStream(const NatsCluster& nats, const std::string& name, const
   REQUIRE(created.contains("config"));
 }
 
+// The last sequence stream `name` has stored (server 0's answer).
+inline uint64_t StreamLastSeq(const NatsCluster& nats, const std::string& name) {
+  const json info = nats.JsApi(0, "$JS.API.STREAM.INFO." + name, "");
+  INFO(info.dump());
+  REQUIRE(info.contains("state"));
+  return info["state"]["last_seq"].get<uint64_t>();
+}
+
+// Deletes message `seq` of stream `name`, as an operator would.
+inline void DeleteMessage(const NatsCluster& nats, const std::string& name, uint64_t seq) {
+  const json deleted =
+      nats.JsApi(0, "$JS.API.STREAM.MSG.DELETE." + name, json{{"seq", seq}}.dump());
+  INFO(deleted.dump());
+  REQUIRE(deleted.value("success", false));
+}
+
 // Every line of the local log, in seq order.
 inline std::vector<std::string> LogLines(const std::string& state) {
   std::vector<std::string> files;
@@ -134,6 +150,15 @@ inline void WaitReplicated(uint16_t port, int timeout_ms = 30000) {
                h["replication"]["replicated_seq"] == h["replication"]["durable_seq"];
       },
       timeout_ms);
+}
+
+// A primary on `config` takes `n` percepts, the stream takes them, and it
+// stops cleanly: the stream and dir/state as a stopped primary leaves them.
+inline void ReplicateAndStop(const TempDir& dir, const json& config, int n) {
+  auto primary = StartPrimary(dir, config);
+  AddPercepts(primary->port(), n);
+  WaitReplicated(primary->port());
+  CHECK(Terminate(*primary) == 0);
 }
 
 // A running primary's log and its stream, read once they agree in length.

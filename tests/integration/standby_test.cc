@@ -402,16 +402,9 @@ TEST_CASE(
   CreateStream(*nats, "LIMBIC", {"limbic.agent-h.events"},
                {{"duplicate_window", int64_t{5} * 1000000000}});
   const json config = ReplicatedConfig(dir, nats->urls(), "agent-h", "async");
-  {
-    auto primary = StartPrimary(dir, config);
-    AddPercepts(primary->port(), 5);
-    WaitReplicated(primary->port());
-    CHECK(Terminate(*primary) == 0);
-  }
-  const uint64_t last =
-      nats->JsApi(0, "$JS.API.STREAM.INFO.LIMBIC", "")["state"]["last_seq"].get<uint64_t>();
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", last}}.dump())
-              .value("success", false));
+  ReplicateAndStop(dir, config, 5);
+  const uint64_t last = StreamLastSeq(*nats, "LIMBIC");
+  DeleteMessage(*nats, "LIMBIC", last);
 
   // Back, the primary finds the stream one event short and publishes it
   // again after the hole, once the duplicate window has passed; meanwhile
@@ -498,14 +491,8 @@ TEST_CASE("a promotion over a gap in the stream is refused at once, naming the g
           "[replication][nats]") {
   TempDir dir, standby_dir;
   auto nats = NatsCluster::Start(dir.path(), 1);
-  {
-    auto primary = StartPrimary(dir, ReplicatedConfig(dir, nats->urls(), "agent-j", "async"));
-    AddPercepts(primary->port(), 5);
-    WaitReplicated(primary->port());
-    CHECK(Terminate(*primary) == 0);
-  }
-  REQUIRE(nats->JsApi(0, "$JS.API.STREAM.MSG.DELETE.LIMBIC", json{{"seq", 3}}.dump())
-              .value("success", false));
+  ReplicateAndStop(dir, ReplicatedConfig(dir, nats->urls(), "agent-j", "async"), 5);
+  DeleteMessage(*nats, "LIMBIC", 3);
   Standby standby(standby_dir / "state", nats->urls(), "agent-j");
   REQUIRE(standby.port() != 0);
   json h = WaitJson(standby.port(), "/healthz", [](const json& h) { return !ErrorOf(h).empty(); });
